@@ -1,0 +1,76 @@
+/* adf_bytes.h - explicit little-endian loads and stores (internal).
+ *
+ * Every field on the wire goes through these: no struct is ever cast onto
+ * a buffer, so alignment and host byte order never matter. */
+#ifndef ADF_BYTES_H
+#define ADF_BYTES_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint16_t adf_get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t adf_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t adf_get_u64(const uint8_t *p)
+{
+    return (uint64_t)adf_get_u32(p) | ((uint64_t)adf_get_u32(p + 4) << 32);
+}
+
+static inline int16_t adf_get_i16(const uint8_t *p)
+{
+    uint16_t u = adf_get_u16(p);
+    int16_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static inline float adf_get_f32(const uint8_t *p)
+{
+    uint32_t u = adf_get_u32(p);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline void adf_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void adf_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void adf_put_u64(uint8_t *p, uint64_t v)
+{
+    adf_put_u32(p, (uint32_t)v);
+    adf_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline void adf_put_i16(uint8_t *p, int16_t v)
+{
+    uint16_t u;
+    memcpy(&u, &v, sizeof u);
+    adf_put_u16(p, u);
+}
+
+static inline void adf_put_f32(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    adf_put_u32(p, u);
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* adf_key.c - ADF v4.0 keys and the table of frame type names. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adf_bytes.h"
+#include "adf_private.h"
+
+int adf_key_validate(const adf_key_t *key, adf_error_t *err)
+{
+    unsigned cls = adf_type_class(key->type);
+    if (cls != ADF_CLASS_SIMPLE && cls != ADF_CLASS_COMPOSITE)
+        return adf_error_set(err, ADF_EBADKEY, ADF_NO_OFFSET,
+                             "type 0x%08X has class byte 0x%02X, neither 0xFA (simple) nor 0xCA (composite)",
+                             (unsigned)key->type, cls);
+    if (key->length < ADF_KEY_SIZE)
+        return adf_error_set(err, ADF_EBADKEY, ADF_NO_OFFSET,
+                             "frame length %u is shorter than the %u-byte key", (unsigned)key->length,
+                             ADF_KEY_SIZE);
+    if (key->timestamp > ADF_TIMESTAMP_MAX)
+        return adf_error_set(err, ADF_EBADKEY, ADF_NO_OFFSET,
+                             "timestamp 0x%016llX uses more than 48 bits",
+                             (unsigned long long)key->timestamp);
+    return ADF_OK;
+}
+
+int adf_key_encode(const adf_key_t *key, uint8_t out[ADF_KEY_SIZE], adf_error_t *err)
+{
+    int rc = adf_key_validate(key, err);
+    if (rc != ADF_OK)
+        return rc;
+    adf_put_u32(out, key->length);
+    adf_put_u32(out + 4, key->type);
+    adf_put_u32(out + 8, key->event);
+    adf_put_u64(out + 12, key->timestamp);
+    return ADF_OK;
+}
+
+int adf_key_decode(const uint8_t *in, size_t size, adf_key_t *key, adf_error_t *err)
+{
+    if (size < ADF_KEY_SIZE)
+        return adf_error_set(err, ADF_ETRUNC, 0, "only %zu bytes where a %u-byte key was expected", size,
+                             ADF_KEY_SIZE);
+    key->length = adf_get_u32(in);
+    key->type = adf_get_u32(in + 4);
+    key->event = adf_get_u32(in + 8);
+    key->timestamp = adf_get_u64(in + 12);
+    int rc = adf_key_validate(key, err);
+    if (rc != ADF_OK && err)
+        err->offset = 0;
+    return rc;
+}
+
+static const struct {
+    uint32_t type;
+    const char *name;
+} adf_type_names[] = {
+    {ADF_TYPE_DATA_CRYSTAL, "data:crystal"},
+    {ADF_TYPE_DATA_PSA, "data:psa"},
+    {ADF_TYPE_DATA_EB, "data:eb"},
+    {ADF_TYPE_DATA_MERGER, "data:merger"},
+    {ADF_TYPE_DATA_TRACKED, "data:tracked"},
+    {ADF_TYPE_CONF_GLOBAL, "conf:global"},
+    {ADF_TYPE_CONF_PSA, "conf:psa"},
+    {ADF_TYPE_META_EOF, "meta:eof"},
+    {ADF_TYPE_META_SYNC, "meta:sync"},
+    {ADF_TYPE_EVENT_DATA, "event:data"},
+    {ADF_TYPE_EVENT_DATA_PSA, "event:data:psa"},
+    {ADF_TYPE_EVENT_DATA_TRACKED, "event:data:tracked"},
+};
+
+#define ADF_N_TYPE_NAMES (sizeof adf_type_names / sizeof adf_type_names[0])
+
+const char *adf_type_name(uint32_t type)
+{
+    for (size_t i = 0; i < ADF_N_TYPE_NAMES; i++)
+        if (adf_type_names[i].type == type)
+            return adf_type_names[i].name;
+    return NULL;
+}
+
+int adf_type_parse(const char *text, uint32_t *type)
+{
+    if (!text || !*text)
+        return ADF_EINVAL;
+    for (size_t i = 0; i < ADF_N_TYPE_NAMES; i++)
+        if (strcmp(adf_type_names[i].name, text) == 0) {
+            *type = adf_type_names[i].type;
+            return ADF_OK;
+        }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno != 0 || *end != '\0' || v > UINT32_MAX || text[0] == '-')
+        return ADF_EINVAL;
+    *type = (uint32_t)v;
+    return ADF_OK;
+}

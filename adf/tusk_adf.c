@@ -1,0 +1,746 @@
+/* tusk-adf - look into ADF files.
+ *
+ *   tusk-adf dump  [-v] [-n MAX] FILE     one line per frame (-v: payloads)
+ *   tusk-adf check [--resync] FILE        validate; exit 1 at the first error
+ *   tusk-adf stats FILE                   frames per type, events, time span
+ *   tusk-adf gen   [options] -o FILE      write synthetic frames (demo, tests)
+ *
+ * FILE may be "-" for standard input/output.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tusk/adf.h"
+
+#define PROG "tusk-adf"
+
+/* Exit statuses: 0 fine, 1 the data is bad, 2 usage or I/O trouble. */
+enum { EXIT_BAD_DATA = 1, EXIT_USAGE = 2 };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " COMMAND [OPTIONS] FILE\n"
+            "\n"
+            "commands:\n"
+            "  dump  [-v] [-n MAX] FILE   one line per frame; -v decodes payloads\n"
+            "  check [--resync] FILE      validate every frame and payload; exit 1 on the\n"
+            "                             first error (--resync: report all, go on)\n"
+            "  stats FILE                 frames and bytes per type, events, time span\n"
+            "  gen   [-n EVENTS] [--seed S] [--samples N] [--type T] -o FILE\n"
+            "                             write synthetic frames; T is crystal, psa,\n"
+            "                             event-psa, tracked or mixed (default)\n"
+            "\n"
+            "FILE may be - for standard input (or output, for gen).\n");
+}
+
+static const char *type_label(uint32_t type, char buf[16])
+{
+    const char *name = adf_type_name(type);
+    if (name)
+        return name;
+    snprintf(buf, 16, "0x%08" PRIX32, type);
+    return buf;
+}
+
+static adf_file_reader_t *open_input(const char *path, adf_on_error_t policy)
+{
+    adf_file_options_t opt = {policy, 0, 0};
+    adf_error_t err;
+    adf_file_reader_t *r = adf_file_reader_open(path, &opt, &err);
+    if (!r)
+        fprintf(stderr, PROG ": %s\n", err.message);
+    return r;
+}
+
+/* ---- shared by dump and check: decoding one frame's payload ------------- */
+
+typedef struct decoded {
+    adf_crystal_t crystal;
+    adf_psa_t psa;
+    adf_tracked_t tracked;
+    adf_eof_t eof;
+} decoded_t;
+
+/* Decode a frame of a known simple type; ADF_OK for types without codec. */
+static int decode_payload(const adf_frame_t *f, decoded_t *d, adf_error_t *err)
+{
+    switch (f->key.type) {
+    case ADF_TYPE_DATA_CRYSTAL: return adf_crystal_decode(f, &d->crystal, err);
+    case ADF_TYPE_DATA_PSA: return adf_psa_decode(f, &d->psa, err);
+    case ADF_TYPE_DATA_TRACKED: return adf_tracked_decode(f, &d->tracked, err);
+    case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
+    default: return ADF_OK;
+    }
+}
+
+/* ---- dump ------------------------------------------------------------------ */
+
+static void print_payload(const adf_frame_t *f, const decoded_t *d, int depth)
+{
+    int ind = 2 * depth + 4;
+    switch (f->key.type) {
+    case ADF_TYPE_DATA_CRYSTAL: {
+        const adf_crystal_t *c = &d->crystal;
+        printf("%*scrystal %u status 0x%04X samples %u core %.1f/%.1f keV; segments:", ind, "",
+               (unsigned)c->crystal_id, (unsigned)c->status, (unsigned)c->n_samples, c->core_energy[0],
+               c->core_energy[1]);
+        int shown = 0;
+        for (int s = 0; s < ADF_CRYSTAL_SEGMENTS; s++)
+            if (c->segment_energy[s] != 0.0f) {
+                printf(" %d:%.1f", s, c->segment_energy[s]);
+                shown++;
+            }
+        printf("%s\n", shown ? "" : " none");
+        break;
+    }
+    case ADF_TYPE_DATA_PSA: {
+        const adf_psa_t *p = &d->psa;
+        printf("%*scrystal %u status 0x%04X core %.1f/%.1f keV t %.2f/%.2f ns psa_status %u hits %u%s\n", ind,
+               "", (unsigned)p->crystal_id, (unsigned)p->status, p->core_energy[0], p->core_energy[1],
+               p->core_time[0], p->core_time[1], (unsigned)p->psa_status, (unsigned)p->n_hits,
+               p->has_fom ? " (with fom)" : "");
+        for (unsigned i = 0; i < p->n_hits; i++) {
+            const adf_psa_hit_t *h = &p->hit[i];
+            printf("%*shit %u: seg %d crys %d (%.2f, %.2f, %.2f) mm %.1f keV t %.2f ns", ind + 2, "", i,
+                   h->segment, h->crystal, h->x, h->y, h->z, h->energy, h->time);
+            if (p->has_fom)
+                printf(" fom %.4g", h->fom);
+            printf("\n");
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_TRACKED: {
+        const adf_tracked_t *t = &d->tracked;
+        printf("%*sgammas %u status 0x%04X\n", ind, "", (unsigned)t->n_gammas, (unsigned)t->status);
+        for (unsigned i = 0; i < t->n_gammas; i++) {
+            const adf_tracked_gamma_t *g = &t->gamma[i];
+            printf("%*sgamma %u: %.1f keV, %u points, first (%.1f, %.1f, %.1f) second (%.1f, %.1f, %.1f) "
+                   "mm fom %.4g\n",
+                   ind + 2, "", i, g->energy, (unsigned)g->n_points, g->first[0], g->first[1], g->first[2],
+                   g->second[0], g->second[1], g->second[2], g->fom);
+        }
+        break;
+    }
+    case ADF_TYPE_META_EOF:
+        if (d->eof.has_counts)
+            printf("%*srun %" PRIu32 ", %" PRIu64 " frames before\n", ind, "", d->eof.run, d->eof.frames);
+        else
+            printf("%*s(no counts)\n", ind, "");
+        break;
+    default: {
+        uint32_t n = f->payload_size < 32 ? f->payload_size : 32;
+        printf("%*s", ind, "");
+        for (uint32_t i = 0; i < n; i++)
+            printf("%02X%s", f->payload[i], i + 1 < n ? " " : "");
+        printf("%s\n", f->payload_size > n ? " ..." : "");
+    }
+    }
+}
+
+typedef struct dump_ctx {
+    bool verbose;
+    adf_reader_t *sub[ADF_WRITER_MAX_DEPTH];
+    decoded_t *d;
+    int status;
+} dump_ctx_t;
+
+static void dump_frame(dump_ctx_t *ctx, const adf_frame_t *f, int depth)
+{
+    char buf[16];
+    printf("%12" PRIu64 " %*s%-*s %10" PRIu32 " %10" PRIu32 " %15" PRIu64 "\n", f->offset, 2 * depth, "",
+           20 - 2 * depth, type_label(f->key.type, buf), f->key.length, f->key.event, f->key.timestamp);
+    if (adf_type_is_composite(f->key.type)) {
+        if (depth + 1 >= ADF_WRITER_MAX_DEPTH) {
+            printf("%12s %*s(nested deeper than %d, not shown)\n", "", 2 * depth + 2, "", ADF_WRITER_MAX_DEPTH);
+            return;
+        }
+        adf_reader_t *r = ctx->sub[depth];
+        adf_reader_open_composite(r, f);
+        adf_frame_t sub;
+        int rc;
+        while ((rc = adf_reader_next(r, &sub)) == ADF_OK)
+            dump_frame(ctx, &sub, depth + 1);
+        if (rc < 0) {
+            fprintf(stderr, PROG ": inside composite: %s\n", adf_reader_error(r)->message);
+            ctx->status = EXIT_BAD_DATA;
+        }
+        return;
+    }
+    if (ctx->verbose) {
+        adf_error_t err;
+        if (decode_payload(f, ctx->d, &err) != ADF_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            ctx->status = EXIT_BAD_DATA;
+        } else {
+            print_payload(f, ctx->d, depth);
+        }
+    }
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"verbose", no_argument, NULL, 'v'}, {"max", required_argument, NULL, 'n'}, {NULL, 0, NULL, 0}};
+    dump_ctx_t ctx = {0};
+    unsigned long long max = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "vn:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'v': ctx.verbose = true; break;
+        case 'n': max = strtoull(optarg, NULL, 10); break;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
+    if (!r)
+        return EXIT_USAGE;
+    ctx.d = malloc(sizeof *ctx.d);
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        ctx.sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
+    printf("%12s %-20s %10s %10s %15s\n", "offset", "type", "length", "event", "timestamp");
+    adf_frame_t f;
+    int rc;
+    unsigned long long n = 0;
+    while ((max == 0 || n < max) && (rc = adf_file_reader_next(r, &f)) == ADF_OK) {
+        dump_frame(&ctx, &f, 0);
+        n++;
+    }
+    if ((max == 0 || n < max) && rc < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", path, adf_file_reader_error(r)->message);
+        ctx.status = rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+    }
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        adf_reader_destroy(&ctx.sub[i]);
+    free(ctx.d);
+    adf_file_reader_destroy(&r);
+    return ctx.status;
+}
+
+/* ---- check ----------------------------------------------------------------- */
+
+typedef struct check_ctx {
+    const char *path;
+    adf_reader_t *sub[ADF_WRITER_MAX_DEPTH];
+    decoded_t *d;
+    uint64_t errors;
+    uint64_t frames; /* nested included */
+} check_ctx_t;
+
+static void check_report(check_ctx_t *ctx, const char *message)
+{
+    fprintf(stderr, "%s: %s\n", ctx->path, message);
+    ctx->errors++;
+}
+
+/* Validate one frame and, for composites, everything inside. */
+static void check_frame(check_ctx_t *ctx, const adf_frame_t *f, int depth)
+{
+    ctx->frames++;
+    if (!adf_type_is_composite(f->key.type)) {
+        adf_error_t err;
+        if (decode_payload(f, ctx->d, &err) != ADF_OK)
+            check_report(ctx, err.message);
+        return;
+    }
+    if (depth + 1 >= ADF_WRITER_MAX_DEPTH) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "offset %" PRIu64 ": composite frames nested deeper than %d", f->offset,
+                 ADF_WRITER_MAX_DEPTH);
+        check_report(ctx, msg);
+        return;
+    }
+    adf_reader_t *r = ctx->sub[depth];
+    adf_reader_open_composite(r, f);
+    adf_frame_t sub;
+    int rc;
+    while ((rc = adf_reader_next(r, &sub)) == ADF_OK)
+        check_frame(ctx, &sub, depth + 1);
+    if (rc < 0)
+        check_report(ctx, adf_reader_error(r)->message);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"resync", no_argument, NULL, 'r'}, {NULL, 0, NULL, 0}};
+    bool resync = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "r", longopts, NULL)) != -1) {
+        if (c != 'r') {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        resync = true;
+    }
+    if (optind + 1 != argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    check_ctx_t ctx = {.path = argv[optind]};
+    adf_file_reader_t *r = open_input(ctx.path, resync ? ADF_ON_ERROR_RESYNC : ADF_ON_ERROR_STOP);
+    if (!r)
+        return EXIT_USAGE;
+    ctx.d = malloc(sizeof *ctx.d);
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        ctx.sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
+
+    adf_frame_t f;
+    int rc;
+    bool io_error = false;
+    uint64_t since_eof = 0, top = 0, bytes = 0;
+    while ((rc = adf_file_reader_next(r, &f)) != ADF_END) {
+        if (rc < 0) {
+            check_report(&ctx, adf_file_reader_error(r)->message);
+            if (rc == ADF_EIO || rc == ADF_ENOMEM) {
+                io_error = true;
+                break;
+            }
+            if (!resync)
+                break;
+            continue;
+        }
+        uint64_t errors_before = ctx.errors;
+        check_frame(&ctx, &f, 0);
+        top++;
+        bytes += f.key.length;
+        /* meta:eof counts the frames sent before it: a mismatch is loss. */
+        if (f.key.type == ADF_TYPE_META_EOF && ctx.errors == errors_before && ctx.d->eof.has_counts) {
+            if (ctx.d->eof.frames != since_eof) {
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "offset %" PRIu64 ": meta:eof says %" PRIu64 " frames were sent before it, "
+                         "the file holds %" PRIu64,
+                         f.offset, ctx.d->eof.frames, since_eof);
+                check_report(&ctx, msg);
+            }
+            since_eof = 0;
+        } else {
+            since_eof++;
+        }
+        if (ctx.errors && !resync)
+            break;
+    }
+    adf_reader_stats_t st = adf_file_reader_stats(r);
+    if (ctx.errors == 0)
+        printf("%s: OK: %" PRIu64 " frames (%" PRIu64 " top-level), %" PRIu64 " bytes\n", ctx.path, ctx.frames,
+               top, bytes);
+    else
+        printf("%s: %" PRIu64 " error%s%s; %" PRIu64 " frames read, %" PRIu64 " bytes skipped\n", ctx.path,
+               ctx.errors, ctx.errors == 1 ? "" : "s", resync ? "" : " (stopped at the first)", ctx.frames,
+               st.bytes_skipped);
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        adf_reader_destroy(&ctx.sub[i]);
+    free(ctx.d);
+    adf_file_reader_destroy(&r);
+    if (io_error)
+        return EXIT_USAGE;
+    return ctx.errors ? EXIT_BAD_DATA : 0;
+}
+
+/* ---- stats ----------------------------------------------------------------- */
+
+#define MAX_TYPES 64
+
+typedef struct type_count {
+    uint32_t type;
+    uint64_t frames, nested, bytes;
+} type_count_t;
+
+typedef struct stats_ctx {
+    type_count_t types[MAX_TYPES];
+    int n_types;
+    uint64_t other_frames; /* beyond MAX_TYPES distinct types */
+    adf_reader_t *sub[ADF_WRITER_MAX_DEPTH];
+} stats_ctx_t;
+
+static void stats_count(stats_ctx_t *s, const adf_frame_t *f, int depth)
+{
+    type_count_t *t = NULL;
+    for (int i = 0; i < s->n_types; i++)
+        if (s->types[i].type == f->key.type)
+            t = &s->types[i];
+    if (!t && s->n_types < MAX_TYPES) {
+        t = &s->types[s->n_types++];
+        *t = (type_count_t){.type = f->key.type};
+    }
+    if (!t) {
+        s->other_frames++;
+    } else {
+        if (depth == 0)
+            t->frames++;
+        else
+            t->nested++;
+        t->bytes += f->key.length;
+    }
+    if (adf_type_is_composite(f->key.type) && depth + 1 < ADF_WRITER_MAX_DEPTH) {
+        adf_reader_t *r = s->sub[depth];
+        adf_reader_open_composite(r, f);
+        adf_frame_t sub;
+        while (adf_reader_next(r, &sub) == ADF_OK)
+            stats_count(s, &sub, depth + 1);
+    }
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+    if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0')) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *path = argv[1];
+    adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
+    if (!r)
+        return EXIT_USAGE;
+    stats_ctx_t *s = calloc(1, sizeof *s);
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        s->sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
+    uint64_t frames = 0, bytes = 0, events = 0, ts_min = UINT64_MAX, ts_max = 0;
+    uint32_t ev_min = UINT32_MAX, ev_max = 0, last_event = 0;
+    adf_frame_t f;
+    int rc;
+    while ((rc = adf_file_reader_next(r, &f)) == ADF_OK) {
+        frames++;
+        bytes += f.key.length;
+        if (f.key.type != ADF_TYPE_META_EOF) {
+            if (events == 0 || f.key.event != last_event)
+                events++;
+            last_event = f.key.event;
+            ev_min = f.key.event < ev_min ? f.key.event : ev_min;
+            ev_max = f.key.event > ev_max ? f.key.event : ev_max;
+            ts_min = f.key.timestamp < ts_min ? f.key.timestamp : ts_min;
+            ts_max = f.key.timestamp > ts_max ? f.key.timestamp : ts_max;
+        }
+        stats_count(s, &f, 0);
+    }
+    int status = 0;
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s: %s (statistics below cover the frames before it)\n", path,
+                adf_file_reader_error(r)->message);
+        status = rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+    }
+    printf("file:       %s\n", path);
+    printf("frames:     %" PRIu64 " (%" PRIu64 " bytes)\n", frames, bytes);
+    printf("%-22s %12s %12s %14s\n", "type", "frames", "in composite", "bytes");
+    for (int i = 0; i < s->n_types; i++) {
+        char buf[16];
+        const type_count_t *t = &s->types[i];
+        printf("%-22s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 "\n", type_label(t->type, buf), t->frames,
+               t->nested, t->bytes);
+    }
+    if (s->other_frames)
+        printf("%-22s %12" PRIu64 "\n", "(other types)", s->other_frames);
+    if (ts_min <= ts_max) {
+        double span = (double)(ts_max - ts_min) * 10e-9;
+        printf("events:     %" PRIu64 " (runs of one event number), numbers %" PRIu32 "..%" PRIu32 "\n", events,
+               ev_min, ev_max);
+        printf("timestamps: %" PRIu64 "..%" PRIu64 " (span %.6f s", ts_min, ts_max, span);
+        if (span > 0)
+            printf(", %.1f events/s", (double)events / span);
+        printf(")\n");
+    }
+    for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
+        adf_reader_destroy(&s->sub[i]);
+    free(s);
+    adf_file_reader_destroy(&r);
+    return status;
+}
+
+/* ---- gen ------------------------------------------------------------------- */
+
+/* splitmix64: small, seedable, the same on every platform. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static double rng_uniform(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double rng_gauss(uint64_t *s)
+{
+    double u = rng_uniform(s), v = rng_uniform(s);
+    return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+enum gen_type { GEN_CRYSTAL = 1, GEN_PSA = 2, GEN_EVENT_PSA = 4, GEN_TRACKED = 8, GEN_MIXED = 15 };
+
+typedef struct gen {
+    adf_writer_t *w;
+    uint8_t *buf;
+    size_t cap;
+    adf_file_writer_t *out;
+    uint64_t frames;
+} gen_t;
+
+/* Write the buffer out when full and retry the frame once in an empty one. */
+static int gen_flush(gen_t *g)
+{
+    adf_error_t err;
+    if (adf_file_writer_write(g->out, g->buf, adf_writer_used(g->w), &err) != ADF_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return -1;
+    }
+    adf_writer_reset(g->w, g->buf, g->cap);
+    return 0;
+}
+
+/* Run an encoder call; when the buffer is full, write it out and run the
+ * call once more on the empty buffer (what an actor does with its output). */
+#define GEN_EMIT(g, call)                                                         \
+    do {                                                                          \
+        int rc_ = (call);                                                         \
+        if (rc_ == ADF_EFULL) {                                                   \
+            if (gen_flush(g))                                                     \
+                return -1;                                                        \
+            rc_ = (call);                                                         \
+        }                                                                         \
+        if (rc_ != ADF_OK) {                                                      \
+            fprintf(stderr, PROG ": gen: %s\n", adf_writer_error((g)->w)->message); \
+            return -1;                                                            \
+        }                                                                         \
+        (g)->frames++;                                                            \
+    } while (0)
+
+/* A charge step on the hit segments and core, small transients elsewhere. */
+static void gen_crystal(adf_crystal_t *c, uint64_t *rng, unsigned id, unsigned n_samples, double energy)
+{
+    memset(c->segment_energy, 0, sizeof c->segment_energy);
+    c->crystal_id = (uint16_t)id;
+    c->status = 0;
+    c->n_samples = (uint16_t)n_samples;
+    int hits = 1 + (int)(rng_next(rng) % 3);
+    double left = energy;
+    for (int h = 0; h < hits; h++) {
+        int seg = (int)(rng_next(rng) % ADF_CRYSTAL_SEGMENTS);
+        double e = h + 1 == hits ? left : left * (0.2 + 0.6 * rng_uniform(rng));
+        c->segment_energy[seg] += (float)e;
+        left -= e;
+    }
+    c->core_energy[0] = (float)energy;
+    c->core_energy[1] = (float)(energy * (1.0 + 1e-3 * rng_gauss(rng)));
+    const double gain = 4.0; /* ADC units per keV */
+    unsigned t0 = n_samples / 5;
+    for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++) {
+        double amp = ch < ADF_CRYSTAL_SEGMENTS ? c->segment_energy[ch] : energy;
+        double mirror = amp == 0.0 ? 0.02 * energy * rng_gauss(rng) : 0.0;
+        for (unsigned s = 0; s < n_samples; s++) {
+            double x = s < t0 ? 0.0 : (double)(s - t0) / 8.0;
+            double rise = s < t0 ? 0.0 : (x >= 1.0 ? 1.0 : x);
+            double transient = s < t0 ? 0.0 : x * exp(1.0 - x);
+            double v = gain * (amp * rise + mirror * transient) + 2.0 * rng_gauss(rng);
+            if (v > 8191)
+                v = 8191;
+            if (v < -8192)
+                v = -8192;
+            c->trace[ch][s] = (int16_t)lrint(v);
+        }
+    }
+}
+
+static void gen_psa(adf_psa_t *p, uint64_t *rng, unsigned id, double energy)
+{
+    memset(p, 0, sizeof *p);
+    p->crystal_id = (uint16_t)id;
+    p->core_energy[0] = p->core_energy[1] = (float)energy;
+    p->core_time[0] = p->core_time[1] = (float)(rng_uniform(rng) * 10.0);
+    p->n_hits = (uint16_t)(1 + rng_next(rng) % 4);
+    p->has_fom = true;
+    double left = energy;
+    for (unsigned i = 0; i < p->n_hits; i++) {
+        adf_psa_hit_t *h = &p->hit[i];
+        double e = i + 1 == p->n_hits ? left : left * (0.2 + 0.6 * rng_uniform(rng));
+        left -= e;
+        double r = 5.0 + 35.0 * rng_uniform(rng), phi = 6.283185307179586 * rng_uniform(rng);
+        h->segment = (int16_t)(rng_next(rng) % ADF_CRYSTAL_SEGMENTS);
+        h->crystal = (int16_t)id;
+        h->x = (float)(r * cos(phi));
+        h->y = (float)(r * sin(phi));
+        h->z = (float)(90.0 * rng_uniform(rng));
+        h->energy = (float)e;
+        h->time = p->core_time[0];
+        h->fom = (float)(rng_uniform(rng) * 100.0);
+    }
+}
+
+static int gen_event(gen_t *g, uint64_t *rng, enum gen_type types, uint32_t ev, uint64_t ts, unsigned samples,
+                     adf_crystal_t *c, adf_psa_t *psa, adf_key_t *keys, adf_tracked_t *trk)
+{
+    static const double lines[] = {1173.2, 1332.5, 661.7, 121.8, 344.3};
+    unsigned n_crys = 1 + (unsigned)(rng_next(rng) % 3);
+    unsigned ids[3];
+    double energies[3];
+    for (unsigned i = 0; i < n_crys; i++) {
+        ids[i] = (unsigned)(rng_next(rng) % 180);
+        energies[i] = lines[rng_next(rng) % 5] * (i == 0 ? 1.0 : 0.3 * rng_uniform(rng));
+    }
+    adf_error_t err;
+    if (types & GEN_CRYSTAL)
+        for (unsigned i = 0; i < n_crys; i++) {
+            gen_crystal(c, rng, ids[i], samples, energies[i]);
+            GEN_EMIT(g, adf_crystal_encode(g->w, ev, ts, c, &err));
+        }
+    for (unsigned i = 0; i < n_crys; i++) {
+        gen_psa(&psa[i], rng, ids[i], energies[i]);
+        keys[i] = (adf_key_t){.type = ADF_TYPE_DATA_PSA, .event = ev, .timestamp = ts + i};
+    }
+    if (types & GEN_PSA)
+        for (unsigned i = 0; i < n_crys; i++)
+            GEN_EMIT(g, adf_psa_encode(g->w, ev, ts + i, &psa[i], &err));
+    if (types & GEN_EVENT_PSA)
+        GEN_EMIT(g, adf_event_psa_encode(g->w, ev, ts, keys, psa, n_crys, &err));
+    if (types & GEN_TRACKED) {
+        memset(trk, 0, sizeof *trk);
+        trk->n_gammas = (uint16_t)n_crys;
+        for (unsigned i = 0; i < n_crys; i++) {
+            adf_tracked_gamma_t *gm = &trk->gamma[i];
+            gm->energy = (float)energies[i];
+            for (int k = 0; k < 3; k++) {
+                gm->first[k] = (float)(235.0 * rng_gauss(rng) / 1.7);
+                gm->second[k] = gm->first[k] + (float)(10.0 * rng_gauss(rng));
+            }
+            gm->fom = (float)rng_uniform(rng);
+            gm->n_points = (uint16_t)psa[i].n_hits;
+        }
+        GEN_EMIT(g, adf_tracked_encode(g->w, ev, ts, trk, &err));
+    }
+    return 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"events", required_argument, NULL, 'n'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"samples", required_argument, NULL, 'S'},
+                                             {"type", required_argument, NULL, 't'},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {NULL, 0, NULL, 0}};
+    unsigned long events = 1000, samples = 100;
+    uint64_t seed = 1;
+    const char *out_path = NULL;
+    enum gen_type types = GEN_MIXED;
+    int c;
+    while ((c = getopt_long(argc, argv, "n:s:S:t:o:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n': events = strtoul(optarg, NULL, 10); break;
+        case 's': seed = strtoull(optarg, NULL, 0); break;
+        case 'S': samples = strtoul(optarg, NULL, 10); break;
+        case 'o': out_path = optarg; break;
+        case 't':
+            if (strcmp(optarg, "crystal") == 0)
+                types = GEN_CRYSTAL;
+            else if (strcmp(optarg, "psa") == 0)
+                types = GEN_PSA;
+            else if (strcmp(optarg, "event-psa") == 0)
+                types = GEN_EVENT_PSA;
+            else if (strcmp(optarg, "tracked") == 0)
+                types = GEN_TRACKED;
+            else if (strcmp(optarg, "mixed") == 0)
+                types = GEN_MIXED;
+            else {
+                fprintf(stderr, PROG ": gen: unknown type '%s' (crystal, psa, event-psa, tracked, mixed)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (!out_path || optind != argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (samples > ADF_CRYSTAL_MAX_SAMPLES) {
+        fprintf(stderr, PROG ": gen: --samples %lu exceeds the maximum of %d\n", samples, ADF_CRYSTAL_MAX_SAMPLES);
+        return EXIT_USAGE;
+    }
+    adf_error_t err;
+    gen_t g = {.cap = 1u << 20};
+    g.out = adf_file_writer_open(out_path, &err);
+    if (!g.out) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return EXIT_USAGE;
+    }
+    g.buf = malloc(g.cap);
+    g.w = adf_writer_new();
+    adf_crystal_t *crys = malloc(sizeof *crys);
+    adf_psa_t *psa = malloc(3 * sizeof *psa);
+    adf_tracked_t *trk = malloc(sizeof *trk);
+    adf_key_t keys[3];
+    int status = 0;
+    if (!g.buf || !g.w || !crys || !psa || !trk) {
+        fprintf(stderr, PROG ": gen: out of memory\n");
+        status = EXIT_USAGE;
+        goto done;
+    }
+    adf_writer_reset(g.w, g.buf, g.cap);
+    uint64_t rng = seed, ts = 1000;
+    for (unsigned long i = 0; i < events; i++) {
+        /* Poisson arrivals at about 50 kHz: mean gap 2000 ticks of 10 ns. */
+        ts += 1 + (uint64_t)(-2000.0 * log(1.0 - rng_uniform(&rng)));
+        if (gen_event(&g, &rng, types, (uint32_t)i, ts, (unsigned)samples, crys, psa, keys, trk)) {
+            status = EXIT_USAGE;
+            goto done;
+        }
+    }
+    {
+        adf_eof_t eof = {.has_counts = true, .run = 1, .frames = g.frames};
+        uint64_t frames = g.frames;
+        adf_error_t e2;
+        int rc = adf_eof_encode(g.w, (uint32_t)events, ts, &eof, &e2);
+        if (rc == ADF_EFULL && gen_flush(&g) == 0)
+            rc = adf_eof_encode(g.w, (uint32_t)events, ts, &eof, &e2);
+        if (rc != ADF_OK || gen_flush(&g)) {
+            status = EXIT_USAGE;
+            goto done;
+        }
+        fprintf(stderr, PROG ": gen: %lu events, %" PRIu64 " frames + meta:eof, %" PRIu64 " bytes -> %s\n", events,
+                frames, adf_file_writer_bytes(g.out), out_path);
+    }
+done:
+    if (adf_file_writer_close(&g.out, &err) != ADF_OK && status == 0) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        status = EXIT_USAGE;
+    }
+    adf_writer_destroy(&g.w);
+    free(g.buf);
+    free(crys);
+    free(psa);
+    free(trk);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    const char *cmd = argv[1];
+    argc--;
+    argv++;
+    if (strcmp(cmd, "dump") == 0)
+        return cmd_dump(argc, argv);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc, argv);
+    if (strcmp(cmd, "stats") == 0)
+        return cmd_stats(argc, argv);
+    if (strcmp(cmd, "gen") == 0)
+        return cmd_gen(argc, argv);
+    fprintf(stderr, PROG ": unknown command '%s'\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,47 @@
+/* adf_crystal.h - data:crystal frames: one crystal's digitised traces.
+ *
+ * 36 segments (6 sectors x 6 rings, index = 6 * sector + ring) and the core
+ * at two gains, each with n_samples int16 samples, plus the energies the
+ * front-end computed. Byte layout in adf/FORMAT.md.
+ */
+#ifndef TUSK_ADF_CRYSTAL_H
+#define TUSK_ADF_CRYSTAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adf_error.h"
+#include "adf_reader.h"
+#include "adf_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ADF_CRYSTAL_SEGMENTS 36
+#define ADF_CRYSTAL_CORES 2
+#define ADF_CRYSTAL_CHANNELS (ADF_CRYSTAL_SEGMENTS + ADF_CRYSTAL_CORES)
+#define ADF_CRYSTAL_MAX_SAMPLES 1024
+#define ADF_CRYSTAL_HEADER_SIZE 160u
+
+typedef struct adf_crystal {
+    uint16_t crystal_id;
+    uint16_t status;       /* front-end status bits, passed through */
+    uint16_t n_samples;    /* samples per channel, <= ADF_CRYSTAL_MAX_SAMPLES */
+    float segment_energy[ADF_CRYSTAL_SEGMENTS]; /* keV */
+    float core_energy[ADF_CRYSTAL_CORES];       /* keV, low and high gain */
+    /* trace[channel][sample]: channels 0-35 segments, 36-37 core gains */
+    int16_t trace[ADF_CRYSTAL_CHANNELS][ADF_CRYSTAL_MAX_SAMPLES];
+} adf_crystal_t;
+
+/* Payload bytes of a data:crystal frame with n_samples per channel. */
+size_t adf_crystal_payload_size(unsigned n_samples);
+
+int adf_crystal_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                       const adf_crystal_t *crystal, adf_error_t *err);
+int adf_crystal_decode(const adf_frame_t *frame, adf_crystal_t *crystal, adf_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

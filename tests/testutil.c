@@ -1,0 +1,148 @@
+/* testutil.c - see testutil.h. */
+#include "testutil.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../adf/adf_bytes.h"
+
+static uint64_t tu_state;
+static uint64_t tu_seed_value;
+static int tu_seeded;
+
+uint64_t tu_seed(void)
+{
+    if (!tu_seeded) {
+        const char *env = getenv("TUSK_TEST_SEED");
+        if (env && *env) {
+            tu_seed_value = strtoull(env, NULL, 0);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            tu_seed_value = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+        }
+        tu_state = tu_seed_value;
+        tu_seeded = 1;
+        fprintf(stderr, "random seed: TUSK_TEST_SEED=%" PRIu64 "\n", tu_seed_value);
+    }
+    return tu_seed_value;
+}
+
+uint64_t tu_rand(void)
+{
+    tu_seed();
+    uint64_t z = (tu_state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+uint32_t tu_below(uint32_t n)
+{
+    return (uint32_t)(tu_rand() % n);
+}
+
+double tu_uniform(void)
+{
+    return (double)(tu_rand() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void tu_fill(void *p, size_t n)
+{
+    uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)tu_rand();
+}
+
+float tu_any_float(void)
+{
+    uint32_t u = (uint32_t)tu_rand();
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+size_t tu_put_frame(uint8_t *buf, uint32_t type, uint32_t event, uint64_t ts, const void *payload,
+                    size_t payload_size)
+{
+    size_t len = ADF_KEY_SIZE + payload_size;
+    adf_put_u32(buf, (uint32_t)len);
+    adf_put_u32(buf + 4, type);
+    adf_put_u32(buf + 8, event);
+    adf_put_u64(buf + 12, ts);
+    if (payload_size)
+        memcpy(buf + ADF_KEY_SIZE, payload, payload_size);
+    return len;
+}
+
+static const uint32_t tu_simple_types[] = {ADF_TYPE_DATA_CRYSTAL, ADF_TYPE_DATA_PSA, ADF_TYPE_DATA_TRACKED,
+                                           ADF_TYPE_META_EOF, 0xFA7F0301u};
+
+size_t tu_make_frames(uint8_t *buf, size_t cap, unsigned n, size_t max_payload, size_t *offsets,
+                      adf_key_t *keys)
+{
+    size_t pos = 0;
+    for (unsigned i = 0; i < n; i++) {
+        adf_key_t k = {.event = (uint32_t)tu_rand(), .timestamp = tu_rand() & ADF_TIMESTAMP_MAX};
+        size_t start = pos;
+        if (tu_below(4) == 0) {
+            /* A composite holding 0-3 simple frames. */
+            k.type = ADF_TYPE_EVENT_DATA_PSA;
+            pos += ADF_KEY_SIZE;
+            unsigned m = tu_below(4);
+            for (unsigned j = 0; j < m; j++) {
+                size_t sz = tu_below((uint32_t)(max_payload / 4 + 1));
+                ck_assert_uint_le(pos + ADF_KEY_SIZE + sz, cap);
+                uint8_t tmp[4096];
+                ck_assert_uint_le(sz, sizeof tmp);
+                tu_fill(tmp, sz);
+                pos += tu_put_frame(buf + pos, ADF_TYPE_DATA_PSA, k.event, k.timestamp, tmp, sz);
+            }
+            tu_put_frame(buf + start, k.type, k.event, k.timestamp, NULL, 0);
+            adf_put_u32(buf + start, (uint32_t)(pos - start));
+        } else {
+            k.type = tu_simple_types[tu_below(sizeof tu_simple_types / sizeof tu_simple_types[0])];
+            size_t sz = tu_below((uint32_t)max_payload + 1);
+            ck_assert_uint_le(pos + ADF_KEY_SIZE + sz, cap);
+            uint8_t tmp[4096];
+            ck_assert_uint_le(sz, sizeof tmp);
+            tu_fill(tmp, sz);
+            pos += tu_put_frame(buf + pos, k.type, k.event, k.timestamp, tmp, sz);
+        }
+        k.length = (uint32_t)(pos - start);
+        if (offsets)
+            offsets[i] = start;
+        if (keys)
+            keys[i] = k;
+    }
+    return pos;
+}
+
+char *tu_temp_path(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    ck_assert_ptr_nonnull(path);
+    snprintf(path, n, "%s/tusk-test-XXXXXX", dir);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    return path;
+}
+
+int tu_run(Suite *s)
+{
+    tu_seed();
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

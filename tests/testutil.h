@@ -1,0 +1,53 @@
+/* testutil.h - helpers shared by the Check test programs.
+ *
+ * Random inputs are fresh on every run (seeded from the clock) and
+ * reproducible: the seed is printed, and TUSK_TEST_SEED=N replays it. */
+#ifndef TUSK_TESTUTIL_H
+#define TUSK_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <check.h>
+
+#include "tusk/adf.h"
+
+/* Seed the generator (once per process) and return the seed. */
+uint64_t tu_seed(void);
+uint64_t tu_rand(void);
+/* Uniform in [0, n) (n > 0). */
+uint32_t tu_below(uint32_t n);
+double tu_uniform(void);
+void tu_fill(void *p, size_t n);
+/* A float with random bits: any value, NaNs and infinities included. */
+float tu_any_float(void);
+
+/* Encode a frame directly (key + payload) at buf, independent of the
+ * writer; returns the frame length. */
+size_t tu_put_frame(uint8_t *buf, uint32_t type, uint32_t event, uint64_t ts, const void *payload,
+                    size_t payload_size);
+
+/* Fill buf with n valid frames of random types (simple and composite) and
+ * sizes up to max_payload; record each frame's offset and key. Returns the
+ * bytes used (cap must be at least n * (max_payload + 20 * 4)). */
+size_t tu_make_frames(uint8_t *buf, size_t cap, unsigned n, size_t max_payload, size_t *offsets,
+                      adf_key_t *keys);
+
+/* A path for a temporary file (mkstemp in $TMPDIR or /tmp); caller frees
+ * and unlinks. */
+char *tu_temp_path(void);
+
+/* Run a suite and return the process exit status (0 when all passed). */
+int tu_run(Suite *s);
+
+/* Assert an adf error: code, a non-empty message containing `needle`. */
+#define tu_assert_error(err, expect_code, needle)                                                 \
+    do {                                                                                          \
+        const adf_error_t *e_ = (err);                                                            \
+        ck_assert_int_eq(e_->code, (expect_code));                                                \
+        ck_assert_msg(e_->message[0] != '\0', "empty error message");                             \
+        ck_assert_msg(strstr(e_->message, (needle)) != NULL, "message '%s' lacks '%s'", e_->message, \
+                      (needle));                                                                  \
+    } while (0)
+
+#endif

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tusk.sh - set up, build and run tusk on a Debian machine.
+#
+#   ./tusk.sh demo  [CONFIGURE-OPTIONS...]   build, then run the demo
+#   ./tusk.sh check [CONFIGURE-OPTIONS...]   build, then run the test suite
+#   ./tusk.sh distcheck                      build the release tarball and test it
+#
+# Missing Debian packages are installed with apt-get (as root, or through
+# sudo). The build lives in ./build (TUSK_BUILD_DIR overrides); configure
+# options given here (e.g. --enable-werror, --enable-sanitizers) are kept
+# until different ones are given.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${TUSK_BUILD_DIR:-$top/build}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+say() { printf '\n== %s\n' "$*"; }
+die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
+
+# Build and test dependencies (Debian 12 names). libclang-rt-dev brings
+# libFuzzer for clang; valgrind runs `make memcheck`.
+packages=(build-essential autoconf automake libtool pkg-config
+          libzmq3-dev libxml2-dev check
+          ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
+          valgrind clang libclang-rt-dev)
+
+install_missing() {
+    local missing=() p
+    command -v dpkg-query >/dev/null || die "not a Debian system (no dpkg-query); install the equivalents of: ${packages[*]}"
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing missing packages: ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || die "need root (or sudo) to install: ${missing[*]}"
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+    local args="$*"
+    cd "$top"
+    if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+        say "autoreconf"
+        autoreconf -fi
+    fi
+    mkdir -p "$build"
+    cd "$build"
+    # Re-run configure when it never ran or the options changed.
+    if [ ! -f Makefile ] || [ "$(cat .tusk-configure-args 2>/dev/null)" != "$args" ]; then
+        say "configure $args"
+        # shellcheck disable=SC2086
+        "$top/configure" $args
+        printf '%s' "$args" > .tusk-configure-args
+    fi
+    say "make"
+    make -j"$jobs"
+}
+
+# Check's own summary lines ("100%: Checks: N, Failures: 0, Errors: 0").
+check_summary() {
+    say "Check summary"
+    local log
+    for log in tests/check_*.log; do
+        [ -f "$log" ] || continue
+        printf '%-28s %s\n' "$(basename "$log" .log)" "$(grep -E '^[0-9]+%: Checks:' "$log" | tail -n 1)"
+    done
+}
+
+run_check() {
+    local status=0
+    say "make check"
+    make -j"$jobs" check || status=$?
+    if [ $status -ne 0 ]; then
+        [ -f test-suite.log ] && cat test-suite.log
+        check_summary
+        die "tests failed"
+    fi
+    if grep -q -- '--enable-sanitizers' .tusk-configure-args 2>/dev/null; then
+        say "memcheck skipped: valgrind does not run sanitizer builds"
+    else
+        say "make memcheck (unit tests under valgrind)"
+        make memcheck
+    fi
+    check_summary
+}
+
+run_demo() {
+    local out="$build/demo" adf="$build/tusk-adf"
+    mkdir -p "$out"
+    say "tusk-adf gen: 2000 synthetic events (crystal traces, PSA hits, tracked gammas)"
+    "$adf" gen -n 2000 --seed 42 -o "$out/demo.adf"
+    say "tusk-adf check"
+    "$adf" check "$out/demo.adf"
+    say "tusk-adf stats"
+    "$adf" stats "$out/demo.adf"
+    say "tusk-adf dump -v (first 4 frames)"
+    "$adf" dump -v -n 4 "$out/demo.adf"
+    say "demo done: the file is $out/demo.adf (try: $adf dump -v $out/demo.adf | less)"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+demo)
+    install_missing
+    configure_and_build "$@"
+    run_demo
+    ;;
+check)
+    install_missing
+    configure_and_build "$@"
+    run_check
+    ;;
+distcheck)
+    install_missing
+    configure_and_build
+    say "make distcheck"
+    make -j"$jobs" distcheck
+    ;;
+*)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    [ -z "$cmd" ] && exit 2
+    die "unknown command '$cmd'"
+    ;;
+esac
