@@ -1,0 +1,1483 @@
+/* check_adf_codecs.c - the frame codecs (data:crystal, data:psa,
+ * event:data:psa, data:tracked, meta:eof): round trips of random content
+ * compared bit for bit, the documented byte layouts checked against bytes
+ * built by hand, every wrong payload size and out-of-range count rejected
+ * with the frame's offset, wrong frame types named in the error, encode
+ * errors that leave the output untouched, the composite's own failure
+ * modes, and random bytes fed to every decoder. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define MAX_CRYSTALS 8
+
+/* Check's assertions log every success; hot loops use this instead. */
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond))                                                                              \
+            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #cond);                         \
+    } while (0)
+
+/* Floats are compared by their bits: NaN payloads must survive too. */
+#define CHECK_FLOAT(a, b)                                                                         \
+    do {                                                                                          \
+        float fa_ = (a), fb_ = (b);                                                               \
+        uint32_t ua_, ub_;                                                                        \
+        memcpy(&ua_, &fa_, 4);                                                                    \
+        memcpy(&ub_, &fb_, 4);                                                                    \
+        if (ua_ != ub_)                                                                           \
+            ck_abort_msg("%s:%d: %s is 0x%08X, expected 0x%08X", __FILE__, __LINE__, #a,          \
+                         (unsigned)ua_, (unsigned)ub_);                                           \
+    } while (0)
+
+/* ---- little-endian stores written out here, independent of the library ---- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static void putf(uint8_t *p, float f)
+{
+    put32(p, fbits(f));
+}
+
+static uint64_t rand_ts(void)
+{
+    return tu_rand() & ADF_TIMESTAMP_MAX;
+}
+
+/* ---- scratch space (big structs live on the heap) ---------------------------- */
+
+static struct scratch {
+    adf_crystal_t *crystal, *crystal2;
+    adf_psa_t *psa, *psa2; /* MAX_CRYSTALS each */
+    adf_key_t keys[MAX_CRYSTALS];
+    adf_tracked_t *tracked, *tracked2;
+    uint8_t *buf; /* BUF_SIZE bytes */
+    adf_writer_t *w;
+    adf_reader_t *r;
+} S;
+
+#define BUF_SIZE (256 * 1024)
+
+static void setup(void)
+{
+    S.crystal = malloc(sizeof *S.crystal);
+    S.crystal2 = malloc(sizeof *S.crystal2);
+    S.psa = malloc(MAX_CRYSTALS * sizeof *S.psa);
+    S.psa2 = malloc(MAX_CRYSTALS * sizeof *S.psa2);
+    S.tracked = malloc(sizeof *S.tracked);
+    S.tracked2 = malloc(sizeof *S.tracked2);
+    S.buf = malloc(BUF_SIZE);
+    S.w = adf_writer_new();
+    S.r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert(S.crystal && S.crystal2 && S.psa && S.psa2 && S.tracked && S.tracked2 && S.buf && S.w && S.r);
+}
+
+static void teardown(void)
+{
+    free(S.crystal);
+    free(S.crystal2);
+    free(S.psa);
+    free(S.psa2);
+    free(S.tracked);
+    free(S.tracked2);
+    free(S.buf);
+    adf_writer_destroy(&S.w);
+    adf_reader_destroy(&S.r);
+    memset(&S, 0, sizeof S);
+}
+
+/* Start the writer on S.buf with a filler frame of random size first, so
+ * the codec's frame sits at an odd, non-zero offset. Returns that offset. */
+static size_t start_with_filler(size_t capacity)
+{
+    uint8_t filler[41];
+    size_t n = tu_below(sizeof filler + 1);
+    tu_fill(filler, n);
+    adf_key_t k = {.type = ADF_TYPE_META_SYNC, .event = 1, .timestamp = 2};
+    adf_writer_reset(S.w, S.buf, capacity);
+    CHECK(adf_writer_put(S.w, &k, filler, n) == ADF_OK);
+    return ADF_KEY_SIZE + n;
+}
+
+/* The same on a buffer filled with 0xA5 first, so bytes an encoder fails
+ * to write (or writes when it should not) show. */
+static size_t prepare_untouched(void)
+{
+    memset(S.buf, 0xA5, BUF_SIZE);
+    return start_with_filler(BUF_SIZE);
+}
+
+/* Read back what the writer holds: the filler, then exactly one frame. */
+static adf_frame_t read_one(size_t offset)
+{
+    adf_frame_t f;
+    adf_reader_reset(S.r, S.buf, adf_writer_used(S.w), 0);
+    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
+    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
+    CHECK(f.offset == offset);
+    adf_frame_t end;
+    CHECK(adf_reader_next(S.r, &end) == ADF_END);
+    return f;
+}
+
+static void check_key(const adf_frame_t *f, uint32_t type, uint32_t event, uint64_t ts, size_t payload)
+{
+    CHECK(f->key.type == type);
+    CHECK(f->key.event == event);
+    CHECK(f->key.timestamp == ts);
+    CHECK(f->key.length == ADF_KEY_SIZE + payload);
+    CHECK(f->payload_size == payload);
+}
+
+/* A hand-built frame of `type` placed after a filler frame in S.buf and read
+ * back with the reader; its offset is *offset. */
+static adf_frame_t hand_frame(uint32_t type, const void *payload, size_t size, uint64_t *offset)
+{
+    uint8_t filler[23];
+    size_t n = tu_below(sizeof filler + 1);
+    tu_fill(filler, n);
+    size_t pos = tu_put_frame(S.buf, ADF_TYPE_META_SYNC, 0, 0, filler, n);
+    size_t end = pos + tu_put_frame(S.buf + pos, type, 77, 88, payload, size);
+    adf_frame_t f;
+    adf_reader_reset(S.r, S.buf, end, 0);
+    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
+    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
+    CHECK(f.offset == pos);
+    CHECK(f.payload_size == size);
+    *offset = pos;
+    return f;
+}
+
+/* The error names the frame's offset, in the report and in the message. */
+static void check_error_at(const adf_error_t *err, int code, uint64_t offset)
+{
+    char needle[48];
+    snprintf(needle, sizeof needle, "offset %llu", (unsigned long long)offset);
+    if (err->code != code)
+        ck_abort_msg("error %d (%s), expected %d", err->code, err->message, code);
+    if (err->offset != offset)
+        ck_abort_msg("error offset %llu, expected %llu (%s)", (unsigned long long)err->offset,
+                     (unsigned long long)offset, err->message);
+    if (!strstr(err->message, needle))
+        ck_abort_msg("message '%s' lacks '%s'", err->message, needle);
+}
+
+/* ---- random content ---------------------------------------------------------- */
+
+static void rand_crystal(adf_crystal_t *c, unsigned n_samples)
+{
+    c->crystal_id = (uint16_t)tu_rand();
+    c->status = (uint16_t)tu_rand();
+    c->n_samples = (uint16_t)n_samples;
+    for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
+        c->segment_energy[i] = tu_any_float();
+    for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
+        c->core_energy[i] = tu_any_float();
+    for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
+        tu_fill(c->trace[ch], n_samples * sizeof c->trace[ch][0]);
+}
+
+static void check_crystal_eq(const adf_crystal_t *a, const adf_crystal_t *b)
+{
+    CHECK(a->crystal_id == b->crystal_id);
+    CHECK(a->status == b->status);
+    CHECK(a->n_samples == b->n_samples);
+    for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
+        CHECK_FLOAT(a->segment_energy[i], b->segment_energy[i]);
+    for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
+        CHECK_FLOAT(a->core_energy[i], b->core_energy[i]);
+    for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
+        if (memcmp(a->trace[ch], b->trace[ch], b->n_samples * sizeof b->trace[ch][0]) != 0)
+            ck_abort_msg("trace of channel %d differs", ch);
+}
+
+static void rand_psa(adf_psa_t *p, unsigned n_hits, bool has_fom)
+{
+    memset(p, 0, sizeof *p);
+    p->crystal_id = (uint16_t)tu_rand();
+    p->status = (uint16_t)tu_rand();
+    for (int i = 0; i < 2; i++) {
+        p->core_energy[i] = tu_any_float();
+        p->core_time[i] = tu_any_float();
+    }
+    p->psa_status = (uint16_t)tu_rand();
+    p->n_hits = (uint16_t)n_hits;
+    p->has_fom = has_fom;
+    for (unsigned i = 0; i < n_hits; i++) {
+        adf_psa_hit_t *h = &p->hit[i];
+        h->status = (uint16_t)tu_rand();
+        h->segment = (int16_t)tu_rand();
+        h->crystal = (int16_t)tu_rand();
+        h->x = tu_any_float();
+        h->y = tu_any_float();
+        h->z = tu_any_float();
+        h->energy = tu_any_float();
+        h->time = tu_any_float();
+        h->t_cc_e = tu_any_float();
+        h->t_cc_h = tu_any_float();
+        h->t_sg_e = tu_any_float();
+        h->t_sg_h = tu_any_float();
+        h->fom = tu_any_float();
+    }
+}
+
+/* b was decoded from a; without the extension b's fom must be NaN. */
+static void check_psa_eq(const adf_psa_t *a, const adf_psa_t *b)
+{
+    CHECK(a->crystal_id == b->crystal_id);
+    CHECK(a->status == b->status);
+    for (int i = 0; i < 2; i++) {
+        CHECK_FLOAT(a->core_energy[i], b->core_energy[i]);
+        CHECK_FLOAT(a->core_time[i], b->core_time[i]);
+    }
+    CHECK(a->psa_status == b->psa_status);
+    CHECK(a->n_hits == b->n_hits);
+    CHECK(a->has_fom == b->has_fom);
+    for (unsigned i = 0; i < a->n_hits; i++) {
+        const adf_psa_hit_t *x = &a->hit[i], *y = &b->hit[i];
+        CHECK(x->status == y->status);
+        CHECK(x->segment == y->segment);
+        CHECK(x->crystal == y->crystal);
+        CHECK_FLOAT(x->x, y->x);
+        CHECK_FLOAT(x->y, y->y);
+        CHECK_FLOAT(x->z, y->z);
+        CHECK_FLOAT(x->energy, y->energy);
+        CHECK_FLOAT(x->time, y->time);
+        CHECK_FLOAT(x->t_cc_e, y->t_cc_e);
+        CHECK_FLOAT(x->t_cc_h, y->t_cc_h);
+        CHECK_FLOAT(x->t_sg_e, y->t_sg_e);
+        CHECK_FLOAT(x->t_sg_h, y->t_sg_h);
+        if (a->has_fom)
+            CHECK_FLOAT(x->fom, y->fom);
+        else
+            CHECK(isnan(y->fom));
+    }
+}
+
+static void rand_tracked(adf_tracked_t *t, unsigned n)
+{
+    t->n_gammas = (uint16_t)n;
+    t->status = (uint16_t)tu_rand();
+    for (unsigned i = 0; i < n; i++) {
+        adf_tracked_gamma_t *g = &t->gamma[i];
+        g->energy = tu_any_float();
+        for (int k = 0; k < 3; k++) {
+            g->first[k] = tu_any_float();
+            g->second[k] = tu_any_float();
+        }
+        g->fom = tu_any_float();
+        g->n_points = (uint16_t)tu_rand();
+        g->status = (uint16_t)tu_rand();
+    }
+}
+
+static void check_tracked_eq(const adf_tracked_t *a, const adf_tracked_t *b)
+{
+    CHECK(a->n_gammas == b->n_gammas);
+    CHECK(a->status == b->status);
+    for (unsigned i = 0; i < a->n_gammas; i++) {
+        const adf_tracked_gamma_t *x = &a->gamma[i], *y = &b->gamma[i];
+        CHECK_FLOAT(x->energy, y->energy);
+        for (int k = 0; k < 3; k++) {
+            CHECK_FLOAT(x->first[k], y->first[k]);
+            CHECK_FLOAT(x->second[k], y->second[k]);
+        }
+        CHECK_FLOAT(x->fom, y->fom);
+        CHECK(x->n_points == y->n_points);
+        CHECK(x->status == y->status);
+    }
+}
+
+/* ---- round trips --------------------------------------------------------------- */
+
+START_TEST(crystal_round_trip)
+{
+    static const unsigned fixed[] = {0, 1, ADF_CRYSTAL_MAX_SAMPLES, 2, ADF_CRYSTAL_MAX_SAMPLES - 1};
+    for (unsigned it = 0; it < 300; it++) {
+        unsigned n = it < 5 ? fixed[it] : tu_below(ADF_CRYSTAL_MAX_SAMPLES + 1);
+        rand_crystal(S.crystal, n);
+        uint32_t event = (uint32_t)tu_rand();
+        uint64_t ts = rand_ts();
+        size_t off = start_with_filler(BUF_SIZE);
+        adf_error_t err;
+        CHECK(adf_crystal_encode(S.w, event, ts, S.crystal, &err) == ADF_OK);
+        adf_frame_t f = read_one(off);
+        check_key(&f, ADF_TYPE_DATA_CRYSTAL, event, ts, adf_crystal_payload_size(n));
+        CHECK(f.payload_size == 160 + 76 * n);
+        memset(S.crystal2, 0xA5, sizeof *S.crystal2);
+        CHECK(adf_crystal_decode(&f, S.crystal2, &err) == ADF_OK);
+        check_crystal_eq(S.crystal, S.crystal2);
+    }
+}
+END_TEST
+
+START_TEST(psa_round_trip)
+{
+    for (unsigned it = 0; it < 600; it++) {
+        unsigned n = it < 4 ? (it % 2 ? ADF_PSA_MAX_HITS : 0) : tu_below(ADF_PSA_MAX_HITS + 1);
+        bool fom = it < 4 ? it >= 2 : tu_below(2);
+        rand_psa(S.psa, n, fom);
+        uint32_t event = (uint32_t)tu_rand();
+        uint64_t ts = rand_ts();
+        size_t off = start_with_filler(BUF_SIZE);
+        adf_error_t err;
+        CHECK(adf_psa_encode(S.w, event, ts, S.psa, &err) == ADF_OK);
+        adf_frame_t f = read_one(off);
+        check_key(&f, ADF_TYPE_DATA_PSA, event, ts, adf_psa_payload_size(n, fom));
+        CHECK(f.payload_size == 24 + 42 * n + (fom ? 4 + 4 * n : 0));
+        memset(S.psa2, 0xA5, sizeof *S.psa2);
+        CHECK(adf_psa_decode(&f, S.psa2, &err) == ADF_OK);
+        check_psa_eq(S.psa, S.psa2);
+    }
+}
+END_TEST
+
+START_TEST(tracked_round_trip)
+{
+    for (unsigned it = 0; it < 600; it++) {
+        unsigned n = it < 2 ? it * ADF_TRACKED_MAX_GAMMAS : tu_below(ADF_TRACKED_MAX_GAMMAS + 1);
+        rand_tracked(S.tracked, n);
+        uint32_t event = (uint32_t)tu_rand();
+        uint64_t ts = rand_ts();
+        size_t off = start_with_filler(BUF_SIZE);
+        adf_error_t err;
+        CHECK(adf_tracked_encode(S.w, event, ts, S.tracked, &err) == ADF_OK);
+        adf_frame_t f = read_one(off);
+        check_key(&f, ADF_TYPE_DATA_TRACKED, event, ts, adf_tracked_payload_size(n));
+        CHECK(f.payload_size == 4 + 40 * n);
+        memset(S.tracked2, 0xA5, sizeof *S.tracked2);
+        CHECK(adf_tracked_decode(&f, S.tracked2, &err) == ADF_OK);
+        check_tracked_eq(S.tracked, S.tracked2);
+    }
+}
+END_TEST
+
+START_TEST(eof_round_trip)
+{
+    for (unsigned it = 0; it < 600; it++) {
+        adf_eof_t e = {.has_counts = it < 2 ? it == 1 : tu_below(2), .run = (uint32_t)tu_rand(),
+                       .frames = tu_rand()};
+        uint32_t event = (uint32_t)tu_rand();
+        uint64_t ts = rand_ts();
+        size_t off = start_with_filler(BUF_SIZE);
+        adf_error_t err;
+        CHECK(adf_eof_encode(S.w, event, ts, &e, &err) == ADF_OK);
+        adf_frame_t f = read_one(off);
+        check_key(&f, ADF_TYPE_META_EOF, event, ts, e.has_counts ? 12 : 0);
+        adf_eof_t back;
+        memset(&back, 0xA5, sizeof back);
+        CHECK(adf_eof_decode(&f, &back, &err) == ADF_OK);
+        CHECK(back.has_counts == e.has_counts);
+        /* An empty meta:eof decodes to zero counts. */
+        CHECK(back.run == (e.has_counts ? e.run : 0));
+        CHECK(back.frames == (e.has_counts ? e.frames : 0));
+    }
+}
+END_TEST
+
+START_TEST(event_psa_round_trip)
+{
+    adf_key_t keys_out[MAX_CRYSTALS];
+    for (unsigned it = 0; it < 300; it++) {
+        size_t n = it < 2 ? it * MAX_CRYSTALS : tu_below(MAX_CRYSTALS + 1);
+        size_t inner = 0;
+        for (size_t i = 0; i < n; i++) {
+            rand_psa(&S.psa[i], tu_below(ADF_PSA_MAX_HITS + 1), tu_below(2));
+            /* Type and length are set by the encoder. */
+            S.keys[i] = (adf_key_t){.length = (uint32_t)tu_rand(), .type = (uint32_t)tu_rand(),
+                                    .event = (uint32_t)tu_rand(), .timestamp = rand_ts()};
+            inner += ADF_KEY_SIZE + adf_psa_payload_size(S.psa[i].n_hits, S.psa[i].has_fom);
+        }
+        uint32_t event = (uint32_t)tu_rand();
+        uint64_t ts = rand_ts();
+        size_t off = start_with_filler(BUF_SIZE);
+        adf_error_t err;
+        CHECK(adf_event_psa_encode(S.w, event, ts, S.keys, S.psa, n, &err) == ADF_OK);
+        CHECK(adf_writer_depth(S.w) == 0);
+        adf_frame_t f = read_one(off);
+        check_key(&f, ADF_TYPE_EVENT_DATA_PSA, event, ts, inner);
+        memset(S.psa2, 0xA5, MAX_CRYSTALS * sizeof *S.psa2);
+        size_t got = 99;
+        CHECK(adf_event_psa_decode(&f, keys_out, S.psa2, MAX_CRYSTALS, &got, &err) == ADF_OK);
+        CHECK(got == n);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(keys_out[i].type == ADF_TYPE_DATA_PSA);
+            CHECK(keys_out[i].event == S.keys[i].event);
+            CHECK(keys_out[i].timestamp == S.keys[i].timestamp);
+            CHECK(keys_out[i].length ==
+                  ADF_KEY_SIZE + adf_psa_payload_size(S.psa[i].n_hits, S.psa[i].has_fom));
+            check_psa_eq(&S.psa[i], &S.psa2[i]);
+        }
+        /* Exactly enough room is enough. */
+        CHECK(adf_event_psa_decode(&f, keys_out, S.psa2, n, &got, &err) == ADF_OK);
+        CHECK(got == n);
+    }
+}
+END_TEST
+
+/* Several codecs one after the other in one buffer. */
+START_TEST(mixed_stream_round_trip)
+{
+    adf_writer_reset(S.w, S.buf, BUF_SIZE);
+    adf_error_t err;
+    rand_crystal(S.crystal, 7);
+    rand_psa(&S.psa[0], 3, true);
+    rand_psa(&S.psa[1], 5, false);
+    rand_tracked(S.tracked, 9);
+    adf_eof_t e = {.has_counts = true, .run = 42, .frames = 4};
+    S.keys[0] = (adf_key_t){.event = 10, .timestamp = 11};
+    S.keys[1] = (adf_key_t){.event = 12, .timestamp = 13};
+    ck_assert_int_eq(adf_crystal_encode(S.w, 1, 100, S.crystal, &err), ADF_OK);
+    ck_assert_int_eq(adf_psa_encode(S.w, 2, 200, &S.psa[0], &err), ADF_OK);
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 3, 300, S.keys, S.psa, 2, &err), ADF_OK);
+    ck_assert_int_eq(adf_tracked_encode(S.w, 4, 400, S.tracked, &err), ADF_OK);
+    ck_assert_int_eq(adf_eof_encode(S.w, 5, 500, &e, &err), ADF_OK);
+    size_t sizes[5] = {adf_crystal_payload_size(7), adf_psa_payload_size(3, true),
+                       2 * ADF_KEY_SIZE + adf_psa_payload_size(3, true) + adf_psa_payload_size(5, false),
+                       adf_tracked_payload_size(9), 12};
+    size_t total = 0;
+    for (int i = 0; i < 5; i++)
+        total += ADF_KEY_SIZE + sizes[i];
+    ck_assert_uint_eq(adf_writer_used(S.w), total);
+
+    adf_reader_reset(S.r, S.buf, total, 0);
+    adf_frame_t f;
+    size_t off = 0;
+    adf_key_t keys_out[2];
+    size_t n;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+        ck_assert_uint_eq(f.offset, off);
+        ck_assert_uint_eq(f.key.event, (uint32_t)i + 1);
+        ck_assert_uint_eq(f.key.timestamp, 100u * ((unsigned)i + 1));
+        ck_assert_uint_eq(f.payload_size, sizes[i]);
+        off += ADF_KEY_SIZE + sizes[i];
+    }
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_END);
+    adf_reader_reset(S.r, S.buf, total, 0);
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+    ck_assert_int_eq(adf_crystal_decode(&f, S.crystal2, &err), ADF_OK);
+    check_crystal_eq(S.crystal, S.crystal2);
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+    ck_assert_int_eq(adf_psa_decode(&f, &S.psa2[0], &err), ADF_OK);
+    check_psa_eq(&S.psa[0], &S.psa2[0]);
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys_out, S.psa2, 2, &n, &err), ADF_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(keys_out[1].event, 12);
+    check_psa_eq(&S.psa[1], &S.psa2[1]);
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+    ck_assert_int_eq(adf_tracked_decode(&f, S.tracked2, &err), ADF_OK);
+    check_tracked_eq(S.tracked, S.tracked2);
+    ck_assert_int_eq(adf_reader_next(S.r, &f), ADF_OK);
+    adf_eof_t back;
+    ck_assert_int_eq(adf_eof_decode(&f, &back, &err), ADF_OK);
+    ck_assert(back.has_counts);
+    ck_assert_uint_eq(back.run, 42);
+    ck_assert_uint_eq(back.frames, 4);
+}
+END_TEST
+
+/* ---- known vectors ----------------------------------------------------------------- */
+
+/* Encode with the codec, then compare with the payload built from the
+ * documented layout; also decode the hand-built bytes. */
+START_TEST(psa_known_vector)
+{
+    adf_psa_t *p = &S.psa[0];
+    memset(p, 0, sizeof *p);
+    p->crystal_id = 0x1234;
+    p->status = 0xBEEF;
+    p->core_energy[0] = 1332.0f;
+    p->core_energy[1] = 1173.25f;
+    p->core_time[0] = -12.5f;
+    p->core_time[1] = 3.75f;
+    p->psa_status = 0x0102;
+    p->n_hits = 2;
+    p->has_fom = true;
+    for (int i = 0; i < 2; i++) {
+        adf_psa_hit_t *h = &p->hit[i];
+        h->status = (uint16_t)(0xA000 + i);
+        h->segment = (int16_t)(i ? 35 : -3);
+        h->crystal = (int16_t)(i ? 0x7FFF : -1);
+        float base = i ? 100.0f : 1332.0f;
+        h->x = base;
+        h->y = base + 1;
+        h->z = base + 2;
+        h->energy = base + 3;
+        h->time = base + 4;
+        h->t_cc_e = base + 5;
+        h->t_cc_h = base + 6;
+        h->t_sg_e = base + 7;
+        h->t_sg_h = base + 8;
+        h->fom = i ? -0.25f : 0.5f;
+    }
+
+    uint8_t want[24 + 2 * 42 + 4 + 2 * 4];
+    memset(want, 0xEE, sizeof want);
+    put16(want + 0, 0x1234);
+    put16(want + 2, 0xBEEF);
+    putf(want + 4, 1332.0f);
+    putf(want + 8, 1173.25f);
+    putf(want + 12, -12.5f);
+    putf(want + 16, 3.75f);
+    put16(want + 20, 0x0102);
+    put16(want + 22, 2);
+    for (int i = 0; i < 2; i++) {
+        uint8_t *h = want + 24 + 42 * i;
+        const adf_psa_hit_t *src = &p->hit[i];
+        put16(h + 0, src->status);
+        put16(h + 2, (uint16_t)src->segment);
+        put16(h + 4, (uint16_t)src->crystal);
+        const float v[9] = {src->x,     src->y,      src->z,      src->energy, src->time,
+                            src->t_cc_e, src->t_cc_h, src->t_sg_e, src->t_sg_h};
+        for (int k = 0; k < 9; k++)
+            putf(h + 6 + 4 * k, v[k]);
+    }
+    put32(want + 24 + 84, 0x314B5354u);
+    putf(want + 24 + 84 + 4, 0.5f);
+    putf(want + 24 + 84 + 8, -0.25f);
+
+    size_t off = prepare_untouched();
+    adf_error_t err;
+    ck_assert_int_eq(adf_psa_encode(S.w, 9, 10, p, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, sizeof want);
+    const uint8_t *b = f.payload;
+    /* A few fields by their literal bytes. */
+    static const uint8_t id[4] = {0x34, 0x12, 0xEF, 0xBE};
+    static const uint8_t e0[4] = {0x00, 0x80, 0xA6, 0x44}; /* 1332.0f */
+    static const uint8_t nh[2] = {0x02, 0x00};
+    static const uint8_t seg[2] = {0xFD, 0xFF}; /* -3 */
+    static const uint8_t magic[4] = {'T', 'S', 'K', '1'};
+    static const uint8_t fom0[4] = {0x00, 0x00, 0x00, 0x3F}; /* 0.5f */
+    ck_assert_mem_eq(b + 0, id, 4);
+    ck_assert_mem_eq(b + 4, e0, 4);
+    ck_assert_mem_eq(b + 22, nh, 2);
+    ck_assert_mem_eq(b + 24 + 2, seg, 2);
+    ck_assert_mem_eq(b + 24 + 6, e0, 4); /* first hit's x, unaligned */
+    ck_assert_mem_eq(b + 24 + 42 * 2, magic, 4);
+    ck_assert_mem_eq(b + 24 + 42 * 2 + 4, fom0, 4);
+    ck_assert_mem_eq(b, want, sizeof want);
+
+    /* The hand-built bytes decode to the same values. */
+    uint64_t hoff;
+    f = hand_frame(ADF_TYPE_DATA_PSA, want, sizeof want, &hoff);
+    ck_assert_int_eq(adf_psa_decode(&f, &S.psa2[0], &err), ADF_OK);
+    ck_assert(S.psa2[0].has_fom);
+    ck_assert(S.psa2[0].hit[0].x == 1332.0f);
+    ck_assert(S.psa2[0].hit[1].t_sg_h == 108.0f);
+    ck_assert_int_eq(S.psa2[0].hit[0].segment, -3);
+    check_psa_eq(p, &S.psa2[0]);
+
+    /* Without the extension the frame ends after the hits. */
+    p->has_fom = false;
+    off = prepare_untouched();
+    ck_assert_int_eq(adf_psa_encode(S.w, 9, 10, p, &err), ADF_OK);
+    f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, 24 + 84);
+    ck_assert_mem_eq(f.payload, want, 24 + 84);
+}
+END_TEST
+
+START_TEST(crystal_known_vector)
+{
+    enum { NS = 3 };
+    adf_crystal_t *c = S.crystal;
+    memset(c, 0, sizeof *c);
+    c->crystal_id = 0x0A0B;
+    c->status = 0x8001;
+    c->n_samples = NS;
+    for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
+        c->segment_energy[i] = (float)i + 0.5f;
+    c->core_energy[0] = 1332.0f;
+    c->core_energy[1] = -2.0f;
+    for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
+        for (int s = 0; s < NS; s++)
+            c->trace[ch][s] = (int16_t)(ch * 100 - s * 7 - 3);
+
+    uint8_t want[160 + 38 * NS * 2];
+    put16(want + 0, 0x0A0B);
+    put16(want + 2, 0x8001);
+    put16(want + 4, NS);
+    put16(want + 6, 38);
+    for (int i = 0; i < 36; i++)
+        putf(want + 8 + 4 * i, (float)i + 0.5f);
+    putf(want + 152, 1332.0f);
+    putf(want + 156, -2.0f);
+    for (int ch = 0; ch < 38; ch++)
+        for (int s = 0; s < NS; s++)
+            put16(want + 160 + 2 * (NS * ch + s), (uint16_t)(int16_t)(ch * 100 - s * 7 - 3));
+
+    size_t off = prepare_untouched();
+    adf_error_t err;
+    ck_assert_int_eq(adf_crystal_encode(S.w, 1, 2, c, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, sizeof want);
+    const uint8_t *b = f.payload;
+    static const uint8_t ns[4] = {NS, 0x00, 38, 0x00};
+    static const uint8_t seg0[4] = {0x00, 0x00, 0x00, 0x3F}; /* 0.5f */
+    static const uint8_t core0[4] = {0x00, 0x80, 0xA6, 0x44};
+    static const uint8_t t00[2] = {0xFD, 0xFF};        /* trace[0][0] = -3 */
+    static const uint8_t t10[2] = {0x61, 0x00};        /* trace[1][0] = 97 */
+    static const uint8_t t372[2] = {0x63, 0x0E};       /* trace[37][2] = 3683 */
+    ck_assert_mem_eq(b + 4, ns, 4);
+    ck_assert_mem_eq(b + 8, seg0, 4);
+    ck_assert_mem_eq(b + 152, core0, 4);
+    ck_assert_mem_eq(b + 160, t00, 2);
+    ck_assert_mem_eq(b + 160 + 2 * NS, t10, 2);
+    ck_assert_mem_eq(b + 160 + 2 * (NS * 37 + 2), t372, 2);
+    ck_assert_mem_eq(b, want, sizeof want);
+
+    uint64_t hoff;
+    f = hand_frame(ADF_TYPE_DATA_CRYSTAL, want, sizeof want, &hoff);
+    ck_assert_int_eq(adf_crystal_decode(&f, S.crystal2, &err), ADF_OK);
+    ck_assert_int_eq(S.crystal2->trace[37][2], 3683);
+    ck_assert(S.crystal2->segment_energy[35] == 35.5f);
+    check_crystal_eq(c, S.crystal2);
+}
+END_TEST
+
+START_TEST(tracked_known_vector)
+{
+    adf_tracked_t *t = S.tracked;
+    memset(t, 0, sizeof *t);
+    t->n_gammas = 2;
+    t->status = 0x00C3;
+    for (int i = 0; i < 2; i++) {
+        adf_tracked_gamma_t *g = &t->gamma[i];
+        g->energy = i ? 1173.25f : 1332.0f;
+        for (int k = 0; k < 3; k++) {
+            g->first[k] = (float)(10 * i + k);
+            g->second[k] = (float)(-10 * i - k) - 0.5f;
+        }
+        g->fom = i ? 0.5f : -0.25f;
+        g->n_points = (uint16_t)(3 + i);
+        g->status = (uint16_t)(0xF00D + i);
+    }
+    uint8_t want[4 + 2 * 40];
+    memset(want, 0xEE, sizeof want);
+    put16(want + 0, 2);
+    put16(want + 2, 0x00C3);
+    for (int i = 0; i < 2; i++) {
+        uint8_t *g = want + 4 + 40 * i;
+        const adf_tracked_gamma_t *src = &t->gamma[i];
+        putf(g + 0, src->energy);
+        for (int k = 0; k < 3; k++) {
+            putf(g + 4 + 4 * k, src->first[k]);
+            putf(g + 16 + 4 * k, src->second[k]);
+        }
+        putf(g + 28, src->fom);
+        put16(g + 32, src->n_points);
+        put16(g + 34, src->status);
+        put32(g + 36, 0);
+    }
+
+    size_t off = prepare_untouched();
+    adf_error_t err;
+    ck_assert_int_eq(adf_tracked_encode(S.w, 1, 2, t, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, sizeof want);
+    const uint8_t *b = f.payload;
+    static const uint8_t hdr[4] = {0x02, 0x00, 0xC3, 0x00};
+    static const uint8_t e[4] = {0x00, 0x80, 0xA6, 0x44};
+    static const uint8_t zero4[4] = {0, 0, 0, 0};
+    static const uint8_t sec0[4] = {0x00, 0x00, 0x00, 0xBF}; /* -0.5f */
+    static const uint8_t fom[4] = {0x00, 0x00, 0x80, 0xBE};  /* -0.25f */
+    static const uint8_t pts[4] = {0x03, 0x00, 0x0D, 0xF0};
+    ck_assert_mem_eq(b + 0, hdr, 4);
+    ck_assert_mem_eq(b + 4, e, 4);
+    ck_assert_mem_eq(b + 8, zero4, 4); /* first[0] = 0.0f */
+    ck_assert_mem_eq(b + 20, sec0, 4);
+    ck_assert_mem_eq(b + 32, fom, 4);
+    ck_assert_mem_eq(b + 36, pts, 4);
+    ck_assert_mem_eq(b + 40, zero4, 4);
+    ck_assert_mem_eq(b + 44 + 36, zero4, 4);
+    ck_assert_mem_eq(b, want, sizeof want);
+
+    /* Decoding ignores the reserved word. */
+    put32(want + 40, 0xDEADBEEFu);
+    uint64_t hoff;
+    f = hand_frame(ADF_TYPE_DATA_TRACKED, want, sizeof want, &hoff);
+    ck_assert_int_eq(adf_tracked_decode(&f, S.tracked2, &err), ADF_OK);
+    ck_assert(S.tracked2->gamma[1].energy == 1173.25f);
+    ck_assert_uint_eq(S.tracked2->gamma[1].status, 0xF00E);
+    check_tracked_eq(t, S.tracked2);
+}
+END_TEST
+
+START_TEST(eof_known_vector)
+{
+    adf_eof_t e = {.has_counts = true, .run = 0x01020304u, .frames = UINT64_C(0x1122334455667788)};
+    static const uint8_t want[12] = {0x04, 0x03, 0x02, 0x01, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+    size_t off = prepare_untouched();
+    adf_error_t err;
+    ck_assert_int_eq(adf_eof_encode(S.w, 1, 2, &e, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, 12);
+    ck_assert_mem_eq(f.payload, want, 12);
+
+    e.has_counts = false;
+    off = prepare_untouched();
+    ck_assert_int_eq(adf_eof_encode(S.w, 1, 2, &e, &err), ADF_OK);
+    f = read_one(off);
+    ck_assert_uint_eq(f.payload_size, 0);
+
+    uint64_t hoff;
+    adf_eof_t back;
+    f = hand_frame(ADF_TYPE_META_EOF, want, sizeof want, &hoff);
+    ck_assert_int_eq(adf_eof_decode(&f, &back, &err), ADF_OK);
+    ck_assert(back.has_counts);
+    ck_assert_uint_eq(back.run, 0x01020304u);
+    ck_assert_uint_eq(back.frames, UINT64_C(0x1122334455667788));
+}
+END_TEST
+
+START_TEST(event_psa_known_vector)
+{
+    rand_psa(&S.psa[0], 1, false);
+    rand_psa(&S.psa[1], 0, true);
+    S.keys[0] = (adf_key_t){.event = 0x11, .timestamp = 0x22};
+    S.keys[1] = (adf_key_t){.event = 0x33, .timestamp = 0x44};
+    size_t off = prepare_untouched();
+    adf_error_t err;
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 0x55, 0x66, S.keys, S.psa, 2, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    size_t l0 = 20 + 24 + 42, l1 = 20 + 24 + 4;
+    ck_assert_uint_eq(f.payload_size, l0 + l1);
+    /* The sub-keys: length, type, event, timestamp. */
+    uint8_t k0[20], k1[20];
+    put32(k0, (uint32_t)l0);
+    put32(k0 + 4, 0xFA010102u);
+    put32(k0 + 8, 0x11);
+    put64(k0 + 12, 0x22);
+    put32(k1, (uint32_t)l1);
+    put32(k1 + 4, 0xFA010102u);
+    put32(k1 + 8, 0x33);
+    put64(k1 + 12, 0x44);
+    ck_assert_mem_eq(f.payload, k0, 20);
+    ck_assert_mem_eq(f.payload + l0, k1, 20);
+    static const uint8_t magic[4] = {0x54, 0x53, 0x4B, 0x31};
+    ck_assert_mem_eq(f.payload + l0 + 20 + 24, magic, 4);
+    /* The outer key. */
+    uint8_t ko[20];
+    put32(ko, (uint32_t)(20 + l0 + l1));
+    put32(ko + 4, 0xCA010102u);
+    put32(ko + 8, 0x55);
+    put64(ko + 12, 0x66);
+    ck_assert_mem_eq(S.buf + off, ko, 20);
+}
+END_TEST
+
+/* ---- malformed payloads ---------------------------------------------------------- */
+
+/* Decode the first `size` bytes of `payload` as a frame of the codec's type;
+ * expect `want` (ADF_OK or an error naming the frame's offset). */
+static void expect_decode(uint32_t type, const uint8_t *payload, size_t size, int want)
+{
+    uint64_t off;
+    adf_frame_t f = hand_frame(type, payload, size, &off);
+    adf_error_t err;
+    adf_error_clear(&err);
+    size_t n;
+    int rc;
+    switch (type) {
+    case ADF_TYPE_DATA_CRYSTAL: rc = adf_crystal_decode(&f, S.crystal2, &err); break;
+    case ADF_TYPE_DATA_PSA: rc = adf_psa_decode(&f, S.psa2, &err); break;
+    case ADF_TYPE_DATA_TRACKED: rc = adf_tracked_decode(&f, S.tracked2, &err); break;
+    case ADF_TYPE_META_EOF: {
+        adf_eof_t e;
+        rc = adf_eof_decode(&f, &e, &err);
+        break;
+    }
+    default: rc = adf_event_psa_decode(&f, S.keys, S.psa2, MAX_CRYSTALS, &n, &err); break;
+    }
+    if (rc != want)
+        ck_abort_msg("type 0x%08X, payload of %zu bytes: got %d (%s), expected %d", (unsigned)type, size, rc,
+                     err.message, want);
+    if (want != ADF_OK)
+        check_error_at(&err, want, off);
+}
+
+START_TEST(crystal_bad_sizes)
+{
+    static uint8_t p[160 + 76 * 20 + 8];
+    for (int round = 0; round < 4; round++) {
+        unsigned ns = round == 0 ? 0 : tu_below(21);
+        tu_fill(p, sizeof p);
+        put16(p + 4, (uint16_t)ns);
+        put16(p + 6, 38);
+        size_t valid = 160 + 76 * ns;
+        for (size_t size = 0; size <= valid + 8; size++)
+            expect_decode(ADF_TYPE_DATA_CRYSTAL, p, size, size == valid ? ADF_OK : ADF_EPAYLOAD);
+        /* One channel too few or too many is malformed whatever the size. */
+        static const uint16_t bad_channels[] = {0, 36, 37, 39, 76, 0xFFFF};
+        for (size_t i = 0; i < sizeof bad_channels / sizeof bad_channels[0]; i++) {
+            put16(p + 6, bad_channels[i]);
+            expect_decode(ADF_TYPE_DATA_CRYSTAL, p, valid, ADF_EPAYLOAD);
+        }
+    }
+}
+END_TEST
+
+START_TEST(crystal_too_many_samples)
+{
+    static uint8_t p[160 + 8];
+    static const uint16_t counts[] = {ADF_CRYSTAL_MAX_SAMPLES + 1, 2000, 0xFFFF};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        tu_fill(p, sizeof p);
+        put16(p + 4, counts[i]);
+        put16(p + 6, 38);
+        for (size_t size = 0; size <= sizeof p; size++)
+            expect_decode(ADF_TYPE_DATA_CRYSTAL, p, size, size < 160 ? ADF_EPAYLOAD : ADF_ERANGE);
+    }
+    /* Even with the payload size 1025 samples would need. */
+    size_t big = adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES + 1);
+    uint8_t *q = calloc(1, big);
+    ck_assert_ptr_nonnull(q);
+    put16(q + 4, ADF_CRYSTAL_MAX_SAMPLES + 1);
+    put16(q + 6, 38);
+    expect_decode(ADF_TYPE_DATA_CRYSTAL, q, big, ADF_ERANGE);
+    adf_error_t err;
+    uint64_t off;
+    adf_frame_t f = hand_frame(ADF_TYPE_DATA_CRYSTAL, q, big, &off);
+    ck_assert_int_eq(adf_crystal_decode(&f, S.crystal2, &err), ADF_ERANGE);
+    tu_assert_error(&err, ADF_ERANGE, "1025 samples");
+    free(q);
+}
+END_TEST
+
+START_TEST(psa_bad_sizes)
+{
+    static uint8_t p[24 + 46 * 12 + 8];
+    for (int round = 0; round < 4; round++) {
+        unsigned n = round == 0 ? 0 : tu_below(13);
+        tu_fill(p, sizeof p);
+        put16(p + 22, (uint16_t)n);
+        size_t plain = 24 + 42 * n, fom = plain + 4 + 4 * n;
+        put32(p + plain, 0x314B5354u);
+        for (size_t size = 0; size <= fom + 8; size++)
+            expect_decode(ADF_TYPE_DATA_PSA, p, size, size == plain || size == fom ? ADF_OK : ADF_EPAYLOAD);
+        /* The "with fom" size needs the magic word. */
+        static const uint32_t bad_magic[] = {0x314B5355u, 0x54534B31u, 0, 0xFFFFFFFFu};
+        for (size_t i = 0; i < sizeof bad_magic / sizeof bad_magic[0]; i++) {
+            put32(p + plain, bad_magic[i]);
+            expect_decode(ADF_TYPE_DATA_PSA, p, fom, ADF_EPAYLOAD);
+            expect_decode(ADF_TYPE_DATA_PSA, p, plain, ADF_OK);
+        }
+    }
+    /* Too many hits. */
+    static const uint16_t counts[] = {ADF_PSA_MAX_HITS + 1, 1000, 0xFFFF};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        tu_fill(p, sizeof p);
+        put16(p + 22, counts[i]);
+        for (size_t size = 0; size <= 24 + 8; size++)
+            expect_decode(ADF_TYPE_DATA_PSA, p, size, size < 24 ? ADF_EPAYLOAD : ADF_ERANGE);
+    }
+    size_t big = adf_psa_payload_size(ADF_PSA_MAX_HITS + 1, false);
+    uint8_t *q = calloc(1, big);
+    ck_assert_ptr_nonnull(q);
+    put16(q + 22, ADF_PSA_MAX_HITS + 1);
+    expect_decode(ADF_TYPE_DATA_PSA, q, big, ADF_ERANGE);
+    free(q);
+}
+END_TEST
+
+START_TEST(tracked_bad_sizes)
+{
+    static uint8_t p[4 + 40 * 20 + 8];
+    for (int round = 0; round < 4; round++) {
+        unsigned n = round == 0 ? 0 : tu_below(21);
+        tu_fill(p, sizeof p);
+        put16(p + 0, (uint16_t)n);
+        size_t valid = 4 + 40 * n;
+        for (size_t size = 0; size <= valid + 8; size++)
+            expect_decode(ADF_TYPE_DATA_TRACKED, p, size, size == valid ? ADF_OK : ADF_EPAYLOAD);
+    }
+    static const uint16_t counts[] = {ADF_TRACKED_MAX_GAMMAS + 1, 0x8000, 0xFFFF};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        tu_fill(p, sizeof p);
+        put16(p + 0, counts[i]);
+        for (size_t size = 0; size <= 4 + 8; size++)
+            expect_decode(ADF_TYPE_DATA_TRACKED, p, size, size < 4 ? ADF_EPAYLOAD : ADF_ERANGE);
+    }
+    size_t big = adf_tracked_payload_size(ADF_TRACKED_MAX_GAMMAS + 1);
+    uint8_t *q = calloc(1, big);
+    ck_assert_ptr_nonnull(q);
+    put16(q, ADF_TRACKED_MAX_GAMMAS + 1);
+    expect_decode(ADF_TYPE_DATA_TRACKED, q, big, ADF_ERANGE);
+    free(q);
+}
+END_TEST
+
+START_TEST(eof_bad_sizes)
+{
+    uint8_t p[12 + 8];
+    tu_fill(p, sizeof p);
+    for (size_t size = 0; size <= sizeof p; size++)
+        expect_decode(ADF_TYPE_META_EOF, p, size, size == 0 || size == 12 ? ADF_OK : ADF_EPAYLOAD);
+}
+END_TEST
+
+/* ---- wrong types -------------------------------------------------------------------- */
+
+START_TEST(wrong_type_names_both)
+{
+    static const uint32_t types[] = {ADF_TYPE_DATA_CRYSTAL, ADF_TYPE_DATA_PSA, ADF_TYPE_DATA_TRACKED,
+                                     ADF_TYPE_META_EOF, ADF_TYPE_EVENT_DATA_PSA};
+    static const char *const names[] = {"data:crystal", "data:psa", "data:tracked", "meta:eof",
+                                        "event:data:psa"};
+    static const uint32_t others[] = {ADF_TYPE_EVENT_DATA, ADF_TYPE_META_SYNC, 0xFA7F0301u, 0xCA7F0301u};
+    static const char *const other_names[] = {"event:data", "meta:sync", "0xFA7F0301", "0xCA7F0301"};
+    uint8_t payload[64] = {0};
+    for (size_t d = 0; d < 5; d++) {
+        for (size_t t = 0; t < 5 + 4; t++) {
+            uint32_t type = t < 5 ? types[t] : others[t - 5];
+            const char *name = t < 5 ? names[t] : other_names[t - 5];
+            if (type == types[d])
+                continue;
+            uint64_t off;
+            adf_frame_t f = hand_frame(type, payload, tu_below(sizeof payload + 1), &off);
+            adf_error_t err;
+            adf_error_clear(&err);
+            size_t n = 7;
+            adf_eof_t e;
+            int rc;
+            switch (d) {
+            case 0: rc = adf_crystal_decode(&f, S.crystal2, &err); break;
+            case 1: rc = adf_psa_decode(&f, S.psa2, &err); break;
+            case 2: rc = adf_tracked_decode(&f, S.tracked2, &err); break;
+            case 3: rc = adf_eof_decode(&f, &e, &err); break;
+            default:
+                rc = adf_event_psa_decode(&f, S.keys, S.psa2, MAX_CRYSTALS, &n, &err);
+                ck_assert_uint_eq(n, 0);
+                break;
+            }
+            ck_assert_int_eq(rc, ADF_EBADTYPE);
+            check_error_at(&err, ADF_EBADTYPE, off);
+            /* "is data:psa, expected data:crystal": both names, in order. */
+            char needle[96];
+            snprintf(needle, sizeof needle, "is %s, expected %s", name, names[d]);
+            tu_assert_error(&err, ADF_EBADTYPE, needle);
+        }
+    }
+}
+END_TEST
+
+/* ---- encode errors ----------------------------------------------------------------- */
+
+/* The writer after a failed encode: same used(), nothing open, bytes after
+ * used() untouched. */
+static void check_untouched(size_t used)
+{
+    ck_assert_uint_eq(adf_writer_used(S.w), used);
+    ck_assert_uint_eq(adf_writer_depth(S.w), 0);
+    for (size_t i = used; i < 4096; i++)
+        if (S.buf[i] != 0xA5)
+            ck_abort_msg("byte %zu written by a refused encode", i);
+}
+
+START_TEST(encode_range_errors)
+{
+    adf_error_t err;
+    static const uint16_t samples[] = {ADF_CRYSTAL_MAX_SAMPLES + 1, 0xFFFF};
+    for (size_t i = 0; i < 2; i++) {
+        size_t used = prepare_untouched();
+        rand_crystal(S.crystal, 0);
+        S.crystal->n_samples = samples[i];
+        ck_assert_int_eq(adf_crystal_encode(S.w, 1, 2, S.crystal, &err), ADF_ERANGE);
+        tu_assert_error(&err, ADF_ERANGE, "at most 1024");
+        check_untouched(used);
+    }
+    static const uint16_t hits[] = {ADF_PSA_MAX_HITS + 1, 0xFFFF};
+    for (size_t i = 0; i < 2; i++) {
+        size_t used = prepare_untouched();
+        rand_psa(S.psa, 0, i == 0);
+        S.psa->n_hits = hits[i];
+        ck_assert_int_eq(adf_psa_encode(S.w, 1, 2, S.psa, &err), ADF_ERANGE);
+        tu_assert_error(&err, ADF_ERANGE, "at most 64");
+        check_untouched(used);
+    }
+    static const uint16_t gammas[] = {ADF_TRACKED_MAX_GAMMAS + 1, 0xFFFF};
+    for (size_t i = 0; i < 2; i++) {
+        size_t used = prepare_untouched();
+        rand_tracked(S.tracked, 0);
+        S.tracked->n_gammas = gammas[i];
+        ck_assert_int_eq(adf_tracked_encode(S.w, 1, 2, S.tracked, &err), ADF_ERANGE);
+        tu_assert_error(&err, ADF_ERANGE, "at most 128");
+        check_untouched(used);
+    }
+    /* One bad crystal anywhere in an event: nothing of the event is written. */
+    for (size_t bad = 0; bad < 4; bad++) {
+        size_t used = prepare_untouched();
+        for (size_t i = 0; i < 4; i++) {
+            rand_psa(&S.psa[i], 2, false);
+            S.keys[i] = (adf_key_t){.event = (uint32_t)i, .timestamp = i};
+        }
+        S.psa[bad].n_hits = ADF_PSA_MAX_HITS + 1;
+        ck_assert_int_eq(adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, 4, &err), ADF_ERANGE);
+        tu_assert_error(&err, ADF_ERANGE, "65 hits");
+        check_untouched(used);
+        S.psa[bad].n_hits = 2;
+        S.keys[bad].timestamp = ADF_TIMESTAMP_MAX + 1;
+        ck_assert_int_eq(adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, 4, &err), ADF_EBADKEY);
+        tu_assert_error(&err, ADF_EBADKEY, "48 bits");
+        check_untouched(used);
+        ck_assert(!adf_writer_full(S.w));
+    }
+    /* A timestamp over 48 bits, through the writer, for each codec. */
+    size_t used = prepare_untouched();
+    adf_eof_t e = {.has_counts = true};
+    uint64_t wide = ADF_TIMESTAMP_MAX + 1;
+    ck_assert_int_eq(adf_eof_encode(S.w, 1, wide, &e, &err), ADF_EBADKEY);
+    tu_assert_error(&err, ADF_EBADKEY, "48 bits");
+    rand_crystal(S.crystal, 4);
+    ck_assert_int_eq(adf_crystal_encode(S.w, 1, wide, S.crystal, &err), ADF_EBADKEY);
+    rand_psa(S.psa, 4, true);
+    ck_assert_int_eq(adf_psa_encode(S.w, 1, wide, S.psa, &err), ADF_EBADKEY);
+    rand_tracked(S.tracked, 4);
+    ck_assert_int_eq(adf_tracked_encode(S.w, 1, wide, S.tracked, &err), ADF_EBADKEY);
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 1, wide, S.keys, S.psa, 1, &err), ADF_EBADKEY);
+    check_untouched(used);
+}
+END_TEST
+
+START_TEST(encode_full_and_too_big)
+{
+    adf_error_t err;
+    rand_crystal(S.crystal, 5);
+    rand_psa(S.psa, 5, true);
+    rand_tracked(S.tracked, 5);
+    adf_eof_t e = {.has_counts = true, .run = 1, .frames = 2};
+    size_t sizes[4] = {adf_crystal_payload_size(5), adf_psa_payload_size(5, true),
+                       adf_tracked_payload_size(5), 12};
+    for (int c = 0; c < 4; c++) {
+        for (int empty = 0; empty < 2; empty++) {
+            memset(S.buf, 0xA5, BUF_SIZE);
+            uint8_t filler[13] = {0};
+            size_t used = empty ? 0 : ADF_KEY_SIZE + sizeof filler;
+            /* One byte short of room for the frame. */
+            adf_writer_reset(S.w, S.buf, used + ADF_KEY_SIZE + sizes[c] - 1);
+            if (!empty) {
+                adf_key_t k = {.type = ADF_TYPE_META_SYNC};
+                ck_assert_int_eq(adf_writer_put(S.w, &k, filler, sizeof filler), ADF_OK);
+            }
+            int rc;
+            switch (c) {
+            case 0: rc = adf_crystal_encode(S.w, 1, 2, S.crystal, &err); break;
+            case 1: rc = adf_psa_encode(S.w, 1, 2, S.psa, &err); break;
+            case 2: rc = adf_tracked_encode(S.w, 1, 2, S.tracked, &err); break;
+            default: rc = adf_eof_encode(S.w, 1, 2, &e, &err); break;
+            }
+            if (empty) {
+                ck_assert_int_eq(rc, ADF_ETOOBIG);
+                tu_assert_error(&err, ADF_ETOOBIG, "cannot fit");
+                ck_assert(!adf_writer_full(S.w));
+            } else {
+                ck_assert_int_eq(rc, ADF_EFULL);
+                tu_assert_error(&err, ADF_EFULL, "full");
+                ck_assert(adf_writer_full(S.w));
+            }
+            check_untouched(used);
+        }
+    }
+}
+END_TEST
+
+/* ---- event:data:psa ------------------------------------------------------------------ */
+
+START_TEST(event_psa_too_many_for_max)
+{
+    for (size_t i = 0; i < 5; i++) {
+        rand_psa(&S.psa[i], tu_below(5), tu_below(2));
+        S.keys[i] = (adf_key_t){.event = (uint32_t)i, .timestamp = i};
+    }
+    size_t off = start_with_filler(BUF_SIZE);
+    adf_error_t err;
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, 5, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    adf_key_t keys[MAX_CRYSTALS];
+    for (size_t max = 0; max < 5; max++) {
+        size_t n = 99;
+        adf_error_clear(&err);
+        ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, max, &n, &err), ADF_ERANGE);
+        ck_assert_uint_eq(n, 0);
+        check_error_at(&err, ADF_ERANGE, off);
+        char needle[32];
+        snprintf(needle, sizeof needle, "more than %zu crystals", max);
+        tu_assert_error(&err, ADF_ERANGE, needle);
+    }
+    size_t n = 0;
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, 5, &n, &err), ADF_OK);
+    ck_assert_uint_eq(n, 5);
+}
+END_TEST
+
+START_TEST(event_psa_foreign_subframe)
+{
+    /* event:data:psa holding a data:psa and then a data:crystal. */
+    size_t off = start_with_filler(BUF_SIZE);
+    adf_key_t ck = {.type = ADF_TYPE_EVENT_DATA_PSA, .event = 1, .timestamp = 2};
+    adf_error_t err;
+    rand_psa(S.psa, 3, false);
+    rand_crystal(S.crystal, 2);
+    ck_assert_int_eq(adf_writer_begin(S.w, &ck), ADF_OK);
+    ck_assert_int_eq(adf_psa_encode(S.w, 1, 2, S.psa, &err), ADF_OK);
+    ck_assert_int_eq(adf_crystal_encode(S.w, 1, 2, S.crystal, &err), ADF_OK);
+    ck_assert_int_eq(adf_writer_end(S.w), ADF_OK);
+    adf_frame_t f = read_one(off);
+    size_t n = 99;
+    adf_key_t keys[MAX_CRYSTALS];
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, MAX_CRYSTALS, &n, &err), ADF_EBADTYPE);
+    ck_assert_uint_eq(n, 0);
+    /* The error points at the crystal sub-frame, counted from the buffer. */
+    check_error_at(&err, ADF_EBADTYPE, off + ADF_KEY_SIZE + ADF_KEY_SIZE + adf_psa_payload_size(3, false));
+    tu_assert_error(&err, ADF_EBADTYPE, "data:crystal");
+    tu_assert_error(&err, ADF_EBADTYPE, "data:psa");
+
+    /* A malformed data:psa inside: the sub-frame's offset is reported. */
+    uint8_t payload[256];
+    uint8_t bad[30] = {0};
+    size_t pos = tu_put_frame(payload, ADF_TYPE_DATA_PSA, 0, 0, bad, 24);
+    size_t sub = pos;
+    pos += tu_put_frame(payload + pos, ADF_TYPE_DATA_PSA, 0, 0, bad, sizeof bad);
+    uint64_t hoff;
+    f = hand_frame(ADF_TYPE_EVENT_DATA_PSA, payload, pos, &hoff);
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, MAX_CRYSTALS, &n, &err), ADF_EPAYLOAD);
+    check_error_at(&err, ADF_EPAYLOAD, hoff + ADF_KEY_SIZE + sub);
+
+    /* A composite with a bad key inside. */
+    pos = tu_put_frame(payload, ADF_TYPE_DATA_PSA, 0, 0, bad, 24);
+    pos += tu_put_frame(payload + pos, 0x12345678u, 0, 0, bad, 24);
+    f = hand_frame(ADF_TYPE_EVENT_DATA_PSA, payload, pos, &hoff);
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, MAX_CRYSTALS, &n, &err), ADF_EBADKEY);
+    check_error_at(&err, ADF_EBADKEY, hoff + ADF_KEY_SIZE + 44);
+}
+END_TEST
+
+/* Build an event:data:psa whose payload is (if `lead`) one whole data:psa
+ * frame and then the first `cut` bytes of another, for every cut; decode must say ETRUNC at the
+ * truncated sub-frame. */
+static void check_truncated_tail(bool lead, unsigned lead_hits, unsigned tail_hits)
+{
+    uint8_t tail[1024], payload[4096];
+    uint8_t hits[24 + 42 * 20] = {0};
+    put16(hits + 22, (uint16_t)lead_hits);
+    size_t pos = 0;
+    if (lead)
+        pos = tu_put_frame(payload, ADF_TYPE_DATA_PSA, 3, 4, hits, 24 + 42 * lead_hits);
+    put16(hits + 22, (uint16_t)tail_hits);
+    size_t tail_len = tu_put_frame(tail, ADF_TYPE_DATA_PSA, 5, 6, hits, 24 + 42 * tail_hits);
+    adf_key_t keys[MAX_CRYSTALS];
+    for (size_t cut = 1; cut < tail_len; cut++) {
+        memcpy(payload + pos, tail, cut);
+        uint64_t hoff;
+        adf_frame_t f = hand_frame(ADF_TYPE_EVENT_DATA_PSA, payload, pos + cut, &hoff);
+        adf_error_t err;
+        adf_error_clear(&err);
+        size_t n = 99;
+        int rc = adf_event_psa_decode(&f, keys, S.psa2, MAX_CRYSTALS, &n, &err);
+        if (rc != ADF_ETRUNC)
+            ck_abort_msg("sub-frame of %zu bytes cut to %zu after %zu bytes: got %d (%s), expected ETRUNC",
+                         tail_len, cut, pos, rc, err.message);
+        CHECK(n == 0);
+        check_error_at(&err, ADF_ETRUNC, hoff + ADF_KEY_SIZE + pos);
+    }
+}
+
+START_TEST(event_psa_truncated_tail)
+{
+    /* The truncated sub-frame would still fit the composite's payload. */
+    check_truncated_tail(true, 3, 0);
+    check_truncated_tail(true, 5, 2);
+}
+END_TEST
+
+START_TEST(event_psa_truncated_long_subframe)
+{
+    /* The truncated sub-frame claims more bytes than the whole payload
+     * holds: still a truncated frame (ETRUNC), not a malformed key. */
+    check_truncated_tail(false, 0, 2);
+    check_truncated_tail(true, 0, 2);
+}
+END_TEST
+
+START_TEST(event_psa_trailing_bytes)
+{
+    uint8_t payload[256], hits[24] = {0};
+    size_t pos = tu_put_frame(payload, ADF_TYPE_DATA_PSA, 3, 4, hits, sizeof hits);
+    adf_key_t keys[MAX_CRYSTALS];
+    for (size_t extra = 1; extra < ADF_KEY_SIZE; extra++) {
+        memset(payload + pos, 0xFA, extra);
+        uint64_t hoff;
+        adf_frame_t f = hand_frame(ADF_TYPE_EVENT_DATA_PSA, payload, pos + extra, &hoff);
+        adf_error_t err;
+        size_t n = 99;
+        ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, MAX_CRYSTALS, &n, &err), ADF_ETRUNC);
+        check_error_at(&err, ADF_ETRUNC, hoff + ADF_KEY_SIZE + pos);
+        tu_assert_error(&err, ADF_ETRUNC, "incomplete key");
+    }
+}
+END_TEST
+
+START_TEST(event_psa_full_takes_all_back)
+{
+    size_t n = 4, inner = 0;
+    for (size_t i = 0; i < n; i++) {
+        rand_psa(&S.psa[i], 1 + tu_below(4), tu_below(2));
+        S.keys[i] = (adf_key_t){.event = (uint32_t)i, .timestamp = i};
+        inner += ADF_KEY_SIZE + adf_psa_payload_size(S.psa[i].n_hits, S.psa[i].has_fom);
+    }
+    size_t total = ADF_KEY_SIZE + inner;
+    adf_error_t err;
+    uint8_t filler[10] = {0};
+    adf_key_t fk = {.type = ADF_TYPE_META_SYNC};
+    size_t used = ADF_KEY_SIZE + sizeof filler;
+    for (size_t room = 0; room <= total; room++) {
+        memset(S.buf, 0xA5, used + total + 64);
+        adf_writer_reset(S.w, S.buf, used + room);
+        CHECK(adf_writer_put(S.w, &fk, filler, sizeof filler) == ADF_OK);
+        int rc = adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, n, &err);
+        CHECK(adf_writer_depth(S.w) == 0);
+        if (room == total) {
+            CHECK(rc == ADF_OK);
+            CHECK(adf_writer_used(S.w) == used + total);
+            break;
+        }
+        CHECK(rc == ADF_EFULL);
+        CHECK(err.code == ADF_EFULL);
+        CHECK(adf_writer_full(S.w));
+        CHECK(adf_writer_used(S.w) == used);
+        for (size_t i = used + room; i < used + total + 64; i++)
+            if (S.buf[i] != 0xA5)
+                ck_abort_msg("room %zu: byte %zu written past the capacity", room, i);
+    }
+    /* An empty buffer too small for the event: too big, not full. */
+    adf_writer_reset(S.w, S.buf, total - 1);
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, n, &err), ADF_ETOOBIG);
+    tu_assert_error(&err, ADF_ETOOBIG, "cannot fit");
+    ck_assert_uint_eq(adf_writer_used(S.w), 0);
+    ck_assert_uint_eq(adf_writer_depth(S.w), 0);
+    ck_assert(!adf_writer_full(S.w));
+}
+END_TEST
+
+START_TEST(event_psa_empty)
+{
+    size_t off = start_with_filler(BUF_SIZE);
+    adf_error_t err;
+    ck_assert_int_eq(adf_event_psa_encode(S.w, 7, 8, S.keys, S.psa, 0, &err), ADF_OK);
+    adf_frame_t f = read_one(off);
+    check_key(&f, ADF_TYPE_EVENT_DATA_PSA, 7, 8, 0);
+    ck_assert_uint_eq(adf_writer_used(S.w), off + ADF_KEY_SIZE);
+    size_t n = 99;
+    adf_key_t keys[1];
+    ck_assert_int_eq(adf_event_psa_decode(&f, keys, S.psa2, 0, &n, &err), ADF_OK);
+    ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+/* ---- random bytes --------------------------------------------------------------------- */
+
+/* A payload for the decoder of `type`: random bytes, often with plausible
+ * count fields and sizes, sometimes exactly valid. *size is chosen here.
+ * The allocation has exactly that size so valgrind sees any over-read. */
+static uint8_t *random_payload(uint32_t type, size_t *size_out)
+{
+    bool shape = tu_below(4) != 0;
+    bool exact = tu_below(4) == 0;
+    size_t size = tu_below(2001);
+    if (exact) {
+        switch (type) {
+        case ADF_TYPE_DATA_CRYSTAL: size = 160 + 76 * (size_t)tu_below(24); break;
+        case ADF_TYPE_DATA_PSA:
+            size = tu_below(2) ? 24 + 42 * (size_t)tu_below(45) : 28 + 46 * (size_t)tu_below(41);
+            break;
+        case ADF_TYPE_DATA_TRACKED: size = 4 + 40 * (size_t)tu_below(50); break;
+        case ADF_TYPE_META_EOF: size = tu_below(2) ? 0 : 12; break;
+        default: break;
+        }
+    } else if (type == ADF_TYPE_META_EOF && tu_below(2)) {
+        size = tu_below(16);
+    }
+    uint8_t *p = malloc(size ? size : 1);
+    ck_assert_ptr_nonnull(p);
+    tu_fill(p, size);
+    switch (type) {
+    case ADF_TYPE_DATA_CRYSTAL:
+        if (shape && size >= 8) {
+            put16(p + 6, tu_below(8) ? 38 : (uint16_t)tu_rand());
+            unsigned fit = size >= 160 ? (unsigned)((size - 160) / 76) : 0;
+            put16(p + 4, (uint16_t)(tu_below(4) ? fit : tu_below(1100)));
+        }
+        break;
+    case ADF_TYPE_DATA_PSA:
+        if (shape && size >= 24) {
+            unsigned plain = (unsigned)((size - 24) / 42), fom = size >= 28 ? (unsigned)((size - 28) / 46) : 0;
+            unsigned n = tu_below(4) == 0 ? tu_below(80) : (tu_below(2) ? plain : fom);
+            put16(p + 22, (uint16_t)n);
+            size_t at = 24 + 42 * (size_t)n;
+            if (tu_below(4) && at + 4 <= size)
+                put32(p + at, 0x314B5354u);
+        }
+        break;
+    case ADF_TYPE_DATA_TRACKED:
+        if (shape && size >= 4)
+            put16(p, (uint16_t)(tu_below(4) ? (size - 4) / 40 : tu_below(140)));
+        break;
+    case ADF_TYPE_EVENT_DATA_PSA:
+        if (shape) {
+            /* A chain of data:psa sub-frames, then maybe a few bytes
+             * changed or cut off. */
+            free(p);
+            uint8_t tmp[2100], hits[24 + 42 * 3];
+            size = 0;
+            for (unsigned i = 0, m = tu_below(MAX_CRYSTALS + 3); i < m; i++) {
+                unsigned n = tu_below(4);
+                tu_fill(hits, sizeof hits);
+                put16(hits + 22, (uint16_t)n);
+                size += tu_put_frame(tmp + size, ADF_TYPE_DATA_PSA, (uint32_t)tu_rand(), rand_ts(), hits,
+                                     24 + 42 * n);
+            }
+            for (unsigned k = tu_below(3); k > 0 && size; k--)
+                tmp[tu_below((uint32_t)size)] = (uint8_t)tu_rand();
+            if (size && tu_below(4) == 0)
+                size -= tu_below((uint32_t)size) + 1;
+            p = malloc(size ? size : 1);
+            ck_assert_ptr_nonnull(p);
+            memcpy(p, tmp, size);
+        }
+        break;
+    default: break;
+    }
+    *size_out = size;
+    return p;
+}
+
+START_TEST(random_payloads_never_crash)
+{
+    static const uint32_t types[] = {ADF_TYPE_DATA_CRYSTAL, ADF_TYPE_DATA_PSA, ADF_TYPE_DATA_TRACKED,
+                                     ADF_TYPE_META_EOF, ADF_TYPE_EVENT_DATA_PSA};
+    unsigned ok[5] = {0}, failed[5] = {0};
+    for (unsigned it = 0; it < 4000; it++) {
+        unsigned d = it % 5;
+        uint32_t type = types[d];
+        size_t size;
+        uint8_t *p = random_payload(type, &size);
+        adf_frame_t f = {.key = {.length = (uint32_t)(ADF_KEY_SIZE + size), .type = type},
+                         .payload = p,
+                         .payload_size = (uint32_t)size,
+                         .offset = tu_rand() >> 20};
+        adf_error_t err;
+        adf_error_clear(&err);
+        adf_eof_t e;
+        size_t n = 0;
+        int rc;
+        switch (d) {
+        case 0: rc = adf_crystal_decode(&f, S.crystal2, &err); break;
+        case 1: rc = adf_psa_decode(&f, S.psa2, &err); break;
+        case 2: rc = adf_tracked_decode(&f, S.tracked2, &err); break;
+        case 3: rc = adf_eof_decode(&f, &e, &err); break;
+        default: rc = adf_event_psa_decode(&f, S.keys, S.psa2, MAX_CRYSTALS, &n, &err); break;
+        }
+        if (rc == ADF_OK) {
+            ok[d]++;
+            /* Success means the size was consistent with the counts. */
+            switch (d) {
+            case 0: CHECK(size == adf_crystal_payload_size(S.crystal2->n_samples)); break;
+            case 1: CHECK(size == adf_psa_payload_size(S.psa2->n_hits, S.psa2->has_fom)); break;
+            case 2: CHECK(size == adf_tracked_payload_size(S.tracked2->n_gammas)); break;
+            case 3: CHECK(size == (e.has_counts ? 12u : 0u)); break;
+            default: CHECK(n <= MAX_CRYSTALS); break;
+            }
+        } else {
+            failed[d]++;
+            if (rc >= 0 || err.code != rc || err.message[0] == '\0' || !strstr(err.message, "offset"))
+                ck_abort_msg("decoder %u, %zu bytes: rc %d, error %d '%s'", d, size, rc, err.code, err.message);
+            CHECK(err.offset >= f.offset && err.offset < f.offset + ADF_KEY_SIZE + size);
+        }
+        free(p);
+    }
+    /* The shaped payloads reach the success path of every decoder. */
+    for (int d = 0; d < 5; d++) {
+        ck_assert_uint_gt(ok[d], 0);
+        ck_assert_uint_gt(failed[d], 0);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("adf_codecs");
+    TCase *tc = tcase_create("round_trip");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, crystal_round_trip);
+    tcase_add_test(tc, psa_round_trip);
+    tcase_add_test(tc, tracked_round_trip);
+    tcase_add_test(tc, eof_round_trip);
+    tcase_add_test(tc, event_psa_round_trip);
+    tcase_add_test(tc, mixed_stream_round_trip);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("layout");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, psa_known_vector);
+    tcase_add_test(tc, crystal_known_vector);
+    tcase_add_test(tc, tracked_known_vector);
+    tcase_add_test(tc, eof_known_vector);
+    tcase_add_test(tc, event_psa_known_vector);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("malformed");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, crystal_bad_sizes);
+    tcase_add_test(tc, crystal_too_many_samples);
+    tcase_add_test(tc, psa_bad_sizes);
+    tcase_add_test(tc, tracked_bad_sizes);
+    tcase_add_test(tc, eof_bad_sizes);
+    tcase_add_test(tc, wrong_type_names_both);
+    tcase_add_test(tc, random_payloads_never_crash);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("encode_errors");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, encode_range_errors);
+    tcase_add_test(tc, encode_full_and_too_big);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("event_psa");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, event_psa_too_many_for_max);
+    tcase_add_test(tc, event_psa_foreign_subframe);
+    tcase_add_test(tc, event_psa_truncated_tail);
+    tcase_add_test(tc, event_psa_truncated_long_subframe);
+    tcase_add_test(tc, event_psa_trailing_bytes);
+    tcase_add_test(tc, event_psa_full_takes_all_back);
+    tcase_add_test(tc, event_psa_empty);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
