@@ -14,13 +14,6 @@
 
 #define MAX_CRYSTALS 8
 
-/* Check's assertions log every success; hot loops use this instead. */
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond))                                                                              \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #cond);                         \
-    } while (0)
-
 /* Floats are compared by their bits: NaN payloads must survive too. */
 #define CHECK_FLOAT(a, b)                                                                         \
     do {                                                                                          \
@@ -121,7 +114,7 @@ static size_t start_with_filler(size_t capacity)
     tu_fill(filler, n);
     adf_key_t k = {.type = ADF_TYPE_META_SYNC, .event = 1, .timestamp = 2};
     adf_writer_reset(S.w, S.buf, capacity);
-    CHECK(adf_writer_put(S.w, &k, filler, n) == ADF_OK);
+    tu_check(adf_writer_put(S.w, &k, filler, n) == ADF_OK);
     return ADF_KEY_SIZE + n;
 }
 
@@ -138,21 +131,21 @@ static adf_frame_t read_one(size_t offset)
 {
     adf_frame_t f;
     adf_reader_reset(S.r, S.buf, adf_writer_used(S.w), 0);
-    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
-    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
-    CHECK(f.offset == offset);
+    tu_check(adf_reader_next(S.r, &f) == ADF_OK);
+    tu_check(adf_reader_next(S.r, &f) == ADF_OK);
+    tu_check(f.offset == offset);
     adf_frame_t end;
-    CHECK(adf_reader_next(S.r, &end) == ADF_END);
+    tu_check(adf_reader_next(S.r, &end) == ADF_END);
     return f;
 }
 
 static void check_key(const adf_frame_t *f, uint32_t type, uint32_t event, uint64_t ts, size_t payload)
 {
-    CHECK(f->key.type == type);
-    CHECK(f->key.event == event);
-    CHECK(f->key.timestamp == ts);
-    CHECK(f->key.length == ADF_KEY_SIZE + payload);
-    CHECK(f->payload_size == payload);
+    tu_check(f->key.type == type);
+    tu_check(f->key.event == event);
+    tu_check(f->key.timestamp == ts);
+    tu_check(f->key.length == ADF_KEY_SIZE + payload);
+    tu_check(f->payload_size == payload);
 }
 
 /* A hand-built frame of `type` placed after a filler frame in S.buf and read
@@ -166,10 +159,10 @@ static adf_frame_t hand_frame(uint32_t type, const void *payload, size_t size, u
     size_t end = pos + tu_put_frame(S.buf + pos, type, 77, 88, payload, size);
     adf_frame_t f;
     adf_reader_reset(S.r, S.buf, end, 0);
-    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
-    CHECK(adf_reader_next(S.r, &f) == ADF_OK);
-    CHECK(f.offset == pos);
-    CHECK(f.payload_size == size);
+    tu_check(adf_reader_next(S.r, &f) == ADF_OK);
+    tu_check(adf_reader_next(S.r, &f) == ADF_OK);
+    tu_check(f.offset == pos);
+    tu_check(f.payload_size == size);
     *offset = pos;
     return f;
 }
@@ -205,9 +198,9 @@ static void rand_crystal(adf_crystal_t *c, unsigned n_samples)
 
 static void check_crystal_eq(const adf_crystal_t *a, const adf_crystal_t *b)
 {
-    CHECK(a->crystal_id == b->crystal_id);
-    CHECK(a->status == b->status);
-    CHECK(a->n_samples == b->n_samples);
+    tu_check(a->crystal_id == b->crystal_id);
+    tu_check(a->status == b->status);
+    tu_check(a->n_samples == b->n_samples);
     for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
         CHECK_FLOAT(a->segment_energy[i], b->segment_energy[i]);
     for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
@@ -250,20 +243,20 @@ static void rand_psa(adf_psa_t *p, unsigned n_hits, bool has_fom)
 /* b was decoded from a; without the extension b's fom must be NaN. */
 static void check_psa_eq(const adf_psa_t *a, const adf_psa_t *b)
 {
-    CHECK(a->crystal_id == b->crystal_id);
-    CHECK(a->status == b->status);
+    tu_check(a->crystal_id == b->crystal_id);
+    tu_check(a->status == b->status);
     for (int i = 0; i < 2; i++) {
         CHECK_FLOAT(a->core_energy[i], b->core_energy[i]);
         CHECK_FLOAT(a->core_time[i], b->core_time[i]);
     }
-    CHECK(a->psa_status == b->psa_status);
-    CHECK(a->n_hits == b->n_hits);
-    CHECK(a->has_fom == b->has_fom);
+    tu_check(a->psa_status == b->psa_status);
+    tu_check(a->n_hits == b->n_hits);
+    tu_check(a->has_fom == b->has_fom);
     for (unsigned i = 0; i < a->n_hits; i++) {
         const adf_psa_hit_t *x = &a->hit[i], *y = &b->hit[i];
-        CHECK(x->status == y->status);
-        CHECK(x->segment == y->segment);
-        CHECK(x->crystal == y->crystal);
+        tu_check(x->status == y->status);
+        tu_check(x->segment == y->segment);
+        tu_check(x->crystal == y->crystal);
         CHECK_FLOAT(x->x, y->x);
         CHECK_FLOAT(x->y, y->y);
         CHECK_FLOAT(x->z, y->z);
@@ -276,7 +269,7 @@ static void check_psa_eq(const adf_psa_t *a, const adf_psa_t *b)
         if (a->has_fom)
             CHECK_FLOAT(x->fom, y->fom);
         else
-            CHECK(isnan(y->fom));
+            tu_check(isnan(y->fom));
     }
 }
 
@@ -299,8 +292,8 @@ static void rand_tracked(adf_tracked_t *t, unsigned n)
 
 static void check_tracked_eq(const adf_tracked_t *a, const adf_tracked_t *b)
 {
-    CHECK(a->n_gammas == b->n_gammas);
-    CHECK(a->status == b->status);
+    tu_check(a->n_gammas == b->n_gammas);
+    tu_check(a->status == b->status);
     for (unsigned i = 0; i < a->n_gammas; i++) {
         const adf_tracked_gamma_t *x = &a->gamma[i], *y = &b->gamma[i];
         CHECK_FLOAT(x->energy, y->energy);
@@ -309,8 +302,8 @@ static void check_tracked_eq(const adf_tracked_t *a, const adf_tracked_t *b)
             CHECK_FLOAT(x->second[k], y->second[k]);
         }
         CHECK_FLOAT(x->fom, y->fom);
-        CHECK(x->n_points == y->n_points);
-        CHECK(x->status == y->status);
+        tu_check(x->n_points == y->n_points);
+        tu_check(x->status == y->status);
     }
 }
 
@@ -326,12 +319,12 @@ START_TEST(crystal_round_trip)
         uint64_t ts = rand_ts();
         size_t off = start_with_filler(BUF_SIZE);
         adf_error_t err;
-        CHECK(adf_crystal_encode(S.w, event, ts, S.crystal, &err) == ADF_OK);
+        tu_check(adf_crystal_encode(S.w, event, ts, S.crystal, &err) == ADF_OK);
         adf_frame_t f = read_one(off);
         check_key(&f, ADF_TYPE_DATA_CRYSTAL, event, ts, adf_crystal_payload_size(n));
-        CHECK(f.payload_size == 160 + 76 * n);
+        tu_check(f.payload_size == 160 + 76 * n);
         memset(S.crystal2, 0xA5, sizeof *S.crystal2);
-        CHECK(adf_crystal_decode(&f, S.crystal2, &err) == ADF_OK);
+        tu_check(adf_crystal_decode(&f, S.crystal2, &err) == ADF_OK);
         check_crystal_eq(S.crystal, S.crystal2);
     }
 }
@@ -347,12 +340,12 @@ START_TEST(psa_round_trip)
         uint64_t ts = rand_ts();
         size_t off = start_with_filler(BUF_SIZE);
         adf_error_t err;
-        CHECK(adf_psa_encode(S.w, event, ts, S.psa, &err) == ADF_OK);
+        tu_check(adf_psa_encode(S.w, event, ts, S.psa, &err) == ADF_OK);
         adf_frame_t f = read_one(off);
         check_key(&f, ADF_TYPE_DATA_PSA, event, ts, adf_psa_payload_size(n, fom));
-        CHECK(f.payload_size == 24 + 42 * n + (fom ? 4 + 4 * n : 0));
+        tu_check(f.payload_size == 24 + 42 * n + (fom ? 4 + 4 * n : 0));
         memset(S.psa2, 0xA5, sizeof *S.psa2);
-        CHECK(adf_psa_decode(&f, S.psa2, &err) == ADF_OK);
+        tu_check(adf_psa_decode(&f, S.psa2, &err) == ADF_OK);
         check_psa_eq(S.psa, S.psa2);
     }
 }
@@ -367,12 +360,12 @@ START_TEST(tracked_round_trip)
         uint64_t ts = rand_ts();
         size_t off = start_with_filler(BUF_SIZE);
         adf_error_t err;
-        CHECK(adf_tracked_encode(S.w, event, ts, S.tracked, &err) == ADF_OK);
+        tu_check(adf_tracked_encode(S.w, event, ts, S.tracked, &err) == ADF_OK);
         adf_frame_t f = read_one(off);
         check_key(&f, ADF_TYPE_DATA_TRACKED, event, ts, adf_tracked_payload_size(n));
-        CHECK(f.payload_size == 4 + 40 * n);
+        tu_check(f.payload_size == 4 + 40 * n);
         memset(S.tracked2, 0xA5, sizeof *S.tracked2);
-        CHECK(adf_tracked_decode(&f, S.tracked2, &err) == ADF_OK);
+        tu_check(adf_tracked_decode(&f, S.tracked2, &err) == ADF_OK);
         check_tracked_eq(S.tracked, S.tracked2);
     }
 }
@@ -387,16 +380,16 @@ START_TEST(eof_round_trip)
         uint64_t ts = rand_ts();
         size_t off = start_with_filler(BUF_SIZE);
         adf_error_t err;
-        CHECK(adf_eof_encode(S.w, event, ts, &e, &err) == ADF_OK);
+        tu_check(adf_eof_encode(S.w, event, ts, &e, &err) == ADF_OK);
         adf_frame_t f = read_one(off);
         check_key(&f, ADF_TYPE_META_EOF, event, ts, e.has_counts ? 12 : 0);
         adf_eof_t back;
         memset(&back, 0xA5, sizeof back);
-        CHECK(adf_eof_decode(&f, &back, &err) == ADF_OK);
-        CHECK(back.has_counts == e.has_counts);
+        tu_check(adf_eof_decode(&f, &back, &err) == ADF_OK);
+        tu_check(back.has_counts == e.has_counts);
         /* An empty meta:eof decodes to zero counts. */
-        CHECK(back.run == (e.has_counts ? e.run : 0));
-        CHECK(back.frames == (e.has_counts ? e.frames : 0));
+        tu_check(back.run == (e.has_counts ? e.run : 0));
+        tu_check(back.frames == (e.has_counts ? e.frames : 0));
     }
 }
 END_TEST
@@ -418,25 +411,25 @@ START_TEST(event_psa_round_trip)
         uint64_t ts = rand_ts();
         size_t off = start_with_filler(BUF_SIZE);
         adf_error_t err;
-        CHECK(adf_event_psa_encode(S.w, event, ts, S.keys, S.psa, n, &err) == ADF_OK);
-        CHECK(adf_writer_depth(S.w) == 0);
+        tu_check(adf_event_psa_encode(S.w, event, ts, S.keys, S.psa, n, &err) == ADF_OK);
+        tu_check(adf_writer_depth(S.w) == 0);
         adf_frame_t f = read_one(off);
         check_key(&f, ADF_TYPE_EVENT_DATA_PSA, event, ts, inner);
         memset(S.psa2, 0xA5, MAX_CRYSTALS * sizeof *S.psa2);
         size_t got = 99;
-        CHECK(adf_event_psa_decode(&f, keys_out, S.psa2, MAX_CRYSTALS, &got, &err) == ADF_OK);
-        CHECK(got == n);
+        tu_check(adf_event_psa_decode(&f, keys_out, S.psa2, MAX_CRYSTALS, &got, &err) == ADF_OK);
+        tu_check(got == n);
         for (size_t i = 0; i < n; i++) {
-            CHECK(keys_out[i].type == ADF_TYPE_DATA_PSA);
-            CHECK(keys_out[i].event == S.keys[i].event);
-            CHECK(keys_out[i].timestamp == S.keys[i].timestamp);
-            CHECK(keys_out[i].length ==
+            tu_check(keys_out[i].type == ADF_TYPE_DATA_PSA);
+            tu_check(keys_out[i].event == S.keys[i].event);
+            tu_check(keys_out[i].timestamp == S.keys[i].timestamp);
+            tu_check(keys_out[i].length ==
                   ADF_KEY_SIZE + adf_psa_payload_size(S.psa[i].n_hits, S.psa[i].has_fom));
             check_psa_eq(&S.psa[i], &S.psa2[i]);
         }
         /* Exactly enough room is enough. */
-        CHECK(adf_event_psa_decode(&f, keys_out, S.psa2, n, &got, &err) == ADF_OK);
-        CHECK(got == n);
+        tu_check(adf_event_psa_decode(&f, keys_out, S.psa2, n, &got, &err) == ADF_OK);
+        tu_check(got == n);
     }
 }
 END_TEST
@@ -1206,7 +1199,7 @@ static void check_truncated_tail(bool lead, unsigned lead_hits, unsigned tail_hi
         if (rc != ADF_ETRUNC)
             ck_abort_msg("sub-frame of %zu bytes cut to %zu after %zu bytes: got %d (%s), expected ETRUNC",
                          tail_len, cut, pos, rc, err.message);
-        CHECK(n == 0);
+        tu_check(n == 0);
         check_error_at(&err, ADF_ETRUNC, hoff + ADF_KEY_SIZE + pos);
     }
 }
@@ -1262,18 +1255,18 @@ START_TEST(event_psa_full_takes_all_back)
     for (size_t room = 0; room <= total; room++) {
         memset(S.buf, 0xA5, used + total + 64);
         adf_writer_reset(S.w, S.buf, used + room);
-        CHECK(adf_writer_put(S.w, &fk, filler, sizeof filler) == ADF_OK);
+        tu_check(adf_writer_put(S.w, &fk, filler, sizeof filler) == ADF_OK);
         int rc = adf_event_psa_encode(S.w, 1, 2, S.keys, S.psa, n, &err);
-        CHECK(adf_writer_depth(S.w) == 0);
+        tu_check(adf_writer_depth(S.w) == 0);
         if (room == total) {
-            CHECK(rc == ADF_OK);
-            CHECK(adf_writer_used(S.w) == used + total);
+            tu_check(rc == ADF_OK);
+            tu_check(adf_writer_used(S.w) == used + total);
             break;
         }
-        CHECK(rc == ADF_EFULL);
-        CHECK(err.code == ADF_EFULL);
-        CHECK(adf_writer_full(S.w));
-        CHECK(adf_writer_used(S.w) == used);
+        tu_check(rc == ADF_EFULL);
+        tu_check(err.code == ADF_EFULL);
+        tu_check(adf_writer_full(S.w));
+        tu_check(adf_writer_used(S.w) == used);
         for (size_t i = used + room; i < used + total + 64; i++)
             if (S.buf[i] != 0xA5)
                 ck_abort_msg("room %zu: byte %zu written past the capacity", room, i);
@@ -1410,17 +1403,17 @@ START_TEST(random_payloads_never_crash)
             ok[d]++;
             /* Success means the size was consistent with the counts. */
             switch (d) {
-            case 0: CHECK(size == adf_crystal_payload_size(S.crystal2->n_samples)); break;
-            case 1: CHECK(size == adf_psa_payload_size(S.psa2->n_hits, S.psa2->has_fom)); break;
-            case 2: CHECK(size == adf_tracked_payload_size(S.tracked2->n_gammas)); break;
-            case 3: CHECK(size == (e.has_counts ? 12u : 0u)); break;
-            default: CHECK(n <= MAX_CRYSTALS); break;
+            case 0: tu_check(size == adf_crystal_payload_size(S.crystal2->n_samples)); break;
+            case 1: tu_check(size == adf_psa_payload_size(S.psa2->n_hits, S.psa2->has_fom)); break;
+            case 2: tu_check(size == adf_tracked_payload_size(S.tracked2->n_gammas)); break;
+            case 3: tu_check(size == (e.has_counts ? 12u : 0u)); break;
+            default: tu_check(n <= MAX_CRYSTALS); break;
             }
         } else {
             failed[d]++;
             if (rc >= 0 || err.code != rc || err.message[0] == '\0' || !strstr(err.message, "offset"))
                 ck_abort_msg("decoder %u, %zu bytes: rc %d, error %d '%s'", d, size, rc, err.code, err.message);
-            CHECK(err.offset >= f.offset && err.offset < f.offset + ADF_KEY_SIZE + size);
+            tu_check(err.offset >= f.offset && err.offset < f.offset + ADF_KEY_SIZE + size);
         }
         free(p);
     }

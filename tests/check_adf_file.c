@@ -46,23 +46,24 @@ static void compare_with_buffer_reader(const char *path, const uint8_t *data, si
     adf_reader_t *br = adf_reader_new(policy);
     adf_reader_reset(br, data, size, 0);
     for (size_t calls = 0;; calls++) {
-        ck_assert_uint_le(calls, size + 2);
+        tu_check((calls) <= (size + 2));
         adf_frame_t a, b;
         int ra = adf_file_reader_next(fr, &a);
         int rb = adf_reader_next(br, &b);
-        ck_assert_msg(ra == rb, "window %zu step %zu: file reader %d, buffer reader %d (%s / %s)", window, calls,
-                      ra, rb, adf_file_reader_error(fr)->message, adf_reader_error(br)->message);
+        if (ra != rb)
+            ck_abort_msg("window %zu step %zu: file reader %d, buffer reader %d (%s / %s)", window, calls, ra, rb,
+                         adf_file_reader_error(fr)->message, adf_reader_error(br)->message);
         if (ra == ADF_OK) {
-            ck_assert_uint_eq(a.offset, b.offset);
-            ck_assert_uint_eq(a.key.length, b.key.length);
-            ck_assert_uint_eq(a.key.type, b.key.type);
-            ck_assert_uint_eq(a.key.event, b.key.event);
-            ck_assert_uint_eq(a.key.timestamp, b.key.timestamp);
-            ck_assert_uint_eq(a.payload_size, b.payload_size);
-            ck_assert_int_eq(memcmp(a.payload, b.payload, a.payload_size), 0);
+            tu_check((a.offset) == (b.offset));
+            tu_check((a.key.length) == (b.key.length));
+            tu_check((a.key.type) == (b.key.type));
+            tu_check((a.key.event) == (b.key.event));
+            tu_check((a.key.timestamp) == (b.key.timestamp));
+            tu_check((a.payload_size) == (b.payload_size));
+            tu_check((memcmp(a.payload, b.payload, a.payload_size)) == (0));
         } else if (ra < 0) {
-            ck_assert_uint_eq(adf_file_reader_error(fr)->offset, adf_reader_error(br)->offset);
-            ck_assert_str_eq(adf_file_reader_error(fr)->message, adf_reader_error(br)->message);
+            tu_check((adf_file_reader_error(fr)->offset) == (adf_reader_error(br)->offset));
+            tu_check(strcmp(adf_file_reader_error(fr)->message, adf_reader_error(br)->message) == 0);
             if (policy == ADF_ON_ERROR_STOP)
                 break;
         } else {
@@ -70,9 +71,9 @@ static void compare_with_buffer_reader(const char *path, const uint8_t *data, si
         }
     }
     adf_reader_stats_t sa = adf_file_reader_stats(fr), sb = adf_reader_stats(br);
-    ck_assert_uint_eq(sa.frames, sb.frames);
-    ck_assert_uint_eq(sa.errors, sb.errors);
-    ck_assert_uint_eq(sa.bytes_skipped, sb.bytes_skipped);
+    tu_check((sa.frames) == (sb.frames));
+    tu_check((sa.errors) == (sb.errors));
+    tu_check((sa.bytes_skipped) == (sb.bytes_skipped));
     adf_reader_destroy(&br);
     adf_file_reader_destroy(&fr);
 }
@@ -164,9 +165,9 @@ START_TEST(memory_stays_bounded)
     for (int i = 0; i < FRAMES; i++) {
         memset(payload, i & 0xFF, sizeof payload);
         tu_put_frame(frame, ADF_TYPE_DATA_CRYSTAL, (uint32_t)i, (uint64_t)i * 100, payload, sizeof payload);
-        ck_assert_int_eq(adf_file_writer_write(w, frame, FRAME, &err), ADF_OK);
+        tu_check((adf_file_writer_write(w, frame, FRAME, &err)) == (ADF_OK));
     }
-    ck_assert_int_eq(adf_file_writer_close(&w, &err), ADF_OK);
+    tu_check((adf_file_writer_close(&w, &err)) == (ADF_OK));
 
     adf_file_options_t opt = {ADF_ON_ERROR_STOP, 4096, 8192};
     adf_file_reader_t *r = adf_file_reader_open(path, &opt, &err);
@@ -174,15 +175,15 @@ START_TEST(memory_stays_bounded)
     adf_frame_t f;
     int rc, i = 0;
     while ((rc = adf_file_reader_next(r, &f)) == ADF_OK) {
-        ck_assert_uint_eq(f.key.event, (uint32_t)i);
-        ck_assert_uint_eq(f.offset, (uint64_t)i * FRAME);
-        ck_assert_uint_eq(f.payload[0], (uint8_t)(i & 0xFF));
-        ck_assert_uint_eq(f.payload[f.payload_size - 1], (uint8_t)(i & 0xFF));
+        tu_check((f.key.event) == ((uint32_t)i));
+        tu_check((f.offset) == ((uint64_t)i * FRAME));
+        tu_check((f.payload[0]) == ((uint8_t)(i & 0xFF)));
+        tu_check((f.payload[f.payload_size - 1]) == ((uint8_t)(i & 0xFF)));
         i++;
     }
-    ck_assert_int_eq(rc, ADF_END);
-    ck_assert_int_eq(i, FRAMES);
-    ck_assert_uint_eq(adf_file_reader_window_size(r), 4096);
+    tu_check((rc) == (ADF_END));
+    tu_check((i) == (FRAMES));
+    tu_check((adf_file_reader_window_size(r)) == (4096));
     adf_file_reader_destroy(&r);
     unlink(path);
     free(path);

@@ -37,10 +37,10 @@ static void sample_free(sample_t *s)
 
 static void assert_key_eq(const adf_key_t *a, const adf_key_t *b)
 {
-    ck_assert_uint_eq(a->length, b->length);
-    ck_assert_uint_eq(a->type, b->type);
-    ck_assert_uint_eq(a->event, b->event);
-    ck_assert_uint_eq(a->timestamp, b->timestamp);
+    tu_check((a->length) == (b->length));
+    tu_check((a->type) == (b->type));
+    tu_check((a->event) == (b->event));
+    tu_check((a->timestamp) == (b->timestamp));
 }
 
 START_TEST(reads_every_frame_in_place)
@@ -167,16 +167,16 @@ START_TEST(truncated_at_every_byte)
             whole++;
         adf_frame_t f;
         for (size_t i = 0; i < whole; i++) {
-            ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
-            ck_assert_uint_eq(f.offset, s->off[i]);
+            tu_check((adf_reader_next(r, &f)) == (ADF_OK));
+            tu_check((f.offset) == (s->off[i]));
         }
         int rc = adf_reader_next(r, &f);
         bool boundary = whole == N_FRAMES ? cut == s->size : cut == s->off[whole];
         if (boundary) {
-            ck_assert_int_eq(rc, ADF_END);
+            tu_check((rc) == (ADF_END));
         } else {
-            ck_assert_int_eq(rc, ADF_ETRUNC);
-            ck_assert_uint_eq(adf_reader_error(r)->offset, s->off[whole]);
+            tu_check((rc) == (ADF_ETRUNC));
+            tu_check((adf_reader_error(r)->offset) == (s->off[whole]));
             const char *want = cut - s->off[whole] < ADF_KEY_SIZE ? "incomplete key" : "truncated frame";
             tu_assert_error(adf_reader_error(r), ADF_ETRUNC, want);
         }
@@ -200,12 +200,12 @@ START_TEST(resync_skips_one_bad_frame)
         adf_reader_reset(r, s->buf, s->size, 0);
         adf_frame_t f;
         for (int i = 0; i < bad; i++) {
-            ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
-            ck_assert_uint_eq(f.offset, s->off[i]);
+            tu_check((adf_reader_next(r, &f)) == (ADF_OK));
+            tu_check((f.offset) == (s->off[i]));
         }
-        ck_assert_int_eq(adf_reader_next(r, &f), ADF_EBADKEY);
+        tu_check((adf_reader_next(r, &f)) == (ADF_EBADKEY));
         tu_assert_error(adf_reader_error(r), ADF_EBADKEY, "class byte");
-        ck_assert_uint_eq(adf_reader_error(r)->offset, s->off[bad]);
+        tu_check((adf_reader_error(r)->offset) == (s->off[bad]));
         /* The payload of the broken frame may hold frame-like bytes only
          * by chance; tu_make_frames fills payloads with random bytes, so
          * accept a resync inside it but require every later frame. */
@@ -218,16 +218,16 @@ START_TEST(resync_skips_one_bad_frame)
                 assert_key_eq(&f.key, &s->key[next]);
                 next++;
             } else {
-                ck_assert_uint_lt(f.offset, s->off[bad + 1]);
+                tu_check((f.offset) < (s->off[bad + 1]));
             }
         }
-        ck_assert_int_eq(rc, ADF_END);
-        ck_assert_uint_eq(next, N_FRAMES);
+        tu_check((rc) == (ADF_END));
+        tu_check((next) == (N_FRAMES));
         adf_reader_stats_t st = adf_reader_stats(r);
-        ck_assert_uint_ge(st.errors, 1);
-        ck_assert_uint_ge(st.frames, N_FRAMES - 1);
+        tu_check((st.errors) >= (1));
+        tu_check((st.frames) >= (N_FRAMES - 1));
         if (st.errors == 1 && st.frames == N_FRAMES - 1)
-            ck_assert_uint_eq(st.bytes_skipped, s->key[bad].length);
+            tu_check((st.bytes_skipped) == (s->key[bad].length));
         adf_reader_destroy(&r);
         sample_free(s);
     }
@@ -353,23 +353,23 @@ static void read_all_checked(const uint8_t *data, size_t size, adf_on_error_t po
     int rc;
     size_t calls = 0, frames = 0;
     while ((rc = adf_reader_next(r, &f)) != ADF_END) {
-        ck_assert_uint_le(++calls, size + 2);
+        tu_check((++calls) <= (size + 2));
         if (rc == ADF_OK) {
             frames++;
-            ck_assert_ptr_eq(f.payload, data + f.offset + ADF_KEY_SIZE);
-            ck_assert_uint_le(f.offset + f.key.length, size);
-            ck_assert_uint_eq(f.payload_size + ADF_KEY_SIZE, f.key.length);
+            tu_check((f.payload) == (data + f.offset + ADF_KEY_SIZE));
+            tu_check((f.offset + f.key.length) <= (size));
+            tu_check((f.payload_size + ADF_KEY_SIZE) == (f.key.length));
         } else {
-            ck_assert_int_lt(rc, 0);
+            tu_check((rc) < (0));
             const adf_error_t *e = adf_reader_error(r);
-            ck_assert_int_eq(e->code, rc);
-            ck_assert_msg(e->message[0] != '\0', "error without message");
-            ck_assert_uint_lt(e->offset, size);
+            tu_check((e->code) == (rc));
+            tu_check(e->message[0] != '\0');
+            tu_check((e->offset) < (size));
             if (policy == ADF_ON_ERROR_STOP)
                 break;
         }
     }
-    ck_assert_uint_eq(adf_reader_stats(r).frames, frames);
+    tu_check((adf_reader_stats(r).frames) == (frames));
     adf_reader_destroy(&r);
 }
 

@@ -28,14 +28,6 @@ static adf_key_t rand_key(uint32_t type)
     return k;
 }
 
-/* Check's assertions log every success; hot loops use this instead so the
- * boundary test stays fast (under valgrind too). */
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond))                                                                              \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #cond);                         \
-    } while (0)
-
 static void assert_sentinel(const uint8_t *buf, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++)
@@ -153,30 +145,30 @@ static void check_read_back(adf_reader_t *r, adf_reader_t *sub, const uint8_t *b
     adf_frame_t f;
     size_t offset = 0;
     for (unsigned i = 0; i < n; i++) {
-        CHECK(adf_reader_next(r, &f) == ADF_OK);
-        CHECK(f.offset == offset);
-        CHECK(f.key.length == seq[i].length);
-        CHECK(f.key.type == seq[i].key.type);
-        CHECK(f.key.event == seq[i].key.event);
-        CHECK(f.key.timestamp == seq[i].key.timestamp);
+        tu_check(adf_reader_next(r, &f) == ADF_OK);
+        tu_check(f.offset == offset);
+        tu_check(f.key.length == seq[i].length);
+        tu_check(f.key.type == seq[i].key.type);
+        tu_check(f.key.event == seq[i].key.event);
+        tu_check(f.key.timestamp == seq[i].key.timestamp);
         if (seq[i].op == OP_COMPOSITE) {
-            CHECK(adf_reader_open_composite(sub, &f) == ADF_OK);
+            tu_check(adf_reader_open_composite(sub, &f) == ADF_OK);
             adf_frame_t s;
             for (unsigned j = 0; j < seq[i].n_sub; j++) {
-                CHECK(adf_reader_next(sub, &s) == ADF_OK);
-                CHECK(s.key.type == ADF_TYPE_DATA_PSA);
-                CHECK(s.key.event == seq[i].sub_key[j].event);
-                CHECK(s.payload_size == seq[i].sub_size[j]);
-                CHECK(memcmp(s.payload, seq[i].sub_payload[j], s.payload_size) == 0);
+                tu_check(adf_reader_next(sub, &s) == ADF_OK);
+                tu_check(s.key.type == ADF_TYPE_DATA_PSA);
+                tu_check(s.key.event == seq[i].sub_key[j].event);
+                tu_check(s.payload_size == seq[i].sub_size[j]);
+                tu_check(memcmp(s.payload, seq[i].sub_payload[j], s.payload_size) == 0);
             }
-            CHECK(adf_reader_next(sub, &s) == ADF_END);
+            tu_check(adf_reader_next(sub, &s) == ADF_END);
         } else {
-            CHECK(f.payload_size == seq[i].size);
-            CHECK(memcmp(f.payload, seq[i].payload, f.payload_size) == 0);
+            tu_check(f.payload_size == seq[i].size);
+            tu_check(memcmp(f.payload, seq[i].payload, f.payload_size) == 0);
         }
         offset += seq[i].length;
     }
-    CHECK(adf_reader_next(r, &f) == ADF_END);
+    tu_check(adf_reader_next(r, &f) == ADF_END);
 }
 
 /* ---- buffer full ------------------------------------------------------------ */
@@ -214,7 +206,7 @@ START_TEST(full_at_every_boundary)
     for (size_t cap = 0; cap <= total; cap++) {
         memset(buf, SENTINEL, cap + SLACK);
         adf_writer_reset(w, buf, cap);
-        CHECK(!adf_writer_full(w));
+        tu_check(!adf_writer_full(w));
         unsigned k = 0;
         int rc = ADF_OK;
         while (k < SEQ_FRAMES && (rc = write_one(w, &seq[k])) == ADF_OK)
@@ -224,21 +216,21 @@ START_TEST(full_at_every_boundary)
             fit++;
         ck_assert_msg(k == fit, "capacity %zu: %u frames written, %u fit", cap, k, fit);
         size_t used = adf_writer_used(w);
-        CHECK(used == prefix[fit]);
-        CHECK(adf_writer_depth(w) == 0);
+        tu_check(used == prefix[fit]);
+        tu_check(adf_writer_depth(w) == 0);
         if (fit == SEQ_FRAMES) {
-            CHECK(rc == ADF_OK);
-            CHECK(cap == total);
+            tu_check(rc == ADF_OK);
+            tu_check(cap == total);
         } else if (fit == 0) {
-            CHECK(rc == ADF_ETOOBIG);
-            CHECK(!adf_writer_full(w));
+            tu_check(rc == ADF_ETOOBIG);
+            tu_check(!adf_writer_full(w));
             tu_assert_error(adf_writer_error(w), ADF_ETOOBIG, "cannot fit");
         } else {
-            CHECK(rc == ADF_EFULL);
-            CHECK(adf_writer_full(w));
+            tu_check(rc == ADF_EFULL);
+            tu_check(adf_writer_full(w));
             tu_assert_error(adf_writer_error(w), ADF_EFULL, "full");
         }
-        CHECK(memcmp(buf, ref, used) == 0);
+        tu_check(memcmp(buf, ref, used) == 0);
         /* A refused simple frame writes nothing; a refused composite may
          * leave its sub-frames in [used, cap), but never beyond. */
         if (fit < SEQ_FRAMES && seq[fit].op != OP_COMPOSITE)
@@ -250,23 +242,23 @@ START_TEST(full_at_every_boundary)
             /* Sticky: even a frame that would fit is refused. */
             adf_key_t tiny = rand_key(ADF_TYPE_META_SYNC);
             uint8_t *p = NULL;
-            CHECK(adf_writer_put(w, &tiny, NULL, 0) == ADF_EFULL);
-            CHECK(adf_writer_reserve(w, &tiny, 0, &p) == ADF_EFULL);
-            CHECK(p == NULL);
+            tu_check(adf_writer_put(w, &tiny, NULL, 0) == ADF_EFULL);
+            tu_check(adf_writer_reserve(w, &tiny, 0, &p) == ADF_EFULL);
+            tu_check(p == NULL);
             adf_key_t ckey = rand_key(ADF_TYPE_EVENT_DATA);
-            CHECK(adf_writer_begin(w, &ckey) == ADF_EFULL);
-            CHECK(adf_writer_end(w) == ADF_EFULL);
-            CHECK(adf_writer_full(w));
-            CHECK(adf_writer_used(w) == used);
-            CHECK(adf_writer_depth(w) == 0);
-            CHECK(memcmp(buf, ref, used) == 0);
+            tu_check(adf_writer_begin(w, &ckey) == ADF_EFULL);
+            tu_check(adf_writer_end(w) == ADF_EFULL);
+            tu_check(adf_writer_full(w));
+            tu_check(adf_writer_used(w) == used);
+            tu_check(adf_writer_depth(w) == 0);
+            tu_check(memcmp(buf, ref, used) == 0);
             assert_sentinel(buf, cap, cap + SLACK);
         } else if (rc == ADF_ETOOBIG && cap >= ADF_KEY_SIZE) {
             /* Not sticky: a frame that fits goes in. */
             adf_key_t tiny = rand_key(ADF_TYPE_META_SYNC);
-            CHECK(adf_writer_put(w, &tiny, NULL, 0) == ADF_OK);
-            CHECK(adf_writer_used(w) == ADF_KEY_SIZE);
-            CHECK(!adf_writer_full(w));
+            tu_check(adf_writer_put(w, &tiny, NULL, 0) == ADF_OK);
+            tu_check(adf_writer_used(w) == ADF_KEY_SIZE);
+            tu_check(!adf_writer_full(w));
             continue; /* the buffer no longer holds a prefix of ref */
         }
         check_read_back(r, sub, buf, used, seq, fit);
