@@ -6,6 +6,7 @@
  * max_frame + one key) and more of the file is read. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,10 @@ adf_file_reader_t *adf_file_reader_open(const char *path, const adf_file_options
                       opt.max_frame, ADF_KEY_SIZE, (unsigned)ADF_FRAME_MAX);
         return NULL;
     }
+    /* The window holds a frame plus one key: keep that sum inside size_t
+     * (it matters only where size_t has 32 bits). */
+    if (opt.max_frame > SIZE_MAX - ADF_KEY_SIZE)
+        opt.max_frame = SIZE_MAX - ADF_KEY_SIZE;
     if (opt.window < 2 * ADF_KEY_SIZE)
         opt.window = 2 * ADF_KEY_SIZE;
 

@@ -1,0 +1,286 @@
+/* fuzz_decoders.c - fuzz target: the payload codecs, decode then re-encode.
+ *
+ * data[0] % FUZZ_DECODER_TYPES picks the frame type (data:crystal,
+ * data:psa, data:tracked, meta:eof, event:data:psa); data[1..] is the
+ * payload. The frame is written with adf_writer into a buffer of exactly its
+ * size (so ASan or valgrind catch any read past it), read back with
+ * adf_reader, and given to every decoder: the ones for other types must
+ * refuse it with ADF_EBADTYPE, the matching one decodes it or reports an
+ * error with a message. When it decodes, the struct is encoded again into a
+ * buffer of exactly the same size and the two frames must be identical,
+ * byte for byte (key included): every format is canonical, so
+ * decode(x) = decode(y) only if x = y. The exceptions are data:tracked's 4
+ * reserved bytes per gamma, which the decoder ignores and the encoder writes
+ * as zero (compared as zero), and data:psa without the figure-of-merit
+ * extension, which decodes with has_fom false and so re-encodes without it.
+ * Then the encoder gets a buffer one byte too small, empty (ADF_ETOOBIG) and
+ * after another frame (ADF_EFULL): the frame must be refused whole.
+ * Floats are copied bit for bit (NaN payloads included) on hosts with SSE
+ * or other non-x87 floating point, which is what this assumes.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_targets.h"
+#include "tusk/adf.h"
+
+/* The most crystals decoded from one event:data:psa (ADF_ERANGE beyond):
+ * small enough that a long payload can exceed it. */
+#define EVENT_PSA_MAX 48
+/* Smallest data:psa sub-frame: key plus the crystal header. */
+#define PSA_FRAME_MIN (ADF_KEY_SIZE + ADF_PSA_HEADER_SIZE)
+
+static const uint32_t decoder_types[FUZZ_DECODER_TYPES] = FUZZ_DECODER_TYPE_LIST;
+
+/* Storage for whichever decoder runs. */
+typedef struct decoded {
+    adf_crystal_t *crystal;
+    adf_psa_t *psa; /* n_psa of them */
+    size_t n_psa;
+    adf_key_t *keys;
+    adf_tracked_t *tracked;
+    adf_eof_t eof;
+    size_t n_event; /* crystals of an event:data:psa */
+} decoded_t;
+
+static void check_error(int rc, const adf_error_t *err)
+{
+    FUZZ_CHECK(rc < 0);
+    FUZZ_CHECK(err->code == rc);
+    FUZZ_CHECK(memchr(err->message, '\0', sizeof err->message) != NULL);
+    FUZZ_CHECK(err->message[0] != '\0');
+}
+
+/* Decode `f` as `type`; ADF_ENOMEM (not a library status here) when the
+ * struct could not be allocated. */
+static int decode_as(uint32_t type, const adf_frame_t *f, decoded_t *d, adf_error_t *err)
+{
+    switch (type) {
+    case ADF_TYPE_DATA_CRYSTAL:
+        if (!d->crystal && !(d->crystal = malloc(sizeof *d->crystal)))
+            return ADF_ENOMEM;
+        return adf_crystal_decode(f, d->crystal, err);
+    case ADF_TYPE_DATA_PSA:
+        if (!d->psa && !(d->psa = malloc(sizeof *d->psa)))
+            return ADF_ENOMEM;
+        if (!d->n_psa)
+            d->n_psa = 1;
+        return adf_psa_decode(f, d->psa, err);
+    case ADF_TYPE_DATA_TRACKED:
+        if (!d->tracked && !(d->tracked = malloc(sizeof *d->tracked)))
+            return ADF_ENOMEM;
+        return adf_tracked_decode(f, d->tracked, err);
+    case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
+    case ADF_TYPE_EVENT_DATA_PSA: {
+        /* As many structs as the payload could hold crystals, capped. */
+        size_t max = f->payload_size / PSA_FRAME_MIN + 1;
+        if (max > EVENT_PSA_MAX)
+            max = EVENT_PSA_MAX;
+        if (d->n_psa < max) {
+            free(d->psa);
+            free(d->keys);
+            d->psa = malloc(max * sizeof *d->psa);
+            d->keys = malloc(max * sizeof *d->keys);
+            d->n_psa = d->psa && d->keys ? max : 0;
+            if (!d->n_psa)
+                return ADF_ENOMEM;
+        }
+        d->n_event = SIZE_MAX;
+        int rc = adf_event_psa_decode(f, d->keys, d->psa, max, &d->n_event, err);
+        FUZZ_CHECK(rc == ADF_OK ? d->n_event <= max : d->n_event == 0);
+        return rc;
+    }
+    default: FUZZ_CHECK(!"unknown decoder type"); return ADF_EINVAL;
+    }
+}
+
+/* Encode what decode_as(type) produced, with the key's event and timestamp. */
+static int encode_as(uint32_t type, adf_writer_t *w, const adf_key_t *key, const decoded_t *d, adf_error_t *err)
+{
+    switch (type) {
+    case ADF_TYPE_DATA_CRYSTAL: return adf_crystal_encode(w, key->event, key->timestamp, d->crystal, err);
+    case ADF_TYPE_DATA_PSA: return adf_psa_encode(w, key->event, key->timestamp, d->psa, err);
+    case ADF_TYPE_DATA_TRACKED: return adf_tracked_encode(w, key->event, key->timestamp, d->tracked, err);
+    case ADF_TYPE_META_EOF: return adf_eof_encode(w, key->event, key->timestamp, &d->eof, err);
+    case ADF_TYPE_EVENT_DATA_PSA:
+        return adf_event_psa_encode(w, key->event, key->timestamp, d->keys, d->psa, d->n_event, err);
+    default: FUZZ_CHECK(!"unknown encoder type"); return ADF_EINVAL;
+    }
+}
+
+/* Check the decoded struct against the payload it came from. */
+static void check_decoded(uint32_t type, const adf_frame_t *f, const decoded_t *d)
+{
+    switch (type) {
+    case ADF_TYPE_DATA_CRYSTAL:
+        FUZZ_CHECK(d->crystal->n_samples <= ADF_CRYSTAL_MAX_SAMPLES);
+        FUZZ_CHECK(f->payload_size == adf_crystal_payload_size(d->crystal->n_samples));
+        break;
+    case ADF_TYPE_DATA_PSA:
+        FUZZ_CHECK(d->psa->n_hits <= ADF_PSA_MAX_HITS);
+        FUZZ_CHECK(f->payload_size == adf_psa_payload_size(d->psa->n_hits, d->psa->has_fom));
+        break;
+    case ADF_TYPE_DATA_TRACKED:
+        FUZZ_CHECK(d->tracked->n_gammas <= ADF_TRACKED_MAX_GAMMAS);
+        FUZZ_CHECK(f->payload_size == adf_tracked_payload_size(d->tracked->n_gammas));
+        break;
+    case ADF_TYPE_META_EOF:
+        FUZZ_CHECK(f->payload_size == (d->eof.has_counts ? ADF_EOF_PAYLOAD_SIZE : 0u));
+        break;
+    case ADF_TYPE_EVENT_DATA_PSA: {
+        size_t total = 0;
+        for (size_t i = 0; i < d->n_event; i++) {
+            FUZZ_CHECK(d->keys[i].type == ADF_TYPE_DATA_PSA);
+            FUZZ_CHECK(d->psa[i].n_hits <= ADF_PSA_MAX_HITS);
+            FUZZ_CHECK(d->keys[i].length == ADF_KEY_SIZE + adf_psa_payload_size(d->psa[i].n_hits, d->psa[i].has_fom));
+            total += d->keys[i].length;
+        }
+        FUZZ_CHECK(total == f->payload_size);
+        break;
+    }
+    default: break;
+    }
+}
+
+int fuzz_decoders_one(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size - 1 > ADF_FRAME_MAX - ADF_KEY_SIZE)
+        return 0;
+    const uint32_t type = decoder_types[data[0] % FUZZ_DECODER_TYPES];
+    const uint8_t *payload = data + 1;
+    const size_t payload_size = size - 1;
+    const size_t frame_size = ADF_KEY_SIZE + payload_size;
+    /* Event number and timestamp vary with the input, the timestamp within
+     * 48 bits. */
+    const adf_key_t key = {.length = 0,
+                           .type = type,
+                           .event = (uint32_t)(payload_size * 2654435761u),
+                           .timestamp = ((uint64_t)payload_size * UINT64_C(0x9E3779B97F4A7C15)) & ADF_TIMESTAMP_MAX};
+
+    uint8_t *frame_buf = malloc(frame_size);
+    uint8_t *again_buf = malloc(frame_size);
+    uint8_t *short_buf = malloc(ADF_KEY_SIZE + frame_size - 1);
+    uint8_t *expected = malloc(payload_size ? payload_size : 1);
+    adf_writer_t *w = adf_writer_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    decoded_t d = {0};
+    if (!frame_buf || !again_buf || !short_buf || !expected || !w || !r)
+        goto out; /* out of memory: nothing to test */
+
+    /* The frame, written into a buffer of exactly its size. */
+    adf_writer_reset(w, frame_buf, frame_size);
+    FUZZ_CHECK(adf_writer_put(w, &key, payload, payload_size) == ADF_OK);
+    FUZZ_CHECK(adf_writer_used(w) == frame_size);
+
+    /* Read back: one frame with our key and payload, then the end. */
+    adf_frame_t f, g;
+    adf_reader_reset(r, frame_buf, frame_size, 0);
+    FUZZ_CHECK(adf_reader_next(r, &f) == ADF_OK);
+    FUZZ_CHECK(f.key.length == frame_size && f.key.type == type && f.key.event == key.event &&
+               f.key.timestamp == key.timestamp);
+    FUZZ_CHECK(f.offset == 0 && f.payload == frame_buf + ADF_KEY_SIZE && f.payload_size == payload_size);
+    FUZZ_CHECK(payload_size == 0 || memcmp(f.payload, payload, payload_size) == 0);
+    FUZZ_CHECK(adf_reader_next(r, &g) == ADF_END);
+
+    /* Every other decoder refuses the frame. */
+    adf_error_t err;
+    for (int i = 0; i < FUZZ_DECODER_TYPES; i++) {
+        if (decoder_types[i] == type)
+            continue;
+        int rc = decode_as(decoder_types[i], &f, &d, &err);
+        if (rc == ADF_ENOMEM)
+            goto out;
+        FUZZ_CHECK(rc == ADF_EBADTYPE);
+        check_error(rc, &err);
+    }
+
+    int rc = decode_as(type, &f, &d, &err);
+    if (rc == ADF_ENOMEM)
+        goto out;
+    if (rc != ADF_OK) {
+        check_error(rc, &err);
+        /* Of the right type, the frame itself is never refused for its
+         * type; the sub-frames of an event:data:psa may be. */
+        FUZZ_CHECK(rc != ADF_EBADTYPE || type == ADF_TYPE_EVENT_DATA_PSA);
+        if (type != ADF_TYPE_EVENT_DATA_PSA)
+            FUZZ_CHECK((rc == ADF_EPAYLOAD || rc == ADF_ERANGE) && err.offset == f.offset);
+        goto out;
+    }
+    check_decoded(type, &f, &d);
+
+    /* Re-encode into a buffer of exactly the frame's size: a canonical
+     * format needs exactly that much. */
+    adf_writer_reset(w, again_buf, frame_size);
+    rc = encode_as(type, w, &f.key, &d, &err);
+    if (rc != ADF_OK)
+        fprintf(stderr, "fuzz_decoders: re-encoding a decoded 0x%08X frame failed: %s\n", (unsigned)type,
+                err.message);
+    FUZZ_CHECK(rc == ADF_OK);
+    FUZZ_CHECK(adf_writer_used(w) == frame_size);
+    FUZZ_CHECK(adf_writer_depth(w) == 0);
+    FUZZ_CHECK(!adf_writer_full(w));
+
+    /* What the encoder must have written: the input, with data:tracked's
+     * reserved bytes as zero. */
+    if (payload_size)
+        memcpy(expected, payload, payload_size);
+    if (type == ADF_TYPE_DATA_TRACKED)
+        for (unsigned i = 0; i < d.tracked->n_gammas; i++)
+            memset(expected + ADF_TRACKED_HEADER_SIZE + (size_t)i * ADF_TRACKED_GAMMA_SIZE + 36, 0, 4);
+    FUZZ_CHECK(memcmp(again_buf, frame_buf, ADF_KEY_SIZE) == 0);
+    if (payload_size && memcmp(again_buf + ADF_KEY_SIZE, expected, payload_size) != 0) {
+        size_t at = 0;
+        while (again_buf[ADF_KEY_SIZE + at] == expected[at])
+            at++;
+        fprintf(stderr,
+                "fuzz_decoders: 0x%08X payload of %zu bytes re-encodes differently at byte %zu: "
+                "0x%02X, input 0x%02X\n",
+                (unsigned)type, payload_size, at, again_buf[ADF_KEY_SIZE + at], expected[at]);
+        FUZZ_CHECK(!"decode + encode is not the identity");
+    }
+
+    /* One byte short, the frame is refused whole (composites included):
+     * ADF_ETOOBIG in an empty buffer, ADF_EFULL after another frame, which
+     * stays; nothing of the refused frame is counted as used. */
+    adf_writer_reset(w, again_buf, frame_size - 1);
+    rc = encode_as(type, w, &f.key, &d, &err);
+    FUZZ_CHECK(rc == ADF_ETOOBIG);
+    check_error(rc, &err);
+    FUZZ_CHECK(adf_writer_error(w)->code == ADF_ETOOBIG);
+    FUZZ_CHECK(adf_writer_used(w) == 0 && adf_writer_depth(w) == 0 && !adf_writer_full(w));
+
+    const adf_key_t sync = {.length = 0, .type = ADF_TYPE_META_SYNC, .event = 7, .timestamp = 7};
+    adf_writer_reset(w, short_buf, ADF_KEY_SIZE + frame_size - 1);
+    FUZZ_CHECK(adf_writer_put(w, &sync, NULL, 0) == ADF_OK);
+    rc = encode_as(type, w, &f.key, &d, &err);
+    FUZZ_CHECK(rc == ADF_EFULL);
+    check_error(rc, &err);
+    FUZZ_CHECK(adf_writer_used(w) == ADF_KEY_SIZE && adf_writer_depth(w) == 0 && adf_writer_full(w));
+    FUZZ_CHECK(adf_writer_put(w, &sync, NULL, 0) == ADF_EFULL);
+    adf_reader_reset(r, short_buf, adf_writer_used(w), 0);
+    FUZZ_CHECK(adf_reader_next(r, &g) == ADF_OK && g.key.type == ADF_TYPE_META_SYNC && g.payload_size == 0);
+    FUZZ_CHECK(adf_reader_next(r, &g) == ADF_END);
+
+out:
+    free(d.crystal);
+    free(d.psa);
+    free(d.keys);
+    free(d.tracked);
+    adf_reader_destroy(&r);
+    adf_writer_destroy(&w);
+    free(expected);
+    free(short_buf);
+    free(again_buf);
+    free(frame_buf);
+    return 0;
+}
+
+#ifdef FUZZ_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_decoders_one(data, size);
+}
+#endif

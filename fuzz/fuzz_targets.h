@@ -1,0 +1,54 @@
+/* fuzz_targets.h - the fuzz targets of libtusk-adf, callable without libFuzzer.
+ *
+ * Each target file (fuzz_reader.c, fuzz_decoders.c, fuzz_file.c) defines
+ * one entry below. Built with -DFUZZ_LIBFUZZER (make fuzz) it also defines
+ * LLVMFuzzerTestOneInput calling that entry; otherwise fuzz_replay.c links
+ * all three and drives them over a corpus and seeded mutations of it.
+ *
+ * A target returns 0 for every input. A broken invariant is a bug: the
+ * target prints what broke and calls abort(), which libFuzzer reports as a
+ * crash and fuzz_replay turns into a failing test.
+ */
+#ifndef TUSK_FUZZ_TARGETS_H
+#define TUSK_FUZZ_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Buffer reader, both error policies, composite frames descended into. */
+int fuzz_reader_one(const uint8_t *data, size_t size);
+
+/* data[0] picks a frame type, data[1..] is its payload: decode, re-encode,
+ * compare byte for byte. */
+int fuzz_decoders_one(const uint8_t *data, size_t size);
+
+/* File reader with a small window against the buffer reader. */
+int fuzz_file_one(const uint8_t *data, size_t size);
+
+/* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
+ * selects them (fuzz_replay writes decoder seeds with these selectors). */
+#define FUZZ_DECODER_TYPES 5
+#define FUZZ_DECODER_TYPE_LIST                                                    \
+    {                                                                             \
+        0xFA010101u /* data:crystal */, 0xFA010102u /* data:psa */,               \
+            0xFA010105u /* data:tracked */, 0xFA001100u /* meta:eof */,           \
+            0xCA010102u /* event:data:psa */                                      \
+    }
+
+/* Abort with a message when `cond` is false. */
+#define FUZZ_CHECK(cond)                                                          \
+    do {                                                                          \
+        if (!(cond))                                                              \
+            fuzz_fail(__FILE__, __LINE__, #cond);                                 \
+    } while (0)
+
+static inline _Noreturn void fuzz_fail(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "%s:%d: fuzz invariant violated: %s\n", file, line, what);
+    fflush(stderr);
+    abort();
+}
+
+#endif

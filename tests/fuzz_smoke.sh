@@ -1,0 +1,110 @@
+#!/bin/sh
+# fuzz_smoke.sh - a short fuzzing run in every `make check`.
+#
+# 1. A seed corpus: small files from `tusk-adf gen` of each --type.
+# 2. fuzz/fuzz_replay runs the three fuzz targets (fuzz_reader, fuzz_decoders,
+#    fuzz_file) over the corpus, every truncation of it and 3000 seeded
+#    mutations. It needs nothing but the normal build.
+# 3. With libFuzzer (HAVE_FUZZER=yes and the binaries in FUZZ_BIN_DIR, which
+#    `make check` builds when configure found clang's libFuzzer): each
+#    libFuzzer binary runs 20000 inputs with -seed=1 on a copy of the corpus.
+#
+# Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT): top_builddir,
+# top_srcdir, HAVE_FUZZER (yes/no), FUZZ_BIN_DIR (absolute path of the
+# build's fuzz/ folder). Exit 0 when everything passed, 1 otherwise.
+set -eu
+
+top_builddir=${top_builddir:-.}
+HAVE_FUZZER=${HAVE_FUZZER:-no}
+FUZZ_BIN_DIR=${FUZZ_BIN_DIR:-$top_builddir/fuzz}
+FUZZ_RUNS=${FUZZ_RUNS:-20000}
+MUTATIONS=${MUTATIONS:-3000}
+
+tusk_adf=$top_builddir/tusk-adf
+replay=$top_builddir/fuzz/fuzz_replay
+
+fail() {
+    echo "fuzz_smoke: FAIL: $*" >&2
+    exit 1
+}
+
+for p in "$tusk_adf" "$replay"; do
+    [ -x "$p" ] || fail "$p not built (make tusk-adf fuzz/fuzz_replay)"
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-fuzz-smoke.XXXXXX") || fail "mktemp -d failed"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# fuzz_file's temporary file goes here too, so it is cleaned up whatever
+# happens to the fuzzers.
+TMPDIR=$tmp
+export TMPDIR
+
+now() { date +%s; }
+
+# ---- 1. seed corpus -----------------------------------------------------------
+mkdir "$tmp/corpus" "$tmp/decoders"
+seed=1
+for type in crystal psa event-psa tracked mixed; do
+    for n in 1 3; do
+        out=$tmp/corpus/$type-$n.adf
+        "$tusk_adf" gen -n "$n" --samples 8 --seed "$seed" --type "$type" -o "$out" 2>"$tmp/gen.log" ||
+            { cat "$tmp/gen.log" >&2; fail "tusk-adf gen --type $type failed"; }
+        seed=$((seed + 1))
+    done
+done
+set -- "$tmp"/corpus/*.adf
+echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
+
+# ---- 2. replay: every build, no libFuzzer needed --------------------------------
+start=$(now)
+"$replay" -n "$MUTATIONS" -s 1 -d "$tmp/decoders" "$@" || fail "fuzz_replay failed (status $?)"
+echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
+
+# ---- 3. libFuzzer -----------------------------------------------------------------
+missing=
+for t in fuzz_reader fuzz_decoders fuzz_file; do
+    [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
+done
+if [ "$HAVE_FUZZER" != yes ] || [ -n "$missing" ]; then
+    echo "fuzz_smoke: ======================================================================"
+    if [ "$HAVE_FUZZER" != yes ]; then
+        echo "fuzz_smoke: NOTE: no libFuzzer (configure found no clang with -fsanitize=fuzzer):"
+    else
+        echo "fuzz_smoke: NOTE: libFuzzer binaries missing in $FUZZ_BIN_DIR:$missing (make fuzz):"
+    fi
+    echo "fuzz_smoke: only fuzz_replay ran; the libFuzzer targets were NOT run."
+    echo "fuzz_smoke: ======================================================================"
+    exit 0
+fi
+
+status=0
+for t in fuzz_reader fuzz_decoders fuzz_file; do
+    dir=$tmp/run-$t
+    if [ "$t" = fuzz_decoders ]; then
+        cp -R "$tmp/decoders" "$dir" # a selector byte, then a payload
+    else
+        cp -R "$tmp/corpus" "$dir"
+    fi
+    mkdir "$tmp/art-$t"
+    start=$(now)
+    if "$FUZZ_BIN_DIR/$t" -runs="$FUZZ_RUNS" -seed=1 -timeout=60 -print_final_stats=1 \
+        -artifact_prefix="$tmp/art-$t/" "$dir" >"$tmp/$t.log" 2>&1; then
+        runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$t.log")
+        echo "fuzz_smoke: $t: ${runs:-?} runs in $(($(now) - start)) s, OK"
+    else
+        status=1
+        echo "fuzz_smoke: $t FAILED; the end of its log:" >&2
+        tail -n 40 "$tmp/$t.log" >&2
+        for a in "$tmp/art-$t"/*; do
+            [ -f "$a" ] || continue
+            keep=$top_builddir/crash-$t-$(basename "$a")
+            cp "$a" "$keep" && echo "fuzz_smoke: reproducer kept as $keep (run: $FUZZ_BIN_DIR/$t $keep)" >&2
+            echo "fuzz_smoke: its bytes:" >&2
+            od -An -tx1 "$a" | head -n 20 >&2
+        done
+    fi
+done
+[ "$status" -eq 0 ] || fail "a libFuzzer target failed"
+echo "fuzz_smoke: all passed"
