@@ -91,17 +91,25 @@ run_check() {
 }
 
 run_demo() {
-    local out="$build/demo" adf="$build/tusk-adf"
+    local out="$build/demo" adf="$build/tusk-adf" emulate="$build/tusk-emulate"
+    # The actors of this build, not installed ones.
+    export TUSK_ACTOR_PATH="$build/actors/.libs"
     mkdir -p "$out"
+    cd "$out"
     say "tusk-adf gen: 2000 synthetic events (crystal traces, PSA hits, tracked gammas)"
-    "$adf" gen -n 2000 --seed 42 -o "$out/demo.adf"
-    say "tusk-adf check"
-    "$adf" check "$out/demo.adf"
-    say "tusk-adf stats"
-    "$adf" stats "$out/demo.adf"
-    say "tusk-adf dump -v (first 4 frames)"
-    "$adf" dump -v -n 4 "$out/demo.adf"
-    say "demo done: the file is $out/demo.adf (try: $adf dump -v $out/demo.adf | less)"
+    "$adf" gen -n 2000 --seed 42 -o input.adf
+    say "tusk-adf stats input.adf"
+    "$adf" stats input.adf
+    say "tusk-emulate config/passthrough.xml: file_producer -> passthrough x2 -> file_writer"
+    "$emulate" --verbose "$top/config/passthrough.xml"
+    say "tusk-adf check output.adf (and compare with the input)"
+    "$adf" check output.adf
+    cmp input.adf output.adf && echo "output.adf is identical to input.adf"
+    say "tusk-emulate config/fault.xml: an actor that fails on purpose"
+    "$emulate" -q "$top/config/fault.xml" || echo "(exit status $?: the failure above is the expected one)"
+    say "tusk-adf dump -v output.adf (first 4 frames)"
+    "$adf" dump -v -n 4 output.adf
+    say "demo done: files in $out"
 }
 
 cmd=${1:-}

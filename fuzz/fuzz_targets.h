@@ -1,4 +1,4 @@
-/* fuzz_targets.h - the fuzz targets of libtusk-adf, callable without libFuzzer.
+/* fuzz_targets.h - the fuzz targets of tusk's parsers, callable without libFuzzer.
  *
  * Each target file (fuzz_reader.c, fuzz_decoders.c, fuzz_file.c) defines
  * one entry below. Built with -DFUZZ_LIBFUZZER (make fuzz) it also defines
@@ -26,6 +26,10 @@ int fuzz_decoders_one(const uint8_t *data, size_t size);
 
 /* File reader with a small window against the buffer reader. */
 int fuzz_file_one(const uint8_t *data, size_t size);
+
+/* libtusk's parsers: parameters.conf text and topology XML. */
+int fuzz_params_one(const uint8_t *data, size_t size);
+int fuzz_topology_one(const uint8_t *data, size_t size);
 
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */

@@ -54,7 +54,13 @@ for type in crystal psa event-psa tracked mixed; do
         seed=$((seed + 1))
     done
 done
-set -- "$tmp"/corpus/*.adf
+# Text seeds for libtusk's parsers: the topologies (good and bad) and a
+# parameters file.
+mkdir "$tmp/text"
+srcdir=${abs_top_srcdir:-${top_srcdir:-..}}
+cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
+printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
+set -- "$tmp"/corpus/*.adf "$tmp"/text/*
 echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
 
 # ---- 2. replay: every build, no libFuzzer needed --------------------------------
@@ -64,7 +70,8 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
-for t in fuzz_reader fuzz_decoders fuzz_file; do
+targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology"
+for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done
 if [ "$HAVE_FUZZER" != yes ] || [ -n "$missing" ]; then
@@ -80,13 +87,13 @@ if [ "$HAVE_FUZZER" != yes ] || [ -n "$missing" ]; then
 fi
 
 status=0
-for t in fuzz_reader fuzz_decoders fuzz_file; do
+for t in $targets; do
     dir=$tmp/run-$t
-    if [ "$t" = fuzz_decoders ]; then
-        cp -R "$tmp/decoders" "$dir" # a selector byte, then a payload
-    else
-        cp -R "$tmp/corpus" "$dir"
-    fi
+    case $t in
+    fuzz_decoders) cp -R "$tmp/decoders" "$dir" ;; # a selector byte, then a payload
+    fuzz_params | fuzz_topology) cp -R "$tmp/text" "$dir" ;;
+    *) cp -R "$tmp/corpus" "$dir" ;;
+    esac
     mkdir "$tmp/art-$t"
     start=$(now)
     if "$FUZZ_BIN_DIR/$t" -runs="$FUZZ_RUNS" -seed=1 -timeout=60 -print_final_stats=1 \

@@ -1,0 +1,165 @@
+/* actorkit.h - helpers shared by the built-in actors (a convenience library
+ * linked into each of them; not installed, not part of the actor ABI).
+ *
+ *   ak_base_t      what every instance carries: its label ("name[i]"),
+ *                  instance number and count, and its last error message
+ *                  (what process_error_message returns).
+ *   ak_config_t    process_register_dir's parameter handling: load
+ *                  parameters.conf, refuse unknown keys, typed getters that
+ *                  write a message naming the parameter into the host's
+ *                  buffer and set TUSK_ACTOR_ECONFIG on failure.
+ *   ak_copier_t    the frame-by-frame copy of passthrough and fault: whole
+ *                  frames, resumed where it stopped after MORE_OUTPUT.
+ *
+ * Hook prototypes. Define the actor's class before including this header
+ * (AK_PRODUCER, AK_FILTER or AK_CONSUMER) and it declares every hook with
+ * the signature of actor.h, so the definitions satisfy
+ * -Wmissing-prototypes and a wrong signature fails to compile.
+ *
+ * There is no global mutable state: everything lives in the instance. So
+ * the NARVAL process_register (which gets no configuration directory) can
+ * only refuse; see ak_register_unsupported.
+ */
+#ifndef TUSK_ACTORKIT_H
+#define TUSK_ACTORKIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tusk/actor.h"
+#include "tusk/adf.h"
+#include "tusk/params.h"
+
+#if defined(__GNUC__)
+#define AK_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define AK_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define AK_PRINTF(f, a)
+#define AK_HIDDEN
+#endif
+
+/* ---- hook prototypes ------------------------------------------------------ */
+void process_config(const char *directory_path, unsigned int *error_code);
+void *process_register(unsigned int *error_code);
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code);
+void process_initialise(void *algo_data, unsigned int *error_code);
+void process_start(void *algo_data, unsigned int *error_code);
+void process_stop(void *algo_data, unsigned int *error_code);
+void process_pause(void *algo_data, unsigned int *error_code);
+void process_resume(void *algo_data, unsigned int *error_code);
+void process_reset(void *algo_data, unsigned int *error_code);
+void process_unload(void *algo_data, unsigned int *error_code);
+const char *process_error_message(void *algo_data);
+void process_flush(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code);
+#if defined(AK_PRODUCER)
+void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code);
+#elif defined(AK_FILTER)
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code);
+#elif defined(AK_CONSUMER)
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
+                   unsigned int *error_code);
+#endif
+
+/* ---- instance base ---------------------------------------------------------- */
+#define AK_MESSAGE_MAX 512
+
+typedef struct ak_base {
+    char label[96];              /* "name[instance]", for messages and summaries */
+    unsigned instance, instances;
+    char message[AK_MESSAGE_MAX]; /* last failure, "" if none */
+} ak_base_t;
+
+/* Record a failure: format the instance's message, set *error_code = code.
+ * Returns code. */
+AK_HIDDEN unsigned ak_fail(ak_base_t *base, unsigned *error_code, unsigned code, const char *fmt, ...)
+    AK_PRINTF(4, 5);
+
+/* What process_error_message returns: the instance's message, or for NULL
+ * (no instance: process_config or process_register failed) the library's
+ * constant explanation, AK_REGISTER_UNSUPPORTED. */
+AK_HIDDEN const char *ak_error_message(const ak_base_t *base);
+
+#define AK_REGISTER_UNSUPPORTED                                                                          \
+    "this tusk actor reads its parameters in process_register_dir (tusk extension); the plain NARVAL "   \
+    "process_register gets no configuration directory and is refused"
+
+/* process_register for actors that need process_register_dir: returns NULL
+ * with TUSK_ACTOR_ECONFIG (message: AK_REGISTER_UNSUPPORTED). A tusk host
+ * never calls it when process_register_dir is exported. */
+AK_HIDDEN void *ak_register_unsupported(unsigned *error_code);
+
+/* *error_code = OK (the start of every hook). */
+static inline void ak_ok(unsigned *error_code)
+{
+    *error_code = TUSK_ACTOR_OK;
+}
+
+/* ---- parameters (process_register_dir) ------------------------------------ */
+typedef struct ak_config {
+    tusk_params_t *params;
+    char *message;          /* the host's buffer */
+    unsigned message_size;
+    unsigned *error_code;
+} ak_config_t;
+
+/* Load DIR/parameters.conf and check its keys against `known` (NULL-
+ * terminated). On failure: the message in the host's buffer, *error_code
+ * = TUSK_ACTOR_ECONFIG, false. Always call ak_config_close afterwards. */
+AK_HIDDEN bool ak_config_open(ak_config_t *cfg, const char *dir, const char *const *known, char *message,
+                              unsigned message_size, unsigned *error_code);
+AK_HIDDEN void ak_config_close(ak_config_t *cfg);
+
+/* Write a message into the host's buffer and set *error_code = code.
+ * Returns false (for `return ak_config_fail(...)` in bool helpers). */
+AK_HIDDEN bool ak_config_fail(ak_config_t *cfg, unsigned code, const char *fmt, ...) AK_PRINTF(3, 4);
+
+/* Fill base->label, instance and instances from the host-added keys. */
+AK_HIDDEN bool ak_config_base(ak_config_t *cfg, ak_base_t *base);
+
+/* A required, non-empty string parameter (`what` says what it is for in
+ * the message when it is missing). NULL on failure. */
+AK_HIDDEN const char *ak_config_required(ak_config_t *cfg, const char *key, const char *what);
+
+/* Typed getters: the value or `fallback` when absent; false (and the
+ * message) when malformed or outside [min, max]. */
+AK_HIDDEN bool ak_config_u64(ak_config_t *cfg, const char *key, uint64_t fallback, uint64_t min, uint64_t max,
+                             uint64_t *value);
+AK_HIDDEN bool ak_config_double(ak_config_t *cfg, const char *key, double fallback, double min, double max,
+                                double *value);
+AK_HIDDEN bool ak_config_bool(ak_config_t *cfg, const char *key, bool fallback, bool *value);
+
+/* One of the NULL-terminated `choices`: its index, `fallback` when
+ * absent, -1 (and the message listing the choices) otherwise. */
+AK_HIDDEN int ak_config_choice(ak_config_t *cfg, const char *key, const char *const *choices, int fallback);
+
+/* ---- copying whole frames (passthrough, fault) ------------------------------ */
+typedef struct ak_copier {
+    adf_reader_t *reader;
+    adf_writer_t *writer;
+    size_t resume;          /* offset in the pending input where the next call goes on */
+    unsigned resume_size;   /* size of that input; 0 when no input is pending */
+} ak_copier_t;
+
+/* false when out of memory. */
+AK_HIDDEN bool ak_copier_init(ak_copier_t *copier);
+AK_HIDDEN void ak_copier_free(ak_copier_t *copier);
+/* Forget a pending input. */
+AK_HIDDEN void ak_copier_reset(ak_copier_t *copier);
+
+/* Copy whole frames of `in` into `out`, from where the previous call
+ * stopped if it returned TUSK_ACTOR_MORE_OUTPUT. Returns TUSK_ACTOR_OK
+ * (input used up), TUSK_ACTOR_MORE_OUTPUT (output full, call again with
+ * the same input), TUSK_ACTOR_EDATA (malformed frame, or one larger than
+ * the whole output buffer) or TUSK_ACTOR_ESTATE (a different input while
+ * one is pending), with the message (naming the input offset) in base.
+ * *used is set in every case. */
+AK_HIDDEN unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
+                                  void *out, unsigned out_size, unsigned *used);
+
+#endif

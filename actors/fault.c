@@ -1,0 +1,234 @@
+/* fault.c - filter: a passthrough that misbehaves on purpose, for testing
+ * how hosts and the distributed runtime handle failing actors.
+ *
+ * Parameters:
+ *   action         what to do (required):
+ *                    error    fail with TUSK_ACTOR_ERROR, message
+ *                             "fault injected: error at block N" (or
+ *                             "... error in process_start", ...)
+ *                    crash    raise(SIGSEGV)
+ *                    stall    sleep stall_seconds, then carry on
+ *                    corrupt  pass the data on with the class byte (byte 7)
+ *                             of the first frame's key set to 0x00
+ *                    exit     _exit(3)
+ *   hook           block | initialise | start | stop (block): where
+ *   at_block       1-based process_block call at which to act (1); only
+ *                  with hook=block. Calls are counted as the host counts
+ *                  buffers: a repeated call after MORE_OUTPUT counts too.
+ *   only_instance  only this instance (0-based) misbehaves (all). Not
+ *                  "instance": the host sets that key to each instance's
+ *                  own number in parameters.conf.
+ *   stall_seconds  how long a stall lasts, fractions allowed (3600)
+ *
+ * Every other block is copied as by passthrough. corrupt needs hook=block;
+ * if block N yields no output, the first later output is corrupted.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AK_FILTER
+#include "actorkit.h"
+
+TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, corrupts or exits on purpose",
+                   "action: error | crash | stall | corrupt | exit: what to do (required)\n"
+                   "hook: block | initialise | start | stop: the hook in which to act (block)\n"
+                   "at_block: 1-based process_block call at which to act, with hook=block (1)\n"
+                   "only_instance: only this instance (0-based) misbehaves (all instances)\n"
+                   "stall_seconds: how long a stall lasts, in seconds (3600)\n");
+
+enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT };
+enum hook { HOOK_BLOCK, HOOK_INITIALISE, HOOK_START, HOOK_STOP };
+
+static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", NULL};
+static const char *const hook_names[] = {"block", "initialise", "start", "stop", NULL};
+static const char *const hook_functions[] = {"process_block", "process_initialise", "process_start",
+                                             "process_stop"};
+
+typedef struct fault {
+    ak_base_t base;
+    ak_copier_t copier;
+    enum action action;
+    enum hook hook;
+    uint64_t at_block;
+    double stall_seconds;
+    bool armed;            /* this instance misbehaves */
+    uint64_t blocks;       /* process_block calls so far */
+    bool corrupt_pending;  /* corrupt the next output that has a frame */
+} fault_t;
+
+static const char *const known_keys[] = {"action", "hook", "at_block", "only_instance", "stall_seconds", NULL};
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    (void)directory_path; /* everything is read in process_register_dir */
+    ak_ok(error_code);
+}
+
+/* NARVAL's process_register cannot learn the configuration directory
+ * without global state: refused (see AK_REGISTER_UNSUPPORTED). */
+void *process_register(unsigned int *error_code)
+{
+    return ak_register_unsupported(error_code);
+}
+
+const char *process_error_message(void *algo_data)
+{
+    return ak_error_message(algo_data ? &((fault_t *)algo_data)->base : NULL);
+}
+
+static void free_fault(fault_t *f)
+{
+    if (!f)
+        return;
+    ak_copier_free(&f->copier);
+    free(f);
+}
+
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code)
+{
+    ak_config_t cfg;
+    fault_t *f = NULL;
+    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+        goto fail;
+    f = calloc(1, sizeof *f);
+    if (!f || !ak_copier_init(&f->copier)) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
+    if (!ak_config_required(&cfg, "action", "error, crash, stall, corrupt or exit"))
+        goto fail;
+    int action = ak_config_choice(&cfg, "action", action_names, -1);
+    int hook = action < 0 ? -1 : ak_config_choice(&cfg, "hook", hook_names, HOOK_BLOCK);
+    uint64_t only = 0;
+    if (hook < 0 || !ak_config_u64(&cfg, "at_block", 1, 1, UINT64_MAX, &f->at_block) ||
+        !ak_config_double(&cfg, "stall_seconds", 3600, 0, 1e9, &f->stall_seconds) ||
+        !ak_config_u64(&cfg, "only_instance", 0, 0, UINT32_MAX, &only) || !ak_config_base(&cfg, &f->base))
+        goto fail;
+    f->action = (enum action)action;
+    f->hook = (enum hook)hook;
+    if (f->action == ACT_CORRUPT && f->hook != HOOK_BLOCK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'hook': action 'corrupt' works on data, so it needs "
+                       "hook 'block', not '%s'", hook_names[hook]);
+        goto fail;
+    }
+    f->armed = true;
+    if (tusk_params_get(cfg.params, "only_instance")) {
+        if (only >= f->base.instances) {
+            ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG,
+                           "parameter 'only_instance': %llu, but the actor has %u instances (0 to %u)",
+                           (unsigned long long)only, f->base.instances, f->base.instances - 1);
+            goto fail;
+        }
+        f->armed = only == f->base.instance;
+    }
+    ak_config_close(&cfg);
+    return f;
+fail:
+    free_fault(f);
+    ak_config_close(&cfg);
+    return NULL;
+}
+
+static void sleep_seconds(double seconds)
+{
+    struct timespec t;
+    t.tv_sec = (time_t)seconds;
+    t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
+    if (t.tv_nsec < 0 || t.tv_nsec > 999999999L)
+        t.tv_nsec = 0;
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        continue;
+}
+
+/* Misbehave in `hook` (corrupt is handled by process_block). */
+static void act(fault_t *f, enum hook hook, unsigned *error_code)
+{
+    switch (f->action) {
+    case ACT_ERROR:
+        if (hook == HOOK_BLOCK)
+            ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "fault injected: error at block %llu",
+                    (unsigned long long)f->blocks);
+        else
+            ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "fault injected: error in %s", hook_functions[hook]);
+        break;
+    case ACT_CRASH:
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+        /* Only if SIGSEGV is blocked. */
+        ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "fault injected: raise(SIGSEGV) in %s returned",
+                hook_functions[hook]);
+        break;
+    case ACT_STALL: sleep_seconds(f->stall_seconds); break;
+    case ACT_EXIT: _exit(3);
+    case ACT_CORRUPT: break;
+    }
+}
+
+static void hook_point(void *algo_data, enum hook hook, unsigned *error_code)
+{
+    fault_t *f = algo_data;
+    ak_ok(error_code);
+    if (f->armed && f->hook == hook)
+        act(f, hook, error_code);
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    fault_t *f = algo_data;
+    ak_copier_reset(&f->copier);
+    f->blocks = 0;
+    f->corrupt_pending = false;
+    hook_point(algo_data, HOOK_INITIALISE, error_code);
+}
+
+void process_start(void *algo_data, unsigned int *error_code)
+{
+    hook_point(algo_data, HOOK_START, error_code);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    hook_point(algo_data, HOOK_STOP, error_code);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    fault_t *f = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&f->copier);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    ak_ok(error_code);
+    free_fault(algo_data);
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code)
+{
+    fault_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    f->blocks++;
+    if (f->armed && f->hook == HOOK_BLOCK && f->blocks == f->at_block) {
+        if (f->action == ACT_CORRUPT)
+            f->corrupt_pending = true;
+        else
+            act(f, HOOK_BLOCK, error_code);
+        if (*error_code != TUSK_ACTOR_OK)
+            return;
+    }
+    *error_code = ak_copy_frames(&f->copier, &f->base, input_buffer, size_of_input_buffer, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+    if ((*error_code == TUSK_ACTOR_OK || *error_code == TUSK_ACTOR_MORE_OUTPUT) && f->corrupt_pending &&
+        *used_size_of_output_buffer >= ADF_KEY_SIZE) {
+        ((uint8_t *)output_buffer)[7] = 0x00;
+        f->corrupt_pending = false;
+    }
+}

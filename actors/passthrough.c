@@ -1,0 +1,101 @@
+/* passthrough.c - filter: copies its input to its output, frame by frame.
+ *
+ * No parameters. Every frame is read and written again (adf_reader +
+ * adf_writer_put_frame), so the framing is checked on the way: a malformed
+ * frame is a TUSK_ACTOR_EDATA error naming its offset in the input buffer.
+ * When the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT
+ * and the next call, which gets the same input again, goes on from the
+ * first frame not yet copied. A frame larger than the whole output buffer
+ * is a TUSK_ACTOR_EDATA error.
+ *
+ * Fan-in: it exports only process_block, which the host calls for buffers
+ * from any of its sources.
+ */
+#include <stdlib.h>
+
+#define AK_FILTER
+#include "actorkit.h"
+
+TUSK_ACTOR_DECLARE("passthrough", "copies whole ADF frames from input to output, checking the framing", "");
+
+typedef struct passthrough {
+    ak_base_t base;
+    ak_copier_t copier;
+} passthrough_t;
+
+static const char *const known_keys[] = {NULL};
+
+void process_config(const char *directory_path, unsigned int *error_code)
+{
+    (void)directory_path; /* everything is read in process_register_dir */
+    ak_ok(error_code);
+}
+
+/* NARVAL's process_register cannot learn the configuration directory
+ * without global state: refused (see AK_REGISTER_UNSUPPORTED). */
+void *process_register(unsigned int *error_code)
+{
+    return ak_register_unsupported(error_code);
+}
+
+const char *process_error_message(void *algo_data)
+{
+    return ak_error_message(algo_data ? &((passthrough_t *)algo_data)->base : NULL);
+}
+
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code)
+{
+    ak_config_t cfg;
+    passthrough_t *p = NULL;
+    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+        goto fail;
+    p = calloc(1, sizeof *p);
+    if (!p || !ak_copier_init(&p->copier)) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
+    if (!ak_config_base(&cfg, &p->base))
+        goto fail;
+    ak_config_close(&cfg);
+    return p;
+fail:
+    if (p)
+        ak_copier_free(&p->copier);
+    free(p);
+    ak_config_close(&cfg);
+    return NULL;
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    passthrough_t *p = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&p->copier);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    passthrough_t *p = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&p->copier);
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    passthrough_t *p = algo_data;
+    ak_ok(error_code);
+    if (p) {
+        ak_copier_free(&p->copier);
+        free(p);
+    }
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code)
+{
+    passthrough_t *p = algo_data;
+    *error_code = ak_copy_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+}

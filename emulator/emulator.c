@@ -1,0 +1,751 @@
+/* emulator.c - the serial chain runner (see emulator.h).
+ *
+ * Each actor of the topology is a node with its instances, an input queue
+ * and a pool of output buffers of its size. A buffer moves from a node to
+ * its sink without copying; only when several actors read one output do
+ * the others get copies. After every producer buffer the queues are drained
+ * in dependency order, so one buffer travels the whole chain before the
+ * next is made: memory stays small and gdb sees a buffer's whole journey.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emulator.h"
+#include "tusk/actor_host.h"
+#include "tusk/adf.h"
+
+typedef struct buf {
+    struct buf *next;
+    struct node *owner; /* its pool */
+    uint8_t *data;
+    uint32_t size;      /* bytes used */
+    unsigned input;     /* source position at the receiving node */
+} buf_t;
+
+typedef struct stats {
+    uint64_t calls, buffers_in, buffers_out, frames_in, frames_out, bytes_in, bytes_out;
+    uint64_t ns; /* in process_block / process_flush */
+} stats_t;
+
+typedef struct link_dump {
+    unsigned sink;          /* node index */
+    adf_file_writer_t *file;
+} link_dump_t;
+
+typedef struct node {
+    const tusk_actor_spec_t *spec;
+    tusk_actor_lib_t *lib;
+    tusk_actor_t **inst;
+    unsigned n_inst;
+    unsigned next_inst;     /* round robin */
+    bool *ended;            /* producers: per instance */
+    unsigned n_ended;
+    buf_t *queue_head, *queue_tail;
+    buf_t *pool;            /* free output buffers of spec->buffer_size */
+    link_dump_t *dumps;
+    unsigned n_dumps;
+    stats_t st;
+} node_t;
+
+struct tusk_emulator {
+    const tusk_topology_t *topo;
+    tusk_emulator_options_t opt;
+    node_t *nodes;
+    unsigned n;
+    char *work_dir;
+    bool temp_work_dir;
+    adf_reader_t *counter;   /* counts frames in passing buffers */
+    uint64_t produced_buffers, produced_frames;
+    struct timespec t0, last_progress;
+    FILE *log;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Top-level ADF frames in a buffer (up to the first malformed one: the
+ * buffers are the actors' business, this is only for the summary). */
+static uint64_t count_frames(tusk_emulator_t *em, const uint8_t *data, uint32_t size)
+{
+    adf_reader_reset(em->counter, data, size, 0);
+    adf_frame_t f;
+    uint64_t n = 0;
+    while (adf_reader_next(em->counter, &f) == ADF_OK)
+        n++;
+    return n;
+}
+
+/* ---- buffers ----------------------------------------------------------------- */
+
+static buf_t *buf_get(node_t *nd, tusk_error_t *err)
+{
+    buf_t *b = nd->pool;
+    if (b) {
+        nd->pool = b->next;
+    } else {
+        b = calloc(1, sizeof *b);
+        if (b)
+            b->data = malloc(nd->spec->buffer_size);
+        if (!b || !b->data) {
+            free(b);
+            tusk_error_set(err, TUSK_ENOMEM, "out of memory for a %u-byte buffer of %s",
+                           (unsigned)nd->spec->buffer_size, nd->spec->name);
+            return NULL;
+        }
+        b->owner = nd;
+    }
+    b->next = NULL;
+    b->size = 0;
+    return b;
+}
+
+static void buf_put(buf_t *b)
+{
+    b->next = b->owner->pool;
+    b->owner->pool = b;
+}
+
+static void free_list(buf_t *b)
+{
+    while (b) {
+        buf_t *next = b->next;
+        free(b->data);
+        free(b);
+        b = next;
+    }
+}
+
+static void enqueue(node_t *nd, buf_t *b)
+{
+    b->next = NULL;
+    if (nd->queue_tail)
+        nd->queue_tail->next = b;
+    else
+        nd->queue_head = b;
+    nd->queue_tail = b;
+}
+
+static buf_t *dequeue(node_t *nd)
+{
+    buf_t *b = nd->queue_head;
+    if (b) {
+        nd->queue_head = b->next;
+        if (!nd->queue_head)
+            nd->queue_tail = NULL;
+    }
+    return b;
+}
+
+/* Hand `b` (filled by node `from`) to every actor reading from it. */
+static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *err)
+{
+    from->st.buffers_out++;
+    from->st.bytes_out += b->size;
+    from->st.frames_out += count_frames(em, b->data, b->size);
+    unsigned from_idx = (unsigned)(from - em->nodes);
+    const tusk_actor_spec_t *spec = from->spec;
+    for (unsigned d = 0; d < from->n_dumps; d++) {
+        adf_error_t aerr;
+        if (adf_file_writer_write(from->dumps[d].file, b->data, b->size, &aerr) != ADF_OK)
+            return tusk_error_set(err, TUSK_EIO, "--dump-between: %s", aerr.message);
+    }
+    for (unsigned s = 0; s < spec->n_sinks; s++) {
+        node_t *to = &em->nodes[spec->sinks[s]];
+        buf_t *give = b;
+        if (s + 1 < spec->n_sinks) {
+            give = buf_get(from, err);
+            if (!give)
+                return TUSK_ENOMEM;
+            memcpy(give->data, b->data, b->size);
+            give->size = b->size;
+        }
+        give->input = 0;
+        for (unsigned k = 0; k < to->spec->n_sources; k++)
+            if (to->spec->sources[k] == from_idx)
+                give->input = k;
+        enqueue(to, give);
+    }
+    return TUSK_OK;
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static tusk_actor_t *pick_instance(node_t *nd)
+{
+    tusk_actor_t *a = nd->inst[nd->next_inst];
+    nd->next_inst = (nd->next_inst + 1) % nd->n_inst;
+    return a;
+}
+
+/* Call a filter on `in` until it has written all its output. */
+static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *in, tusk_error_t *err)
+{
+    tusk_flow_t flow;
+    do {
+        buf_t *out = buf_get(nd, err);
+        if (!out)
+            return TUSK_ENOMEM;
+        uint64_t t = now_ns();
+        nd->st.calls++;
+        int rc = tusk_actor_filter(a, in->input, in->data, in->size, out->data, nd->spec->buffer_size, &out->size,
+                                   &flow, err);
+        nd->st.ns += now_ns() - t;
+        if (rc != TUSK_OK) {
+            buf_put(out);
+            return rc;
+        }
+        if (out->size > 0) {
+            rc = deliver(em, nd, out, err);
+            if (rc != TUSK_OK)
+                return rc;
+        } else {
+            buf_put(out);
+        }
+    } while (flow == TUSK_FLOW_MORE);
+    return TUSK_OK;
+}
+
+static int process_one(tusk_emulator_t *em, node_t *nd, buf_t *in, tusk_error_t *err)
+{
+    nd->st.buffers_in++;
+    nd->st.bytes_in += in->size;
+    nd->st.frames_in += count_frames(em, in->data, in->size);
+    tusk_actor_t *a = pick_instance(nd);
+    int rc;
+    if (nd->spec->actor_class == TUSK_CONSUMER) {
+        uint64_t t = now_ns();
+        nd->st.calls++;
+        rc = tusk_actor_consume(a, in->data, in->size, err);
+        nd->st.ns += now_ns() - t;
+    } else {
+        rc = run_filter(em, nd, a, in, err);
+    }
+    buf_put(in);
+    return rc;
+}
+
+/* Process every queued buffer: one pass in dependency order suffices, as
+ * outputs only ever go to later nodes. */
+static int drain(tusk_emulator_t *em, tusk_error_t *err)
+{
+    for (unsigned i = 0; i < em->n; i++) {
+        node_t *nd = &em->nodes[i];
+        buf_t *b;
+        while ((b = dequeue(nd)) != NULL) {
+            int rc = process_one(em, nd, b, err);
+            if (rc != TUSK_OK)
+                return rc;
+        }
+    }
+    return TUSK_OK;
+}
+
+static bool limits_reached(const tusk_emulator_t *em)
+{
+    return (em->opt.max_buffers && em->produced_buffers >= em->opt.max_buffers) ||
+           (em->opt.max_frames && em->produced_frames >= em->opt.max_frames);
+}
+
+static void progress(tusk_emulator_t *em, bool final)
+{
+    if (!em->opt.verbose)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double since = (double)(ts.tv_sec - em->last_progress.tv_sec) + 1e-9 * (double)(ts.tv_nsec - em->last_progress.tv_nsec);
+    if (!final && since < 1.0)
+        return;
+    em->last_progress = ts;
+    double elapsed = (double)(ts.tv_sec - em->t0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - em->t0.tv_nsec);
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < em->n; i++)
+        if (em->nodes[i].spec->actor_class == TUSK_PRODUCER)
+            bytes += em->nodes[i].st.bytes_out;
+    fprintf(em->log, "tusk-emulate: %8.1f s  %10llu buffers  %10llu frames  %9.1f MB  %8.1f MB/s%s\n", elapsed,
+            (unsigned long long)em->produced_buffers, (unsigned long long)em->produced_frames, (double)bytes / 1e6,
+            elapsed > 0 ? (double)bytes / 1e6 / elapsed : 0.0, final ? "  (done)" : "");
+}
+
+/* One round: each producer instance still running makes one buffer, which
+ * then travels the chain. Returns whether any producer is still running. */
+static int produce_round(tusk_emulator_t *em, bool *running, tusk_error_t *err)
+{
+    *running = false;
+    for (unsigned i = 0; i < em->n; i++) {
+        node_t *nd = &em->nodes[i];
+        if (nd->spec->actor_class != TUSK_PRODUCER)
+            continue;
+        for (unsigned k = 0; k < nd->n_inst; k++) {
+            if (nd->ended[k])
+                continue;
+            if (limits_reached(em)) {
+                nd->ended[k] = true;
+                nd->n_ended++;
+                continue;
+            }
+            buf_t *out = buf_get(nd, err);
+            if (!out)
+                return TUSK_ENOMEM;
+            tusk_flow_t flow;
+            uint64_t t = now_ns();
+            nd->st.calls++;
+            int rc = tusk_actor_produce(nd->inst[k], out->data, nd->spec->buffer_size, &out->size, &flow, err);
+            nd->st.ns += now_ns() - t;
+            if (rc != TUSK_OK) {
+                buf_put(out);
+                return rc;
+            }
+            if (flow == TUSK_FLOW_END) {
+                nd->ended[k] = true;
+                nd->n_ended++;
+            }
+            if (out->size > 0) {
+                em->produced_buffers++;
+                uint64_t frames_before = nd->st.frames_out;
+                rc = deliver(em, nd, out, err);
+                em->produced_frames += nd->st.frames_out - frames_before;
+                if (rc == TUSK_OK)
+                    rc = drain(em, err);
+                if (rc != TUSK_OK)
+                    return rc;
+            } else {
+                buf_put(out);
+            }
+            if (!nd->ended[k])
+                *running = true;
+            progress(em, false);
+        }
+    }
+    return TUSK_OK;
+}
+
+/* End of data: let filters write what they held back, in dependency order,
+ * so each flush's output meets already-flushed downstream actors... and is
+ * then flushed by them in turn. */
+static int flush_all(tusk_emulator_t *em, tusk_error_t *err)
+{
+    for (unsigned i = 0; i < em->n; i++) {
+        node_t *nd = &em->nodes[i];
+        if (nd->spec->actor_class != TUSK_FILTER)
+            continue;
+        for (unsigned k = 0; k < nd->n_inst; k++) {
+            tusk_flow_t flow;
+            do {
+                buf_t *out = buf_get(nd, err);
+                if (!out)
+                    return TUSK_ENOMEM;
+                uint64_t t = now_ns();
+                int rc = tusk_actor_flush(nd->inst[k], out->data, nd->spec->buffer_size, &out->size, &flow, err);
+                nd->st.ns += now_ns() - t;
+                if (rc != TUSK_OK) {
+                    buf_put(out);
+                    return rc;
+                }
+                if (out->size > 0) {
+                    rc = deliver(em, nd, out, err);
+                    if (rc == TUSK_OK)
+                        rc = drain(em, err);
+                    if (rc != TUSK_OK)
+                        return rc;
+                } else {
+                    buf_put(out);
+                }
+            } while (flow == TUSK_FLOW_MORE);
+        }
+    }
+    return TUSK_OK;
+}
+
+typedef int (*hook_call_fn)(tusk_actor_t *, tusk_error_t *);
+
+/* Call a lifecycle hook on every instance, forwards (dependency order) or
+ * backwards; stop at the first failure unless `all` (then report the
+ * first failure after calling everyone). */
+static int call_all(tusk_emulator_t *em, hook_call_fn fn, bool backwards, bool all, tusk_error_t *err)
+{
+    int first = TUSK_OK;
+    for (unsigned j = 0; j < em->n; j++) {
+        node_t *nd = &em->nodes[backwards ? em->n - 1 - j : j];
+        for (unsigned k = 0; k < nd->n_inst; k++) {
+            tusk_error_t e;
+            int rc = fn(nd->inst[k], &e);
+            if (rc != TUSK_OK && first == TUSK_OK) {
+                first = rc;
+                if (err)
+                    *err = e;
+                if (!all)
+                    return rc;
+            } else if (rc != TUSK_OK) {
+                fprintf(em->log, "tusk-emulate: also: %s\n", e.message);
+            }
+        }
+    }
+    return first;
+}
+
+int tusk_emulator_run(tusk_emulator_t *em, tusk_error_t *err)
+{
+    clock_gettime(CLOCK_MONOTONIC, &em->t0);
+    em->last_progress = em->t0;
+    int rc = call_all(em, tusk_actor_initialise, false, false, err);
+    if (rc != TUSK_OK)
+        return rc;
+    /* Start consumers first, so nothing is produced before it can be taken. */
+    rc = call_all(em, tusk_actor_start, true, false, err);
+    if (rc != TUSK_OK)
+        return rc;
+    bool running = true;
+    while (rc == TUSK_OK && running)
+        rc = produce_round(em, &running, err);
+    if (rc == TUSK_OK)
+        rc = flush_all(em, err);
+    /* Stop producers first; a failure above still stops everyone, so files
+     * are closed, but the first failure is what is reported. */
+    tusk_error_t stop_err;
+    int src = call_all(em, tusk_actor_stop, false, true, &stop_err);
+    if (rc == TUSK_OK && src != TUSK_OK) {
+        rc = src;
+        if (err)
+            *err = stop_err;
+    }
+    progress(em, true);
+    return rc;
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static int make_work_dir(tusk_emulator_t *em, tusk_error_t *err)
+{
+    if (em->opt.work_dir) {
+        if (mkdir(em->opt.work_dir, 0700) != 0 && errno != EEXIST)
+            return tusk_error_set(err, TUSK_EIO, "%s: cannot create the work folder: %s", em->opt.work_dir,
+                                  strerror(errno));
+        em->work_dir = strdup(em->opt.work_dir);
+        return em->work_dir ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    const char *tmp = getenv("TMPDIR");
+    char templ[4096];
+    snprintf(templ, sizeof templ, "%s/tusk-emulate.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(templ))
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot create a temporary folder: %s", templ, strerror(errno));
+    em->work_dir = strdup(templ);
+    em->temp_work_dir = true;
+    return em->work_dir ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+}
+
+static void instance_dir(const tusk_emulator_t *em, const tusk_actor_spec_t *spec, unsigned k, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s.%u", em->work_dir, spec->name, k);
+}
+
+/* --dump-between SRC:DST: open DUMP_DIR/SRC-DST.adf on the link. */
+static int open_dumps(tusk_emulator_t *em, tusk_error_t *err)
+{
+    for (unsigned d = 0; d < em->opt.n_dumps; d++) {
+        const char *arg = em->opt.dumps[d];
+        const char *colon = strchr(arg, ':');
+        char src[256];
+        if (!colon || (size_t)(colon - arg) >= sizeof src)
+            return tusk_error_set(err, TUSK_EINVAL, "--dump-between '%s': expected SOURCE:DESTINATION", arg);
+        memcpy(src, arg, (size_t)(colon - arg));
+        src[colon - arg] = '\0';
+        int from = tusk_topology_find(em->topo, src), to = tusk_topology_find(em->topo, colon + 1);
+        bool linked = false;
+        if (from >= 0 && to >= 0)
+            for (unsigned k = 0; k < em->nodes[to].spec->n_sources; k++)
+                linked |= em->nodes[to].spec->sources[k] == (unsigned)from;
+        if (!linked)
+            return tusk_error_set(err, TUSK_EINVAL, "--dump-between %s: %s has no link %s -> %s", arg,
+                                  tusk_topology_name(em->topo), src, colon + 1);
+        node_t *nd = &em->nodes[from];
+        link_dump_t *nl = realloc(nd->dumps, (nd->n_dumps + 1) * sizeof *nl);
+        if (!nl)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        nd->dumps = nl;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s-%s.adf", em->opt.dump_dir ? em->opt.dump_dir : ".", src, colon + 1);
+        adf_error_t aerr;
+        adf_file_writer_t *w = adf_file_writer_open(path, &aerr);
+        if (!w)
+            return tusk_error_set(err, TUSK_EIO, "--dump-between: %s", aerr.message);
+        nd->dumps[nd->n_dumps++] = (link_dump_t){.sink = (unsigned)to, .file = w};
+    }
+    return TUSK_OK;
+}
+
+int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const tusk_emulator_options_t *opt,
+                      tusk_error_t *err)
+{
+    *out = NULL;
+    tusk_emulator_t *em = calloc(1, sizeof *em);
+    if (!em)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    em->topo = topo;
+    if (opt)
+        em->opt = *opt;
+    em->log = em->opt.log ? em->opt.log : stderr;
+    em->n = tusk_topology_count(topo);
+    em->nodes = calloc(em->n, sizeof *em->nodes);
+    em->counter = adf_reader_new(ADF_ON_ERROR_STOP);
+    int rc = em->nodes && em->counter ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    if (rc == TUSK_OK)
+        rc = make_work_dir(em, err);
+    for (unsigned i = 0; i < em->n && rc == TUSK_OK; i++) {
+        node_t *nd = &em->nodes[i];
+        nd->spec = tusk_topology_actor(topo, i);
+        if (!nd->spec->library_path) {
+            rc = tusk_error_set(err, TUSK_EINVAL, "actor %s: library not resolved (tusk_topology_resolve)",
+                                nd->spec->name);
+            break;
+        }
+        rc = tusk_actor_lib_open(&nd->lib, nd->spec->library_path, nd->spec->actor_class, err);
+        if (rc != TUSK_OK) {
+            tusk_error_prefix(err, "%s:%d: %s '%s'", tusk_topology_name(topo), nd->spec->line,
+                              tusk_actor_class_name(nd->spec->actor_class), nd->spec->name);
+            break;
+        }
+        nd->inst = calloc(nd->spec->instances, sizeof *nd->inst);
+        nd->ended = calloc(nd->spec->instances, sizeof *nd->ended);
+        if (!nd->inst || !nd->ended) {
+            rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+            break;
+        }
+        for (unsigned k = 0; k < nd->spec->instances && rc == TUSK_OK; k++) {
+            char dir[4096];
+            instance_dir(em, nd->spec, k, dir, sizeof dir);
+            rc = tusk_actor_write_config(dir, nd->spec, k, err);
+            if (rc == TUSK_OK)
+                rc = tusk_actor_new(&nd->inst[k], nd->lib, nd->spec->name, k, dir, err);
+            if (rc == TUSK_OK)
+                nd->n_inst++;
+        }
+    }
+    if (rc == TUSK_OK)
+        rc = open_dumps(em, err);
+    if (rc != TUSK_OK) {
+        tusk_emulator_destroy(&em, NULL);
+        return rc;
+    }
+    *out = em;
+    return TUSK_OK;
+}
+
+/* Remove DIR/parameters.conf and DIR (what tusk_actor_write_config made),
+ * leaving anything an actor wrote there. */
+static void remove_instance_dir(const char *dir)
+{
+    char file[4200];
+    snprintf(file, sizeof file, "%s/parameters.conf", dir);
+    unlink(file);
+    rmdir(dir);
+}
+
+int tusk_emulator_destroy(tusk_emulator_t **emp, tusk_error_t *err)
+{
+    if (!emp || !*emp)
+        return TUSK_OK;
+    tusk_emulator_t *em = *emp;
+    int first = TUSK_OK;
+    for (unsigned i = 0; em->nodes && i < em->n; i++) {
+        node_t *nd = &em->nodes[i];
+        for (unsigned k = 0; k < nd->n_inst; k++) {
+            tusk_error_t e;
+            int rc = tusk_actor_destroy(&nd->inst[k], &e);
+            if (rc != TUSK_OK && first == TUSK_OK) {
+                first = rc;
+                if (err)
+                    *err = e;
+            }
+            if (em->temp_work_dir) {
+                char dir[4096];
+                instance_dir(em, nd->spec, k, dir, sizeof dir);
+                remove_instance_dir(dir);
+            }
+        }
+        for (unsigned d = 0; d < nd->n_dumps; d++) {
+            adf_error_t aerr;
+            if (adf_file_writer_close(&nd->dumps[d].file, &aerr) != ADF_OK && first == TUSK_OK)
+                first = tusk_error_set(err, TUSK_EIO, "--dump-between: %s", aerr.message);
+        }
+        free(nd->dumps);
+        tusk_actor_lib_close(&nd->lib);
+        free_list(nd->queue_head);
+        free_list(nd->pool);
+        free(nd->inst);
+        free(nd->ended);
+    }
+    if (em->temp_work_dir && em->work_dir)
+        rmdir(em->work_dir);
+    free(em->work_dir);
+    free(em->nodes);
+    adf_reader_destroy(&em->counter);
+    free(em);
+    *emp = NULL;
+    return first;
+}
+
+/* ---- reporting ---------------------------------------------------------------- */
+
+static void human_bytes(uint64_t b, char *out, size_t n)
+{
+    if (b >= 10000000000ull)
+        snprintf(out, n, "%.1f GB", (double)b / 1e9);
+    else if (b >= 10000000ull)
+        snprintf(out, n, "%.1f MB", (double)b / 1e6);
+    else if (b >= 10000ull)
+        snprintf(out, n, "%.1f kB", (double)b / 1e3);
+    else
+        snprintf(out, n, "%llu B", (unsigned long long)b);
+}
+
+void tusk_emulator_print_summary(const tusk_emulator_t *em, FILE *out)
+{
+    uint64_t total_ns = 0;
+    for (unsigned i = 0; i < em->n; i++)
+        total_ns += em->nodes[i].st.ns;
+    fprintf(out, "%-16s %-12s %4s %9s %9s %9s %10s %10s %10s %10s %9s %6s\n", "actor", "class", "inst", "calls",
+            "buf in", "buf out", "frames in", "frames out", "bytes in", "bytes out", "time ms", "share");
+    for (unsigned i = 0; i < em->n; i++) {
+        const node_t *nd = &em->nodes[i];
+        const stats_t *s = &nd->st;
+        char bin[32], bout[32];
+        human_bytes(s->bytes_in, bin, sizeof bin);
+        human_bytes(s->bytes_out, bout, sizeof bout);
+        fprintf(out, "%-16s %-12s %4u %9llu %9llu %9llu %10llu %10llu %10s %10s %9.1f %5.1f%%\n", nd->spec->name,
+                tusk_actor_class_name(nd->spec->actor_class), nd->n_inst, (unsigned long long)s->calls,
+                (unsigned long long)s->buffers_in, (unsigned long long)s->buffers_out,
+                (unsigned long long)s->frames_in, (unsigned long long)s->frames_out, bin, bout, (double)s->ns / 1e6,
+                total_ns ? 100.0 * (double)s->ns / (double)total_ns : 0.0);
+    }
+}
+
+tusk_emulator_totals_t tusk_emulator_totals(const tusk_emulator_t *em)
+{
+    tusk_emulator_totals_t t = {0};
+    for (unsigned i = 0; i < em->n; i++) {
+        const node_t *nd = &em->nodes[i];
+        if (nd->spec->actor_class == TUSK_PRODUCER) {
+            t.producer_buffers += nd->st.buffers_out;
+            t.producer_frames += nd->st.frames_out;
+            t.producer_bytes += nd->st.bytes_out;
+        } else if (nd->spec->actor_class == TUSK_CONSUMER) {
+            t.consumer_buffers += nd->st.buffers_in;
+            t.consumer_frames += nd->st.frames_in;
+            t.consumer_bytes += nd->st.bytes_in;
+        }
+    }
+    return t;
+}
+
+/* ---- --only: replay one actor -------------------------------------------------- */
+
+/* Append `s` to the growing text, XML-escaped. */
+typedef struct text {
+    char *s;
+    size_t n, cap;
+    bool failed;
+} text_t;
+
+static void put(text_t *t, const char *s, bool escape)
+{
+    for (; *s; s++) {
+        const char *rep = NULL;
+        if (escape)
+            rep = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : *s == '"' ? "&quot;" : NULL;
+        size_t len = rep ? strlen(rep) : 1;
+        if (t->n + len + 1 > t->cap) {
+            size_t cap = t->cap ? 2 * t->cap : 1024;
+            char *ns = realloc(t->s, cap);
+            if (!ns) {
+                t->failed = true;
+                return;
+            }
+            t->s = ns;
+            t->cap = cap;
+        }
+        memcpy(t->s + t->n, rep ? rep : s, len);
+        t->n += len;
+        t->s[t->n] = '\0';
+    }
+}
+
+int tusk_emulator_replay_topology(const tusk_topology_t *topo, const char *only, const char *input,
+                                  const char *output, char **xml, tusk_error_t *err)
+{
+    *xml = NULL;
+    int idx = tusk_topology_find(topo, only);
+    if (idx < 0)
+        return tusk_error_set(err, TUSK_EINVAL, "--only %s: %s has no actor of that name", only,
+                              tusk_topology_name(topo));
+    const tusk_actor_spec_t *a = tusk_topology_actor(topo, (unsigned)idx);
+    if (a->actor_class == TUSK_PRODUCER)
+        return tusk_error_set(err, TUSK_EINVAL, "--only %s: a producer takes no --input; run the topology instead",
+                              only);
+    if (!a->library_path)
+        return tusk_error_set(err, TUSK_EINVAL, "--only %s: library not resolved", only);
+    /* Input buffers as big as the buffers the actor gets in the chain. */
+    uint32_t in_size = tusk_topology_actor(topo, a->sources[0])->buffer_size;
+    char num[32];
+    text_t t = {0};
+    put(&t, "<configuration>\n <producer>\n  <name>replay_input</name>\n  <binary_code>file_producer</binary_code>\n  <size>", false);
+    snprintf(num, sizeof num, "%u", (unsigned)in_size);
+    put(&t, num, false);
+    put(&t, "</size>\n  <parameter name=\"file\">", false);
+    put(&t, input, true);
+    put(&t, "</parameter>\n </producer>\n", false);
+    const char *tag = a->actor_class == TUSK_FILTER ? "intermediary" : "consumer";
+    put(&t, " <", false);
+    put(&t, tag, false);
+    snprintf(num, sizeof num, "%u", a->instances);
+    put(&t, " instances=\"", false);
+    put(&t, num, false);
+    put(&t, "\">\n  <name>", false);
+    put(&t, a->name, true);
+    put(&t, "</name>\n  <binary_code>", false);
+    put(&t, a->library_path, true);
+    put(&t, "</binary_code>\n  <data_source>replay_input</data_source>\n", false);
+    if (a->actor_class == TUSK_FILTER) {
+        snprintf(num, sizeof num, "%u", (unsigned)a->buffer_size);
+        put(&t, "  <size>", false);
+        put(&t, num, false);
+        put(&t, "</size>\n", false);
+    }
+    for (unsigned k = 0; k < a->n_params; k++) {
+        put(&t, "  <parameter name=\"", false);
+        put(&t, a->param_keys[k], true);
+        put(&t, "\">", false);
+        put(&t, a->param_values[k], true);
+        put(&t, "</parameter>\n", false);
+    }
+    put(&t, " </", false);
+    put(&t, tag, false);
+    put(&t, ">\n", false);
+    if (a->actor_class == TUSK_FILTER) {
+        put(&t, " <consumer>\n  <name>replay_output</name>\n", false);
+        if (output) {
+            put(&t, "  <binary_code>file_writer</binary_code>\n  <parameter name=\"file\">", false);
+            put(&t, output, true);
+            put(&t, "</parameter>\n", false);
+        } else {
+            put(&t, "  <binary_code>null_consumer</binary_code>\n", false);
+        }
+        put(&t, "  <data_source>", false);
+        put(&t, a->name, true);
+        put(&t, "</data_source>\n </consumer>\n", false);
+    }
+    put(&t, "</configuration>\n", false);
+    if (t.failed) {
+        free(t.s);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    *xml = t.s;
+    return TUSK_OK;
+}

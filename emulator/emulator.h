@@ -1,0 +1,62 @@
+/* emulator.h - run a whole topology serially in one process.
+ *
+ * NARVAL's emulator (seed 002, sec. 2.3.2): every actor library is loaded
+ * into this process and the chain runs one buffer at a time: a producer
+ * fills a buffer, each filter transforms it in dependency order, consumers
+ * drain it, then the next producer buffer. Single-threaded, so gdb can
+ * follow a buffer through every actor and valgrind sees all of them.
+ */
+#ifndef TUSK_EMULATOR_H
+#define TUSK_EMULATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tusk/error.h"
+#include "tusk/topology.h"
+
+typedef struct tusk_emulator_options {
+    const char *actor_path;   /* library search path (NULL: $TUSK_ACTOR_PATH, installed folder) */
+    uint64_t max_buffers;     /* stop producers after this many buffers (0: no limit) */
+    uint64_t max_frames;      /* ... or after the buffer reaching this many frames (0: no limit) */
+    const char *const *dumps; /* "SRC:DST" links whose buffers go to DUMP_DIR/SRC-DST.adf */
+    unsigned n_dumps;
+    const char *dump_dir;     /* NULL: current folder */
+    const char *work_dir;     /* keep instance configuration folders here (NULL: temporary) */
+    bool verbose;             /* progress with rates on `log` */
+    FILE *log;                /* progress and warnings (NULL: stderr) */
+} tusk_emulator_options_t;
+
+typedef struct tusk_emulator tusk_emulator_t;
+
+/* Load every library of the (resolved) topology and create every instance
+ * (process_config, process_register). */
+int tusk_emulator_new(tusk_emulator_t **emulator, const tusk_topology_t *topology,
+                      const tusk_emulator_options_t *options, tusk_error_t *err);
+
+/* Initialise, start, run until every producer reached its end (or a limit),
+ * flush, stop. The first failure stops the chain (the others are still
+ * stopped) and is returned. */
+int tusk_emulator_run(tusk_emulator_t *emulator, tusk_error_t *err);
+
+/* Per-actor table: instances, calls, buffers, frames, bytes, time. */
+void tusk_emulator_print_summary(const tusk_emulator_t *emulator, FILE *out);
+
+/* Totals for tests: what the consumers received. */
+typedef struct tusk_emulator_totals {
+    uint64_t producer_buffers, producer_frames, producer_bytes;
+    uint64_t consumer_buffers, consumer_frames, consumer_bytes;
+} tusk_emulator_totals_t;
+tusk_emulator_totals_t tusk_emulator_totals(const tusk_emulator_t *emulator);
+
+/* Unload every instance, close the libraries, remove temporary folders. */
+int tusk_emulator_destroy(tusk_emulator_t **emulator, tusk_error_t *err);
+
+/* Build the topology text that replays `input` (an ADF file) through actor
+ * `only` of `topology`: file_producer -> ONLY -> file_writer(`output`) or
+ * null_consumer. Caller frees. */
+int tusk_emulator_replay_topology(const tusk_topology_t *topology, const char *only, const char *input,
+                                  const char *output, char **xml, tusk_error_t *err);
+
+#endif

@@ -1,0 +1,186 @@
+/* tusk-emulate - run a topology serially in one process (for gdb,
+ * valgrind and offline replay). See emulator.h and the README. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulator.h"
+#include "tusk/actor_host.h"
+
+#define PROG "tusk-emulate"
+
+enum { EXIT_CHAIN = 1, EXIT_SETUP = 2 };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " [OPTIONS] TOPOLOGY.xml\n"
+            "\n"
+            "Runs every actor of TOPOLOGY in this process, one buffer at a time, and\n"
+            "prints per actor: calls, buffers, frames, bytes and time in its hooks.\n"
+            "\n"
+            "  -n, --buffers N          stop the producers after N buffers\n"
+            "  -e, --events N           stop the producers after the buffer holding the\n"
+            "                           Nth frame\n"
+            "      --only ACTOR         run only ACTOR, fed from --input\n"
+            "  -i, --input FILE         ADF file replayed into ACTOR, in buffers of the\n"
+            "                           size ACTOR gets in the chain\n"
+            "  -o, --output FILE        where ACTOR's output goes (default: counted only)\n"
+            "      --dump-between SRC:DST\n"
+            "                           also write the buffers from SRC to DST into\n"
+            "                           DIR/SRC-DST.adf (repeatable)\n"
+            "      --dump-dir DIR       folder for --dump-between files (default .)\n"
+            "      --actor-path PATH    folders searched for actor libraries, ':'-separated\n"
+            "                           (default $TUSK_ACTOR_PATH, then the installed folder)\n"
+            "      --work-dir DIR       keep each instance's configuration folder in DIR\n"
+            "      --describe           print each actor's description and parameters\n"
+            "  -v, --verbose            progress with rates every second\n"
+            "  -q, --quiet              no summary table\n"
+            "  -h, --help\n"
+            "\n"
+            "Exit status: 0 the chain ran to its end; 1 an actor failed; 2 bad usage,\n"
+            "topology or library.\n");
+}
+
+static int describe(const tusk_topology_t *topo)
+{
+    int status = 0;
+    for (unsigned i = 0; i < tusk_topology_count(topo); i++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(topo, i);
+        tusk_actor_lib_t *lib;
+        tusk_error_t err;
+        printf("%s (%s, %u instance%s): %s\n", s->name, tusk_actor_class_name(s->actor_class), s->instances,
+               s->instances == 1 ? "" : "s", s->library_path);
+        if (tusk_actor_lib_open(&lib, s->library_path, s->actor_class, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            status = EXIT_SETUP;
+            continue;
+        }
+        const tusk_actor_descriptor_t *d = tusk_actor_lib_descriptor(lib);
+        if (d)
+            printf("  %s: %s\n  parameters:\n    %s\n", d->name, d->summary, d->parameters);
+        else
+            printf("  plain NARVAL library (no tusk descriptor)\n");
+        tusk_actor_lib_close(&lib);
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"buffers", required_argument, NULL, 'n'},   {"events", required_argument, NULL, 'e'},
+        {"only", required_argument, NULL, 'O'},      {"input", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},    {"dump-between", required_argument, NULL, 'D'},
+        {"dump-dir", required_argument, NULL, 'd'},  {"actor-path", required_argument, NULL, 'p'},
+        {"work-dir", required_argument, NULL, 'w'},  {"describe", no_argument, NULL, 'x'},
+        {"verbose", no_argument, NULL, 'v'},         {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+    tusk_emulator_options_t opt = {0};
+    const char *only = NULL, *input = NULL, *output = NULL;
+    const char **dumps = calloc((size_t)argc, sizeof *dumps);
+    bool quiet = false, want_describe = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "n:e:i:o:vqh", longopts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'n':
+        case 'e': {
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-') {
+                fprintf(stderr, PROG ": --%s: '%s' is not a count\n", c == 'n' ? "buffers" : "events", optarg);
+                free(dumps);
+                return EXIT_SETUP;
+            }
+            if (c == 'n')
+                opt.max_buffers = v;
+            else
+                opt.max_frames = v;
+            break;
+        }
+        case 'O': only = optarg; break;
+        case 'i': input = optarg; break;
+        case 'o': output = optarg; break;
+        case 'D': dumps[opt.n_dumps++] = optarg; break;
+        case 'd': opt.dump_dir = optarg; break;
+        case 'p': opt.actor_path = optarg; break;
+        case 'w': opt.work_dir = optarg; break;
+        case 'x': want_describe = true; break;
+        case 'v': opt.verbose = true; break;
+        case 'q': quiet = true; break;
+        case 'h':
+            usage(stdout);
+            free(dumps);
+            return 0;
+        default:
+            usage(stderr);
+            free(dumps);
+            return EXIT_SETUP;
+        }
+    }
+    opt.dumps = dumps;
+    if (optind + 1 != argc || (only && !input) || (input && !only) || (output && !only)) {
+        if (only && !input)
+            fprintf(stderr, PROG ": --only needs --input FILE\n");
+        else if (input || output)
+            fprintf(stderr, PROG ": --input and --output go with --only ACTOR\n");
+        usage(stderr);
+        free(dumps);
+        return EXIT_SETUP;
+    }
+
+    tusk_error_t err;
+    tusk_topology_t *topo = NULL, *replay = NULL;
+    tusk_emulator_t *em = NULL;
+    int status = EXIT_SETUP;
+    if (tusk_topology_load(&topo, argv[optind], &err) != TUSK_OK ||
+        tusk_topology_resolve(topo, opt.actor_path, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        goto done;
+    }
+    if (want_describe) {
+        status = describe(topo);
+        goto done;
+    }
+    const tusk_topology_t *run = topo;
+    if (only) {
+        /* Replay one stage: a small topology around it, run the usual way. */
+        char *xml = NULL;
+        if (tusk_emulator_replay_topology(topo, only, input, output, &xml, &err) != TUSK_OK ||
+            tusk_topology_parse(&replay, xml, strlen(xml), "(--only replay)", &err) != TUSK_OK ||
+            tusk_topology_resolve(replay, opt.actor_path, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            free(xml);
+            goto done;
+        }
+        free(xml);
+        run = replay;
+        if (output && tusk_topology_actor(topo, (unsigned)tusk_topology_find(topo, only))->actor_class ==
+                          TUSK_CONSUMER)
+            fprintf(stderr, PROG ": note: %s is a consumer, --output is not used\n", only);
+    }
+    if (tusk_emulator_new(&em, run, &opt, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        goto done;
+    }
+    if (tusk_emulator_run(em, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        status = EXIT_CHAIN;
+    } else {
+        status = 0;
+    }
+    if (!quiet)
+        tusk_emulator_print_summary(em, stdout);
+done:
+    if (em && tusk_emulator_destroy(&em, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        if (status == 0)
+            status = EXIT_CHAIN;
+    }
+    tusk_topology_destroy(&replay);
+    tusk_topology_destroy(&topo);
+    free(dumps);
+    return status;
+}

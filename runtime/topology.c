@@ -1,0 +1,1429 @@
+/* topology.c - load, validate and order a topology file (see topology.h).
+ *
+ * Loading runs in four steps, each reporting the first problem as
+ * "FILE:LINE: <element> 'actor': what is wrong":
+ *   1. parse the XML (no network, no DTD, no entities: a <!DOCTYPE> stops
+ *      the parser at once, so hostile files cannot pull in other files);
+ *   2. read the actors, checking structure and values with messages a
+ *      person can act on ("bad size", "missing <name>", ...);
+ *   3. validate against the embedded RelaxNG schema (config/topology.rng),
+ *      the authority on structure: nothing it refuses loads. Its messages
+ *      (libxml2's) are vaguer, so when both steps complain about the same
+ *      actor, step 2's message is the one reported;
+ *   4. semantic checks: unique names, existing sources with an output, no
+ *      cycle, every output read. Then order the actors so that each comes
+ *      after its sources (file order among independent ones).
+ *
+ * The library keeps no global state: errors go to per-context handlers,
+ * never to libxml2's global ones.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include "tusk/topology.h"
+#include "tusk_private.h"
+
+#ifndef TUSK_ACTORDIR
+#define TUSK_ACTORDIR "/usr/local/lib/tusk/actors"
+#endif
+
+/* Generated from config/topology.rng by tools/embed-text.sh. */
+extern const char tusk_topology_schema[];
+extern const unsigned long tusk_topology_schema_size;
+
+/* libxml2 2.12 made the structured handler's error const. */
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *xml_error_t;
+#else
+typedef xmlErrorPtr xml_error_t;
+#endif
+
+#define MAX_TOPOLOGY_BYTES (16u << 20)
+
+typedef struct actor {
+    tusk_actor_spec_t spec; /* the public view; first so a spec is an actor */
+    char *name, *hostname, *library, *library_path, *debug;
+    unsigned n_params;
+    char **keys, **values;
+    int *param_lines;
+    unsigned *sources, *sinks;
+    /* While loading: the <data_source> names, lines, and actors (file index). */
+    unsigned n_src, cap_src;
+    char **src_names;
+    int *src_lines;
+    unsigned *src_file;
+    const char *shown; /* while reading: the unchecked <name>, for messages */
+    unsigned file_index;
+    int line;
+} actor_t;
+
+struct tusk_topology {
+    char *name; /* the file name as given */
+    char *dir;  /* its folder, NULL for the current one */
+    unsigned n;
+    actor_t *actors; /* dependency order */
+};
+
+static const unsigned no_indices[1];
+static const char *const no_strings[1];
+
+/* ---- messages ---------------------------------------------------------- */
+
+static const char *const class_names[] = {"producer", "intermediary", "consumer"};
+
+const char *tusk_actor_class_name(tusk_actor_class_t actor_class)
+{
+    if ((unsigned)actor_class < 3)
+        return class_names[actor_class];
+    return "unknown";
+}
+
+/* Messages quote what the file says: keep them on one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = ' ';
+}
+
+/* "FILE:LINE: <elem> 'actor': what" into err; parts that are NULL or 0 are
+ * left out. */
+static int fail(tusk_error_t *err, int code, const char *file, int line, const char *elem,
+                const char *actor, const char *fmt, ...) TUSK_PRINTF(7, 8);
+static int fail(tusk_error_t *err, int code, const char *file, int line, const char *elem,
+                const char *actor, const char *fmt, ...)
+{
+    char what[TUSK_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+
+    char where[TUSK_ERROR_MESSAGE_MAX];
+    size_t n = 0;
+    int w = snprintf(where, sizeof where, "%.300s", file ? file : "(topology)");
+    n = w > 0 ? (size_t)w : 0;
+    if (line > 0 && n < sizeof where) {
+        w = snprintf(where + n, sizeof where - n, ":%d", line);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    if (elem && n < sizeof where) {
+        w = snprintf(where + n, sizeof where - n, ": <%.40s>", elem);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    if (actor && *actor && n < sizeof where)
+        snprintf(where + n, sizeof where - n, " '%.80s'", actor);
+    if (!err)
+        return code;
+    tusk_error_set(err, code, "%s: %s", where, what);
+    one_line(err->message);
+    return code;
+}
+
+static int out_of_memory(tusk_error_t *err)
+{
+    return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+}
+
+/* ---- small string helpers -------------------------------------------------- */
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A malloc'd copy of s without surrounding whitespace. */
+static char *trimmed(const char *s)
+{
+    while (is_space(*s))
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && is_space(s[len - 1]))
+        len--;
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+/* The element's text (all descendants), trimmed; NULL when out of memory. */
+static char *node_text(xmlNodePtr node)
+{
+    xmlChar *raw = xmlNodeGetContent(node);
+    char *t = trimmed(raw ? (const char *)raw : "");
+    xmlFree(raw);
+    return t;
+}
+
+/* Attribute value trimmed; NULL when absent. *oom set when out of memory. */
+static char *attr_text(xmlNodePtr node, const char *attr, bool *oom)
+{
+    xmlChar *raw = xmlGetProp(node, BAD_CAST attr);
+    if (!raw)
+        return NULL;
+    char *t = trimmed((const char *)raw);
+    xmlFree(raw);
+    if (!t)
+        *oom = true;
+    return t;
+}
+
+/* Actor and parameter names: letters, digits, '_', '-', '.' (as params.c). */
+static bool name_valid(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        char c = *s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* Decimal digits (an optional '+', as xsd integers allow); false when not
+ * a number, *value saturates above `cap`. */
+static bool parse_count(const char *s, unsigned long long cap, unsigned long long *value)
+{
+    if (*s == '+')
+        s++;
+    if (!*s)
+        return false;
+    unsigned long long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        if (v <= cap)
+            v = v * 10 + (unsigned)(*s - '0');
+    }
+    *value = v;
+    return true;
+}
+
+static bool elem_is(xmlNodePtr node, const char *name)
+{
+    return node->type == XML_ELEMENT_NODE && strcmp((const char *)node->name, name) == 0;
+}
+
+static int line_of(xmlNodePtr node)
+{
+    long l = xmlGetLineNo(node);
+    return l > 0 && l < 0x7fffffff ? (int)l : 0;
+}
+
+static int class_of(xmlNodePtr node)
+{
+    for (int c = 0; c < 3; c++)
+        if (elem_is(node, class_names[c]))
+            return c;
+    return -1;
+}
+
+/* Text of the actor element's first <name>, for messages (may be NULL). */
+static char *display_name(xmlNodePtr actor)
+{
+    for (xmlNodePtr c = actor->children; c; c = c->next)
+        if (elem_is(c, "name"))
+            return node_text(c);
+    return NULL;
+}
+
+/* Attributes an element may carry; NARVAL's are accepted and ignored. */
+static bool attr_allowed(const char *elem, const char *attr, int cls)
+{
+    if (cls >= 0)
+        return strcmp(attr, "instances") == 0 ||
+               (cls == TUSK_FILTER && (strcmp(attr, "input_buffers") == 0 || strcmp(attr, "output_buffers") == 0));
+    if (strcmp(elem, "size") == 0 || strcmp(elem, "port") == 0)
+        return strcmp(attr, "output_buffer") == 0;
+    if (strcmp(elem, "data_source") == 0)
+        return strcmp(attr, "source_port") == 0 || strcmp(attr, "source_buffer") == 0;
+    if (strcmp(elem, "parameter") == 0)
+        return strcmp(attr, "name") == 0;
+    return false;
+}
+
+/* The first attribute of node it may not carry, or NULL. */
+static const char *bad_attr(xmlNodePtr node, int cls)
+{
+    for (xmlAttrPtr a = node->properties; a; a = a->next)
+        if (a->ns || !attr_allowed((const char *)node->name, (const char *)a->name, cls))
+            return (const char *)a->name;
+    return NULL;
+}
+
+/* Text other than blanks (where only elements belong). */
+static bool stray_text(xmlNodePtr node)
+{
+    if ((node->type != XML_TEXT_NODE && node->type != XML_CDATA_SECTION_NODE) || !node->content)
+        return false;
+    for (const xmlChar *p = node->content; *p; p++)
+        if (!is_space((char)*p))
+            return true;
+    return false;
+}
+
+/* Line where a stray text starts: libxml2 gives a text node the line
+ * where it ends, so step back over the newlines after its first word. */
+static int text_line(xmlNodePtr text)
+{
+    int line = line_of(text);
+    const xmlChar *p = text->content;
+    while (p && *p && is_space((char)*p))
+        p++;
+    for (; p && *p; p++)
+        line -= *p == '\n';
+    return line > 0 ? line : 1;
+}
+
+/* ---- step 1: parsing --------------------------------------------------- */
+
+typedef struct parse_state {
+    bool failed;
+    bool doctype;
+    int line;
+    char message[512];
+} parse_state_t;
+
+static void keep_first(parse_state_t *st, int line, const char *message)
+{
+    if (st->failed)
+        return;
+    st->failed = true;
+    st->line = line;
+    snprintf(st->message, sizeof st->message, "%s", message ? message : "not well-formed XML");
+    size_t len = strlen(st->message);
+    while (len > 0 && is_space(st->message[len - 1]))
+        st->message[--len] = '\0';
+}
+
+/* The parser context's structured handler: only the first error counts
+ * (the rest are usually consequences of it). */
+static void on_parse_error(void *data, xml_error_t e)
+{
+    xmlParserCtxtPtr ctxt = data;
+    if (!ctxt || !ctxt->_private || !e || e->level < XML_ERR_ERROR)
+        return;
+    keep_first(ctxt->_private, e->line, e->message);
+}
+
+/* A <!DOCTYPE> could declare entities that read other files or expand
+ * without bound: topologies have no use for one, so stop right there. */
+static void on_doctype(void *data, const xmlChar *name, const xmlChar *external_id, const xmlChar *system_id)
+{
+    (void)name;
+    (void)external_id;
+    (void)system_id;
+    xmlParserCtxtPtr ctxt = data;
+    int line = ctxt->input ? ctxt->input->line : 0;
+    parse_state_t *st = ctxt->_private;
+    if (!st->failed)
+        st->doctype = true;
+    keep_first(st, line, "<!DOCTYPE> is not allowed in a topology (no DTDs, no entities)");
+    xmlStopParser(ctxt);
+}
+
+static int parse_xml(xmlDocPtr *doc, const char *xml, size_t size, const char *file, tusk_error_t *err)
+{
+    *doc = NULL;
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt)
+        return out_of_memory(err);
+    parse_state_t st = {0};
+    ctxt->_private = &st;
+    ctxt->sax->serror = on_parse_error;
+    ctxt->sax->internalSubset = on_doctype;
+    /* No network, no DTD loading, no entity substitution, no output.
+     * Topologies are UTF-8: the encoding declaration is ignored, because
+     * libxml2's converters report failures on stderr, past our handler. */
+    int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES |
+                  XML_PARSE_IGNORE_ENC;
+    xmlDocPtr d = xmlCtxtReadMemory(ctxt, xml, (int)size, NULL, "UTF-8", options);
+    xmlFreeParserCtxt(ctxt);
+    if (st.failed || !d || !xmlDocGetRootElement(d)) {
+        if (d)
+            xmlFreeDoc(d);
+        if (!st.failed)
+            keep_first(&st, 0, "no document element");
+        return fail(err, TUSK_ETOPOLOGY, file, st.line, NULL, NULL, "%s%s%s", st.doctype ? "" : "not well-formed XML: ",
+                    st.message, strstr(st.message, "UTF-8") ? " (a topology must be UTF-8)" : "");
+    }
+    *doc = d;
+    return TUSK_OK;
+}
+
+/* ---- step 3: the schema -------------------------------------------------- */
+
+#define SCHEMA_MESSAGES 3
+
+typedef struct schema_state {
+    int count;
+    int line;
+    xmlNodePtr node;
+    char message[SCHEMA_MESSAGES][256];
+} schema_state_t;
+
+/* Keep the first few distinct messages: libxml2 follows the real one
+ * with consequences ("Element x failed to validate content"). */
+static void on_schema_error(void *data, xml_error_t e)
+{
+    schema_state_t *st = data;
+    if (!e || e->level < XML_ERR_ERROR)
+        return;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", e->message ? e->message : "schema violation");
+    size_t len = strlen(msg);
+    while (len > 0 && is_space(msg[len - 1]))
+        msg[--len] = '\0';
+    if (st->count == 0) {
+        st->node = e->node;
+        st->line = st->node ? line_of(st->node) : 0;
+        if (st->line == 0)
+            st->line = e->line;
+    }
+    for (int i = 0; i < st->count && i < SCHEMA_MESSAGES; i++)
+        if (strcmp(st->message[i], msg) == 0)
+            return;
+    if (st->count < SCHEMA_MESSAGES)
+        memcpy(st->message[st->count], msg, sizeof msg);
+    st->count++;
+}
+
+/* Index of the <configuration> child holding node; INT_MAX for the root
+ * itself (the problem could be anywhere in it). */
+static int top_index(xmlNodePtr root, xmlNodePtr node)
+{
+    if (node == root)
+        return INT_MAX;
+    while (node && node->parent != root)
+        node = node->parent;
+    if (!node)
+        return INT_MAX;
+    int k = 0;
+    for (xmlNodePtr c = node->prev; c; c = c->prev)
+        k += c->type == XML_ELEMENT_NODE;
+    return k;
+}
+
+/* Validate doc; on failure fill err and *top (see top_index). */
+static int check_schema(xmlDocPtr doc, const char *file, tusk_error_t *err, int *top)
+{
+    schema_state_t st = {0};
+    *top = -1;
+    xmlRelaxNGParserCtxtPtr pctxt = xmlRelaxNGNewMemParserCtxt(tusk_topology_schema, (int)tusk_topology_schema_size);
+    if (!pctxt)
+        return out_of_memory(err);
+    xmlRelaxNGSetParserStructuredErrors(pctxt, on_schema_error, &st);
+    xmlRelaxNGPtr schema = xmlRelaxNGParse(pctxt);
+    xmlRelaxNGFreeParserCtxt(pctxt);
+    if (!schema)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "internal error: the embedded topology schema does not compile: %s",
+                              st.count ? st.message[0] : "unknown reason");
+    memset(&st, 0, sizeof st);
+    int rc = TUSK_OK;
+    xmlRelaxNGValidCtxtPtr vctxt = xmlRelaxNGNewValidCtxt(schema);
+    if (!vctxt) {
+        rc = out_of_memory(err);
+    } else {
+        xmlRelaxNGSetValidStructuredErrors(vctxt, on_schema_error, &st);
+        int v = xmlRelaxNGValidateDoc(vctxt, doc);
+        xmlRelaxNGFreeValidCtxt(vctxt);
+        if (v != 0) {
+            xmlNodePtr root = xmlDocGetRootElement(doc);
+            xmlNodePtr actor = st.node;
+            while (actor && actor->parent != root)
+                actor = actor->parent;
+            if (actor && class_of(actor) < 0)
+                actor = NULL;
+            /* The element at fault when it is not the actor itself. */
+            xmlNodePtr at = st.node;
+            while (at && at->type != XML_ELEMENT_NODE)
+                at = at->parent;
+            const char *elem = actor ? (const char *)actor->name : at ? (const char *)at->name : NULL;
+            char what[TUSK_ERROR_MESSAGE_MAX];
+            int w0 = at && actor && at != actor
+                         ? snprintf(what, sizeof what, "schema violation in <%.40s>", (const char *)at->name)
+                         : snprintf(what, sizeof what, "schema violation");
+            size_t n = w0 > 0 ? (size_t)w0 : 0;
+            for (int i = 0; i < st.count && i < SCHEMA_MESSAGES; i++) {
+                int w = snprintf(what + n, sizeof what - n, "%s%s", i ? "; " : ": ", st.message[i]);
+                if (w < 0 || (size_t)w >= sizeof what - n)
+                    break;
+                n += (size_t)w;
+            }
+            /* Name the actor the offending node belongs to. */
+            char *name = actor ? display_name(actor) : NULL;
+            /* Without a node it cannot be placed: let step 2 speak first. */
+            *top = st.node ? top_index(root, st.node) : INT_MAX;
+            rc = fail(err, TUSK_ETOPOLOGY, file, st.line, elem, name, "%s", what);
+            free(name);
+        }
+    }
+    xmlRelaxNGFree(schema);
+    return rc;
+}
+
+/* ---- step 2: reading the actors ------------------------------------------ */
+
+typedef struct loader {
+    const char *file;
+    tusk_error_t *err;
+    int line; /* of the error reported */
+    int top;  /* index of the <configuration> child it is in, -1: the root */
+} loader_t;
+
+static void actor_free(actor_t *a)
+{
+    free(a->name);
+    free(a->hostname);
+    free(a->library);
+    free(a->library_path);
+    free(a->debug);
+    for (unsigned i = 0; i < a->n_params; i++) {
+        free(a->keys[i]);
+        free(a->values[i]);
+    }
+    free(a->keys);
+    free(a->values);
+    free(a->param_lines);
+    free(a->sources);
+    free(a->sinks);
+    for (unsigned i = 0; i < a->n_src; i++)
+        free(a->src_names[i]);
+    free(a->src_names);
+    free(a->src_lines);
+    free(a->src_file);
+}
+
+/* An error about actor a at `line`. */
+static int actor_fail(loader_t *ld, const actor_t *a, int line, const char *fmt, ...) TUSK_PRINTF(4, 5);
+static int actor_fail(loader_t *ld, const actor_t *a, int line, const char *fmt, ...)
+{
+    char what[TUSK_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ld->line = line;
+    ld->top = (int)a->file_index;
+    return fail(ld->err, TUSK_ETOPOLOGY, ld->file, line, class_names[a->spec.actor_class],
+                a->name ? a->name : a->shown, "%s", what);
+}
+
+static int add_param(loader_t *ld, actor_t *a, xmlNodePtr node)
+{
+    int line = line_of(node);
+    bool oom = false;
+    char *key = attr_text(node, "name", &oom);
+    if (oom)
+        return out_of_memory(ld->err);
+    if (!key)
+        return actor_fail(ld, a, line, "<parameter> without a name attribute");
+    int rc = TUSK_OK;
+    if (!name_valid(key)) {
+        rc = actor_fail(ld, a, line, "bad parameter name '%.80s': use letters, digits, '_', '-' and '.' only", key);
+        free(key);
+        return rc;
+    }
+    /* The host sets these for every instance (actor.h): a topology value
+     * would be overwritten without a word. */
+    if (strcmp(key, "actor") == 0 || strcmp(key, "instance") == 0 || strcmp(key, "instances") == 0) {
+        rc = actor_fail(ld, a, line, "parameter name '%s' is reserved: the host sets actor, instance and instances",
+                        key);
+        free(key);
+        return rc;
+    }
+    for (unsigned i = 0; i < a->n_params; i++)
+        if (strcmp(a->keys[i], key) == 0) {
+            rc = actor_fail(ld, a, line, "duplicate parameter '%s' (first at line %d)", key, a->param_lines[i]);
+            free(key);
+            return rc;
+        }
+    char *value = node_text(node);
+    if (!value) {
+        free(key);
+        return out_of_memory(ld->err);
+    }
+    if (strpbrk(value, "\r\n")) {
+        rc = actor_fail(ld, a, line, "parameter '%s': the value must be a single line", key);
+        free(key);
+        free(value);
+        return rc;
+    }
+    /* Grow one at a time: actors have a handful of parameters. */
+    unsigned n = a->n_params + 1;
+    char **k = realloc(a->keys, n * sizeof *k);
+    if (k)
+        a->keys = k;
+    char **v = k ? realloc(a->values, n * sizeof *v) : NULL;
+    if (v)
+        a->values = v;
+    int *l = v ? realloc(a->param_lines, n * sizeof *l) : NULL;
+    if (!l) {
+        free(key);
+        free(value);
+        return out_of_memory(ld->err);
+    }
+    a->param_lines = l;
+    a->keys[a->n_params] = key;
+    a->values[a->n_params] = value;
+    a->param_lines[a->n_params] = line;
+    a->n_params = n;
+    return TUSK_OK;
+}
+
+static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node)
+{
+    int line = line_of(node);
+    char *src = node_text(node);
+    if (!src)
+        return out_of_memory(ld->err);
+    int rc = TUSK_OK;
+    if (!*src)
+        rc = actor_fail(ld, a, line, "empty <data_source>: name the actor to read");
+    else if (!name_valid(src))
+        rc = actor_fail(ld, a, line, "bad data source '%.80s': actor names use letters, digits, '_', '-' and '.' only",
+                        src);
+    if (rc) {
+        free(src);
+        return rc;
+    }
+    if (a->n_src == a->cap_src) {
+        unsigned cap = a->cap_src ? 2 * a->cap_src : 4;
+        char **names = realloc(a->src_names, cap * sizeof *names);
+        if (names)
+            a->src_names = names;
+        int *lines = names ? realloc(a->src_lines, cap * sizeof *lines) : NULL;
+        if (!lines) {
+            free(src);
+            return out_of_memory(ld->err);
+        }
+        a->src_lines = lines;
+        a->cap_src = cap;
+    }
+    a->src_names[a->n_src] = src;
+    a->src_lines[a->n_src] = line;
+    a->n_src++;
+    return TUSK_OK;
+}
+
+/* Store the text of a single-valued element into *slot; complain about a
+ * second one or an empty one. */
+static int set_text(loader_t *ld, actor_t *a, xmlNodePtr node, char **slot, bool may_be_empty)
+{
+    int line = line_of(node);
+    const char *elem = (const char *)node->name;
+    if (*slot)
+        return actor_fail(ld, a, line, "more than one <%s>", elem);
+    char *t = node_text(node);
+    if (!t)
+        return out_of_memory(ld->err);
+    if (!*t && !may_be_empty) {
+        free(t);
+        return actor_fail(ld, a, line, "empty <%s>", elem);
+    }
+    *slot = t;
+    return TUSK_OK;
+}
+
+static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_class_t cls)
+{
+    a->spec.actor_class = cls;
+    a->spec.instances = 1;
+    a->line = line_of(node);
+    /* The name first, so every message can say which actor. */
+    char *shown = display_name(node);
+    a->shown = shown;
+    int rc = TUSK_OK;
+    bool oom = false;
+    const char *attr = bad_attr(node, (int)cls);
+    if (attr)
+        rc = actor_fail(ld, a, a->line, "unknown attribute '%.40s' on <%s>", attr, class_names[cls]);
+    char *inst = rc ? NULL : attr_text(node, "instances", &oom);
+    if (oom)
+        rc = out_of_memory(ld->err);
+    if (inst) {
+        unsigned long long v = 0;
+        if (!parse_count(inst, TUSK_MAX_INSTANCES, &v) || v < 1 || v > TUSK_MAX_INSTANCES)
+            rc = actor_fail(ld, a, a->line, "bad instances '%.40s': expected a count in [1, %u]", inst,
+                            TUSK_MAX_INSTANCES);
+        else
+            a->spec.instances = (unsigned)v;
+        free(inst);
+    }
+
+    bool have_size = false, have_obn = false, have_port = false;
+    unsigned long long size = TUSK_DEFAULT_BUFFER_SIZE;
+    for (xmlNodePtr c = node->children; c && rc == TUSK_OK; c = c->next) {
+        if (stray_text(c)) {
+            char *t = node_text(c);
+            rc = t ? actor_fail(ld, a, text_line(c), "unexpected text '%.20s' in <%s>: only elements belong here", t,
+                                class_names[cls])
+                   : out_of_memory(ld->err);
+            free(t);
+            break;
+        }
+        if (c->type != XML_ELEMENT_NODE)
+            continue; /* comments, blanks */
+        int line = line_of(c);
+        const char *elem = (const char *)c->name;
+        if ((attr = bad_attr(c, -1)) != NULL) {
+            rc = actor_fail(ld, a, line, "unknown attribute '%.40s' on <%.40s>", attr, elem);
+            break;
+        }
+        for (xmlNodePtr g = c->children; g && rc == TUSK_OK; g = g->next)
+            if (g->type == XML_ELEMENT_NODE)
+                rc = actor_fail(ld, a, line_of(g), "element <%.40s> inside <%.40s>: only text belongs there",
+                                (const char *)g->name, elem);
+        if (rc)
+            break;
+        if (strcmp(elem, "name") == 0) {
+            rc = set_text(ld, a, c, &a->name, false);
+            if (rc == TUSK_OK && !name_valid(a->name))
+                rc = actor_fail(ld, a, line, "bad actor name: use letters, digits, '_', '-' and '.' only");
+        } else if (strcmp(elem, "binary_code") == 0) {
+            rc = set_text(ld, a, c, &a->library, false);
+        } else if (strcmp(elem, "hostname") == 0) {
+            rc = set_text(ld, a, c, &a->hostname, false);
+        } else if (strcmp(elem, "debug") == 0) {
+            rc = set_text(ld, a, c, &a->debug, true);
+        } else if (strcmp(elem, "parameter") == 0) {
+            rc = add_param(ld, a, c);
+        } else if (strcmp(elem, "data_source") == 0) {
+            if (cls == TUSK_PRODUCER)
+                rc = actor_fail(ld, a, line, "<data_source> is not allowed in a <producer>: it has no input");
+            else
+                rc = add_source(ld, a, c);
+        } else if (strcmp(elem, "size") == 0 || strcmp(elem, "output_buffer_name") == 0 ||
+                   strcmp(elem, "port") == 0) {
+            bool *seen = elem[0] == 's' ? &have_size : elem[0] == 'o' ? &have_obn : &have_port;
+            if (cls == TUSK_CONSUMER && elem[0] == 's') {
+                rc = actor_fail(ld, a, line, "<size> is not allowed in a <consumer>: it has no output");
+            } else if (*seen) {
+                rc = actor_fail(ld, a, line, "more than one <%s>", elem);
+            } else if (elem[0] == 's') {
+                *seen = true;
+                char *t = node_text(c);
+                if (!t)
+                    rc = out_of_memory(ld->err);
+                else if (!parse_count(t, TUSK_MAX_BUFFER_SIZE, &size) || size < TUSK_MIN_BUFFER_SIZE ||
+                         size > TUSK_MAX_BUFFER_SIZE)
+                    rc = actor_fail(ld, a, line, "bad size '%.40s': expected a byte count in [%u, %u]", t,
+                                    TUSK_MIN_BUFFER_SIZE, TUSK_MAX_BUFFER_SIZE);
+                free(t);
+            } else {
+                *seen = true; /* NARVAL's: accepted, ignored */
+            }
+        } else {
+            rc = actor_fail(ld, a, line, "unknown element <%.40s> in a <%s>", elem, class_names[cls]);
+        }
+    }
+    if (rc == TUSK_OK && !a->name)
+        rc = actor_fail(ld, a, a->line, "missing <name>");
+    if (rc == TUSK_OK && !a->library)
+        rc = actor_fail(ld, a, a->line, "missing <binary_code>: which actor library to run");
+    if (rc == TUSK_OK && cls != TUSK_PRODUCER && a->n_src == 0)
+        rc = actor_fail(ld, a, a->line, "missing <data_source>: an <%s> reads at least one actor",
+                        class_names[cls]);
+    if (rc == TUSK_OK && !a->hostname && !(a->hostname = tusk_strdup("localhost")))
+        rc = out_of_memory(ld->err);
+    a->spec.buffer_size = cls == TUSK_CONSUMER ? 0 : (uint32_t)size;
+    a->shown = NULL;
+    free(shown);
+    return rc;
+}
+
+/* Read every actor in file order into *out (n of them). */
+static int read_actors(loader_t *ld, xmlNodePtr root, actor_t **out, unsigned *count)
+{
+    *out = NULL;
+    *count = 0;
+    if (strcmp((const char *)root->name, "configuration") != 0) {
+        ld->line = line_of(root);
+        ld->top = -1;
+        return fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, (const char *)root->name, NULL,
+                    "the root element must be <configuration>");
+    }
+    if (root->properties) {
+        ld->line = line_of(root);
+        ld->top = -1;
+        return fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, "configuration", NULL,
+                    "unknown attribute '%.40s' on <configuration>", (const char *)root->properties->name);
+    }
+    unsigned n = 0, cap = 0;
+    actor_t *actors = NULL;
+    int rc = TUSK_OK;
+    for (xmlNodePtr c = root->children; c && rc == TUSK_OK; c = c->next) {
+        if (stray_text(c)) {
+            ld->line = text_line(c);
+            ld->top = (int)n;
+            char *t = node_text(c);
+            rc = t ? fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, "configuration", NULL,
+                          "unexpected text '%.20s': only <producer>, <intermediary> and <consumer> belong here", t)
+                   : out_of_memory(ld->err);
+            free(t);
+            break;
+        }
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        int cls = class_of(c);
+        if (cls < 0) {
+            ld->line = line_of(c);
+            ld->top = (int)n;
+            rc = fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, "configuration", NULL,
+                      "unknown element <%.40s> (expected <producer>, <intermediary> or <consumer>)",
+                      (const char *)c->name);
+            break;
+        }
+        if (n == cap) {
+            unsigned ncap = cap ? 2 * cap : 8;
+            actor_t *na = realloc(actors, ncap * sizeof *na);
+            if (!na) {
+                rc = out_of_memory(ld->err);
+                break;
+            }
+            actors = na;
+            cap = ncap;
+        }
+        actor_t *a = &actors[n++];
+        memset(a, 0, sizeof *a);
+        a->file_index = n - 1;
+        rc = read_actor(ld, a, c, (tusk_actor_class_t)cls);
+    }
+    if (rc == TUSK_OK && n == 0) {
+        ld->line = line_of(root);
+        ld->top = -1;
+        rc = fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, "configuration", NULL,
+                  "no actors: expected <producer>, <intermediary> and <consumer> elements");
+    }
+    if (rc) {
+        for (unsigned i = 0; i < n; i++)
+            actor_free(&actors[i]);
+        free(actors);
+        return rc;
+    }
+    *out = actors;
+    *count = n;
+    return TUSK_OK;
+}
+
+/* ---- step 4: semantics and order ------------------------------------------ */
+
+typedef struct name_ref {
+    const char *name;
+    unsigned index;
+} name_ref_t;
+
+static int cmp_name_ref(const void *pa, const void *pb)
+{
+    const name_ref_t *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    if (c)
+        return c;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int cmp_name_only(const void *pa, const void *pb)
+{
+    const name_ref_t *a = pa, *b = pb;
+    return strcmp(a->name, b->name);
+}
+
+/* Min-heap of file indices: Kahn's algorithm taking the earliest ready
+ * actor keeps file order among independent actors. */
+static void heap_push(unsigned *heap, unsigned *n, unsigned v)
+{
+    unsigned i = (*n)++;
+    while (i > 0 && heap[(i - 1) / 2] > v) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = v;
+}
+
+static unsigned heap_pop(unsigned *heap, unsigned *n)
+{
+    unsigned top = heap[0], v = heap[--*n], i = 0;
+    for (;;) {
+        unsigned c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && heap[c + 1] < heap[c])
+            c++;
+        if (heap[c] >= v)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (*n > 0)
+        heap[i] = v;
+    return top;
+}
+
+/* Resolve every <data_source> to a file index. */
+static int link_sources(loader_t *ld, actor_t *actors, unsigned n, const name_ref_t *sorted)
+{
+    for (unsigned i = 0; i < n; i++) {
+        actor_t *a = &actors[i];
+        if (a->n_src == 0)
+            continue;
+        if (!(a->src_file = malloc(a->n_src * sizeof *a->src_file)))
+            return out_of_memory(ld->err);
+        for (unsigned j = 0; j < a->n_src; j++) {
+            name_ref_t key = {a->src_names[j], 0};
+            const name_ref_t *hit = bsearch(&key, sorted, n, sizeof *sorted, cmp_name_only);
+            if (!hit)
+                return actor_fail(ld, a, a->src_lines[j], "data source '%s': unknown actor", a->src_names[j]);
+            const actor_t *s = &actors[hit->index];
+            if (s->spec.actor_class == TUSK_CONSUMER)
+                return actor_fail(ld, a, a->src_lines[j],
+                                  "data source '%s' is a consumer (line %d): it has no output to read",
+                                  s->name, s->line);
+            for (unsigned k = 0; k < j; k++)
+                if (a->src_file[k] == hit->index)
+                    return actor_fail(ld, a, a->src_lines[j], "data source '%s' is listed twice (lines %d and %d)",
+                                      s->name, a->src_lines[k], a->src_lines[j]);
+            a->src_file[j] = hit->index;
+        }
+    }
+    return TUSK_OK;
+}
+
+/* Called when the sort is stuck: every actor left waits on another one
+ * left, so following sources from any of them must loop. Report the loop
+ * in data-flow order, from its earliest actor in the file. */
+static int report_cycle(loader_t *ld, const actor_t *actors, unsigned n, const bool *placed)
+{
+    unsigned start = 0;
+    while (start < n && placed[start])
+        start++;
+    int *step = malloc(n * sizeof *step);
+    unsigned *path = malloc((n + 1) * sizeof *path);
+    if (!step || !path) {
+        free(step);
+        free(path);
+        return out_of_memory(ld->err);
+    }
+    for (unsigned i = 0; i < n; i++)
+        step[i] = -1;
+    unsigned len = 0, v = start;
+    while (step[v] < 0) {
+        step[v] = (int)len;
+        path[len++] = v;
+        const actor_t *a = &actors[v];
+        unsigned next = v;
+        for (unsigned j = 0; j < a->n_src; j++)
+            if (!placed[a->src_file[j]]) {
+                next = a->src_file[j];
+                break;
+            }
+        v = next;
+    }
+    /* path[first..len-1] is the loop, each reading the next one. */
+    unsigned first = (unsigned)step[v], cyc = len - first;
+    unsigned *loop = path + first;
+    unsigned low = 0;
+    for (unsigned i = 1; i < cyc; i++)
+        if (loop[i] < loop[low])
+            low = i;
+    /* Data flows from loop[i+1] to loop[i]: walk backwards from low. */
+    char text[TUSK_ERROR_MESSAGE_MAX / 2];
+    size_t used = 0;
+    for (unsigned k = 0; k <= cyc; k++) {
+        unsigned idx = loop[(low + cyc - k % cyc) % cyc];
+        int w = snprintf(text + used, sizeof text - used, "%s%s", k ? " -> " : "", actors[idx].name);
+        if (w < 0 || (size_t)w >= sizeof text - used) {
+            snprintf(text + (sizeof text - 5), 5, "...");
+            break;
+        }
+        used += (size_t)w;
+    }
+    const actor_t *a = &actors[loop[low]];
+    int rc = actor_fail(ld, a, a->line, "cycle: %s", text);
+    free(step);
+    free(path);
+    return rc;
+}
+
+/* Order the actors (result: order[k] = file index), or report a cycle. */
+static int sort_actors(loader_t *ld, const actor_t *actors, unsigned n, unsigned *order)
+{
+    unsigned *pending = calloc(n, sizeof *pending);
+    unsigned *out_start = calloc((size_t)n + 1, sizeof *out_start);
+    unsigned *heap = malloc(n * sizeof *heap);
+    bool *placed = calloc(n, sizeof *placed);
+    unsigned edges = 0;
+    for (unsigned i = 0; i < n; i++)
+        edges += actors[i].n_src;
+    unsigned *out = malloc((edges ? edges : 1) * sizeof *out);
+    int rc = TUSK_OK;
+    if (!pending || !out_start || !heap || !placed || !out) {
+        rc = out_of_memory(ld->err);
+        goto done;
+    }
+    /* Readers of each actor, as a compressed adjacency list. */
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < actors[i].n_src; j++)
+            out_start[actors[i].src_file[j] + 1]++;
+    for (unsigned i = 0; i < n; i++)
+        out_start[i + 1] += out_start[i];
+    for (unsigned i = 0; i < n; i++)
+        pending[i] = actors[i].n_src;
+    /* Fill readers in file order, with running cursors. */
+    {
+        unsigned *cursor = heap; /* free until the sort starts */
+        for (unsigned i = 0; i < n; i++)
+            cursor[i] = out_start[i];
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = 0; j < actors[i].n_src; j++)
+                out[cursor[actors[i].src_file[j]]++] = i;
+    }
+    unsigned hn = 0, placed_n = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (pending[i] == 0)
+            heap_push(heap, &hn, i);
+    while (hn > 0) {
+        unsigned v = heap_pop(heap, &hn);
+        order[placed_n++] = v;
+        placed[v] = true;
+        for (unsigned e = out_start[v]; e < out_start[v + 1]; e++)
+            if (--pending[out[e]] == 0)
+                heap_push(heap, &hn, out[e]);
+    }
+    if (placed_n < n)
+        rc = report_cycle(ld, actors, n, placed);
+done:
+    free(pending);
+    free(out_start);
+    free(heap);
+    free(placed);
+    free(out);
+    return rc;
+}
+
+static int check_and_order(loader_t *ld, xmlNodePtr root, actor_t *actors, unsigned n, unsigned *order)
+{
+    bool producer = false;
+    for (unsigned i = 0; i < n; i++)
+        producer = producer || actors[i].spec.actor_class == TUSK_PRODUCER;
+    if (!producer) {
+        ld->line = line_of(root);
+        ld->top = -1;
+        return fail(ld->err, TUSK_ETOPOLOGY, ld->file, ld->line, "configuration", NULL,
+                    "no <producer>: nothing would produce data");
+    }
+
+    name_ref_t *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return out_of_memory(ld->err);
+    for (unsigned i = 0; i < n; i++)
+        sorted[i] = (name_ref_t){actors[i].name, i};
+    qsort(sorted, n, sizeof *sorted, cmp_name_ref);
+    /* Of all the repeated names, report the earliest repeat in the file. */
+    unsigned dup = n, first = 0;
+    for (unsigned i = 1; i < n; i++)
+        if (strcmp(sorted[i - 1].name, sorted[i].name) == 0 && sorted[i].index < dup) {
+            dup = sorted[i].index;
+            first = sorted[i - 1].index;
+        }
+    int rc = TUSK_OK;
+    if (dup < n)
+        rc = actor_fail(ld, &actors[dup], actors[dup].line, "duplicate actor name: also used by the <%s> at line %d",
+                        class_names[actors[first].spec.actor_class], actors[first].line);
+    if (rc == TUSK_OK)
+        rc = link_sources(ld, actors, n, sorted);
+    free(sorted);
+    if (rc == TUSK_OK)
+        rc = sort_actors(ld, actors, n, order);
+    if (rc)
+        return rc;
+
+    /* An output nobody reads would be dropped without a word. */
+    bool *read = calloc(n, sizeof *read);
+    if (!read)
+        return out_of_memory(ld->err);
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned j = 0; j < actors[k].n_src; j++)
+            read[actors[k].src_file[j]] = true;
+    for (unsigned i = 0; i < n && rc == TUSK_OK; i++) {
+        const actor_t *a = &actors[i];
+        if (a->spec.actor_class != TUSK_CONSUMER && !read[i])
+            rc = actor_fail(ld, a, a->line, "output of %s '%s' is not read by any actor (its data would be lost)",
+                            class_names[a->spec.actor_class], a->name);
+    }
+    free(read);
+    return rc;
+}
+
+/* Move the actors into dependency order and fill the public specs. */
+static int finish(tusk_topology_t *t, actor_t *file_actors, unsigned n, const unsigned *order, tusk_error_t *err)
+{
+    /* Move first: from here on t owns the actors, whatever happens. */
+    for (unsigned k = 0; k < n; k++)
+        t->actors[k] = file_actors[order[k]];
+    unsigned *pos = malloc((n ? n : 1) * sizeof *pos);
+    unsigned *n_sinks = calloc(n ? n : 1, sizeof *n_sinks);
+    if (!pos || !n_sinks) {
+        free(pos);
+        free(n_sinks);
+        return out_of_memory(err);
+    }
+    for (unsigned k = 0; k < n; k++)
+        pos[order[k]] = k;
+    for (unsigned k = 0; k < n; k++) {
+        actor_t *a = &t->actors[k];
+        for (unsigned j = 0; j < a->n_src; j++)
+            n_sinks[pos[a->src_file[j]]]++;
+    }
+    int rc = TUSK_OK;
+    for (unsigned k = 0; k < n && rc == TUSK_OK; k++) {
+        actor_t *a = &t->actors[k];
+        if (a->n_src && !(a->sources = malloc(a->n_src * sizeof *a->sources)))
+            rc = out_of_memory(err);
+        else if (n_sinks[k] && !(a->sinks = malloc(n_sinks[k] * sizeof *a->sinks)))
+            rc = out_of_memory(err);
+    }
+    if (rc == TUSK_OK) {
+        /* Readers are appended in dependency order, so sinks come out sorted. */
+        for (unsigned k = 0; k < n; k++) {
+            actor_t *a = &t->actors[k];
+            for (unsigned j = 0; j < a->n_src; j++) {
+                actor_t *s = &t->actors[pos[a->src_file[j]]];
+                a->sources[j] = pos[a->src_file[j]];
+                s->sinks[s->spec.n_sinks++] = k;
+            }
+        }
+        for (unsigned k = 0; k < n; k++) {
+            actor_t *a = &t->actors[k];
+            tusk_actor_spec_t *s = &a->spec;
+            s->name = a->name;
+            s->hostname = a->hostname;
+            s->library = a->library;
+            s->library_path = NULL;
+            s->debug = a->debug;
+            s->n_sources = a->n_src;
+            s->sources = a->sources ? a->sources : no_indices;
+            s->sinks = a->sinks ? a->sinks : no_indices;
+            s->n_params = a->n_params;
+            s->param_keys = a->keys ? (const char *const *)a->keys : no_strings;
+            s->param_values = a->values ? (const char *const *)a->values : no_strings;
+            s->line = a->line;
+        }
+    }
+    free(pos);
+    free(n_sinks);
+    return rc;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return NULL;
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, path, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+int tusk_topology_parse(tusk_topology_t **topology, const char *xml, size_t size, const char *name,
+                        tusk_error_t *err)
+{
+    if (!topology)
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_parse: no result pointer");
+    *topology = NULL;
+    if (!xml && size)
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_parse: no XML text");
+    const char *file = name ? name : "(topology)";
+    if (size > MAX_TOPOLOGY_BYTES)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s: too large (%zu bytes): a topology is at most %u MiB",
+                              file, size, MAX_TOPOLOGY_BYTES >> 20);
+    size_t blank = 0;
+    while (blank < size && is_space(xml[blank]))
+        blank++;
+    if (blank == size)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s: empty file: a topology is an XML <configuration>", file);
+    xmlInitParser();
+
+    xmlDocPtr doc;
+    int rc = parse_xml(&doc, xml ? xml : "", size, file, err);
+    if (rc)
+        return rc;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+
+    /* Steps 2 and 3 both run. The schema's complaint wins only when it is
+     * about an earlier actor: about the same one, step 2 says it better
+     * (libxml2 reports most interleave problems as "Invalid sequence"). */
+    tusk_error_t walk_err = {0}, schema_err = {0};
+    loader_t ld = {file, &walk_err, 0, -1};
+    actor_t *actors = NULL;
+    unsigned n = 0, *order = NULL;
+    tusk_topology_t *t = NULL;
+    int walk_rc = read_actors(&ld, root, &actors, &n);
+    int schema_top = INT_MAX;
+    int schema_rc = walk_rc == TUSK_ENOMEM ? TUSK_OK : check_schema(doc, file, &schema_err, &schema_top);
+    if (walk_rc || schema_rc) {
+        bool use_schema = schema_rc && (!walk_rc || schema_top < ld.top);
+        rc = use_schema ? schema_rc : walk_rc;
+        if (err)
+            *err = use_schema ? schema_err : walk_err;
+        goto out;
+    }
+
+    if (!(order = malloc((n ? n : 1) * sizeof *order))) {
+        rc = out_of_memory(err);
+        goto out;
+    }
+    ld.err = err;
+    rc = check_and_order(&ld, root, actors, n, order);
+    if (rc == TUSK_OK) {
+        t = calloc(1, sizeof *t);
+        if (!t || !(t->name = tusk_strdup(file)) || !(t->actors = calloc(n, sizeof *t->actors)) ||
+            (strchr(file, '/') && !(t->dir = dir_of(file)))) {
+            rc = out_of_memory(err);
+        } else {
+            rc = finish(t, actors, n, order, err);
+            t->n = n; /* the actors now belong to t */
+            free(actors);
+            actors = NULL;
+            n = 0;
+        }
+    }
+    if (rc == TUSK_OK) {
+        *topology = t;
+        tusk_error_clear(err);
+    } else {
+        tusk_topology_destroy(&t);
+    }
+out:
+    free(order);
+    for (unsigned i = 0; i < n; i++)
+        actor_free(&actors[i]);
+    free(actors);
+    xmlFreeDoc(doc);
+    return rc;
+}
+
+int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_t *err)
+{
+    if (!topology || !path)
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_load: no %s", topology ? "path" : "result pointer");
+    *topology = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* Read at most one byte over the limit: pipes have no size to ask. */
+    size_t cap = 64 * 1024, len = 0;
+    char *buf = malloc(cap);
+    int rc = TUSK_OK;
+    while (buf) {
+        if (len == cap) {
+            if (cap > MAX_TOPOLOGY_BYTES)
+                break;
+            size_t ncap = cap * 2 > (size_t)MAX_TOPOLOGY_BYTES + 1 ? (size_t)MAX_TOPOLOGY_BYTES + 1 : cap * 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = tusk_error_set(err, TUSK_EIO, "%s: cannot read: %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return out_of_memory(err);
+    if (rc == TUSK_OK && len > MAX_TOPOLOGY_BYTES)
+        rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%s: too large (over %u MiB): not a topology", path,
+                            MAX_TOPOLOGY_BYTES >> 20);
+    if (rc == TUSK_OK)
+        rc = tusk_topology_parse(topology, buf, len, path, err);
+    free(buf);
+    return rc;
+}
+
+void tusk_topology_destroy(tusk_topology_t **topology)
+{
+    if (!topology || !*topology)
+        return;
+    tusk_topology_t *t = *topology;
+    if (t->actors)
+        for (unsigned i = 0; i < t->n; i++)
+            actor_free(&t->actors[i]);
+    free(t->actors);
+    free(t->name);
+    free(t->dir);
+    free(t);
+    *topology = NULL;
+}
+
+const char *tusk_topology_name(const tusk_topology_t *topology)
+{
+    return topology ? topology->name : NULL;
+}
+
+unsigned tusk_topology_count(const tusk_topology_t *topology)
+{
+    return topology ? topology->n : 0;
+}
+
+const tusk_actor_spec_t *tusk_topology_actor(const tusk_topology_t *topology, unsigned i)
+{
+    if (!topology || i >= topology->n)
+        return NULL;
+    return &topology->actors[i].spec;
+}
+
+int tusk_topology_find(const tusk_topology_t *topology, const char *name)
+{
+    if (!topology || !name)
+        return -1;
+    for (unsigned i = 0; i < topology->n; i++)
+        if (strcmp(topology->actors[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ---- resolving libraries ---------------------------------------------------- */
+
+static char *join_path(const char *dir, const char *file, const char *suffix)
+{
+    size_t a = strlen(dir), b = strlen(file), c = strlen(suffix);
+    char *p = malloc(a + 1 + b + c + 1);
+    if (p) {
+        memcpy(p, dir, a);
+        p[a] = '/';
+        memcpy(p + a + 1, file, b);
+        memcpy(p + a + 1 + b, suffix, c + 1);
+    }
+    return p;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Look up one actor's library; the path (malloc'd) or an error. */
+static int resolve_one(const tusk_topology_t *t, const actor_t *a, const char *folders, char **out,
+                       tusk_error_t *err)
+{
+    const char *lib = a->library;
+    const char *cls = class_names[a->spec.actor_class];
+    *out = NULL;
+    if (strchr(lib, '/')) {
+        char *path = lib[0] == '/' || !t->dir ? tusk_strdup(lib) : join_path(t->dir, lib, "");
+        if (!path)
+            return out_of_memory(err);
+        if (access(path, R_OK) != 0) {
+            int e = errno;
+            fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s' not found (%s: %s)", lib,
+                 path, strerror(e));
+            free(path);
+            return TUSK_ELOAD;
+        }
+        *out = path;
+        return TUSK_OK;
+    }
+    const char *suffix = ends_with(lib, ".so") ? "" : ".so";
+    char searched[TUSK_ERROR_MESSAGE_MAX / 2] = "";
+    size_t used = 0;
+    for (const char *p = folders; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len > 0) {
+            char *dir = malloc(len + 1);
+            if (!dir)
+                return out_of_memory(err);
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            char *path = join_path(dir, lib, suffix);
+            if (!path) {
+                free(dir);
+                return out_of_memory(err);
+            }
+            if (access(path, R_OK) == 0) {
+                free(dir);
+                *out = path;
+                return TUSK_OK;
+            }
+            free(path);
+            if (used < sizeof searched) {
+                int w = snprintf(searched + used, sizeof searched - used, "%s%s", used ? ", " : "", dir);
+                used += w > 0 ? (size_t)w : 0;
+            }
+            free(dir);
+        }
+        p += len + (colon ? 1 : 0);
+    }
+    return fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s' not found (searched: %s)", lib,
+                used ? searched : "no folders");
+}
+
+int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tusk_error_t *err)
+{
+    if (!topology)
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_resolve: no topology");
+    char *folders = NULL;
+    if (search_path) {
+        folders = tusk_strdup(search_path);
+    } else {
+        /* $TUSK_ACTOR_PATH first, then the installed actors. */
+        const char *env = getenv("TUSK_ACTOR_PATH");
+        if (env && *env) {
+            size_t a = strlen(env), b = strlen(TUSK_ACTORDIR);
+            if ((folders = malloc(a + 1 + b + 1))) {
+                memcpy(folders, env, a);
+                folders[a] = ':';
+                memcpy(folders + a + 1, TUSK_ACTORDIR, b + 1);
+            }
+        } else {
+            folders = tusk_strdup(TUSK_ACTORDIR);
+        }
+    }
+    if (!folders)
+        return out_of_memory(err);
+    int rc = TUSK_OK;
+    for (unsigned i = 0; i < topology->n && rc == TUSK_OK; i++) {
+        actor_t *a = &topology->actors[i];
+        char *path;
+        rc = resolve_one(topology, a, folders, &path, err);
+        if (rc == TUSK_OK) {
+            free(a->library_path);
+            a->library_path = path;
+            a->spec.library_path = path;
+        }
+    }
+    free(folders);
+    if (rc == TUSK_OK)
+        tusk_error_clear(err);
+    return rc;
+}

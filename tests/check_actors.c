@@ -1,0 +1,1077 @@
+/* check_actors.c - the built-in actors, driven through the host API
+ * (tusk/actor_host.h) as tusk-emulate drives them: file_producer replays a
+ * file byte for byte in buffers of whole frames, passthrough copies through
+ * any output size, file_writer writes exactly what it gets, null_consumer
+ * counts, fault misbehaves exactly as asked, and every configuration or
+ * data error comes back with a message naming the parameter, file or offset.
+ *
+ * The modules are found as $TUSK_ACTOR_PATH/NAME.so (make check sets it to
+ * BUILDDIR/actors/.libs). The crash and exit tests fork a child; they are
+ * skipped when CK_FORK=no (valgrind runs), where the child would report
+ * the parent's memory. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "tusk/actor_host.h"
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static char *lib_path(const char *name)
+{
+    const char *dir = getenv("TUSK_ACTOR_PATH");
+    ck_assert_msg(dir && *dir, "TUSK_ACTOR_PATH is not set (make check sets it to BUILDDIR/actors/.libs)");
+    size_t n = strlen(dir) + strlen(name) + 8;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/%s.so", dir, name);
+    return p;
+}
+
+/* A temporary folder, removed with everything in it by rm_dir. */
+static void make_dir(char *dir, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    ck_assert_int_lt(snprintf(dir, size, "%s/tusk-actors-XXXXXX", tmp), (int)size);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        ck_assert_int_eq(unlink(p), 0);
+    }
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+
+static void write_bytes(const char *path, const void *data, size_t size)
+{
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(data, 1, size, fp), size);
+    ck_assert_int_eq(fclose(fp), 0);
+}
+
+static uint8_t *read_bytes(const char *path, size_t *size)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    uint8_t *b = malloc(cap);
+    ck_assert_ptr_nonnull(b);
+    size_t n;
+    while ((n = fread(b + len, 1, cap - len, fp)) > 0) {
+        len += n;
+        if (len == cap) {
+            cap *= 2;
+            b = realloc(b, cap);
+            ck_assert_ptr_nonnull(b);
+        }
+    }
+    ck_assert_int_eq(ferror(fp), 0);
+    fclose(fp);
+    *size = len;
+    return b;
+}
+
+/* `msg` ends with ": " and the formatted text: the actor's own message,
+ * after the host's prefix, exactly. */
+static void assert_actor_message(const char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void assert_actor_message(const char *msg, const char *fmt, ...)
+{
+    char want[2048] = ": ";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want + 2, sizeof want - 2, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(msg), m = strlen(want);
+    if (n < m || strcmp(msg + n - m, want) != 0)
+        ck_abort_msg("message\n  '%s'\ndoes not end with\n  '%s'", msg, want);
+}
+
+#define assert_contains(msg, needle)                                                              \
+    do {                                                                                          \
+        const char *m_ = (msg), *n_ = (needle);                                                   \
+        if (!strstr(m_, n_))                                                                      \
+            ck_abort_msg("%s:%d: message '%s' lacks '%s'", __FILE__, __LINE__, m_, n_);             \
+    } while (0)
+
+/* One actor instance with its library and configuration folder. */
+typedef struct fixture {
+    tusk_actor_lib_t *lib;
+    tusk_actor_t *actor;
+    char dir[256];
+    tusk_error_t err;
+} fx_t;
+
+/* Load actor `name` as `cls`, write its parameters (`kv`: key, value, ...,
+ * NULL) for instance `index` of `instances`, create it. Returns what
+ * tusk_actor_new returned (fx->err holds the message). */
+static int fx_open(fx_t *fx, const char *name, tusk_actor_class_t cls, unsigned instances, unsigned index,
+                   const char *const *kv)
+{
+    memset(fx, 0, sizeof *fx);
+    char *path = lib_path(name);
+    int rc = tusk_actor_lib_open(&fx->lib, path, cls, &fx->err);
+    ck_assert_msg(rc == TUSK_OK, "%s", fx->err.message);
+    free(path);
+    make_dir(fx->dir, sizeof fx->dir);
+    const char *keys[16], *values[16];
+    unsigned n = 0;
+    for (; kv && kv[2 * n]; n++) {
+        ck_assert_uint_lt(n, 16);
+        keys[n] = kv[2 * n];
+        values[n] = kv[2 * n + 1];
+    }
+    tusk_actor_spec_t spec = {.name = name,
+                              .actor_class = cls,
+                              .hostname = "localhost",
+                              .library = name,
+                              .instances = instances,
+                              .n_params = n,
+                              .param_keys = keys,
+                              .param_values = values};
+    rc = tusk_actor_write_config(fx->dir, &spec, index, &fx->err);
+    ck_assert_msg(rc == TUSK_OK, "%s", fx->err.message);
+    return tusk_actor_new(&fx->actor, fx->lib, name, index, fx->dir, &fx->err);
+}
+
+/* fx_open that must succeed, then initialise and start. */
+static void fx_start(fx_t *fx, const char *name, tusk_actor_class_t cls, unsigned instances, unsigned index,
+                     const char *const *kv)
+{
+    int rc = fx_open(fx, name, cls, instances, index, kv);
+    ck_assert_msg(rc == TUSK_OK, "%s", fx->err.message);
+    ck_assert_msg(tusk_actor_initialise(fx->actor, &fx->err) == TUSK_OK, "%s", fx->err.message);
+    ck_assert_msg(tusk_actor_start(fx->actor, &fx->err) == TUSK_OK, "%s", fx->err.message);
+}
+
+static void fx_close(fx_t *fx)
+{
+    if (fx->actor)
+        ck_assert_msg(tusk_actor_destroy(&fx->actor, &fx->err) == TUSK_OK, "%s", fx->err.message);
+    tusk_actor_lib_close(&fx->lib);
+    rm_dir(fx->dir);
+}
+
+/* Registration of `name` with `kv` fails with a configuration error whose
+ * actor message is `want`. */
+static void expect_register_error(const char *name, tusk_actor_class_t cls, unsigned instances,
+                                  const char *const *kv, const char *want)
+{
+    fx_t fx;
+    ck_assert_int_eq(fx_open(&fx, name, cls, instances, 0, kv), TUSK_EACTOR);
+    ck_assert_ptr_null(fx.actor);
+    assert_contains(fx.err.message, "process_register_dir failed with status 2 (bad configuration)");
+    assert_actor_message(fx.err.message, "%s", want);
+    fx_close(&fx);
+}
+
+/* A file of n random frames; the offsets and keys of each. */
+typedef struct sample {
+    uint8_t *data;
+    size_t size;
+    unsigned n;
+    size_t *offsets;
+    adf_key_t *keys;
+    uint32_t largest;
+} sample_t;
+
+static void make_sample(sample_t *s, unsigned n, size_t max_payload)
+{
+    size_t cap = n * (max_payload + 4 * ADF_KEY_SIZE) + 64;
+    s->data = malloc(cap);
+    s->offsets = malloc((n + 1) * sizeof *s->offsets);
+    s->keys = malloc(n * sizeof *s->keys);
+    ck_assert(s->data && s->offsets && s->keys);
+    s->n = n;
+    s->size = tu_make_frames(s->data, cap, n, max_payload, s->offsets, s->keys);
+    s->offsets[n] = s->size;
+    s->largest = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (s->keys[i].length > s->largest)
+            s->largest = s->keys[i].length;
+}
+
+static void free_sample(sample_t *s)
+{
+    free(s->data);
+    free(s->offsets);
+    free(s->keys);
+}
+
+/* Index of the frame starting at `offset`, or -1 when no frame does. */
+static int frame_at(const sample_t *s, size_t offset)
+{
+    unsigned lo = 0, hi = s->n + 1;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (s->offsets[mid] < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo <= s->n && s->offsets[lo] == offset ? (int)lo : -1;
+}
+
+#define CANARY 16
+
+/* Run a started producer to its end with output buffers of `size` bytes;
+ * check every buffer against `s` (repeated `passes` times). */
+static void replay_and_check(fx_t *fx, const sample_t *s, unsigned passes, uint32_t size)
+{
+    uint8_t *out = malloc(size + CANARY);
+    size_t total = 0, expect_total = s->size * passes;
+    uint8_t *expect = malloc(expect_total + 1);
+    ck_assert(out && expect);
+    for (unsigned p = 0; p < passes; p++)
+        memcpy(expect + p * s->size, s->data, s->size);
+    unsigned ends = 0;
+    for (unsigned call = 0; ends == 0; call++) {
+        tu_check(call <= s->n * passes + 1);
+        memset(out, 0xA5, size + CANARY);
+        uint32_t used = 0;
+        tusk_flow_t flow;
+        int rc = tusk_actor_produce(fx->actor, out, size, &used, &flow, &fx->err);
+        if (rc != TUSK_OK)
+            ck_abort_msg("size %u call %u: %s", (unsigned)size, call, fx->err.message);
+        for (unsigned i = 0; i < CANARY; i++)
+            tu_check(out[size + i] == 0xA5);
+        if (flow == TUSK_FLOW_END)
+            ends++;
+        /* Never an empty buffer: the last data comes with END_OF_DATA. */
+        tu_check(used > 0);
+        /* Exactly the next bytes of the file, ending on a frame boundary. */
+        tu_check(total + used <= expect_total);
+        if (memcmp(out, expect + total, used) != 0)
+            ck_abort_msg("size %u call %u: output differs from the file at offset %zu", (unsigned)size, call,
+                         total);
+        total += used;
+        int next = frame_at(s, total % s->size);
+        if (next < 0)
+            ck_abort_msg("size %u call %u: buffer ends mid-frame (file offset %zu)", (unsigned)size, call,
+                         total % s->size);
+        /* A buffer that is not the last one was filled: the next frame did
+         * not fit (the file's first frame follows the end of a pass). */
+        if (flow != TUSK_FLOW_END) {
+            size_t next_len = (unsigned)next < s->n ? s->keys[next].length : s->keys[0].length;
+            if (used + next_len <= size)
+                ck_abort_msg("size %u call %u: %u bytes used, yet the next frame of %zu bytes would fit",
+                             (unsigned)size, call, (unsigned)used, next_len);
+        }
+    }
+    ck_assert_uint_eq(ends, 1);
+    ck_assert_uint_eq(total, expect_total);
+    free(expect);
+    free(out);
+}
+
+/* ---- file_producer -------------------------------------------------------------- */
+
+START_TEST(producer_replays_file_exactly)
+{
+    sample_t s;
+    make_sample(&s, 300, 400);
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/run.adf", dir);
+    write_bytes(file, s.data, s.size);
+
+    uint32_t sizes[40];
+    unsigned n = 0;
+    sizes[n++] = s.largest;
+    sizes[n++] = s.largest + 1;
+    sizes[n++] = s.largest + ADF_KEY_SIZE - 1;
+    sizes[n++] = s.largest + ADF_KEY_SIZE;
+    sizes[n++] = 2 * s.largest;
+    sizes[n++] = 4096;
+    sizes[n++] = (uint32_t)s.size - 1;
+    sizes[n++] = (uint32_t)s.size;
+    sizes[n++] = (uint32_t)s.size + 1;
+    sizes[n++] = 1u << 20;
+    while (n < 40)
+        sizes[n++] = s.largest + tu_below(3 * s.largest);
+
+    const char *kv[] = {"file", file, NULL};
+    for (unsigned i = 0; i < n; i++) {
+        fx_t a;
+        fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+        replay_and_check(&a, &s, 1, sizes[i]);
+        /* A new run rewinds the file. */
+        if (i % 8 == 0) {
+            ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+            ck_assert_int_eq(tusk_actor_reset(a.actor, &a.err), TUSK_OK);
+            ck_assert_int_eq(tusk_actor_initialise(a.actor, &a.err), TUSK_OK);
+            ck_assert_int_eq(tusk_actor_start(a.actor, &a.err), TUSK_OK);
+            replay_and_check(&a, &s, 1, sizes[(i + 1) % n]);
+        }
+        ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+        fx_close(&a);
+    }
+    rm_dir(dir);
+    free_sample(&s);
+}
+END_TEST
+
+START_TEST(producer_repeat_and_empty_file)
+{
+    sample_t s;
+    make_sample(&s, 40, 200);
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/run.adf", dir);
+    write_bytes(file, s.data, s.size);
+    const char *kv[] = {"file", file, "repeat", "3", NULL};
+    fx_t a;
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+    replay_and_check(&a, &s, 3, s.largest + 7);
+    fx_close(&a);
+
+    /* An empty file: END_OF_DATA at once, however many passes. */
+    write_bytes(file, "", 0);
+    const char *kv2[] = {"file", file, "repeat", "1000000000", NULL};
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv2);
+    uint8_t out[256];
+    uint32_t used = 99;
+    tusk_flow_t flow;
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_END);
+    ck_assert_uint_eq(used, 0);
+    fx_close(&a);
+    rm_dir(dir);
+    free_sample(&s);
+}
+END_TEST
+
+START_TEST(producer_frame_larger_than_buffer)
+{
+    uint8_t buf[1024], payload[600];
+    tu_fill(payload, sizeof payload);
+    size_t n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 1, 10, payload, 80);
+    size_t big = n;
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 2, 20, payload, 500);
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 3, 30, payload, 10);
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/big.adf", dir);
+    write_bytes(file, buf, n);
+    const char *kv[] = {"file", file, NULL};
+
+    /* The big frame did not fit the rest of a larger buffer, and then
+     * meets a smaller one... */
+    fx_t a;
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+    uint8_t out[600];
+    uint32_t used;
+    tusk_flow_t flow;
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, 600, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_DONE);
+    ck_assert_uint_eq(used, 100);
+    ck_assert_int_eq(memcmp(out, buf, 100), 0);
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, 300, &used, &flow, &a.err), TUSK_EACTOR);
+    assert_contains(a.err.message, "process_block failed on buffer 2 with status 3 (malformed input data)");
+    assert_actor_message(a.err.message,
+                         "%s: the frame at offset %zu is 520 bytes, larger than the whole output buffer of 300 "
+                         "bytes (give the producer a larger <size>)",
+                         file, big);
+    fx_close(&a);
+
+    /* ... or comes after a frame that fits, in the same call. */
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, 300, &used, &flow, &a.err), TUSK_EACTOR);
+    assert_actor_message(a.err.message,
+                         "%s: the frame at offset 100 is 520 bytes, larger than the whole output buffer of 300 "
+                         "bytes (give the producer a larger <size>)",
+                         file);
+    fx_close(&a);
+    rm_dir(dir);
+}
+END_TEST
+
+/* good | corrupt key | good good: stop fails at the corrupt frame, resync
+ * skips it. */
+START_TEST(producer_malformed_frames)
+{
+    uint8_t buf[512];
+    size_t a1 = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 1, 10, "0123456789", 10);
+    size_t bad = a1;
+    size_t b1 = tu_put_frame(buf + a1, ADF_TYPE_DATA_PSA, 2, 20, "abcdefghij", 10);
+    buf[bad + 7] = 0x11; /* class byte */
+    size_t c = a1 + b1;
+    c += tu_put_frame(buf + c, ADF_TYPE_DATA_CRYSTAL, 3, 30, "ABCDEFGHIJKLMNOPQRST", 20);
+    c += tu_put_frame(buf + c, ADF_TYPE_META_EOF, 4, 40, NULL, 0);
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/bad.adf", dir);
+    write_bytes(file, buf, c);
+
+    const char *stop[] = {"file", file, NULL};
+    fx_t a;
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, stop);
+    uint8_t out[256];
+    uint32_t used;
+    tusk_flow_t flow;
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_EACTOR);
+    assert_contains(a.err.message, "status 3 (malformed input data)");
+    char want[1024];
+    snprintf(want, sizeof want, ": %s: offset %zu: malformed key", file, bad);
+    assert_contains(a.err.message, want);
+    fx_close(&a);
+
+    const char *resync[] = {"file", file, "on_error", "resync", NULL};
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, resync);
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_END);
+    ck_assert_uint_eq(used, c - b1);
+    ck_assert_int_eq(memcmp(out, buf, a1), 0);
+    ck_assert_int_eq(memcmp(out + a1, buf + a1 + b1, c - a1 - b1), 0);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(producer_register_errors)
+{
+    const char *missing[] = {"file", "/nonexistent-tusk-dir/run.adf", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, missing,
+                          "parameter 'file': /nonexistent-tusk-dir/run.adf: cannot open: No such file or directory");
+    const char *none[] = {"repeat", "2", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, none,
+                          "missing required parameter 'file' (the ADF file to replay)");
+    const char *empty[] = {"file", "", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, empty,
+                          "missing required parameter 'file' (the ADF file to replay)");
+    const char *typo[] = {"file", "/dev/null", "repaet", "2", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, typo,
+                          "unknown parameter 'repaet' (known: file, on_error, repeat)");
+    const char *policy[] = {"file", "/dev/null", "on_error", "skip", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, policy,
+                          "parameter 'on_error': 'skip' is not one of: stop, resync");
+    const char *zero[] = {"file", "/dev/null", "repeat", "0", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, zero,
+                          "parameter 'repeat': 0 is outside [1, 18446744073709551615]");
+    const char *text[] = {"file", "/dev/null", "repeat", "twice", NULL};
+    expect_register_error("file_producer", TUSK_PRODUCER, 1, text,
+                          "parameter 'repeat': 'twice' is not an unsigned integer");
+}
+END_TEST
+
+/* ---- passthrough ----------------------------------------------------------------- */
+
+/* Filter `in` through a started filter with outputs of `size` bytes,
+ * appending to `acc` (at *acc_len, acc_cap bytes in all); returns the
+ * number of calls. */
+static unsigned filter_all(fx_t *fx, unsigned input, const uint8_t *in, size_t in_size, uint32_t size,
+                           uint8_t *acc, size_t acc_cap, size_t *acc_len)
+{
+    uint8_t *out = malloc(size + CANARY);
+    uint8_t *copy = malloc(in_size ? in_size : 1);
+    ck_assert(out && copy);
+    memcpy(copy, in, in_size);
+    unsigned calls = 0;
+    tusk_flow_t flow = TUSK_FLOW_MORE;
+    while (flow == TUSK_FLOW_MORE) {
+        tu_check(calls++ <= in_size / ADF_KEY_SIZE + 1);
+        memset(out, 0xA5, size + CANARY);
+        uint32_t used;
+        int rc = tusk_actor_filter(fx->actor, input, copy, (uint32_t)in_size, out, size, &used, &flow, &fx->err);
+        if (rc != TUSK_OK)
+            ck_abort_msg("size %u: %s", (unsigned)size, fx->err.message);
+        for (unsigned i = 0; i < CANARY; i++)
+            tu_check(out[size + i] == 0xA5);
+        tu_check(*acc_len + used <= acc_cap);
+        memcpy(acc + *acc_len, out, used);
+        *acc_len += used;
+    }
+    tu_check(memcmp(copy, in, in_size) == 0); /* the input is left alone */
+    free(copy);
+    free(out);
+    return calls;
+}
+
+START_TEST(passthrough_copies_through_small_outputs)
+{
+    sample_t s;
+    make_sample(&s, 200, 300);
+    uint8_t *acc = malloc(2 * s.size);
+    ck_assert_ptr_nonnull(acc);
+    fx_t a;
+    fx_start(&a, "passthrough", TUSK_FILTER, 1, 0, NULL);
+    uint32_t sizes[] = {s.largest, s.largest + 1, s.largest + 33, 2 * s.largest, (uint32_t)s.size, 1u << 16};
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t len = 0;
+        unsigned calls = filter_all(&a, 0, s.data, s.size, sizes[i], acc, 2 * s.size, &len);
+        ck_assert_uint_eq(len, s.size);
+        ck_assert_int_eq(memcmp(acc, s.data, s.size), 0);
+        if (sizes[i] == s.largest)
+            ck_assert_uint_gt(calls, 10);
+    }
+    /* Two sources, alternating (fan-in), with random output sizes. */
+    size_t len = 0, half = s.offsets[s.n / 2];
+    for (int round = 0; round < 20; round++) {
+        len = 0;
+        uint32_t size = s.largest + tu_below(s.largest);
+        filter_all(&a, 0, s.data, half, size, acc, 2 * s.size, &len);
+        filter_all(&a, 1, s.data + half, s.size - half, size, acc, 2 * s.size, &len);
+        ck_assert_uint_eq(len, s.size);
+        ck_assert_int_eq(memcmp(acc, s.data, s.size), 0);
+    }
+    /* An empty input gives an empty output. */
+    len = 0;
+    ck_assert_uint_eq(filter_all(&a, 0, s.data, 0, 64, acc, 2 * s.size, &len), 1);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+    free(acc);
+    free_sample(&s);
+}
+END_TEST
+
+START_TEST(passthrough_rejects_malformed_input)
+{
+    uint8_t in[256], out[256];
+    size_t n = tu_put_frame(in, ADF_TYPE_DATA_PSA, 1, 2, "0123456789", 10);
+    size_t m = tu_put_frame(in + n, ADF_TYPE_DATA_PSA, 3, 4, "abcdefghij", 10);
+    fx_t a;
+    fx_start(&a, "passthrough", TUSK_FILTER, 1, 0, NULL);
+    uint32_t used;
+    tusk_flow_t flow;
+    /* Truncated second frame. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m - 3), out, sizeof out, &used, &flow, &a.err),
+                     TUSK_EACTOR);
+    assert_contains(a.err.message, "actor passthrough[0]: process_block failed on buffer 1 with status 3");
+    assert_actor_message(a.err.message,
+                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain");
+    /* Bad class byte in the first frame. */
+    in[7] = 0x00;
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m), out, sizeof out, &used, &flow, &a.err),
+                     TUSK_EACTOR);
+    assert_contains(a.err.message, ": input buffer of 60 bytes: offset 0: malformed key");
+    in[7] = 0xFA;
+    /* A full output: more output follows. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m), out, 40, &used, &flow, &a.err),
+                     TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_MORE);
+    ck_assert_uint_eq(used, 30);
+    /* A different input while one is pending. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n, out, 40, &used, &flow, &a.err), TUSK_EACTOR);
+    assert_contains(a.err.message, "status 6");
+    assert_actor_message(a.err.message,
+                         "called with a new input of 30 bytes while 30 bytes of the previous one (60 bytes) were "
+                         "still to be copied: after 'more output' the same input must come again");
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m), out, 25, &used, &flow, &a.err),
+                     TUSK_EACTOR);
+    /* A frame larger than the whole output buffer. */
+    assert_actor_message(a.err.message,
+                         "input offset 0: frame of 30 bytes is larger than the whole output buffer of 25 bytes");
+    fx_close(&a);
+
+    const char *typo[] = {"mode", "fast", NULL};
+    expect_register_error("passthrough", TUSK_FILTER, 1, typo, "unknown parameter 'mode' (known: none)");
+}
+END_TEST
+
+/* ---- file_writer ------------------------------------------------------------------ */
+
+START_TEST(writer_writes_exact_bytes)
+{
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/out.bin", dir);
+    uint8_t data[10000];
+    tu_fill(data, sizeof data);
+    const char *kv[] = {"file", file, NULL};
+    fx_t a;
+    fx_start(&a, "file_writer", TUSK_CONSUMER, 1, 0, kv);
+    /* Not ADF at all: without validate, bytes are bytes. */
+    size_t pos = 0;
+    while (pos < sizeof data) {
+        size_t n = tu_below(700);
+        if (n > sizeof data - pos)
+            n = sizeof data - pos;
+        ck_assert_int_eq(tusk_actor_consume(a.actor, data + pos, (uint32_t)n, &a.err), TUSK_OK);
+        pos += n;
+    }
+    ck_assert_msg(tusk_actor_stop(a.actor, &a.err) == TUSK_OK, "%s", a.err.message);
+    size_t size;
+    uint8_t *got = read_bytes(file, &size);
+    ck_assert_uint_eq(size, sizeof data);
+    ck_assert_int_eq(memcmp(got, data, size), 0);
+    free(got);
+    /* A second run truncates the file. */
+    ck_assert_int_eq(tusk_actor_reset(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_initialise(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_start(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, data, 5, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    got = read_bytes(file, &size);
+    ck_assert_uint_eq(size, 5);
+    ck_assert_int_eq(memcmp(got, data, 5), 0);
+    free(got);
+    fx_close(&a);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(writer_instance_substitution)
+{
+    char dir[256], pattern[512], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(pattern, sizeof pattern, "%s/out-{instance}-of-{instance}.adf", dir);
+    uint8_t frame[64];
+    size_t n = tu_put_frame(frame, ADF_TYPE_DATA_PSA, 1, 2, "xyz", 3);
+    const char *kv[] = {"file", pattern, "validate", "true", NULL};
+    for (unsigned i = 0; i < 3; i++) {
+        fx_t a;
+        fx_start(&a, "file_writer", TUSK_CONSUMER, 3, i, kv);
+        frame[8] = (uint8_t)i;
+        ck_assert_int_eq(tusk_actor_consume(a.actor, frame, (uint32_t)n, &a.err), TUSK_OK);
+        ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+        fx_close(&a);
+    }
+    for (unsigned i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/out-%u-of-%u.adf", dir, i, i);
+        size_t size;
+        uint8_t *got = read_bytes(file, &size);
+        ck_assert_uint_eq(size, n);
+        ck_assert_uint_eq(got[8], i);
+        free(got);
+    }
+    /* Several instances need {instance}; one does not. */
+    snprintf(file, sizeof file, "%s/same.adf", dir);
+    const char *same[] = {"file", file, NULL};
+    char want[1024];
+    snprintf(want, sizeof want,
+             "parameter 'file': '%s' has no {instance} but the actor has 2 instances, which would overwrite each "
+             "other's file (put {instance} in the name)",
+             file);
+    expect_register_error("file_writer", TUSK_CONSUMER, 2, same, want);
+    fx_t a;
+    ck_assert_int_eq(fx_open(&a, "file_writer", TUSK_CONSUMER, 1, 0, same), TUSK_OK);
+    fx_close(&a);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(writer_reports_io_errors)
+{
+    const char *kv[] = {"file", "/nonexistent-tusk-dir/out.adf", NULL};
+    fx_t a;
+    ck_assert_int_eq(fx_open(&a, "file_writer", TUSK_CONSUMER, 1, 0, kv), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_initialise(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_start(a.actor, &a.err), TUSK_EACTOR);
+    assert_contains(a.err.message, "actor file_writer[0]: process_start failed with status 5 (input/output error)");
+    assert_actor_message(a.err.message, "/nonexistent-tusk-dir/out.adf: cannot create: No such file or directory");
+    /* Blocks without an open file are refused. */
+    uint8_t b[4] = {0};
+    ck_assert_int_eq(tusk_actor_consume(a.actor, b, 4, &a.err), TUSK_EACTOR);
+    assert_actor_message(a.err.message,
+                         "/nonexistent-tusk-dir/out.adf: process_block before process_start: the file is not open");
+    fx_close(&a);
+
+    /* A full disk shows at the latest when the file is closed. */
+    if (access("/dev/full", W_OK) == 0) {
+        const char *full[] = {"file", "/dev/full", NULL};
+        fx_start(&a, "file_writer", TUSK_CONSUMER, 1, 0, full);
+        int rc = tusk_actor_consume(a.actor, b, 4, &a.err);
+        if (rc == TUSK_OK)
+            rc = tusk_actor_stop(a.actor, &a.err);
+        ck_assert_int_eq(rc, TUSK_EACTOR);
+        assert_contains(a.err.message, "status 5 (input/output error): /dev/full: write failed");
+        fx_close(&a);
+    }
+
+    const char *none[] = {"validate", "true", NULL};
+    expect_register_error("file_writer", TUSK_CONSUMER, 1, none, "missing required parameter 'file' (the output file)");
+    const char *flag[] = {"file", "x", "validate", "maybe", NULL};
+    expect_register_error("file_writer", TUSK_CONSUMER, 1, flag,
+                          "parameter 'validate': 'maybe' is not a boolean (true/false, yes/no, on/off, 1/0)");
+}
+END_TEST
+
+START_TEST(writer_validates_frames)
+{
+    char dir[256], file[512];
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/v.adf", dir);
+    uint8_t buf[128];
+    size_t n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 1, 2, "0123456789", 10);
+    const char *kv[] = {"file", file, "validate", "yes", NULL};
+    fx_t a;
+    fx_start(&a, "file_writer", TUSK_CONSUMER, 1, 0, kv);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, buf, (uint32_t)n, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, buf, (uint32_t)n - 1, &a.err), TUSK_EACTOR);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "input buffer 2 (29 bytes) is not whole ADF frames, not written to %s: offset 0: truncated frame, key "
+             "says 30 bytes but only 29 remain",
+             file);
+    assert_actor_message(a.err.message, "%s", want);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    size_t size;
+    uint8_t *got = read_bytes(file, &size);
+    ck_assert_uint_eq(size, n);
+    ck_assert_int_eq(memcmp(got, buf, n), 0);
+    free(got);
+    fx_close(&a);
+    rm_dir(dir);
+}
+END_TEST
+
+/* ---- null_consumer ----------------------------------------------------------------- */
+
+START_TEST(null_consumer_counts_and_checks)
+{
+    sample_t s;
+    make_sample(&s, 50, 100);
+    const char *exact[] = {"expect_frames", "50", NULL};
+    fx_t a;
+    fx_start(&a, "null_consumer", TUSK_CONSUMER, 1, 0, exact);
+    size_t half = s.offsets[17];
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data, (uint32_t)half, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data + half, (uint32_t)(s.size - half), &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data, 0, &a.err), TUSK_OK);
+    ck_assert_msg(tusk_actor_stop(a.actor, &a.err) == TUSK_OK, "%s", a.err.message);
+    fx_close(&a);
+
+    const char *wrong[] = {"expect_frames", "51", NULL};
+    fx_start(&a, "null_consumer", TUSK_CONSUMER, 1, 0, wrong);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data, (uint32_t)s.size, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_EACTOR);
+    assert_contains(a.err.message, "actor null_consumer[0]: process_stop failed with status 3");
+    assert_actor_message(a.err.message, "expected 51 frames (expect_frames), received 50");
+    /* A new run counts from zero. */
+    ck_assert_int_eq(tusk_actor_reset(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_initialise(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_start(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_EACTOR);
+    assert_actor_message(a.err.message, "expected 51 frames (expect_frames), received 0");
+    /* Malformed input. */
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data, (uint32_t)s.size - 1, &a.err), TUSK_EACTOR);
+    char want[128];
+    snprintf(want, sizeof want, "input buffer 1 (%zu bytes): offset %zu: ", s.size - 1, s.offsets[s.n - 1]);
+    assert_contains(a.err.message, want);
+    fx_close(&a);
+
+    /* Without expect_frames any count is fine. */
+    fx_start(&a, "null_consumer", TUSK_CONSUMER, 1, 0, NULL);
+    ck_assert_int_eq(tusk_actor_consume(a.actor, s.data, (uint32_t)s.size, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+
+    const char *neg[] = {"expect_frames", "-1", NULL};
+    expect_register_error("null_consumer", TUSK_CONSUMER, 1, neg,
+                          "parameter 'expect_frames': '-1' is not an unsigned integer");
+    free_sample(&s);
+}
+END_TEST
+
+/* ---- fault --------------------------------------------------------------------------- */
+
+/* Buffer i (0-based) of a small stream: two frames with i in them. */
+static size_t fault_input(uint8_t *buf, unsigned i)
+{
+    uint8_t payload[40];
+    memset(payload, (int)i, sizeof payload);
+    size_t n = tu_put_frame(buf, ADF_TYPE_DATA_CRYSTAL, i, i, payload, sizeof payload);
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, i, i + 1, payload, 7);
+    return n;
+}
+
+/* One filter call on buffer i; returns the host's status. */
+static int fault_block(fx_t *a, unsigned i, uint8_t *in, size_t *in_size, uint8_t *out, uint32_t *used)
+{
+    *in_size = fault_input(in, i);
+    tusk_flow_t flow;
+    int rc = tusk_actor_filter(a->actor, 0, in, (uint32_t)*in_size, out, 256, used, &flow, &a->err);
+    if (rc == TUSK_OK)
+        ck_assert_int_eq(flow, TUSK_FLOW_DONE);
+    return rc;
+}
+
+START_TEST(fault_error_at_block)
+{
+    const char *kv[] = {"action", "error", "at_block", "3", NULL};
+    fx_t a;
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, kv);
+    uint8_t in[256], out[256];
+    size_t n;
+    uint32_t used;
+    for (unsigned i = 0; i < 2; i++) {
+        ck_assert_int_eq(fault_block(&a, i, in, &n, out, &used), TUSK_OK);
+        ck_assert_uint_eq(used, n);
+        ck_assert_int_eq(memcmp(in, out, n), 0);
+    }
+    ck_assert_int_eq(fault_block(&a, 2, in, &n, out, &used), TUSK_EACTOR);
+    ck_assert_str_eq(a.err.message, "actor fault[0]: process_block failed on buffer 3 with status 1 (failure): "
+                                    "fault injected: error at block 3");
+    fx_close(&a);
+
+    /* In another hook. */
+    const char *start[] = {"action", "error", "hook", "start", NULL};
+    ck_assert_int_eq(fx_open(&a, "fault", TUSK_FILTER, 1, 0, start), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_initialise(a.actor, &a.err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_start(a.actor, &a.err), TUSK_EACTOR);
+    ck_assert_str_eq(a.err.message, "actor fault[0]: process_start failed with status 1 (failure): "
+                                    "fault injected: error in process_start");
+    fx_close(&a);
+    const char *stop[] = {"action", "error", "hook", "stop", NULL};
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, stop);
+    ck_assert_int_eq(fault_block(&a, 0, in, &n, out, &used), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_EACTOR);
+    assert_actor_message(a.err.message, "fault injected: error in process_stop");
+    fx_close(&a);
+}
+END_TEST
+
+START_TEST(fault_corrupts_class_byte)
+{
+    const char *kv[] = {"action", "corrupt", "at_block", "2", NULL};
+    fx_t a;
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, kv);
+    uint8_t in[256], out[256];
+    size_t n;
+    uint32_t used;
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_int_eq(fault_block(&a, i, in, &n, out, &used), TUSK_OK);
+        ck_assert_uint_eq(used, n);
+        if (i == 1) {
+            ck_assert_uint_eq(in[7], 0xFA);
+            ck_assert_uint_eq(out[7], 0x00);
+            ck_assert_int_eq(memcmp(in, out, 7), 0);
+            ck_assert_int_eq(memcmp(in + 8, out + 8, n - 8), 0);
+        } else {
+            ck_assert_int_eq(memcmp(in, out, n), 0);
+        }
+    }
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+
+    const char *bad[] = {"action", "corrupt", "hook", "stop", NULL};
+    expect_register_error("fault", TUSK_FILTER, 1, bad,
+                          "parameter 'hook': action 'corrupt' works on data, so it needs hook 'block', not 'stop'");
+}
+END_TEST
+
+START_TEST(fault_only_one_instance)
+{
+    const char *kv[] = {"action", "error", "only_instance", "1", NULL};
+    uint8_t in[256], out[256];
+    size_t n;
+    uint32_t used;
+    fx_t a;
+    fx_start(&a, "fault", TUSK_FILTER, 2, 0, kv);
+    for (unsigned i = 0; i < 5; i++) {
+        ck_assert_int_eq(fault_block(&a, i, in, &n, out, &used), TUSK_OK);
+        ck_assert_uint_eq(used, n);
+        ck_assert_int_eq(memcmp(in, out, n), 0);
+    }
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+    fx_start(&a, "fault", TUSK_FILTER, 2, 1, kv);
+    ck_assert_int_eq(fault_block(&a, 0, in, &n, out, &used), TUSK_EACTOR);
+    ck_assert_str_eq(a.err.message, "actor fault[1]: process_block failed on buffer 1 with status 1 (failure): "
+                                    "fault injected: error at block 1");
+    fx_close(&a);
+
+    const char *range[] = {"action", "error", "only_instance", "2", NULL};
+    expect_register_error("fault", TUSK_FILTER, 2, range,
+                          "parameter 'only_instance': 2, but the actor has 2 instances (0 to 1)");
+    const char *none[] = {"at_block", "2", NULL};
+    expect_register_error("fault", TUSK_FILTER, 1, none,
+                          "missing required parameter 'action' (error, crash, stall, corrupt or exit)");
+    const char *what[] = {"action", "explode", NULL};
+    expect_register_error("fault", TUSK_FILTER, 1, what,
+                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit");
+    const char *zero[] = {"action", "error", "at_block", "0", NULL};
+    expect_register_error("fault", TUSK_FILTER, 1, zero,
+                          "parameter 'at_block': 0 is outside [1, 18446744073709551615]");
+    const char *slow[] = {"action", "stall", "stall_seconds", "-1", NULL};
+    expect_register_error("fault", TUSK_FILTER, 1, slow, "parameter 'stall_seconds': -1 is outside [0, 1e+09]");
+}
+END_TEST
+
+START_TEST(fault_stall_carries_on)
+{
+    const char *kv[] = {"action", "stall", "at_block", "2", "stall_seconds", "0", NULL};
+    fx_t a;
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, kv);
+    uint8_t in[256], out[256];
+    size_t n;
+    uint32_t used;
+    for (unsigned i = 0; i < 3; i++) {
+        ck_assert_int_eq(fault_block(&a, i, in, &n, out, &used), TUSK_OK);
+        ck_assert_uint_eq(used, n);
+        ck_assert_int_eq(memcmp(in, out, n), 0);
+    }
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+    const char *start[] = {"action", "stall", "hook", "start", "stall_seconds", "0.01", NULL};
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, start);
+    ck_assert_int_eq(fault_block(&a, 0, in, &n, out, &used), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
+    fx_close(&a);
+}
+END_TEST
+
+static bool forks_allowed(void)
+{
+    const char *f = getenv("CK_FORK");
+    return !(f && strcmp(f, "no") == 0);
+}
+
+/* Run fault with `kv` over 3 blocks in a child; returns the child's wait
+ * status (exit 92: a block failed, 93: all blocks passed). */
+static int run_fault_child(const char *const *kv)
+{
+    fx_t a;
+    fx_start(&a, "fault", TUSK_FILTER, 1, 0, kv);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        uint8_t in[256], out[256];
+        size_t n;
+        uint32_t used;
+        for (unsigned i = 0; i < 3; i++)
+            if (fault_block(&a, i, in, &n, out, &used) != TUSK_OK)
+                _exit(92);
+        _exit(93);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    fx_close(&a);
+    return status;
+}
+
+START_TEST(fault_crash_and_exit)
+{
+    if (!forks_allowed())
+        return;
+    const char *crash[] = {"action", "crash", "at_block", "2", NULL};
+    int st = run_fault_child(crash);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "crash: wait status 0x%x", (unsigned)st);
+    const char *ex[] = {"action", "exit", "at_block", "2", NULL};
+    st = run_fault_child(ex);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "exit: wait status 0x%x", (unsigned)st);
+    /* The child's own check: without the fault it gets through (93). */
+    const char *calm[] = {"action", "exit", "at_block", "4", NULL};
+    st = run_fault_child(calm);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 93, "calm: wait status 0x%x", (unsigned)st);
+}
+END_TEST
+
+/* ---- all actors ----------------------------------------------------------------------- */
+
+typedef void *(*register_fn)(unsigned int *);
+typedef const char *(*message_fn)(void *);
+
+START_TEST(descriptors_and_narval_register)
+{
+    static const struct {
+        const char *name;
+        tusk_actor_class_t cls;
+        const char *keys[6];
+    } actors[] = {
+        {"file_producer", TUSK_PRODUCER, {"file:", "on_error:", "repeat:", NULL}},
+        {"file_writer", TUSK_CONSUMER, {"file:", "validate:", NULL}},
+        {"passthrough", TUSK_FILTER, {NULL}},
+        {"null_consumer", TUSK_CONSUMER, {"expect_frames:", NULL}},
+        {"fault", TUSK_FILTER, {"action:", "hook:", "at_block:", "only_instance:", "stall_seconds:", NULL}},
+    };
+    for (unsigned i = 0; i < sizeof actors / sizeof actors[0]; i++) {
+        char *path = lib_path(actors[i].name);
+        tusk_actor_lib_t *lib;
+        tusk_error_t err;
+        ck_assert_msg(tusk_actor_lib_open(&lib, path, actors[i].cls, &err) == TUSK_OK, "%s", err.message);
+        const tusk_actor_descriptor_t *d = tusk_actor_lib_descriptor(lib);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(d->abi_version, TUSK_ACTOR_ABI_VERSION);
+        ck_assert_str_eq(d->name, actors[i].name);
+        ck_assert(d->summary && *d->summary);
+        for (unsigned k = 0; actors[i].keys[k]; k++)
+            assert_contains(d->parameters, actors[i].keys[k]);
+        tusk_actor_lib_close(&lib);
+
+        /* The NARVAL process_register refuses, and says why. */
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        ck_assert_msg(dl != NULL, "%s", dlerror());
+        register_fn reg;
+        message_fn msg;
+        void *sym = dlsym(dl, "process_register");
+        ck_assert_ptr_nonnull(sym);
+        memcpy(&reg, &sym, sizeof reg);
+        sym = dlsym(dl, "process_error_message");
+        ck_assert_ptr_nonnull(sym);
+        memcpy(&msg, &sym, sizeof msg);
+        unsigned code = 0;
+        ck_assert_ptr_null(reg(&code));
+        ck_assert_uint_eq(code, TUSK_ACTOR_ECONFIG);
+        assert_contains(msg(NULL), "process_register_dir");
+        /* The helper library stays private. */
+        ck_assert_ptr_null(dlsym(dl, "ak_fail"));
+        const char *keep = getenv("TUSK_NO_DLCLOSE");
+        if (!(keep && *keep && strcmp(keep, "0") != 0))
+            dlclose(dl);
+        free(path);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("actors");
+    TCase *tc = tcase_create("file_producer");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, producer_replays_file_exactly);
+    tcase_add_test(tc, producer_repeat_and_empty_file);
+    tcase_add_test(tc, producer_frame_larger_than_buffer);
+    tcase_add_test(tc, producer_malformed_frames);
+    tcase_add_test(tc, producer_register_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("passthrough");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, passthrough_copies_through_small_outputs);
+    tcase_add_test(tc, passthrough_rejects_malformed_input);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("file_writer");
+    tcase_add_test(tc, writer_writes_exact_bytes);
+    tcase_add_test(tc, writer_instance_substitution);
+    tcase_add_test(tc, writer_reports_io_errors);
+    tcase_add_test(tc, writer_validates_frames);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("null_consumer");
+    tcase_add_test(tc, null_consumer_counts_and_checks);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fault");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, fault_error_at_block);
+    tcase_add_test(tc, fault_corrupts_class_byte);
+    tcase_add_test(tc, fault_only_one_instance);
+    tcase_add_test(tc, fault_stall_carries_on);
+    tcase_add_test(tc, fault_crash_and_exit);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("all");
+    tcase_add_test(tc, descriptors_and_narval_register);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

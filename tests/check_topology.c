@@ -1,0 +1,1174 @@
+/* check_topology.c - topology files: the examples load with the right
+ * actors, order, links, defaults and lines; every file of config/bad is
+ * refused with FILE:LINE and a message saying what is wrong; hostile input
+ * (XXE, random mutations) never crashes, leaks or expands files; actor
+ * libraries are found on search paths and next to the topology. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "tusk/topology.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* Assert a tusk error: code and a message containing `needle`. */
+#define assert_tusk_error(err, expect_code, needle)                                                  \
+    do {                                                                                           \
+        const tusk_error_t *e_ = (err);                                                            \
+        if (e_->code != (expect_code))                                                             \
+            ck_abort_msg("%s:%d: error code %d, expected %d (%s)", __FILE__, __LINE__, e_->code,    \
+                         (int)(expect_code), e_->message);                                         \
+        if (e_->message[0] == '\0' || strstr(e_->message, (needle)) == NULL)                        \
+            ck_abort_msg("%s:%d: message '%s' lacks '%s'", __FILE__, __LINE__, e_->message, (needle)); \
+    } while (0)
+
+static char srcdir[4096];
+
+/* The source tree: `make check` exports abs_top_srcdir / top_srcdir;
+ * otherwise try the parent folder (a build folder) and the current one. */
+static const char *source_dir(void)
+{
+    if (srcdir[0])
+        return srcdir;
+    const char *candidates[] = {getenv("abs_top_srcdir"), getenv("top_srcdir"), "..", "."};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!candidates[i] || !*candidates[i])
+            continue;
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/config/passthrough.xml", candidates[i]);
+        if (access(probe, R_OK) == 0) {
+            snprintf(srcdir, sizeof srcdir, "%s", candidates[i]);
+            return srcdir;
+        }
+    }
+    ck_abort_msg("config/passthrough.xml not found: set abs_top_srcdir");
+    return NULL;
+}
+
+static char *config_path(const char *rel)
+{
+    const char *dir = source_dir();
+    size_t n = strlen(dir) + strlen(rel) + 16;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/config/%s", dir, rel);
+    return p;
+}
+
+static char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    ck_assert_ptr_nonnull(buf);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            ck_assert_ptr_nonnull(buf);
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (got == 0)
+            break;
+        n += got;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *size = n;
+    return buf;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Line (1-based) of the n-th (0-based) line of `path` containing `needle`. */
+static int line_containing(const char *path, const char *needle, int nth)
+{
+    size_t size;
+    char *text = read_all(path, &size);
+    int line = 1, found = -1;
+    for (char *p = text; *p;) {
+        char *eol = strchr(p, '\n');
+        if (eol)
+            *eol = '\0';
+        if (strstr(p, needle) && nth-- == 0) {
+            found = line;
+            break;
+        }
+        if (!eol)
+            break;
+        p = eol + 1;
+        line++;
+    }
+    free(text);
+    ck_assert_msg(found > 0, "%s: no line with '%s'", path, needle);
+    return found;
+}
+
+static tusk_topology_t *parse_ok(const char *xml)
+{
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    int rc = tusk_topology_parse(&t, xml, strlen(xml), "inline.xml", &err);
+    ck_assert_msg(rc == TUSK_OK, "unexpected error: %s", err.message);
+    ck_assert_ptr_nonnull(t);
+    return t;
+}
+
+static void parse_fails(const char *xml, int code, const char *needle)
+{
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    int rc = tusk_topology_parse(&t, xml, strlen(xml), "inline.xml", &err);
+    ck_assert_int_eq(rc, code);
+    ck_assert_ptr_null(t);
+    assert_tusk_error(&err, code, needle);
+}
+
+static const tusk_actor_spec_t *actor_named(const tusk_topology_t *t, const char *name)
+{
+    int i = tusk_topology_find(t, name);
+    ck_assert_msg(i >= 0, "no actor '%s'", name);
+    const tusk_actor_spec_t *s = tusk_topology_actor(t, (unsigned)i);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s->name, name);
+    return s;
+}
+
+static const char *param(const tusk_actor_spec_t *s, const char *key)
+{
+    for (unsigned i = 0; i < s->n_params; i++)
+        if (strcmp(s->param_keys[i], key) == 0)
+            return s->param_values[i];
+    return NULL;
+}
+
+/* What every loaded topology must satisfy: dependency order, sources and
+ * sinks mirror each other, sinks ascending. Failure-only (hot loops). */
+static void check_invariants(const tusk_topology_t *t)
+{
+    unsigned n = tusk_topology_count(t);
+    tu_check(n > 0);
+    tu_check(tusk_topology_actor(t, n) == NULL);
+    for (unsigned i = 0; i < n; i++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
+        tu_check(s != NULL && s->name != NULL && s->name[0] != '\0');
+        tu_check(s->library != NULL && s->library[0] != '\0');
+        tu_check(s->hostname != NULL && s->hostname[0] != '\0');
+        tu_check(tusk_topology_find(t, s->name) == (int)i);
+        tu_check(s->instances >= 1 && s->instances <= TUSK_MAX_INSTANCES);
+        tu_check(s->line > 0);
+        tu_check(s->sources != NULL && s->sinks != NULL);
+        tu_check(s->param_keys != NULL && s->param_values != NULL);
+        if (s->actor_class == TUSK_CONSUMER) {
+            tu_check(s->buffer_size == 0);
+            tu_check(s->n_sinks == 0);
+        } else {
+            tu_check(s->buffer_size >= TUSK_MIN_BUFFER_SIZE && s->buffer_size <= TUSK_MAX_BUFFER_SIZE);
+            tu_check(s->n_sinks > 0);
+        }
+        tu_check((s->actor_class == TUSK_PRODUCER) == (s->n_sources == 0));
+        for (unsigned j = 0; j < s->n_sources; j++) {
+            unsigned src = s->sources[j];
+            tu_check(src < i); /* every actor after its sources */
+            const tusk_actor_spec_t *a = tusk_topology_actor(t, src);
+            tu_check(a->actor_class != TUSK_CONSUMER);
+            unsigned found = 0;
+            for (unsigned k = 0; k < a->n_sinks; k++)
+                found += a->sinks[k] == i;
+            tu_check(found == 1);
+        }
+        for (unsigned k = 0; k < s->n_sinks; k++) {
+            tu_check(s->sinks[k] > i);
+            tu_check(k == 0 || s->sinks[k] > s->sinks[k - 1]);
+        }
+        for (unsigned p = 0; p < s->n_params; p++) {
+            tu_check(s->param_keys[p] != NULL && s->param_values[p] != NULL);
+            tu_check(strpbrk(s->param_values[p], "\r\n") == NULL);
+        }
+    }
+}
+
+/* ---- the examples --------------------------------------------------------- */
+
+START_TEST(test_passthrough_example)
+{
+    char *path = config_path("passthrough.xml");
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    int rc = tusk_topology_load(&t, path, &err);
+    ck_assert_msg(rc == TUSK_OK, "%s", err.message);
+    ck_assert_str_eq(tusk_topology_name(t), path);
+    ck_assert_uint_eq(tusk_topology_count(t), 3);
+    check_invariants(t);
+
+    const tusk_actor_spec_t *r = tusk_topology_actor(t, 0);
+    ck_assert_str_eq(r->name, "reader");
+    ck_assert_int_eq(r->actor_class, TUSK_PRODUCER);
+    ck_assert_str_eq(r->hostname, "localhost");
+    ck_assert_str_eq(r->library, "file_producer");
+    ck_assert_ptr_null(r->library_path);
+    ck_assert_ptr_null(r->debug);
+    ck_assert_uint_eq(r->buffer_size, 65536);
+    ck_assert_uint_eq(r->instances, 1);
+    ck_assert_uint_eq(r->n_sources, 0);
+    ck_assert_uint_eq(r->n_sinks, 1);
+    ck_assert_uint_eq(r->sinks[0], 1);
+    ck_assert_uint_eq(r->n_params, 1);
+    ck_assert_str_eq(r->param_keys[0], "file");
+    ck_assert_str_eq(r->param_values[0], "input.adf");
+    ck_assert_int_eq(r->line, line_containing(path, "<producer>", 0));
+
+    const tusk_actor_spec_t *c = tusk_topology_actor(t, 1);
+    ck_assert_str_eq(c->name, "copy");
+    ck_assert_int_eq(c->actor_class, TUSK_FILTER);
+    ck_assert_str_eq(c->library, "passthrough");
+    ck_assert_uint_eq(c->instances, 2);
+    ck_assert_uint_eq(c->buffer_size, 65536);
+    ck_assert_uint_eq(c->n_sources, 1);
+    ck_assert_uint_eq(c->sources[0], 0);
+    ck_assert_uint_eq(c->n_sinks, 1);
+    ck_assert_uint_eq(c->sinks[0], 2);
+    ck_assert_uint_eq(c->n_params, 0);
+    ck_assert_int_eq(c->line, line_containing(path, "<intermediary", 0));
+
+    const tusk_actor_spec_t *w = tusk_topology_actor(t, 2);
+    ck_assert_str_eq(w->name, "writer");
+    ck_assert_int_eq(w->actor_class, TUSK_CONSUMER);
+    ck_assert_str_eq(w->library, "file_writer");
+    ck_assert_str_eq(w->hostname, "localhost");
+    ck_assert_uint_eq(w->buffer_size, 0);
+    ck_assert_uint_eq(w->n_sources, 1);
+    ck_assert_uint_eq(w->sources[0], 1);
+    ck_assert_uint_eq(w->n_sinks, 0);
+    ck_assert_str_eq(param(w, "file"), "output.adf");
+    ck_assert_int_eq(w->line, line_containing(path, "<consumer>", 0));
+
+    ck_assert_int_eq(tusk_topology_find(t, "copy"), 1);
+    ck_assert_int_eq(tusk_topology_find(t, "nobody"), -1);
+    ck_assert_int_eq(tusk_topology_find(t, NULL), -1);
+    tusk_topology_destroy(&t);
+    ck_assert_ptr_null(t);
+    tusk_topology_destroy(&t); /* harmless twice */
+    free(path);
+}
+END_TEST
+
+START_TEST(test_fanin_example)
+{
+    char *path = config_path("fanin.xml");
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    int rc = tusk_topology_load(&t, path, &err);
+    ck_assert_msg(rc == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(tusk_topology_count(t), 4);
+    check_invariants(t);
+    const char *names[] = {"left", "right", "merge", "writer"};
+    const tusk_actor_class_t classes[] = {TUSK_PRODUCER, TUSK_PRODUCER, TUSK_FILTER, TUSK_CONSUMER};
+    for (unsigned i = 0; i < 4; i++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
+        ck_assert_str_eq(s->name, names[i]);
+        ck_assert_int_eq(s->actor_class, classes[i]);
+        ck_assert_uint_eq(s->instances, 1);
+        ck_assert_str_eq(s->hostname, "localhost");
+        ck_assert_uint_eq(s->buffer_size, classes[i] == TUSK_CONSUMER ? 0 : TUSK_DEFAULT_BUFFER_SIZE);
+    }
+    const tusk_actor_spec_t *m = actor_named(t, "merge");
+    ck_assert_uint_eq(m->n_sources, 2);
+    ck_assert_uint_eq(m->sources[0], 0); /* left first, as in the file */
+    ck_assert_uint_eq(m->sources[1], 1);
+    ck_assert_uint_eq(m->n_sinks, 1);
+    ck_assert_uint_eq(m->sinks[0], 3);
+    ck_assert_int_eq(m->line, line_containing(path, "<intermediary>", 0));
+    ck_assert_str_eq(param(actor_named(t, "left"), "file"), "left.adf");
+    ck_assert_str_eq(param(actor_named(t, "right"), "file"), "right.adf");
+    ck_assert_str_eq(param(actor_named(t, "writer"), "file"), "merged.adf");
+    ck_assert_uint_eq(actor_named(t, "left")->sinks[0], 2);
+    ck_assert_uint_eq(actor_named(t, "right")->sinks[0], 2);
+    ck_assert_int_eq(actor_named(t, "right")->line, line_containing(path, "<producer>", 1));
+    tusk_topology_destroy(&t);
+    free(path);
+}
+END_TEST
+
+/* ---- the corpus of bad files ------------------------------------------------ */
+
+typedef struct bad_case {
+    const char *file;
+    int code;
+    int line; /* 0: no line in the message */
+    const char *expect;
+} bad_case_t;
+
+static const bad_case_t bad_cases[] = {
+    {"not-xml.xml", TUSK_ETOPOLOGY, 1, "not well-formed XML"},
+    {"truncated.xml", TUSK_ETOPOLOGY, 11, "not well-formed XML"},
+    {"empty-file.xml", TUSK_ETOPOLOGY, 0, "empty file"},
+    {"wrong-root.xml", TUSK_ETOPOLOGY, 3, "<topology>: the root element must be <configuration>"},
+    {"empty-configuration.xml", TUSK_ETOPOLOGY, 3, "<configuration>: no actors"},
+    {"unknown-actor-class.xml", TUSK_ETOPOLOGY, 8, "unknown element <filter>"},
+    {"unknown-element.xml", TUSK_ETOPOLOGY, 7, "<producer> 'reader': unknown element <colour>"},
+    {"missing-name.xml", TUSK_ETOPOLOGY, 4, "<producer>: missing <name>"},
+    {"missing-binary-code.xml", TUSK_ETOPOLOGY, 8, "<consumer> 'writer': missing <binary_code>"},
+    {"consumer-size.xml", TUSK_ETOPOLOGY, 12, "<size> is not allowed in a <consumer>"},
+    {"producer-data-source.xml", TUSK_ETOPOLOGY, 7, "<data_source> is not allowed in a <producer>"},
+    {"intermediary-no-source.xml", TUSK_ETOPOLOGY, 8, "<intermediary> 'copy': missing <data_source>"},
+    {"size-zero.xml", TUSK_ETOPOLOGY, 7, "bad size '0'"},
+    {"size-not-number.xml", TUSK_ETOPOLOGY, 7, "bad size 'abc'"},
+    {"size-too-big.xml", TUSK_ETOPOLOGY, 7, "bad size '2147483648'"},
+    {"size-too-small.xml", TUSK_ETOPOLOGY, 7, "bad size '16'"},
+    {"instances-zero.xml", TUSK_ETOPOLOGY, 4, "bad instances '0'"},
+    {"instances-too-many.xml", TUSK_ETOPOLOGY, 4, "bad instances '1000'"},
+    {"duplicate-names.xml", TUSK_ETOPOLOGY, 8, "'reader': duplicate actor name: also used by the <producer> at line 4"},
+    {"unknown-source.xml", TUSK_ETOPOLOGY, 11, "data source 'raeder': unknown actor"},
+    {"source-is-consumer.xml", TUSK_ETOPOLOGY, 16, "data source 'writer' is a consumer"},
+    {"source-twice.xml", TUSK_ETOPOLOGY, 12, "data source 'reader' is listed twice (lines 11 and 12)"},
+    {"self-loop.xml", TUSK_ETOPOLOGY, 8, "<intermediary> 'loop': cycle: loop -> loop"},
+    {"cycle.xml", TUSK_ETOPOLOGY, 8, "<intermediary> 'a': cycle: a -> b -> c -> a"},
+    {"unread-output.xml", TUSK_ETOPOLOGY, 8, "output of producer 'spare' is not read by any actor"},
+    {"duplicate-parameter.xml", TUSK_ETOPOLOGY, 8, "duplicate parameter 'file' (first at line 7)"},
+    {"reserved-parameter.xml", TUSK_ETOPOLOGY, 8, "parameter name 'instance' is reserved"},
+    {"bad-parameter-name.xml", TUSK_ETOPOLOGY, 7, "bad parameter name 'input file'"},
+    {"parameter-multiline.xml", TUSK_ETOPOLOGY, 7, "parameter 'file': the value must be a single line"},
+    {"empty-name.xml", TUSK_ETOPOLOGY, 5, "empty <name>"},
+    {"bad-actor-name.xml", TUSK_ETOPOLOGY, 5, "'the reader': bad actor name"},
+    {"empty-binary-code.xml", TUSK_ETOPOLOGY, 6, "'reader': empty <binary_code>"},
+    {"two-names.xml", TUSK_ETOPOLOGY, 6, "more than one <name>"},
+    {"no-producer.xml", TUSK_ETOPOLOGY, 3, "no <producer>"},
+    {"bad-attribute.xml", TUSK_ETOPOLOGY, 4, "<producer> 'reader': unknown attribute 'colour' on <producer>"},
+    {"stray-text.xml", TUSK_ETOPOLOGY, 6, "<producer> 'reader': unexpected text 'file_producer'"},
+    {"nested-element.xml", TUSK_ETOPOLOGY, 6, "element <path> inside <binary_code>"},
+    /* Only the schema looks at namespaces: its message, located. */
+    {"namespace.xml", TUSK_ETOPOLOGY, 3, "<configuration>: schema violation: Expecting no namespace"},
+    {"xxe.xml", TUSK_ETOPOLOGY, 3, "<!DOCTYPE> is not allowed"},
+    {"external-dtd.xml", TUSK_ETOPOLOGY, 3, "<!DOCTYPE> is not allowed"},
+    {"undefined-entity.xml", TUSK_ETOPOLOGY, 7, "not well-formed XML: Entity 'secret' not defined"},
+};
+#define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
+
+START_TEST(test_bad_corpus)
+{
+    ck_assert_uint_ge(N_BAD, 20);
+    for (size_t i = 0; i < N_BAD; i++) {
+        const bad_case_t *c = &bad_cases[i];
+        char rel[256];
+        snprintf(rel, sizeof rel, "bad/%s", c->file);
+        char *path = config_path(rel);
+        tusk_topology_t *t = NULL;
+        tusk_error_t err;
+        int rc = tusk_topology_load(&t, path, &err);
+        ck_assert_msg(rc == c->code, "%s: code %d, expected %d (%s)", c->file, rc, c->code,
+                      rc ? err.message : "loaded");
+        ck_assert_ptr_null(t);
+        ck_assert_int_eq(err.code, c->code);
+        /* FILE:LINE: first, then what is wrong. */
+        char where[4300];
+        if (c->line > 0)
+            snprintf(where, sizeof where, "%s:%d: ", path, c->line);
+        else
+            snprintf(where, sizeof where, "%s: ", path);
+        ck_assert_msg(strncmp(err.message, where, strlen(where)) == 0, "%s: message '%s' does not start with '%s'",
+                      c->file, err.message, where);
+        ck_assert_msg(strstr(err.message, c->expect) != NULL, "%s: message '%s' lacks '%s'", c->file, err.message,
+                      c->expect);
+        ck_assert_msg(strchr(err.message, '\n') == NULL, "%s: message on several lines", c->file);
+        free(path);
+    }
+}
+END_TEST
+
+/* Every file of config/bad has an entry above (so none is left unchecked). */
+START_TEST(test_bad_corpus_complete)
+{
+    char *dir = config_path("bad");
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
+    unsigned files = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        files++;
+        bool listed = false;
+        for (size_t i = 0; i < N_BAD && !listed; i++)
+            listed = strcmp(bad_cases[i].file, e->d_name) == 0;
+        ck_assert_msg(listed, "config/bad/%s has no entry in bad_cases", e->d_name);
+    }
+    closedir(d);
+    ck_assert_uint_eq(files, N_BAD);
+    free(dir);
+}
+END_TEST
+
+/* ---- hostile input ------------------------------------------------------------ */
+
+/* Copy tmpl to out with every "@F@" replaced by value. */
+static void subst(char *out, size_t cap, const char *tmpl, const char *value)
+{
+    size_t n = 0, vlen = strlen(value);
+    for (const char *p = tmpl; *p; p++) {
+        if (strncmp(p, "@F@", 3) == 0) {
+            ck_assert_uint_lt(n + vlen, cap);
+            memcpy(out + n, value, vlen);
+            n += vlen;
+            p += 2;
+        } else {
+            ck_assert_uint_lt(n + 1, cap);
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+START_TEST(test_xxe_never_expands)
+{
+    /* A file only this test knows: its content must never show up. */
+    char *secret = tu_temp_path();
+    write_text(secret, "TOPSECRET-6c1f\n");
+    const char *forms[] = {
+        /* external general entity */
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [\n<!ENTITY e SYSTEM \"file://@F@\">\n]>\n"
+        "<configuration><producer><name>&e;</name><binary_code>x</binary_code></producer>"
+        "<consumer><name>c</name><binary_code>y</binary_code><data_source>&e;</data_source></consumer>"
+        "</configuration>\n",
+        /* external parameter entity */
+        "<!DOCTYPE configuration [<!ENTITY % p SYSTEM \"file://@F@\"> %p;]>\n<configuration/>\n",
+        /* external DTD */
+        "<!DOCTYPE configuration SYSTEM \"file://@F@\">\n<configuration/>\n",
+        /* the path itself, with no DOCTYPE: an undeclared entity */
+        "<configuration><producer><name>&e;</name><binary_code>@F@</binary_code></producer></configuration>\n",
+        /* exponential internal entities ("billion laughs") */
+        "<!DOCTYPE c [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+        "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">]>"
+        "<configuration><producer><name>&d;</name><binary_code>@F@</binary_code></producer></configuration>\n",
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char xml[2048];
+        subst(xml, sizeof xml, forms[i], secret);
+        tusk_topology_t *t = NULL;
+        tusk_error_t err;
+        int rc = tusk_topology_parse(&t, xml, strlen(xml), "xxe.xml", &err);
+        ck_assert_msg(rc == TUSK_ETOPOLOGY, "form %zu: code %d", i, rc);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(strstr(err.message, "TOPSECRET") == NULL, "form %zu leaked: %s", i, err.message);
+        ck_assert_msg(strstr(err.message, "aaaaaaaaaaaaaaaaaaaa") == NULL, "form %zu expanded: %s", i, err.message);
+        ck_assert_msg(strncmp(err.message, "xxe.xml:", 8) == 0, "form %zu: %s", i, err.message);
+    }
+    /* The corpus file naming /etc/passwd: refused, nothing of it shown. */
+    char *path = config_path("bad/xxe.xml");
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_ETOPOLOGY);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_null(strstr(err.message, "root:"));
+    ck_assert_ptr_null(strstr(err.message, "/bin/"));
+    free(path);
+    unlink(secret);
+    free(secret);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    const char *path = "/nonexistent/tusk/topology.xml";
+    ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_EIO);
+    ck_assert_ptr_null(t);
+    assert_tusk_error(&err, TUSK_EIO, path);
+    assert_tusk_error(&err, TUSK_EIO, strerror(ENOENT));
+    /* A folder is no topology either. */
+    char *dir = config_path("bad");
+    ck_assert_int_ne(tusk_topology_load(&t, dir, &err), TUSK_OK);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(err.message, dir));
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_size_limit)
+{
+    /* 16 MiB + 1 of blanks after a valid topology: refused unread. */
+    size_t size = (16u << 20) + 1;
+    char *big = malloc(size);
+    ck_assert_ptr_nonnull(big);
+    memset(big, ' ', size);
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_parse(&t, big, size, "big.xml", &err), TUSK_ETOPOLOGY);
+    assert_tusk_error(&err, TUSK_ETOPOLOGY, "big.xml: too large");
+    char *path = tu_temp_path();
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(big, 1, size, f), size);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_ETOPOLOGY);
+    ck_assert_ptr_null(t);
+    assert_tusk_error(&err, TUSK_ETOPOLOGY, "too large");
+    assert_tusk_error(&err, TUSK_ETOPOLOGY, path);
+    unlink(path);
+    free(path);
+    free(big);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_parse(NULL, "<a/>", 4, "x", &err), TUSK_EINVAL);
+    ck_assert_int_eq(tusk_topology_parse(&t, NULL, 4, "x", &err), TUSK_EINVAL);
+    ck_assert_int_eq(tusk_topology_load(NULL, "x", &err), TUSK_EINVAL);
+    ck_assert_int_eq(tusk_topology_load(&t, NULL, &err), TUSK_EINVAL);
+    ck_assert_int_eq(tusk_topology_resolve(NULL, "/", &err), TUSK_EINVAL);
+    /* A NULL error report is allowed everywhere. */
+    ck_assert_int_eq(tusk_topology_parse(&t, "x", 1, "x", NULL), TUSK_ETOPOLOGY);
+    ck_assert_ptr_null(t);
+    ck_assert_uint_eq(tusk_topology_count(NULL), 0);
+    ck_assert_ptr_null(tusk_topology_actor(NULL, 0));
+    ck_assert_ptr_null(tusk_topology_name(NULL));
+    ck_assert_int_eq(tusk_topology_find(NULL, "x"), -1);
+    tusk_topology_destroy(NULL);
+    ck_assert_str_eq(tusk_actor_class_name(TUSK_PRODUCER), "producer");
+    ck_assert_str_eq(tusk_actor_class_name(TUSK_FILTER), "intermediary");
+    ck_assert_str_eq(tusk_actor_class_name(TUSK_CONSUMER), "consumer");
+    ck_assert_str_eq(tusk_actor_class_name((tusk_actor_class_t)7), "unknown");
+}
+END_TEST
+
+/* ---- fine-grained cases from memory ------------------------------------------- */
+
+START_TEST(test_whitespace_trimmed)
+{
+    tusk_topology_t *t = parse_ok("<configuration>\n"
+                                  "  <producer>\n"
+                                  "    <name>\n      reader\n    </name>\n"
+                                  "    <binary_code>  file_producer\t</binary_code>\n"
+                                  "    <hostname> daq01 </hostname>\n"
+                                  "    <size> 4096 </size>\n"
+                                  "    <parameter name=\"file\">  run 1.adf  </parameter>\n"
+                                  "    <debug>\n      info\n    </debug>\n"
+                                  "  </producer>\n"
+                                  "  <consumer instances=\" 3 \">\n"
+                                  "    <name>writer</name>\n"
+                                  "    <binary_code>file_writer</binary_code>\n"
+                                  "    <data_source>\n      reader</data_source>\n"
+                                  "  </consumer>\n"
+                                  "</configuration>\n");
+    ck_assert_str_eq(tusk_topology_name(t), "inline.xml");
+    const tusk_actor_spec_t *r = actor_named(t, "reader");
+    ck_assert_str_eq(r->library, "file_producer");
+    ck_assert_str_eq(r->hostname, "daq01");
+    ck_assert_uint_eq(r->buffer_size, 4096);
+    ck_assert_str_eq(param(r, "file"), "run 1.adf");
+    ck_assert_str_eq(r->debug, "info");
+    ck_assert_int_eq(r->line, 2);
+    const tusk_actor_spec_t *w = actor_named(t, "writer");
+    ck_assert_uint_eq(w->n_sources, 1);
+    ck_assert_uint_eq(w->sources[0], 0);
+    ck_assert_uint_eq(w->instances, 3);
+    ck_assert_int_eq(w->line, 14);
+    check_invariants(t);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+/* NARVAL's own listing (seed 002, listing 1), with the data sources named
+ * after the actors: every NARVAL element and attribute is accepted. */
+START_TEST(test_narval_listing)
+{
+    tusk_topology_t *t = parse_ok("<configuration>\n"
+                                  "  <producer>\n"
+                                  "    <name>file_reader</name>\n"
+                                  "    <hostname>narval01</hostname>\n"
+                                  "    <binary_code>generic_producer</binary_code>\n"
+                                  "    <output_buffer_name>data1</output_buffer_name>\n"
+                                  "    <size output_buffer=\"data1\">1000000</size>\n"
+                                  "    <port output_buffer=\"data1\">eth1</port>\n"
+                                  "    <debug>info</debug>\n"
+                                  "  </producer>\n"
+                                  "\n"
+                                  "  <intermediary input_buffers=\"1\" output_buffers=\"1\">\n"
+                                  "    <name>filter</name>\n"
+                                  "    <hostname>narval02</hostname>\n"
+                                  "    <binary_code>generic_filter</binary_code>\n"
+                                  "    <data_source source_port=\"eth1\" source_buffer=\"data1\">\n"
+                                  "      file_reader</data_source>\n"
+                                  "    <output_buffer_name>data2</output_buffer_name>\n"
+                                  "    <size output_buffer=\"data2\">1000000</size>\n"
+                                  "    <port output_buffer=\"data2\">eth1</port>\n"
+                                  "    <debug>info</debug>\n"
+                                  "  </intermediary>\n"
+                                  "\n"
+                                  "  <consumer>\n"
+                                  "    <name>consumer</name>\n"
+                                  "    <hostname>narval03</hostname>\n"
+                                  "    <binary_code>generic_consumer</binary_code>\n"
+                                  "    <data_source source_port=\"eth1\" source_buffer=\"data2\">\n"
+                                  "      filter</data_source>\n"
+                                  "    </consumer>\n"
+                                  "  </configuration>\n");
+    ck_assert_uint_eq(tusk_topology_count(t), 3);
+    check_invariants(t);
+    const tusk_actor_spec_t *f = tusk_topology_actor(t, 1);
+    ck_assert_str_eq(f->name, "filter");
+    ck_assert_str_eq(f->hostname, "narval02");
+    ck_assert_str_eq(f->debug, "info");
+    ck_assert_uint_eq(f->buffer_size, 1000000);
+    ck_assert_uint_eq(f->sources[0], 0);
+    ck_assert_int_eq(f->line, 12);
+    ck_assert_str_eq(tusk_topology_actor(t, 2)->hostname, "narval03");
+    ck_assert_ptr_null(tusk_topology_actor(t, 2)->debug);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+/* a -> b, a -> c, b -> d, c -> d, written backwards: a comes first, then c
+ * and b in file order (c is written before b), then d. */
+START_TEST(test_diamond_order)
+{
+    tusk_topology_t *t = parse_ok("<configuration>\n"
+                                  "<consumer><name>d</name><binary_code>w</binary_code>"
+                                  "<data_source>b</data_source><data_source>c</data_source></consumer>\n"
+                                  "<intermediary><name>c</name><binary_code>p</binary_code>"
+                                  "<data_source>a</data_source></intermediary>\n"
+                                  "<intermediary><name>b</name><binary_code>p</binary_code>"
+                                  "<data_source>a</data_source></intermediary>\n"
+                                  "<producer><name>a</name><binary_code>r</binary_code></producer>\n"
+                                  "</configuration>\n");
+    check_invariants(t);
+    const char *order[] = {"a", "c", "b", "d"};
+    for (unsigned i = 0; i < 4; i++)
+        ck_assert_str_eq(tusk_topology_actor(t, i)->name, order[i]);
+    const tusk_actor_spec_t *a = tusk_topology_actor(t, 0), *d = tusk_topology_actor(t, 3);
+    ck_assert_uint_eq(a->n_sinks, 2);
+    ck_assert_uint_eq(a->sinks[0], 1); /* c */
+    ck_assert_uint_eq(a->sinks[1], 2); /* b */
+    ck_assert_uint_eq(d->n_sources, 2);
+    ck_assert_uint_eq(d->sources[0], 2); /* b, as written */
+    ck_assert_uint_eq(d->sources[1], 1); /* c */
+    ck_assert_int_eq(d->line, 2);
+    ck_assert_int_eq(a->line, 5);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+/* Independent actors keep file order; an actor's sources keep the order
+ * of its <data_source> elements whatever the order of the actors. */
+START_TEST(test_fanin_source_order)
+{
+    tusk_topology_t *t = parse_ok("<configuration>\n"
+                                  "<producer><name>p1</name><binary_code>r</binary_code></producer>\n"
+                                  "<producer><name>p2</name><binary_code>r</binary_code></producer>\n"
+                                  "<consumer><name>x</name><binary_code>w</binary_code>"
+                                  "<data_source>p3</data_source><data_source>p1</data_source>"
+                                  "<data_source>p2</data_source></consumer>\n"
+                                  "<producer><name>p3</name><binary_code>r</binary_code></producer>\n"
+                                  "<consumer><name>y</name><binary_code>w</binary_code>"
+                                  "<data_source>p2</data_source></consumer>\n"
+                                  "</configuration>\n");
+    check_invariants(t);
+    const char *order[] = {"p1", "p2", "p3", "x", "y"};
+    for (unsigned i = 0; i < 5; i++)
+        ck_assert_str_eq(tusk_topology_actor(t, i)->name, order[i]);
+    const tusk_actor_spec_t *x = actor_named(t, "x");
+    ck_assert_uint_eq(x->n_sources, 3);
+    ck_assert_uint_eq(x->sources[0], 2);
+    ck_assert_uint_eq(x->sources[1], 0);
+    ck_assert_uint_eq(x->sources[2], 1);
+    const tusk_actor_spec_t *p2 = actor_named(t, "p2");
+    ck_assert_uint_eq(p2->n_sinks, 2);
+    ck_assert_uint_eq(p2->sinks[0], 3);
+    ck_assert_uint_eq(p2->sinks[1], 4);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+START_TEST(test_defaults_and_limits)
+{
+    tusk_topology_t *t = parse_ok("<configuration>"
+                                  "<producer instances=\"256\"><name>p</name><binary_code>r</binary_code>"
+                                  "<size>64</size></producer>"
+                                  "<intermediary><name>f</name><binary_code>q</binary_code>"
+                                  "<data_source>p</data_source><size>1073741824</size></intermediary>"
+                                  "<consumer><name>c</name><binary_code>w</binary_code>"
+                                  "<data_source>f</data_source>"
+                                  "<port>eth0</port><output_buffer_name>none</output_buffer_name></consumer>"
+                                  "</configuration>");
+    const tusk_actor_spec_t *p = actor_named(t, "p"), *f = actor_named(t, "f"), *c = actor_named(t, "c");
+    ck_assert_uint_eq(p->instances, TUSK_MAX_INSTANCES);
+    ck_assert_uint_eq(p->buffer_size, TUSK_MIN_BUFFER_SIZE);
+    ck_assert_uint_eq(f->buffer_size, TUSK_MAX_BUFFER_SIZE);
+    ck_assert_uint_eq(f->instances, 1);
+    ck_assert_str_eq(c->hostname, "localhost");
+    ck_assert_uint_eq(c->buffer_size, 0);
+    ck_assert_uint_eq(c->n_params, 0);
+    ck_assert_ptr_nonnull(c->param_keys);
+    ck_assert_ptr_null(c->library_path);
+    ck_assert_int_eq(c->line, 1);
+    check_invariants(t);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+START_TEST(test_inline_errors)
+{
+    const char *head = "<configuration>\n<producer><name>p</name><binary_code>r</binary_code></producer>\n";
+    char xml[1024];
+    /* Empty data source, bad data source name, stray text in an actor. */
+    snprintf(xml, sizeof xml, "%s<consumer><name>c</name><binary_code>w</binary_code>"
+             "<data_source> </data_source></consumer>\n</configuration>", head);
+    parse_fails(xml, TUSK_ETOPOLOGY, "inline.xml:3: <consumer> 'c': empty <data_source>");
+    snprintf(xml, sizeof xml, "%s<consumer><name>c</name><binary_code>w</binary_code>"
+             "<data_source>a b</data_source></consumer>\n</configuration>", head);
+    parse_fails(xml, TUSK_ETOPOLOGY, "inline.xml:3: <consumer> 'c': bad data source 'a b'");
+    snprintf(xml, sizeof xml, "%s<consumer>hello<name>c</name><binary_code>w</binary_code>"
+             "<data_source>p</data_source></consumer>\n</configuration>", head);
+    parse_fails(xml, TUSK_ETOPOLOGY, "inline.xml:3: <consumer> 'c': unexpected text 'hello'");
+    /* What only the schema checks (namespaces) is reported with the actor. */
+    snprintf(xml, sizeof xml, "%s<x:consumer xmlns:x=\"urn:x\"><name>c</name><binary_code>w</binary_code>"
+             "<data_source>p</data_source></x:consumer>\n</configuration>", head);
+    parse_fails(xml, TUSK_ETOPOLOGY, "inline.xml:3: <consumer> 'c': schema violation: ");
+    /* A parameter without a name; an empty hostname; two sizes. */
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                "<parameter>x</parameter></producer></configuration>",
+                TUSK_ETOPOLOGY, "<producer> 'p': <parameter> without a name attribute");
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                "<hostname/></producer></configuration>",
+                TUSK_ETOPOLOGY, "<producer> 'p': empty <hostname>");
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                "<size>100</size><size>200</size></producer></configuration>",
+                TUSK_ETOPOLOGY, "more than one <size>");
+    /* An unread intermediary output (not only a producer's). */
+    snprintf(xml, sizeof xml, "%s<intermediary><name>f</name><binary_code>q</binary_code>"
+             "<data_source>p</data_source></intermediary>\n"
+             "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>\n"
+             "</configuration>", head);
+    parse_fails(xml, TUSK_ETOPOLOGY, "inline.xml:3: <intermediary> 'f': output of intermediary 'f' is not read");
+    /* Messages are one line even when the file's text is not. */
+    parse_fails("<configuration><producer><name>a\nb</name><binary_code>r</binary_code></producer></configuration>",
+                TUSK_ETOPOLOGY, "'a b': bad actor name");
+    parse_fails("<configuration/>", TUSK_ETOPOLOGY, "inline.xml:1: <configuration>: no actors");
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                "<size colour=\"red\">100</size></producer></configuration>",
+                TUSK_ETOPOLOGY, "inline.xml:1: <producer> 'p': unknown attribute 'colour' on <size>");
+    parse_fails("<configuration version=\"2\"><producer><name>p</name><binary_code>r</binary_code>"
+                "</producer></configuration>",
+                TUSK_ETOPOLOGY, "inline.xml:1: <configuration>: unknown attribute 'version'");
+    parse_fails("<configuration>x<producer><name>p</name><binary_code>r</binary_code>"
+                "</producer></configuration>",
+                TUSK_ETOPOLOGY, "inline.xml:1: <configuration>: unexpected text 'x'");
+    /* Deep nesting stops at libxml2's depth limit, without recursion here. */
+    {
+        size_t depth = 5000, n = 0;
+        char *deep = malloc(depth * 7 + 256);
+        ck_assert_ptr_nonnull(deep);
+        n += (size_t)sprintf(deep, "<configuration><producer><name>");
+        for (size_t i = 0; i < depth; i++)
+            n += (size_t)sprintf(deep + n, "<a>");
+        for (size_t i = 0; i < depth; i++)
+            n += (size_t)sprintf(deep + n, "</a>");
+        n += (size_t)sprintf(deep + n, "</name></producer></configuration>");
+        tusk_topology_t *td = NULL;
+        tusk_error_t e2;
+        ck_assert_int_eq(tusk_topology_parse(&td, deep, n, "deep.xml", &e2), TUSK_ETOPOLOGY);
+        ck_assert_ptr_null(td);
+        ck_assert_ptr_nonnull(strstr(e2.message, "deep.xml:1: not well-formed XML"));
+        free(deep);
+    }
+    /* A NUL byte inside the text; no name given. */
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    const char nul[] = "<configuration>\0</configuration>";
+    ck_assert_int_eq(tusk_topology_parse(&t, nul, sizeof nul - 1, NULL, &err), TUSK_ETOPOLOGY);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(err.message, "not well-formed XML"));
+}
+END_TEST
+
+/* Topologies are UTF-8 whatever they declare: no converter ever runs. */
+START_TEST(test_encoding)
+{
+    tusk_topology_t *t = parse_ok("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                  "<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                                  "<parameter name=\"file\">caf\xc3\xa9.adf</parameter></producer>"
+                                  "<consumer><name>c</name><binary_code>w</binary_code>"
+                                  "<data_source>p</data_source></consumer></configuration>");
+    ck_assert_str_eq(param(actor_named(t, "p"), "file"), "caf\xc3\xa9.adf");
+    tusk_topology_destroy(&t);
+    parse_fails("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n"
+                "<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                "<parameter name=\"file\">caf\xe9.adf</parameter></producer></configuration>",
+                TUSK_ETOPOLOGY, "inline.xml:2: not well-formed XML: ");
+    parse_fails("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<configuration>\xe9</configuration>",
+                TUSK_ETOPOLOGY, "(a topology must be UTF-8)");
+    /* UTF-16 by its byte order mark: refused, not decoded. */
+    const char utf16[] = "\xff\xfe<\0c\0/\0>\0";
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_parse(&t, utf16, sizeof utf16 - 1, "u16.xml", &err), TUSK_ETOPOLOGY);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(err.message, "u16.xml:1: not well-formed XML"));
+}
+END_TEST
+
+/* A long chain written backwards: the order is still computed quickly and
+ * the cycle finder copes with long loops. */
+START_TEST(test_long_chain)
+{
+    enum { N = 400 };
+    size_t cap = (size_t)N * 160 + 256, len = 0;
+    char *xml = malloc(cap);
+    ck_assert_ptr_nonnull(xml);
+    len += (size_t)snprintf(xml + len, cap - len, "<configuration>\n");
+    len += (size_t)snprintf(xml + len, cap - len,
+                            "<consumer><name>end</name><binary_code>w</binary_code>"
+                            "<data_source>a%d</data_source></consumer>\n", N - 1);
+    for (int i = N - 1; i >= 1; i--)
+        len += (size_t)snprintf(xml + len, cap - len,
+                                "<intermediary><name>a%d</name><binary_code>q</binary_code>"
+                                "<data_source>a%d</data_source></intermediary>\n", i, i - 1);
+    size_t tail = len;
+    len += (size_t)snprintf(xml + len, cap - len,
+                            "<producer><name>a0</name><binary_code>r</binary_code></producer>\n</configuration>\n");
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_msg(tusk_topology_parse(&t, xml, len, "chain.xml", &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(tusk_topology_count(t), N + 1);
+    check_invariants(t);
+    for (unsigned i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "a%u", i);
+        ck_assert_str_eq(tusk_topology_actor(t, i)->name, name);
+    }
+    ck_assert_str_eq(tusk_topology_actor(t, N)->name, "end");
+    tusk_topology_destroy(&t);
+
+    /* Close the loop: a0 becomes an intermediary reading a399. */
+    len = tail;
+    len += (size_t)snprintf(xml + len, cap - len,
+                            "<producer><name>src</name><binary_code>r</binary_code></producer>\n"
+                            "<intermediary><name>a0</name><binary_code>q</binary_code>"
+                            "<data_source>src</data_source><data_source>a%d</data_source></intermediary>\n"
+                            "</configuration>\n", N - 1);
+    ck_assert_int_eq(tusk_topology_parse(&t, xml, len, "chain.xml", &err), TUSK_ETOPOLOGY);
+    assert_tusk_error(&err, TUSK_ETOPOLOGY, "cycle: a");
+    ck_assert_ptr_nonnull(strstr(err.message, " -> "));
+    free(xml);
+}
+END_TEST
+
+/* ---- resolving libraries ----------------------------------------------------------- */
+
+static char *make_temp_dir(void)
+{
+    char *path = tu_temp_path(); /* a unique name: make it a folder */
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    return path;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static void touch(const char *dir, const char *name)
+{
+    char *p = join(dir, name);
+    write_text(p, "");
+    free(p);
+}
+
+static void remove_file(const char *dir, const char *name)
+{
+    char *p = join(dir, name);
+    unlink(p);
+    free(p);
+}
+
+START_TEST(test_resolve_search_path)
+{
+    char *path = config_path("passthrough.xml");
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_OK);
+    char *d1 = make_temp_dir(), *d2 = make_temp_dir();
+    touch(d1, "file_producer.so");
+    touch(d2, "passthrough.so");
+    touch(d2, "file_writer.so");
+    touch(d2, "file_producer.so"); /* shadowed by d1 */
+    char search[8200];
+    snprintf(search, sizeof search, "/nonexistent/tusk::%s:%s", d1, d2);
+    int rc = tusk_topology_resolve(t, search, &err);
+    ck_assert_msg(rc == TUSK_OK, "%s", err.message);
+    char *want = join(d1, "file_producer.so");
+    ck_assert_str_eq(actor_named(t, "reader")->library_path, want);
+    free(want);
+    want = join(d2, "passthrough.so");
+    ck_assert_str_eq(actor_named(t, "copy")->library_path, want);
+    free(want);
+    want = join(d2, "file_writer.so");
+    ck_assert_str_eq(actor_named(t, "writer")->library_path, want);
+    free(want);
+
+    /* Missing: ELOAD with file, line, actor, library and the folders searched. */
+    remove_file(d2, "file_writer.so");
+    snprintf(search, sizeof search, "%s:%s", d1, d2);
+    ck_assert_int_eq(tusk_topology_resolve(t, search, &err), TUSK_ELOAD);
+    char expect[8400];
+    snprintf(expect, sizeof expect,
+             "%s:%d: <consumer> 'writer': actor library 'file_writer' not found (searched: %s, %s)", path,
+             line_containing(path, "<consumer>", 0), d1, d2);
+    ck_assert_str_eq(err.message, expect);
+    ck_assert_int_eq(tusk_topology_resolve(t, "", &err), TUSK_ELOAD);
+    assert_tusk_error(&err, TUSK_ELOAD, "(searched: no folders)");
+
+    /* NULL: $TUSK_ACTOR_PATH first. */
+    const char *old = getenv("TUSK_ACTOR_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    touch(d2, "file_writer.so");
+    ck_assert_int_eq(setenv("TUSK_ACTOR_PATH", search, 1), 0);
+    rc = tusk_topology_resolve(t, NULL, &err);
+    ck_assert_msg(rc == TUSK_OK, "%s", err.message);
+    remove_file(d2, "file_writer.so");
+    ck_assert_int_eq(tusk_topology_resolve(t, NULL, &err), TUSK_ELOAD);
+    snprintf(expect, sizeof expect, "(searched: %s, %s, ", d1, d2);
+    assert_tusk_error(&err, TUSK_ELOAD, expect); /* then the installed folder */
+    if (saved)
+        setenv("TUSK_ACTOR_PATH", saved, 1);
+    else
+        unsetenv("TUSK_ACTOR_PATH");
+    free(saved);
+
+    remove_file(d1, "file_producer.so");
+    remove_file(d2, "passthrough.so");
+    remove_file(d2, "file_producer.so");
+    rmdir(d1);
+    rmdir(d2);
+    free(d1);
+    free(d2);
+    tusk_topology_destroy(&t);
+    free(path);
+}
+END_TEST
+
+/* binary_code with a '/': relative to the topology's folder, or absolute. */
+START_TEST(test_resolve_relative_path)
+{
+    char *dir = make_temp_dir();
+    char *libs = join(dir, "libs");
+    ck_assert_int_eq(mkdir(libs, 0700), 0);
+    touch(libs, "reader.so");
+    char *abs_lib = join(libs, "writer.so");
+    write_text(abs_lib, "");
+    char *topo = join(dir, "topo.xml");
+    char xml[8192];
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             "<producer><name>r</name><binary_code>libs/reader.so</binary_code></producer>\n"
+             "<consumer><name>w</name><binary_code>%s</binary_code><data_source>r</data_source></consumer>\n"
+             "<consumer><name>x</name><binary_code>./libs/missing.so</binary_code>"
+             "<data_source>r</data_source></consumer>\n"
+             "</configuration>\n", abs_lib);
+    write_text(topo, xml);
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_topology_load(&t, topo, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_topology_resolve(t, "/nonexistent", &err), TUSK_ELOAD);
+    char expect[8400];
+    snprintf(expect, sizeof expect, "%s:4: <consumer> 'x': actor library './libs/missing.so' not found", topo);
+    assert_tusk_error(&err, TUSK_ELOAD, expect);
+    char *want = join(libs, "reader.so");
+    ck_assert_str_eq(actor_named(t, "r")->library_path, want);
+    ck_assert_str_eq(actor_named(t, "w")->library_path, abs_lib);
+    free(want);
+    touch(libs, "missing.so");
+    ck_assert_int_eq(tusk_topology_resolve(t, "/nonexistent", &err), TUSK_OK);
+    want = join(dir, "./libs/missing.so");
+    ck_assert_str_eq(actor_named(t, "x")->library_path, want);
+    free(want);
+    tusk_topology_destroy(&t);
+
+    /* From memory with a bare name: relative to the current folder. */
+    char *cwd = getcwd(NULL, 0);
+    ck_assert_ptr_nonnull(cwd);
+    ck_assert_int_eq(chdir(dir), 0);
+    t = parse_ok("<configuration><producer><name>r</name><binary_code>libs/reader.so</binary_code></producer>"
+                 "<consumer><name>w</name><binary_code>libs/missing.so</binary_code>"
+                 "<data_source>r</data_source></consumer></configuration>");
+    ck_assert_int_eq(tusk_topology_resolve(t, "/nonexistent", &err), TUSK_OK);
+    ck_assert_str_eq(actor_named(t, "r")->library_path, "libs/reader.so");
+    tusk_topology_destroy(&t);
+    ck_assert_int_eq(chdir(cwd), 0);
+    free(cwd);
+
+    remove_file(libs, "reader.so");
+    remove_file(libs, "missing.so");
+    unlink(abs_lib);
+    unlink(topo);
+    rmdir(libs);
+    rmdir(dir);
+    free(abs_lib);
+    free(topo);
+    free(libs);
+    free(dir);
+}
+END_TEST
+
+/* ---- random mutations ---------------------------------------------------------------- */
+
+static const char interesting[] = "<>/=\"'&;![]-? \n\t0123456789abxyz#%";
+
+/* Apply 1-4 random edits: byte changes, deletions, duplications, a cut. */
+static size_t mutate(char *buf, size_t len, size_t cap)
+{
+    unsigned edits = 1 + tu_below(4);
+    for (unsigned e = 0; e < edits && len > 0; e++) {
+        size_t at = tu_below((uint32_t)len);
+        switch (tu_below(6)) {
+        case 0:
+            buf[at] = (char)tu_rand();
+            break;
+        case 1:
+        case 2:
+            buf[at] = interesting[tu_below(sizeof interesting - 1)];
+            break;
+        case 3: { /* delete a span */
+            size_t n = 1 + tu_below(16);
+            if (n > len - at)
+                n = len - at;
+            memmove(buf + at, buf + at + n, len - at - n);
+            len -= n;
+            break;
+        }
+        case 4: { /* duplicate a span (repeated elements, names...) */
+            size_t n = 1 + tu_below(64);
+            if (n > len - at)
+                n = len - at;
+            if (len + n > cap)
+                break;
+            size_t to = tu_below((uint32_t)len + 1);
+            char tmp[64];
+            memcpy(tmp, buf + at, n);
+            memmove(buf + to + n, buf + to, len - to);
+            memcpy(buf + to, tmp, n);
+            len += n;
+            break;
+        }
+        default: /* truncate */
+            if (tu_below(4) == 0)
+                len = at;
+            break;
+        }
+    }
+    return len;
+}
+
+START_TEST(test_random_mutations)
+{
+    const char *files[] = {"passthrough.xml", "fanin.xml"};
+    const char *env = getenv("TUSK_TOPOLOGY_MUTATIONS");
+    unsigned rounds = env && *env ? (unsigned)strtoul(env, NULL, 10) : 1000;
+    unsigned ok = 0, refused = 0;
+    for (size_t f = 0; f < 2; f++) {
+        char *path = config_path(files[f]);
+        size_t size;
+        char *orig = read_all(path, &size);
+        size_t cap = size + 1024;
+        char *buf = malloc(cap);
+        ck_assert_ptr_nonnull(buf);
+        for (unsigned r = 0; r < rounds; r++) {
+            memcpy(buf, orig, size);
+            size_t len = mutate(buf, size, cap);
+            tusk_topology_t *t = NULL;
+            tusk_error_t err;
+            memset(&err, 0x55, sizeof err);
+            int rc = tusk_topology_parse(&t, buf, len, "mutant.xml", &err);
+            if (rc == TUSK_OK) {
+                tu_check(t != NULL);
+                tu_check(err.code == TUSK_OK);
+                check_invariants(t);
+                tusk_topology_destroy(&t);
+                ok++;
+            } else {
+                tu_check(t == NULL);
+                tu_check(rc == TUSK_ETOPOLOGY);
+                tu_check(err.code == rc);
+                tu_check(memchr(err.message, '\0', sizeof err.message) != NULL);
+                tu_check(strncmp(err.message, "mutant.xml", 10) == 0);
+                tu_check(strlen(err.message) > 12);
+                tu_check(strchr(err.message, '\n') == NULL);
+                refused++;
+            }
+        }
+        free(buf);
+        free(orig);
+        free(path);
+    }
+    /* Both outcomes must occur, or the mutations test nothing. */
+    ck_assert_uint_gt(ok, 0);
+    ck_assert_uint_gt(refused, 0);
+}
+END_TEST
+
+static Suite *topology_suite(void)
+{
+    Suite *s = suite_create("topology");
+    TCase *tc = tcase_create("examples");
+    tcase_add_test(tc, test_passthrough_example);
+    tcase_add_test(tc, test_fanin_example);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bad");
+    tcase_add_test(tc, test_bad_corpus);
+    tcase_add_test(tc, test_bad_corpus_complete);
+    tcase_add_test(tc, test_xxe_never_expands);
+    tcase_add_test(tc, test_missing_file);
+    tcase_add_test(tc, test_size_limit);
+    tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_inline_errors);
+    tcase_add_test(tc, test_encoding);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("memory");
+    tcase_add_test(tc, test_whitespace_trimmed);
+    tcase_add_test(tc, test_narval_listing);
+    tcase_add_test(tc, test_diamond_order);
+    tcase_add_test(tc, test_fanin_source_order);
+    tcase_add_test(tc, test_defaults_and_limits);
+    tcase_add_test(tc, test_long_chain);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("resolve");
+    tcase_add_test(tc, test_resolve_search_path);
+    tcase_add_test(tc, test_resolve_relative_path);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("robustness");
+    tcase_add_test(tc, test_random_mutations);
+    tcase_set_timeout(tc, 600);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(topology_suite());
+}
