@@ -9,6 +9,10 @@ if [ -z "${VALGRIND:-}" ]; then
     echo "emulate_memcheck: SKIP: valgrind not found (Debian: apt-get install valgrind)"
     exit 77
 fi
+if [ "${SANITIZERS:-no}" = yes ]; then
+    echo "emulate_memcheck: SKIP: a sanitizer build (ASan/UBSan check it instead; valgrind cannot run it)"
+    exit 77
+fi
 b=${abs_top_builddir:?}
 s=${abs_top_srcdir:?}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-memcheck.XXXXXX")
