@@ -94,6 +94,26 @@ AK_HIDDEN const char *ak_error_message(const ak_base_t *base);
  * never calls it when process_register_dir is exported. */
 AK_HIDDEN void *ak_register_unsupported(unsigned *error_code);
 
+/* The three hooks every built-in actor writes the same way:
+ * process_config (nothing to do: parameters are read in
+ * process_register_dir), process_register (refused, see above) and
+ * process_error_message (from the instance's ak_base_t, which must be a
+ * member called `base` of `type`). */
+#define AK_STANDARD_HOOKS(type)                                                             \
+    void process_config(const char *directory_path, unsigned int *error_code)               \
+    {                                                                                       \
+        (void)directory_path;                                                               \
+        ak_ok(error_code);                                                                  \
+    }                                                                                       \
+    void *process_register(unsigned int *error_code)                                        \
+    {                                                                                       \
+        return ak_register_unsupported(error_code);                                         \
+    }                                                                                       \
+    const char *process_error_message(void *algo_data)                                      \
+    {                                                                                       \
+        return ak_error_message(algo_data ? &((type *)algo_data)->base : NULL);             \
+    }
+
 /* *error_code = OK (the start of every hook). */
 static inline void ak_ok(unsigned *error_code)
 {

@@ -51,23 +51,7 @@ typedef struct producer {
 
 static const char *const known_keys[] = {"file", "on_error", "repeat", NULL};
 
-void process_config(const char *directory_path, unsigned int *error_code)
-{
-    (void)directory_path; /* everything is read in process_register_dir */
-    ak_ok(error_code);
-}
-
-/* NARVAL's process_register cannot learn the configuration directory
- * without global state: refused (see AK_REGISTER_UNSUPPORTED). */
-void *process_register(unsigned int *error_code)
-{
-    return ak_register_unsupported(error_code);
-}
-
-const char *process_error_message(void *algo_data)
-{
-    return ak_error_message(algo_data ? &((producer_t *)algo_data)->base : NULL);
-}
+AK_STANDARD_HOOKS(producer_t)
 
 static void close_reader(producer_t *p)
 {

@@ -37,23 +37,7 @@ static const char *const known_keys[] = {"file", "validate", NULL};
 
 #define INSTANCE_MARK "{instance}"
 
-void process_config(const char *directory_path, unsigned int *error_code)
-{
-    (void)directory_path; /* everything is read in process_register_dir */
-    ak_ok(error_code);
-}
-
-/* NARVAL's process_register cannot learn the configuration directory
- * without global state: refused (see AK_REGISTER_UNSUPPORTED). */
-void *process_register(unsigned int *error_code)
-{
-    return ak_register_unsupported(error_code);
-}
-
-const char *process_error_message(void *algo_data)
-{
-    return ak_error_message(algo_data ? &((writer_t *)algo_data)->base : NULL);
-}
+AK_STANDARD_HOOKS(writer_t)
 
 static void free_writer(writer_t *w)
 {

@@ -25,23 +25,7 @@ typedef struct passthrough {
 
 static const char *const known_keys[] = {NULL};
 
-void process_config(const char *directory_path, unsigned int *error_code)
-{
-    (void)directory_path; /* everything is read in process_register_dir */
-    ak_ok(error_code);
-}
-
-/* NARVAL's process_register cannot learn the configuration directory
- * without global state: refused (see AK_REGISTER_UNSUPPORTED). */
-void *process_register(unsigned int *error_code)
-{
-    return ak_register_unsupported(error_code);
-}
-
-const char *process_error_message(void *algo_data)
-{
-    return ak_error_message(algo_data ? &((passthrough_t *)algo_data)->base : NULL);
-}
+AK_STANDARD_HOOKS(passthrough_t)
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)

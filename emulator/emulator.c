@@ -178,6 +178,8 @@ static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *er
 
 /* ---- running ------------------------------------------------------------------ */
 
+static int drain(tusk_emulator_t *em, tusk_error_t *err);
+
 static tusk_actor_t *pick_instance(node_t *nd)
 {
     tusk_actor_t *a = nd->inst[nd->next_inst];
@@ -185,7 +187,23 @@ static tusk_actor_t *pick_instance(node_t *nd)
     return a;
 }
 
-/* Call a filter on `in` until it has written all its output. */
+/* After an output hook: pass on what it wrote (and, with `travel`, let it
+ * go down the whole chain at once) or give the empty buffer back. */
+static int take_output(tusk_emulator_t *em, node_t *nd, buf_t *out, bool travel, tusk_error_t *err)
+{
+    if (out->size == 0) {
+        buf_put(out);
+        return TUSK_OK;
+    }
+    int rc = deliver(em, nd, out, err);
+    if (rc == TUSK_OK && travel)
+        rc = drain(em, err);
+    return rc;
+}
+
+/* Call a filter on `in` (its process_flush when `in` is NULL) until it has
+ * written all its output. At flush nothing else drains the queues, so each
+ * output travels the chain at once. */
 static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *in, tusk_error_t *err)
 {
     tusk_flow_t flow;
@@ -194,21 +212,22 @@ static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *i
         if (!out)
             return TUSK_ENOMEM;
         uint64_t t = now_ns();
-        nd->st.calls++;
-        int rc = tusk_actor_filter(a, in->input, in->data, in->size, out->data, nd->spec->buffer_size, &out->size,
+        int rc;
+        if (in) {
+            nd->st.calls++;
+            rc = tusk_actor_filter(a, in->input, in->data, in->size, out->data, nd->spec->buffer_size, &out->size,
                                    &flow, err);
+        } else {
+            rc = tusk_actor_flush(a, out->data, nd->spec->buffer_size, &out->size, &flow, err);
+        }
         nd->st.ns += now_ns() - t;
         if (rc != TUSK_OK) {
             buf_put(out);
             return rc;
         }
-        if (out->size > 0) {
-            rc = deliver(em, nd, out, err);
-            if (rc != TUSK_OK)
-                return rc;
-        } else {
-            buf_put(out);
-        }
+        rc = take_output(em, nd, out, in == NULL, err);
+        if (rc != TUSK_OK)
+            return rc;
     } while (flow == TUSK_FLOW_MORE);
     return TUSK_OK;
 }
@@ -307,18 +326,13 @@ static int produce_round(tusk_emulator_t *em, bool *running, tusk_error_t *err)
                 nd->ended[k] = true;
                 nd->n_ended++;
             }
-            if (out->size > 0) {
+            if (out->size > 0)
                 em->produced_buffers++;
-                uint64_t frames_before = nd->st.frames_out;
-                rc = deliver(em, nd, out, err);
-                em->produced_frames += nd->st.frames_out - frames_before;
-                if (rc == TUSK_OK)
-                    rc = drain(em, err);
-                if (rc != TUSK_OK)
-                    return rc;
-            } else {
-                buf_put(out);
-            }
+            uint64_t frames_before = nd->st.frames_out;
+            rc = take_output(em, nd, out, true, err);
+            em->produced_frames += nd->st.frames_out - frames_before;
+            if (rc != TUSK_OK)
+                return rc;
             if (!nd->ended[k])
                 *running = true;
             progress(em, false);
@@ -327,9 +341,9 @@ static int produce_round(tusk_emulator_t *em, bool *running, tusk_error_t *err)
     return TUSK_OK;
 }
 
-/* End of data: let filters write what they held back, in dependency order,
- * so each flush's output meets already-flushed downstream actors... and is
- * then flushed by them in turn. */
+/* End of data: filters write what they held back, upstream first, so
+ * what one releases is processed by the actors below it before they flush
+ * in turn. */
 static int flush_all(tusk_emulator_t *em, tusk_error_t *err)
 {
     for (unsigned i = 0; i < em->n; i++) {
@@ -337,28 +351,9 @@ static int flush_all(tusk_emulator_t *em, tusk_error_t *err)
         if (nd->spec->actor_class != TUSK_FILTER)
             continue;
         for (unsigned k = 0; k < nd->n_inst; k++) {
-            tusk_flow_t flow;
-            do {
-                buf_t *out = buf_get(nd, err);
-                if (!out)
-                    return TUSK_ENOMEM;
-                uint64_t t = now_ns();
-                int rc = tusk_actor_flush(nd->inst[k], out->data, nd->spec->buffer_size, &out->size, &flow, err);
-                nd->st.ns += now_ns() - t;
-                if (rc != TUSK_OK) {
-                    buf_put(out);
-                    return rc;
-                }
-                if (out->size > 0) {
-                    rc = deliver(em, nd, out, err);
-                    if (rc == TUSK_OK)
-                        rc = drain(em, err);
-                    if (rc != TUSK_OK)
-                        return rc;
-                } else {
-                    buf_put(out);
-                }
-            } while (flow == TUSK_FLOW_MORE);
+            int rc = run_filter(em, nd, nd->inst[k], NULL, err);
+            if (rc != TUSK_OK)
+                return rc;
         }
     }
     return TUSK_OK;

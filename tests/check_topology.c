@@ -17,16 +17,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-/* Assert a tusk error: code and a message containing `needle`. */
-#define assert_tusk_error(err, expect_code, needle)                                                  \
-    do {                                                                                           \
-        const tusk_error_t *e_ = (err);                                                            \
-        if (e_->code != (expect_code))                                                             \
-            ck_abort_msg("%s:%d: error code %d, expected %d (%s)", __FILE__, __LINE__, e_->code,    \
-                         (int)(expect_code), e_->message);                                         \
-        if (e_->message[0] == '\0' || strstr(e_->message, (needle)) == NULL)                        \
-            ck_abort_msg("%s:%d: message '%s' lacks '%s'", __FILE__, __LINE__, e_->message, (needle)); \
-    } while (0)
 
 static char srcdir[4096];
 
@@ -134,7 +124,7 @@ static void parse_fails(const char *xml, int code, const char *needle)
     int rc = tusk_topology_parse(&t, xml, strlen(xml), "inline.xml", &err);
     ck_assert_int_eq(rc, code);
     ck_assert_ptr_null(t);
-    assert_tusk_error(&err, code, needle);
+    tu_assert_error(&err, code, needle);
 }
 
 static const tusk_actor_spec_t *actor_named(const tusk_topology_t *t, const char *name)
@@ -487,8 +477,8 @@ START_TEST(test_missing_file)
     const char *path = "/nonexistent/tusk/topology.xml";
     ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_EIO);
     ck_assert_ptr_null(t);
-    assert_tusk_error(&err, TUSK_EIO, path);
-    assert_tusk_error(&err, TUSK_EIO, strerror(ENOENT));
+    tu_assert_error(&err, TUSK_EIO, path);
+    tu_assert_error(&err, TUSK_EIO, strerror(ENOENT));
     /* A folder is no topology either. */
     char *dir = config_path("bad");
     ck_assert_int_ne(tusk_topology_load(&t, dir, &err), TUSK_OK);
@@ -508,7 +498,7 @@ START_TEST(test_size_limit)
     tusk_topology_t *t = NULL;
     tusk_error_t err;
     ck_assert_int_eq(tusk_topology_parse(&t, big, size, "big.xml", &err), TUSK_ETOPOLOGY);
-    assert_tusk_error(&err, TUSK_ETOPOLOGY, "big.xml: too large");
+    tu_assert_error(&err, TUSK_ETOPOLOGY, "big.xml: too large");
     char *path = tu_temp_path();
     FILE *f = fopen(path, "wb");
     ck_assert_ptr_nonnull(f);
@@ -516,8 +506,8 @@ START_TEST(test_size_limit)
     ck_assert_int_eq(fclose(f), 0);
     ck_assert_int_eq(tusk_topology_load(&t, path, &err), TUSK_ETOPOLOGY);
     ck_assert_ptr_null(t);
-    assert_tusk_error(&err, TUSK_ETOPOLOGY, "too large");
-    assert_tusk_error(&err, TUSK_ETOPOLOGY, path);
+    tu_assert_error(&err, TUSK_ETOPOLOGY, "too large");
+    tu_assert_error(&err, TUSK_ETOPOLOGY, path);
     unlink(path);
     free(path);
     free(big);
@@ -863,7 +853,7 @@ START_TEST(test_long_chain)
                             "<data_source>src</data_source><data_source>a%d</data_source></intermediary>\n"
                             "</configuration>\n", N - 1);
     ck_assert_int_eq(tusk_topology_parse(&t, xml, len, "chain.xml", &err), TUSK_ETOPOLOGY);
-    assert_tusk_error(&err, TUSK_ETOPOLOGY, "cycle: a");
+    tu_assert_error(&err, TUSK_ETOPOLOGY, "cycle: a");
     ck_assert_ptr_nonnull(strstr(err.message, " -> "));
     free(xml);
 }
@@ -937,7 +927,7 @@ START_TEST(test_resolve_search_path)
              line_containing(path, "<consumer>", 0), d1, d2);
     ck_assert_str_eq(err.message, expect);
     ck_assert_int_eq(tusk_topology_resolve(t, "", &err), TUSK_ELOAD);
-    assert_tusk_error(&err, TUSK_ELOAD, "(searched: no folders)");
+    tu_assert_error(&err, TUSK_ELOAD, "(searched: no folders)");
 
     /* NULL: $TUSK_ACTOR_PATH first. */
     const char *old = getenv("TUSK_ACTOR_PATH");
@@ -949,7 +939,7 @@ START_TEST(test_resolve_search_path)
     remove_file(d2, "file_writer.so");
     ck_assert_int_eq(tusk_topology_resolve(t, NULL, &err), TUSK_ELOAD);
     snprintf(expect, sizeof expect, "(searched: %s, %s, ", d1, d2);
-    assert_tusk_error(&err, TUSK_ELOAD, expect); /* then the installed folder */
+    tu_assert_error(&err, TUSK_ELOAD, expect); /* then the installed folder */
     if (saved)
         setenv("TUSK_ACTOR_PATH", saved, 1);
     else
@@ -993,7 +983,7 @@ START_TEST(test_resolve_relative_path)
     ck_assert_int_eq(tusk_topology_resolve(t, "/nonexistent", &err), TUSK_ELOAD);
     char expect[8400];
     snprintf(expect, sizeof expect, "%s:4: <consumer> 'x': actor library './libs/missing.so' not found", topo);
-    assert_tusk_error(&err, TUSK_ELOAD, expect);
+    tu_assert_error(&err, TUSK_ELOAD, expect);
     char *want = join(libs, "reader.so");
     ck_assert_str_eq(actor_named(t, "r")->library_path, want);
     ck_assert_str_eq(actor_named(t, "w")->library_path, abs_lib);

@@ -137,6 +137,15 @@ char *tu_temp_path(void)
     return path;
 }
 
+void tu_assert_error_at(int code, const char *message, int expect_code, const char *needle, const char *file,
+                        int line)
+{
+    if (code != expect_code)
+        ck_abort_msg("%s:%d: error code %d, expected %d (%s)", file, line, code, expect_code, message);
+    if (message[0] == '\0' || strstr(message, needle) == NULL)
+        ck_abort_msg("%s:%d: message '%s' lacks '%s'", file, line, message, needle);
+}
+
 int tu_run(Suite *s)
 {
     tu_seed();

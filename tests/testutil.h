@@ -49,15 +49,11 @@ int tu_run(Suite *s);
             ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #cond);                        \
     } while (0)
 
-/* Assert an adf error: code, a non-empty message containing `needle`. */
-#define tu_assert_error(err, expect_code, needle)                                                  \
-    do {                                                                                           \
-        const adf_error_t *e_ = (err);                                                             \
-        if (e_->code != (expect_code))                                                             \
-            ck_abort_msg("%s:%d: error code %d, expected %d (%s)", __FILE__, __LINE__, e_->code,      \
-                         (int)(expect_code), e_->message);                                         \
-        if (e_->message[0] == '\0' || strstr(e_->message, (needle)) == NULL)                        \
-            ck_abort_msg("%s:%d: message '%s' lacks '%s'", __FILE__, __LINE__, e_->message, (needle)); \
-    } while (0)
+/* Assert an error report (adf_error_t or tusk_error_t): its code, and a
+ * non-empty message containing `needle`. */
+#define tu_assert_error(err, expect_code, needle)                                                   \
+    tu_assert_error_at((err)->code, (err)->message, (expect_code), (needle), __FILE__, __LINE__)
+void tu_assert_error_at(int code, const char *message, int expect_code, const char *needle, const char *file,
+                        int line);
 
 #endif
