@@ -11,6 +11,8 @@
  *                    corrupt  pass the data on with the class byte (byte 7)
  *                             of the first frame's key set to 0x00
  *                    exit     _exit(3)
+ *                    kill     raise(SIGKILL): what `kill -9` does, at a
+ *                             known point of the run
  *   hook           block | initialise | start | stop (block): where
  *   at_block       1-based process_block call at which to act (1); only
  *                  with hook=block. Calls are counted as the host counts
@@ -32,17 +34,17 @@
 #define AK_FILTER
 #include "actorkit.h"
 
-TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, corrupts or exits on purpose",
-                   "action: error | crash | stall | corrupt | exit: what to do (required)\n"
+TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, corrupts, exits or is killed on purpose",
+                   "action: error | crash | stall | corrupt | exit | kill: what to do (required)\n"
                    "hook: block | initialise | start | stop: the hook in which to act (block)\n"
                    "at_block: 1-based process_block call at which to act, with hook=block (1)\n"
                    "only_instance: only this instance (0-based) misbehaves (all instances)\n"
                    "stall_seconds: how long a stall lasts, in seconds (3600)\n");
 
-enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT };
+enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL };
 enum hook { HOOK_BLOCK, HOOK_INITIALISE, HOOK_START, HOOK_STOP };
 
-static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", NULL};
+static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", "kill", NULL};
 static const char *const hook_names[] = {"block", "initialise", "start", "stop", NULL};
 static const char *const hook_functions[] = {"process_block", "process_initialise", "process_start",
                                              "process_stop"};
@@ -83,7 +85,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_required(&cfg, "action", "error, crash, stall, corrupt or exit"))
+    if (!ak_config_required(&cfg, "action", "error, crash, stall, corrupt, exit or kill"))
         goto fail;
     int action = ak_config_choice(&cfg, "action", action_names, -1);
     int hook = action < 0 ? -1 : ak_config_choice(&cfg, "hook", hook_names, HOOK_BLOCK);
@@ -148,6 +150,9 @@ static void act(fault_t *f, enum hook hook, unsigned *error_code)
         break;
     case ACT_STALL: sleep_seconds(f->stall_seconds); break;
     case ACT_EXIT: _exit(3);
+    case ACT_KILL:
+        raise(SIGKILL);
+        break;
     case ACT_CORRUPT: break;
     }
 }

@@ -53,7 +53,7 @@ typedef xmlErrorPtr xml_error_t;
 
 typedef struct actor {
     tusk_actor_spec_t spec; /* the public view; first so a spec is an actor */
-    char *name, *hostname, *library, *library_path, *debug;
+    char *name, *hostname, *library, *library_path, *debug, *interface;
     unsigned n_params;
     char **keys, **values;
     int *param_lines;
@@ -246,7 +246,8 @@ static char *display_name(xmlNodePtr actor)
 static bool attr_allowed(const char *elem, const char *attr, int cls)
 {
     if (cls >= 0)
-        return strcmp(attr, "instances") == 0 ||
+        return strcmp(attr, "instances") == 0 || strcmp(attr, "hwm") == 0 || strcmp(attr, "restart") == 0 ||
+               strcmp(attr, "on_failure") == 0 ||
                (cls == TUSK_FILTER && (strcmp(attr, "input_buffers") == 0 || strcmp(attr, "output_buffers") == 0));
     if (strcmp(elem, "size") == 0 || strcmp(elem, "port") == 0)
         return strcmp(attr, "output_buffer") == 0;
@@ -490,6 +491,7 @@ static void actor_free(actor_t *a)
 {
     free(a->name);
     free(a->hostname);
+    free(a->interface);
     free(a->library);
     free(a->library_path);
     free(a->debug);
@@ -666,6 +668,36 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
         free(inst);
     }
 
+    a->spec.hwm = TUSK_DEFAULT_HWM;
+    char *hwm = rc ? NULL : attr_text(node, "hwm", &oom);
+    if (hwm) {
+        unsigned long long v = 0;
+        if (!parse_count(hwm, TUSK_MAX_HWM, &v) || v < 1 || v > TUSK_MAX_HWM)
+            rc = actor_fail(ld, a, a->line, "bad hwm '%.40s': expected a count of buffers in [1, %u]", hwm,
+                            TUSK_MAX_HWM);
+        else
+            a->spec.hwm = (unsigned)v;
+        free(hwm);
+    }
+    char *restart = rc ? NULL : attr_text(node, "restart", &oom);
+    if (restart) {
+        if (strcmp(restart, "on-failure") == 0)
+            a->spec.restart = true;
+        else if (strcmp(restart, "no") != 0)
+            rc = actor_fail(ld, a, a->line, "bad restart '%.40s': expected 'no' or 'on-failure'", restart);
+        free(restart);
+    }
+    char *policy = rc ? NULL : attr_text(node, "on_failure", &oom);
+    if (policy) {
+        if (strcmp(policy, "continue") == 0)
+            a->spec.continue_on_failure = true;
+        else if (strcmp(policy, "stop") != 0)
+            rc = actor_fail(ld, a, a->line, "bad on_failure '%.40s': expected 'stop' or 'continue'", policy);
+        free(policy);
+    }
+    if (oom && rc == TUSK_OK)
+        rc = out_of_memory(ld->err);
+
     bool have_size = false, have_obn = false, have_port = false;
     unsigned long long size = TUSK_DEFAULT_BUFFER_SIZE;
     for (xmlNodePtr c = node->children; c && rc == TUSK_OK; c = c->next) {
@@ -725,8 +757,13 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
                     rc = actor_fail(ld, a, line, "bad size '%.40s': expected a byte count in [%u, %u]", t,
                                     TUSK_MIN_BUFFER_SIZE, TUSK_MAX_BUFFER_SIZE);
                 free(t);
+            } else if (elem[0] == 'p') {
+                /* NARVAL's network port: the interface or address the
+                 * actor's inputs bind to in a distributed run. */
+                *seen = true;
+                rc = set_text(ld, a, c, &a->interface, false);
             } else {
-                *seen = true; /* NARVAL's: accepted, ignored */
+                *seen = true; /* NARVAL's buffer name: accepted, ignored */
             }
         } else {
             rc = actor_fail(ld, a, line, "unknown element <%.40s> in a <%s>", elem, class_names[cls]);
@@ -1112,6 +1149,7 @@ static int finish(tusk_topology_t *t, actor_t *file_actors, unsigned n, const un
             tusk_actor_spec_t *s = &a->spec;
             s->name = a->name;
             s->hostname = a->hostname;
+            s->interface = a->interface;
             s->library = a->library;
             s->library_path = NULL;
             s->debug = a->debug;

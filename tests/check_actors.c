@@ -898,10 +898,10 @@ START_TEST(fault_only_one_instance)
                           "parameter 'only_instance': 2, but the actor has 2 instances (0 to 1)");
     const char *none[] = {"at_block", "2", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, none,
-                          "missing required parameter 'action' (error, crash, stall, corrupt or exit)");
+                          "missing required parameter 'action' (error, crash, stall, corrupt, exit or kill)");
     const char *what[] = {"action", "explode", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, what,
-                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit");
+                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit, kill");
     const char *zero[] = {"action", "error", "at_block", "0", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, zero,
                           "parameter 'at_block': 0 is outside [1, 18446744073709551615]");
@@ -970,6 +970,9 @@ START_TEST(fault_crash_and_exit)
     const char *crash[] = {"action", "crash", "at_block", "2", NULL};
     int st = run_fault_child(crash);
     ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "crash: wait status 0x%x", (unsigned)st);
+    const char *killed[] = {"action", "kill", "at_block", "2", NULL};
+    st = run_fault_child(killed);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "kill: wait status 0x%x", (unsigned)st);
     const char *ex[] = {"action", "exit", "at_block", "2", NULL};
     st = run_fault_child(ex);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "exit: wait status 0x%x", (unsigned)st);

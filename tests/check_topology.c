@@ -713,6 +713,51 @@ START_TEST(test_defaults_and_limits)
 }
 END_TEST
 
+/* The distributed-run settings: defaults, values, and bad values. */
+START_TEST(test_run_policies)
+{
+    tusk_topology_t *t = parse_ok("<configuration>"
+                                  "<producer><name>p</name><binary_code>r</binary_code></producer>"
+                                  "<intermediary instances=\"3\" hwm=\"2\" restart=\"on-failure\" "
+                                  "on_failure=\"continue\"><name>f</name><binary_code>q</binary_code>"
+                                  "<data_source>p</data_source><port>10.0.0.2</port></intermediary>"
+                                  "<consumer hwm=\"100\" restart=\"no\" on_failure=\"stop\"><name>c</name>"
+                                  "<binary_code>w</binary_code><data_source>f</data_source></consumer>"
+                                  "</configuration>");
+    const tusk_actor_spec_t *p = actor_named(t, "p"), *f = actor_named(t, "f"), *c = actor_named(t, "c");
+    ck_assert_uint_eq(p->hwm, TUSK_DEFAULT_HWM);
+    ck_assert(!p->restart);
+    ck_assert(!p->continue_on_failure);
+    ck_assert_ptr_null(p->interface);
+    ck_assert_uint_eq(f->hwm, 2);
+    ck_assert(f->restart);
+    ck_assert(f->continue_on_failure);
+    ck_assert_str_eq(f->interface, "10.0.0.2");
+    ck_assert_uint_eq(c->hwm, 100);
+    ck_assert(!c->restart);
+    ck_assert(!c->continue_on_failure);
+    tusk_topology_destroy(&t);
+
+    static const struct {
+        const char *attr, *needle;
+    } bad[] = {
+        {"hwm=\"0\"", "bad hwm '0'"},
+        {"hwm=\"70000\"", "bad hwm '70000'"},
+        {"restart=\"always\"", "bad restart 'always'"},
+        {"on_failure=\"ignore\"", "bad on_failure 'ignore'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char xml[1024];
+        snprintf(xml, sizeof xml,
+                 "<configuration><producer %s><name>p</name><binary_code>r</binary_code></producer>"
+                 "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>"
+                 "</configuration>",
+                 bad[i].attr);
+        parse_fails(xml, TUSK_ETOPOLOGY, bad[i].needle);
+    }
+}
+END_TEST
+
 START_TEST(test_inline_errors)
 {
     const char *head = "<configuration>\n<producer><name>p</name><binary_code>r</binary_code></producer>\n";
@@ -1142,6 +1187,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_diamond_order);
     tcase_add_test(tc, test_fanin_source_order);
     tcase_add_test(tc, test_defaults_and_limits);
+    tcase_add_test(tc, test_run_policies);
     tcase_add_test(tc, test_long_chain);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

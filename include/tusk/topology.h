@@ -10,7 +10,10 @@
  *       <size>1048576</size>                    (output buffer bytes, default 1 MiB)
  *       <parameter name="file">run.adf</parameter>
  *     </producer>
- *     <intermediary instances="3">              (load sharing, default 1)
+ *     <intermediary instances="3"               (load sharing, default 1)
+ *                   hwm="8"                     (queue bound per link, buffers)
+ *                   on_failure="continue"       (or stop, the default)
+ *                   restart="on-failure">       (or no, the default)
  *       <name>psa</name>
  *       <binary_code>passthrough</binary_code>
  *       <data_source>reader</data_source>       (one or more: fan-in)
@@ -33,6 +36,7 @@
 #ifndef TUSK_TOPOLOGY_H
 #define TUSK_TOPOLOGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +56,8 @@ typedef enum tusk_actor_class {
 #define TUSK_MIN_BUFFER_SIZE 64u
 #define TUSK_MAX_BUFFER_SIZE (1u << 30)
 #define TUSK_MAX_INSTANCES 256u
+#define TUSK_DEFAULT_HWM 8u
+#define TUSK_MAX_HWM 65536u
 
 typedef struct tusk_actor_spec {
     const char *name;
@@ -70,6 +76,11 @@ typedef struct tusk_actor_spec {
     const char *const *param_keys;
     const char *const *param_values;
     int line;                  /* line of the actor's element in the file */
+    /* Distributed runs (tusk-run): */
+    const char *interface;     /* <port>: interface or address its inputs bind to (NULL: default) */
+    unsigned hwm;              /* hwm="N": buffers queued per link before the sender waits */
+    bool restart;              /* restart="on-failure": the controller restarts a failed instance */
+    bool continue_on_failure;  /* on_failure="continue": the run goes on without a failed instance */
 } tusk_actor_spec_t;
 
 typedef struct tusk_topology tusk_topology_t;

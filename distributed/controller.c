@@ -1,0 +1,1162 @@
+/* controller.c - tusk-run (see controller.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "controller.h"
+#include "tusk/topology.h"
+#include "tusk/wire.h"
+#include "zutil.h"
+
+#define MAX_RESTARTS 3
+#define DRAIN_TIMEOUT_MS 10000
+#define EXIT_TIMEOUT_MS 5000
+
+typedef enum {
+    I_STARTING, /* spawned, no HELLO yet */
+    I_HELLO,
+    I_CONFIGURED,
+    I_READY,
+    I_RUNNING,
+    I_PAUSED,
+    I_ENDED,    /* its end of run went downstream */
+    I_STOPPED,
+    I_FAILED,   /* failed; being killed or told to exit */
+    I_GONE      /* exited (or given up) */
+} ist_t;
+
+static const char *const ist_names[] = {"starting", "hello", "configured", "ready",  "running",
+                                        "paused",   "ended", "stopped",    "FAILED", "gone"};
+
+typedef struct inst {
+    unsigned actor, k, incarnation;
+    char id[256];
+    pid_t pid;              /* local child (or the launcher's process) */
+    bool local;
+    ist_t st;
+    uint64_t last_seen;
+    tusk_ctl_t *stats;      /* the latest statistics of this incarnation */
+    tusk_ctl_t **old_stats; /* last statistics of earlier incarnations */
+    unsigned n_old;
+    char waiting[16];       /* command awaiting its reply */
+    bool reply_error;
+    char reply_message[TUSK_ERROR_MESSAGE_MAX];
+    bool failed_once;       /* this slot failed at least once */
+    bool failed_now;        /* its current incarnation failed */
+    bool lost;              /* given up: peers told */
+    unsigned restarts;
+    char reason[TUSK_ERROR_MESSAGE_MAX];
+    char log[4096];
+    uint64_t prev_bytes, prev_ms; /* for rates */
+    uint64_t kill_at;       /* told to exit after a failure: kill if still there */
+} inst_t;
+
+typedef struct ctrl {
+    tusk_run_options_t opt;
+    FILE *out;
+    tusk_topology_t *topo;
+    char *xml;
+    size_t xml_size;
+    tusk_layout_t layout;
+    char run_dir[PATH_MAX];
+    bool temp_run_dir;
+    char endpoint[256];
+    char actor_bin[PATH_MAX];
+    void *zctx, *router;
+    inst_t *inst;
+    unsigned n_inst;
+    unsigned *first; /* index of actor a's instance 0 in inst[] */
+    bool running, stop_requested, producers_stopped, fatal;
+    uint64_t fatal_at, next_ping, next_live;
+    char fatal_reason[TUSK_ERROR_MESSAGE_MAX];
+} ctrl_t;
+
+/* Set by SIGINT/SIGTERM; the loop turns it into an orderly stop. */
+static volatile sig_atomic_t stop_signals;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_signals++;
+}
+
+static const tusk_actor_spec_t *spec_of(const ctrl_t *c, const inst_t *in)
+{
+    return tusk_topology_actor(c->topo, in->actor);
+}
+
+static void say(ctrl_t *c, const char *fmt, ...) TUSK_PRINTF(2, 3);
+static void say(ctrl_t *c, const char *fmt, ...)
+{
+    (void)c;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tusk-run: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static uint64_t stat_u64(const tusk_ctl_t *m, const char *key)
+{
+    uint64_t v = 0;
+    if (m)
+        tusk_ctl_get_u64(m, key, 0, &v);
+    return v;
+}
+
+/* A statistic summed over every incarnation of the slot. */
+static uint64_t slot_stat(const inst_t *in, const char *key)
+{
+    uint64_t v = stat_u64(in->stats, key);
+    for (unsigned i = 0; i < in->n_old; i++)
+        v += stat_u64(in->old_stats[i], key);
+    return v;
+}
+
+static bool alive(const inst_t *in)
+{
+    return in->st != I_FAILED && in->st != I_GONE;
+}
+
+/* ---- spawning --------------------------------------------------------------- */
+
+static void quote(char *out, size_t n, const char *s)
+{
+    size_t j = 0;
+    if (j + 1 < n)
+        out[j++] = '\'';
+    for (; *s && j + 5 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + j, "'\\''", 4);
+            j += 4;
+        } else {
+            out[j++] = *s;
+        }
+    }
+    if (j + 1 < n)
+        out[j++] = '\'';
+    out[j] = '\0';
+}
+
+static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
+{
+    const tusk_actor_spec_t *s = spec_of(c, in);
+    snprintf(in->id, sizeof in->id, "%s.%u.%u", s->name, in->k, in->incarnation);
+    zu_format(in->log, sizeof in->log, "%s/%s.%u.log", c->run_dir, s->name, in->k);
+    char k[16], inc[16];
+    snprintf(k, sizeof k, "%u", in->k);
+    snprintf(inc, sizeof inc, "%u", in->incarnation);
+    in->local = layout_host_is_local(s->hostname);
+    char cmd[8192] = "";
+    if (!in->local) {
+        /* "ssh {host}" 'tusk-actor' '--control' ... through sh -c */
+        const char *tmpl = c->opt.launcher ? c->opt.launcher : "ssh {host}";
+        size_t j = 0;
+        for (const char *p = tmpl; *p && j + 1 < sizeof cmd;) {
+            if (strncmp(p, "{host}", 6) == 0) {
+                j += (size_t)snprintf(cmd + j, sizeof cmd - j, "%s", s->hostname);
+                p += 6;
+            } else {
+                cmd[j++] = *p++;
+            }
+        }
+        cmd[j] = '\0';
+        const char *args[] = {c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
+                              "--incarnation", inc};
+        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+            char q[PATH_MAX + 16];
+            quote(q, sizeof q, args[i]);
+            strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+            strncat(cmd, q, sizeof cmd - strlen(cmd) - 1);
+        }
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return tusk_error_set(err, TUSK_EIO, "cannot start %s[%u]: fork: %s", s->name, in->k, strerror(errno));
+    if (pid == 0) {
+        /* Own process group: a Ctrl-C on tusk-run is for tusk-run, which
+         * then stops every instance in order. */
+        setpgid(0, 0);
+        int fd = open(in->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
+        if (in->local)
+            execl(c->actor_bin, c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
+                  "--incarnation", inc, (char *)NULL);
+        else
+            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        fprintf(stderr, "tusk-run: cannot execute %s: %s\n", in->local ? c->actor_bin : cmd, strerror(errno));
+        _exit(127);
+    }
+    in->pid = pid;
+    in->failed_now = false;
+    in->st = I_STARTING;
+    in->last_seen = zu_now_ms();
+    in->waiting[0] = '\0';
+    return TUSK_OK;
+}
+
+/* The last lines of an instance's log, for failure reports. */
+static void print_log_tail(const inst_t *in)
+{
+    FILE *fp = fopen(in->log, "r");
+    if (!fp)
+        return;
+    char lines[5][512];
+    int n = 0;
+    char line[512];
+    while (fgets(line, sizeof line, fp))
+        memcpy(lines[n++ % 5], line, sizeof line);
+    fclose(fp);
+    int first = n > 5 ? n - 5 : 0;
+    for (int i = first; i < n; i++)
+        fprintf(stderr, "    | %s", lines[i % 5]);
+    if (n)
+        fprintf(stderr, "    (log: %s)\n", in->log);
+}
+
+/* ---- sending commands ------------------------------------------------------- */
+
+static void command(ctrl_t *c, inst_t *in, const char *verb, tusk_ctl_t *m, const char *payload, size_t size)
+{
+    tusk_ctl_t *own = m ? NULL : tusk_ctl_new(verb);
+    tusk_error_t err;
+    if (zu_send_ctl(c->router, in->id, m ? m : own, payload, size, &err) != TUSK_OK)
+        say(c, "%s: %s", in->id, err.message);
+    tusk_ctl_destroy(&own);
+    if (strcmp(verb, "PING") && strcmp(verb, "PEER_LOST") && strcmp(verb, "RESEND_EOR"))
+        snprintf(in->waiting, sizeof in->waiting, "%s", verb);
+}
+
+static void command_peer(ctrl_t *c, inst_t *to, const char *verb, const inst_t *about)
+{
+    tusk_ctl_t *m = tusk_ctl_new(verb);
+    tusk_ctl_set_u64(m, "actor", about->actor);
+    tusk_ctl_set_u64(m, "instance", about->k);
+    command(c, to, verb, m, NULL, 0);
+    tusk_ctl_destroy(&m);
+}
+
+static void send_configure(ctrl_t *c, inst_t *in)
+{
+    tusk_ctl_t *m = tusk_ctl_new("CONFIGURE");
+    tusk_ctl_set(m, "topology", tusk_topology_name(c->topo));
+    tusk_ctl_set(m, "run_dir", c->run_dir);
+    tusk_ctl_set(m, "transport", layout_transport_name(c->layout.transport));
+    tusk_ctl_set_u64(m, "base_port", c->layout.base_port);
+    tusk_ctl_set_u64(m, "heartbeat_ms", c->opt.heartbeat_ms);
+    if (c->opt.actor_path)
+        tusk_ctl_set(m, "actor_path", c->opt.actor_path);
+    command(c, in, "CONFIGURE", m, c->xml, c->xml_size);
+    tusk_ctl_destroy(&m);
+}
+
+static void send_start(ctrl_t *c, inst_t *in)
+{
+    tusk_ctl_t *m = tusk_ctl_new("START");
+    tusk_ctl_set_u64(m, "run", c->opt.run);
+    command(c, in, "START", m, NULL, 0);
+    tusk_ctl_destroy(&m);
+}
+
+/* Tell every instance of the actors around `in` (its sources and sinks). */
+static void tell_neighbours(ctrl_t *c, const inst_t *in, const char *verb, bool sources, bool sinks)
+{
+    const tusk_actor_spec_t *s = spec_of(c, in);
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *o = &c->inst[i];
+        if (!alive(o) || o->st == I_STARTING)
+            continue;
+        bool near = false;
+        for (unsigned j = 0; sources && j < s->n_sources; j++)
+            near |= s->sources[j] == o->actor;
+        for (unsigned j = 0; sinks && j < s->n_sinks; j++)
+            near |= s->sinks[j] == o->actor;
+        if (near)
+            command_peer(c, o, verb, in);
+    }
+}
+
+/* ---- failures ----------------------------------------------------------------- */
+
+static void retire_stats(inst_t *in)
+{
+    if (!in->stats)
+        return;
+    tusk_ctl_t **n = realloc(in->old_stats, (in->n_old + 1) * sizeof *n);
+    if (!n)
+        return;
+    in->old_stats = n;
+    in->old_stats[in->n_old++] = in->stats;
+    in->stats = NULL;
+}
+
+static void begin_fatal_stop(ctrl_t *c, const char *reason)
+{
+    if (c->fatal)
+        return;
+    c->fatal = true;
+    c->fatal_at = zu_now_ms();
+    zu_format(c->fatal_reason, sizeof c->fatal_reason, "%s", reason);
+    c->stop_requested = true;
+}
+
+/* A failed instance whose process still works (it reported the failure)
+ * is told to exit, so what it queued still leaves; a crashed or silent
+ * one is killed. */
+static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt, va_list ap);
+
+static void on_failure(ctrl_t *c, inst_t *in, const char *fmt, ...) TUSK_PRINTF(3, 4);
+static void on_failure(ctrl_t *c, inst_t *in, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    on_failure_how(c, in, false, fmt, ap);
+    va_end(ap);
+}
+
+static void on_reported_failure(ctrl_t *c, inst_t *in, const char *fmt, ...) TUSK_PRINTF(3, 4);
+static void on_reported_failure(ctrl_t *c, inst_t *in, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    on_failure_how(c, in, true, fmt, ap);
+    va_end(ap);
+}
+
+static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt, va_list ap)
+{
+    if (!alive(in))
+        return;
+    const tusk_actor_spec_t *s = spec_of(c, in);
+    vsnprintf(in->reason, sizeof in->reason, fmt, ap);
+    say(c, "%s[%u] on %s failed: %s", s->name, in->k, s->hostname, in->reason);
+    print_log_tail(in);
+    in->failed_once = true;
+    in->failed_now = true;
+    in->st = I_FAILED;
+    in->waiting[0] = '\0';
+    /* Make sure it is gone, so its connections close and peers move on
+     * (for a remote instance this ends its launcher; the instance itself
+     * leaves when the controller falls silent to it). */
+    if (graceful || !in->local)
+        command(c, in, "EXIT", NULL, NULL, 0);
+    if (graceful && in->pid > 0)
+        in->kill_at = zu_now_ms() + 3000;
+    else if (in->pid > 0)
+        kill(in->pid, SIGKILL);
+    if (!c->running) {
+        begin_fatal_stop(c, in->reason);
+        return;
+    }
+    unsigned others = 0;
+    for (unsigned i = 0; i < c->n_inst; i++)
+        if (c->inst[i].actor == in->actor && &c->inst[i] != in && alive(&c->inst[i]))
+            others++;
+    if (s->restart && in->restarts < MAX_RESTARTS && !c->stop_requested) {
+        if (in->pid > 0)
+            kill(in->pid, SIGKILL); /* the slot's endpoints are for its successor */
+        in->kill_at = 0;
+        in->restarts++;
+        retire_stats(in);
+        in->incarnation++;
+        tusk_error_t err;
+        say(c, "restarting %s[%u] (restart %u of at most %u)", s->name, in->k, in->restarts, MAX_RESTARTS);
+        if (spawn(c, in, &err) != TUSK_OK) {
+            say(c, "%s", err.message);
+            in->st = I_GONE;
+            begin_fatal_stop(c, err.message);
+        }
+        return;
+    }
+    if (s->continue_on_failure && others > 0) {
+        say(c, "going on without %s[%u]: %u other instance%s carr%s the load", s->name, in->k, others,
+            others == 1 ? "" : "s", others == 1 ? "ies" : "y");
+        in->lost = true;
+        tell_neighbours(c, in, "PEER_LOST", true, true);
+        return;
+    }
+    in->lost = true;
+    /* Nobody waits for its end of run while the rest stops. */
+    tell_neighbours(c, in, "PEER_LOST", true, true);
+    char why[TUSK_ERROR_MESSAGE_MAX + 64];
+    snprintf(why, sizeof why, "%s[%u]: %s", s->name, in->k, in->reason);
+    begin_fatal_stop(c, why);
+}
+
+static void describe_exit(int status, char *out, size_t n)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *name = sig == SIGKILL ? "SIGKILL" : sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT"
+                         : sig == SIGTERM ? "SIGTERM" : sig == SIGBUS ? "SIGBUS" : "";
+        snprintf(out, n, "was killed by signal %d%s%s%s", sig, *name ? " (" : "", name, *name ? ")" : "");
+    } else {
+        snprintf(out, n, "exited with status %d", WEXITSTATUS(status));
+    }
+}
+
+/* Collect exited children; an exit nobody asked for is a failure. */
+static void reap(ctrl_t *c)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (unsigned i = 0; i < c->n_inst; i++) {
+            inst_t *in = &c->inst[i];
+            if (in->pid != pid)
+                continue; /* not current: e.g. a restarted slot's predecessor */
+            in->pid = 0;
+            if (in->st == I_FAILED || in->st == I_GONE || in->st == I_STOPPED || strcmp(in->waiting, "EXIT") == 0) {
+                in->st = I_GONE; /* expected: we killed it, or told it to exit */
+                in->waiting[0] = '\0';
+            } else {
+                char how[128];
+                describe_exit(status, how, sizeof how);
+                on_failure(c, in, "the process %s", how);
+            }
+            break;
+        }
+    }
+}
+
+/* ---- receiving -------------------------------------------------------------- */
+
+static inst_t *find_inst(ctrl_t *c, const char *id)
+{
+    for (unsigned i = 0; i < c->n_inst; i++)
+        if (strcmp(c->inst[i].id, id) == 0)
+            return &c->inst[i];
+    return NULL;
+}
+
+static void status_table(ctrl_t *c, FILE *out, bool final);
+
+static void handle_cli(ctrl_t *c, const char *id, tusk_ctl_t *m)
+{
+    const char *cmd = tusk_ctl_get(m, "cmd");
+    tusk_ctl_t *r = tusk_ctl_new("CLI_REPLY");
+    char *text = NULL;
+    size_t text_size = 0;
+    if (cmd && strcmp(cmd, "status") == 0) {
+        FILE *mem = open_memstream(&text, &text_size);
+        if (mem) {
+            status_table(c, mem, false);
+            fclose(mem);
+        }
+        tusk_ctl_set(r, "status", "ok");
+    } else if (cmd && strcmp(cmd, "stop") == 0) {
+        c->stop_requested = true;
+        tusk_ctl_set(r, "status", "ok");
+        say(c, "stop requested (tusk-run --stop)");
+    } else if (cmd && (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)) {
+        bool pause = cmd[0] == 'p';
+        /* Producers first when pausing, consumers first when resuming. */
+        for (unsigned j = 0; j < c->n_inst; j++) {
+            inst_t *in = &c->inst[pause ? j : c->n_inst - 1 - j];
+            if (in->st == (pause ? I_RUNNING : I_PAUSED))
+                command(c, in, pause ? "PAUSE" : "RESUME", NULL, NULL, 0);
+        }
+        tusk_ctl_set(r, "status", "ok");
+        say(c, "%s requested (tusk-run --%s)", cmd, cmd);
+    } else {
+        tusk_ctl_set(r, "status", "error");
+        tusk_ctl_set(r, "message", "unknown command");
+    }
+    tusk_error_t err;
+    zu_send_ctl(c->router, id, r, text ? text : "", text ? text_size : 0, &err);
+    tusk_ctl_destroy(&r);
+    free(text);
+}
+
+/* Handle one message; true when `m` was kept (as the instance's
+ * statistics), so the caller must not free it. */
+static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
+{
+    const char *verb = tusk_ctl_verb(m);
+    if (strncmp(id, "cli.", 4) == 0) {
+        if (strcmp(verb, "CLI") == 0)
+            handle_cli(c, id, m);
+        return false;
+    }
+    inst_t *in = find_inst(c, id);
+    if (!in)
+        return false; /* an earlier incarnation, or a stranger */
+    in->last_seen = zu_now_ms();
+    bool kept = tusk_ctl_get(m, "state") != NULL;
+    if (kept) {
+        tusk_ctl_destroy(&in->stats);
+        in->stats = m;
+    }
+    if (in->st == I_FAILED || in->st == I_GONE)
+        return kept;
+    if (strcmp(verb, "HELLO") == 0) {
+        if (in->st == I_STARTING)
+            in->st = I_HELLO;
+        if (in->incarnation > 0 && c->running)
+            send_configure(c, in); /* a restart: on through the states */
+    } else if (strcmp(verb, "ENDED") == 0) {
+        in->st = I_ENDED;
+    } else if (strcmp(verb, "FAILED") == 0) {
+        on_reported_failure(c, in, "%s", tusk_ctl_get(m, "message") ? tusk_ctl_get(m, "message") : "(no message)");
+    } else if (strcmp(verb, "HEARTBEAT") == 0) {
+        const char *st = tusk_ctl_get(m, "state");
+        if (st && strcmp(st, "paused") == 0)
+            in->st = I_PAUSED;
+        else if (st && strcmp(st, "running") == 0 && in->st == I_PAUSED)
+            in->st = I_RUNNING;
+    } else if (strcmp(verb, "REPLY") == 0) {
+        const char *to = tusk_ctl_get(m, "to"), *status = tusk_ctl_get(m, "status");
+        bool ok = status && strcmp(status, "ok") == 0;
+        if (!to || strcmp(to, in->waiting) != 0)
+            return kept;
+        in->waiting[0] = '\0';
+        if (!ok) {
+            in->reply_error = true;
+            snprintf(in->reply_message, sizeof in->reply_message, "%s: %s", to,
+                     tusk_ctl_get(m, "message") ? tusk_ctl_get(m, "message") : "failed");
+        }
+        if (!ok && (c->running || strcmp(to, "STOP") == 0)) {
+            on_reported_failure(c, in, "%s", in->reply_message);
+            return kept;
+        }
+        if (!ok)
+            return kept;
+        if (strcmp(to, "CONFIGURE") == 0) {
+            in->st = I_CONFIGURED;
+            if (in->incarnation > 0 && c->running)
+                command(c, in, "INITIALISE", NULL, NULL, 0);
+        } else if (strcmp(to, "INITIALISE") == 0) {
+            in->st = I_READY;
+            if (in->incarnation > 0 && c->running)
+                send_start(c, in);
+        } else if (strcmp(to, "START") == 0) {
+            in->st = I_RUNNING;
+            if (in->incarnation > 0) {
+                /* Its predecessor may have taken the upstream end of run
+                 * with it: ask for it again. */
+                tell_neighbours(c, in, "RESEND_EOR", true, false);
+                say(c, "%s[%u] restarted", spec_of(c, in)->name, in->k);
+            }
+        } else if (strcmp(to, "PAUSE") == 0) {
+            in->st = I_PAUSED;
+        } else if (strcmp(to, "RESUME") == 0) {
+            in->st = I_RUNNING;
+        } else if (strcmp(to, "STOP") == 0) {
+            in->st = I_STOPPED;
+        } else if (strcmp(to, "EXIT") == 0) {
+            in->st = I_GONE;
+        }
+    }
+    return kept;
+}
+
+/* One turn: messages, exits, heartbeats, pings, the live table. */
+static void pump(ctrl_t *c, long timeout_ms)
+{
+    zmq_pollitem_t item = {.socket = c->router, .events = ZMQ_POLLIN};
+    if (zmq_poll(&item, 1, timeout_ms) > 0) {
+        while (true) {
+            char id[256];
+            tusk_ctl_t *m = NULL;
+            tusk_error_t err;
+            int rc = zu_recv_ctl(c->router, true, id, sizeof id, &m, NULL, NULL, &err);
+            if (rc == TUSK_EIO)
+                break;
+            if (rc != TUSK_OK) {
+                say(c, "from %s: %s", id, err.message);
+                continue;
+            }
+            if (!handle_message(c, id, m))
+                tusk_ctl_destroy(&m);
+        }
+    }
+    reap(c);
+    uint64_t now = zu_now_ms();
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (in->kill_at && now >= in->kill_at) {
+            in->kill_at = 0;
+            if (in->pid > 0 && in->st == I_FAILED)
+                kill(in->pid, SIGKILL);
+        }
+    }
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (!alive(in))
+            continue;
+        uint64_t limit = in->st == I_STARTING ? c->opt.start_timeout_ms : c->opt.timeout_ms;
+        /* A command in progress (CONFIGURE loads a library, START may warm
+         * up a device) gets the longer start timeout. */
+        if (in->waiting[0])
+            limit = c->opt.start_timeout_ms;
+        if (now - in->last_seen > limit)
+            on_failure(c, in, "no heartbeat for %.1f s (stalled, or its host is unreachable)",
+                       (double)(now - in->last_seen) / 1000.0);
+    }
+    if (now >= c->next_ping) {
+        for (unsigned i = 0; i < c->n_inst; i++)
+            if (alive(&c->inst[i]) && c->inst[i].st != I_STARTING)
+                command(c, &c->inst[i], "PING", NULL, NULL, 0);
+        c->next_ping = now + c->opt.heartbeat_ms;
+    }
+    if (c->opt.live && c->running && now >= c->next_live) {
+        status_table(c, c->out, false);
+        c->next_live = now + 1000;
+    }
+    if (stop_signals && !c->stop_requested) {
+        say(c, "stopping (signal): producers first, then the rest once drained; again to abort");
+        c->stop_requested = true;
+    }
+}
+
+/* Wait until no instance in [from, to) awaits a reply to `verb`. */
+static bool wait_for(ctrl_t *c, const char *verb, unsigned timeout_ms)
+{
+    uint64_t end = zu_now_ms() + timeout_ms;
+    while (zu_now_ms() < end) {
+        bool pending = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            pending |= alive(&c->inst[i]) && strcmp(c->inst[i].waiting, verb) == 0;
+        if (!pending)
+            return true;
+        if (stop_signals > 1)
+            return false;
+        pump(c, 50);
+    }
+    return false;
+}
+
+/* Send `verb` to the alive instances of every actor, in dependency order
+ * or backwards, one actor at a time. */
+static bool step_all(ctrl_t *c, const char *verb, bool backwards, unsigned timeout_ms, ist_t only)
+{
+    unsigned n = tusk_topology_count(c->topo);
+    for (unsigned j = 0; j < n; j++) {
+        unsigned a = backwards ? n - 1 - j : j;
+        for (unsigned i = 0; i < c->n_inst; i++) {
+            inst_t *in = &c->inst[i];
+            if (in->actor != a || !alive(in) || in->st == I_STARTING || (only != I_GONE && in->st != only))
+                continue;
+            if (strcmp(verb, "START") == 0)
+                send_start(c, in);
+            else if (strcmp(verb, "CONFIGURE") == 0)
+                send_configure(c, in);
+            else
+                command(c, in, verb, NULL, NULL, 0);
+        }
+        if (!wait_for(c, verb, timeout_ms))
+            return false;
+    }
+    return true;
+}
+
+/* ---- reporting ---------------------------------------------------------------- */
+
+/* Buffers sent by every instance of `up` to slot `in`. */
+static uint64_t sent_to(const inst_t *up, const inst_t *in)
+{
+    char key[64];
+    snprintf(key, sizeof key, "sent:%u:%u", in->actor, in->k);
+    return slot_stat(up, key);
+}
+
+static uint64_t queue_depth(const ctrl_t *c, const inst_t *in)
+{
+    uint64_t q = 0;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *up = &c->inst[i];
+        char key[64];
+        snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
+        uint64_t sent = sent_to(up, in), recv = stat_u64(in->stats, key);
+        if (sent > recv)
+            q += sent - recv;
+    }
+    return q;
+}
+
+static void status_table(ctrl_t *c, FILE *out, bool final)
+{
+    uint64_t now = zu_now_ms();
+    fprintf(out, "%-20s %-12s %-10s %9s %9s %10s %10s %8s %8s\n", "instance", "host", "state", "buf in", "buf out",
+            "MB in", "MB out", final ? "block s" : "MB/s in", final ? "restarts" : "queue");
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        char name[64];
+        snprintf(name, sizeof name, "%s[%u]%s", s->name, in->k, in->incarnation ? "*" : "");
+        uint64_t bin = slot_stat(in, "in_bytes"), bout = slot_stat(in, "out_bytes");
+        double third;
+        if (final) {
+            third = (double)slot_stat(in, "block_ns") / 1e9;
+        } else {
+            uint64_t bytes = s->actor_class == TUSK_PRODUCER ? bout : bin;
+            double dt = in->prev_ms ? (double)(now - in->prev_ms) / 1000.0 : 0;
+            third = dt > 0 ? (double)(bytes - in->prev_bytes) / 1e6 / dt : 0;
+            in->prev_bytes = bytes;
+            in->prev_ms = now;
+        }
+        fprintf(out, "%-20s %-12s %-10s %9llu %9llu %10.1f %10.1f %8.*f %8llu\n", name, s->hostname,
+                in->lost && in->st == I_GONE ? "lost"
+                : in->st == I_GONE          ? (in->failed_now ? "gone" : "done")
+                                            : ist_names[in->st],
+                (unsigned long long)slot_stat(in, "in_buffers"), (unsigned long long)slot_stat(in, "out_buffers"),
+                (double)bin / 1e6, (double)bout / 1e6, final ? 2 : 1, third,
+                (unsigned long long)(final ? in->restarts : queue_depth(c, in)));
+    }
+    fflush(out);
+}
+
+/* Every link's counts, and what failed instances lost: buffers sent to
+ * a slot that never completed (counted by the actors below it). */
+static uint64_t reconcile(ctrl_t *c, FILE *out)
+{
+    uint64_t links = 0, sent_total = 0, lost_total = 0;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *d = &c->inst[i];
+        const tusk_actor_spec_t *ds = spec_of(c, d);
+        for (unsigned u = 0; u < c->n_inst; u++) {
+            inst_t *up = &c->inst[u];
+            bool linked = false;
+            for (unsigned j = 0; j < ds->n_sources; j++)
+                linked |= ds->sources[j] == up->actor;
+            if (!linked)
+                continue;
+            links++;
+            uint64_t sent = sent_to(up, d), got;
+            char key[96];
+            if (ds->n_sinks) {
+                /* Completed inputs, as counted by the first actor below. */
+                got = 0;
+                snprintf(key, sizeof key, "done:%u:%u:%u:%u", d->actor, d->k, up->actor, up->k);
+                for (unsigned e = 0; e < c->n_inst; e++)
+                    if (c->inst[e].actor == ds->sinks[0])
+                        got += slot_stat(&c->inst[e], key);
+            } else {
+                snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
+                got = slot_stat(d, key);
+            }
+            sent_total += sent;
+            if (sent > got) {
+                const tusk_actor_spec_t *us = spec_of(c, up);
+                fprintf(out, "lost: %llu of %llu buffers from %s[%u] to %s[%u]%s\n", (unsigned long long)(sent - got),
+                        (unsigned long long)sent, us->name, up->k, ds->name, d->k,
+                        d->failed_once ? (ds->n_sinks ? "" : " (at most: it failed)") : "");
+                lost_total += sent - got;
+            }
+        }
+    }
+    fprintf(out, "links: %llu, buffers sent %llu, lost %llu\n", (unsigned long long)links,
+            (unsigned long long)sent_total, (unsigned long long)lost_total);
+    return lost_total;
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static int read_file(const char *path, char **text, size_t *size, tusk_error_t *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    while (true) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(fp);
+                return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, fp);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    fclose(fp);
+    buf[n] = '\0';
+    *text = buf;
+    *size = n;
+    return TUSK_OK;
+}
+
+static void find_actor_bin(ctrl_t *c)
+{
+    if (c->opt.actor_bin) {
+        snprintf(c->actor_bin, sizeof c->actor_bin, "%s", c->opt.actor_bin);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            /* In a build tree the real binary is in .libs; its wrapper is above. */
+            size_t len = strlen(self);
+            if (len >= 6 && strcmp(self + len - 6, "/.libs") == 0)
+                self[len - 6] = '\0';
+            snprintf(c->actor_bin, sizeof c->actor_bin, "%s/tusk-actor", self);
+            if (access(c->actor_bin, X_OK) == 0)
+                return;
+        }
+    }
+    snprintf(c->actor_bin, sizeof c->actor_bin, "tusk-actor"); /* from PATH (through sh for remote) */
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void ctrl_free(ctrl_t *c, bool keep_dir)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (in->pid > 0 && in->local) {
+            kill(in->pid, SIGKILL);
+            waitpid(in->pid, NULL, 0);
+        }
+        tusk_ctl_destroy(&in->stats);
+        for (unsigned j = 0; j < in->n_old; j++)
+            tusk_ctl_destroy(&in->old_stats[j]);
+        free(in->old_stats);
+    }
+    free(c->inst);
+    free(c->first);
+    if (c->router)
+        zmq_close(c->router);
+    if (c->zctx)
+        zmq_ctx_term(c->zctx);
+    tusk_topology_destroy(&c->topo);
+    free(c->xml);
+    if (c->temp_run_dir && !keep_dir && c->run_dir[0])
+        nftw(c->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int setup(ctrl_t *c, tusk_error_t *err)
+{
+    int rc = read_file(c->opt.topology, &c->xml, &c->xml_size, err);
+    if (rc == TUSK_OK)
+        rc = tusk_topology_parse(&c->topo, c->xml, c->xml_size, c->opt.topology, err);
+    if (rc != TUSK_OK)
+        return rc;
+    c->layout.transport = c->opt.force_transport ? c->opt.transport : layout_default_transport(c->topo);
+    bool all_local = layout_default_transport(c->topo) == TUSK_TRANSPORT_IPC;
+    /* Find local libraries now, so a missing one is reported before any
+     * process starts; remote instances look theirs up on their host. */
+    if (all_local && (rc = tusk_topology_resolve(c->topo, c->opt.actor_path, err)) != TUSK_OK)
+        return rc;
+    if (c->opt.run_dir) {
+        snprintf(c->run_dir, sizeof c->run_dir, "%s", c->opt.run_dir);
+        if (mkdir(c->run_dir, 0700) != 0 && errno != EEXIST)
+            return tusk_error_set(err, TUSK_EIO, "%s: cannot create the run folder: %s", c->run_dir, strerror(errno));
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(c->run_dir, sizeof c->run_dir, "%s/tusk-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(c->run_dir))
+            return tusk_error_set(err, TUSK_EIO, "%s: cannot create the run folder: %s", c->run_dir, strerror(errno));
+        c->temp_run_dir = true;
+    }
+    c->layout.run_dir = c->run_dir;
+    c->layout.base_port = c->opt.base_port ? c->opt.base_port : 20000u + (unsigned)(getpid() % 2000) * 16u;
+    if ((rc = layout_check(c->topo, &c->layout, err)) != TUSK_OK)
+        return rc;
+    find_actor_bin(c);
+
+    c->zctx = zmq_ctx_new();
+    c->router = c->zctx ? zmq_socket(c->zctx, ZMQ_ROUTER) : NULL;
+    char ep[256];
+    snprintf(ep, sizeof ep, "tcp://%s:*", c->opt.control_address ? c->opt.control_address : "127.0.0.1");
+    int linger = 0, mandatory = 0;
+    size_t len = sizeof c->endpoint;
+    if (!c->router || zmq_setsockopt(c->router, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_setsockopt(c->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory) != 0 || zmq_bind(c->router, ep) != 0 ||
+        zmq_getsockopt(c->router, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
+        return tusk_error_set(err, TUSK_EIO, "cannot bind the control socket at %s: %s", ep, zmq_strerror(errno));
+    /* Where `tusk-run --status` finds us. */
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/control", c->run_dir);
+    FILE *fp = fopen(path, "w");
+    if (fp) {
+        fprintf(fp, "%s\n", c->endpoint);
+        fclose(fp);
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/tusk-run.last", tmp && *tmp ? tmp : "/tmp");
+    if ((fp = fopen(path, "w")) != NULL) {
+        fprintf(fp, "%s\n", c->run_dir);
+        fclose(fp);
+    }
+
+    unsigned n = tusk_topology_count(c->topo);
+    c->first = calloc(n, sizeof *c->first);
+    for (unsigned a = 0; a < n; a++)
+        c->n_inst += tusk_topology_actor(c->topo, a)->instances;
+    c->inst = calloc(c->n_inst, sizeof *c->inst);
+    if (!c->first || !c->inst)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    unsigned i = 0;
+    for (unsigned a = 0; a < n; a++) {
+        c->first[a] = i;
+        for (unsigned k = 0; k < tusk_topology_actor(c->topo, a)->instances; k++, i++) {
+            c->inst[i].actor = a;
+            c->inst[i].k = k;
+        }
+    }
+    return TUSK_OK;
+}
+
+/* Report what went wrong during start-up, for every instance. */
+static int setup_failure(ctrl_t *c, const char *what, tusk_error_t *err)
+{
+    char first[TUSK_ERROR_MESSAGE_MAX] = "";
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        const char *why = in->reason[0] ? in->reason : in->reply_message[0] ? in->reply_message : NULL;
+        if (!why && in->waiting[0])
+            why = "no reply";
+        if (!why && in->st == I_STARTING)
+            why = "never reported (is tusk-actor installed there?)";
+        if (!why)
+            continue;
+        say(c, "%s[%u] on %s: %s", s->name, in->k, s->hostname, why);
+        if (!in->reason[0])
+            print_log_tail(in);
+        if (!first[0])
+            zu_format(first, sizeof first, "%s[%u] on %s: %s", s->name, in->k, s->hostname, why);
+    }
+    return tusk_error_set(err, TUSK_EACTOR, "%s failed: %s", what, first[0] ? first : "see above");
+}
+
+static bool everyone_in(const ctrl_t *c, ist_t st)
+{
+    for (unsigned i = 0; i < c->n_inst; i++)
+        if (alive(&c->inst[i]) && c->inst[i].st != st)
+            return false;
+    return true;
+}
+
+static bool run_finished(const ctrl_t *c)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        if (alive(in) && in->st != I_ENDED && in->st != I_STOPPED)
+            return false;
+    }
+    return true;
+}
+
+int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
+{
+    ctrl_t cs = {0}, *c = &cs;
+    c->opt = *opt;
+    if (!c->opt.heartbeat_ms)
+        c->opt.heartbeat_ms = 500;
+    if (!c->opt.timeout_ms)
+        c->opt.timeout_ms = 5000;
+    if (!c->opt.start_timeout_ms)
+        c->opt.start_timeout_ms = 20000;
+    if (!c->opt.run)
+        c->opt.run = 1;
+    c->out = opt->out ? opt->out : stdout;
+    stop_signals = 0;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    int status = TUSK_RUN_SETUP;
+    int rc = setup(c, err);
+    if (rc != TUSK_OK)
+        goto done;
+    for (unsigned i = 0; i < c->n_inst && rc == TUSK_OK; i++)
+        rc = spawn(c, &c->inst[i], err);
+    if (rc != TUSK_OK)
+        goto done;
+
+    /* Everyone reports, is configured and initialised. */
+    uint64_t deadline = zu_now_ms() + c->opt.start_timeout_ms;
+    while (!everyone_in(c, I_HELLO) && zu_now_ms() < deadline && !c->fatal && stop_signals < 2)
+        pump(c, 50);
+    if (c->fatal || !everyone_in(c, I_HELLO)) {
+        setup_failure(c, "start-up", err);
+        goto done;
+    }
+    if (!step_all(c, "CONFIGURE", false, c->opt.start_timeout_ms, I_HELLO) || c->fatal ||
+        !everyone_in(c, I_CONFIGURED)) {
+        setup_failure(c, "configuration", err);
+        goto done;
+    }
+    if (!step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED) || c->fatal ||
+        !everyone_in(c, I_READY)) {
+        setup_failure(c, "initialisation", err);
+        goto done;
+    }
+    /* Consumers first: nothing is produced before it can be taken. */
+    c->running = true;
+    if (!step_all(c, "START", true, c->opt.start_timeout_ms, I_READY) && !c->fatal) {
+        setup_failure(c, "start", err);
+        c->running = false;
+        goto done;
+    }
+    say(c, "run %u started: %u instances of %u actors over %s (run folder %s)", c->opt.run, c->n_inst,
+        tusk_topology_count(c->topo), layout_transport_name(c->layout.transport), c->run_dir);
+
+    while (!run_finished(c) && stop_signals < 2) {
+        pump(c, 100);
+        if (c->stop_requested && !c->producers_stopped) {
+            for (unsigned i = 0; i < c->n_inst; i++) {
+                inst_t *in = &c->inst[i];
+                if (spec_of(c, in)->actor_class == TUSK_PRODUCER && alive(in) &&
+                    (in->st == I_RUNNING || in->st == I_PAUSED))
+                    command(c, in, "STOP", NULL, NULL, 0);
+            }
+            c->producers_stopped = true;
+        }
+        if (c->fatal && zu_now_ms() - c->fatal_at > DRAIN_TIMEOUT_MS) {
+            say(c, "the rest did not drain within %d s: stopping them as they are", DRAIN_TIMEOUT_MS / 1000);
+            break;
+        }
+    }
+    c->running = false;
+    /* Stop in dependency order: producers first. */
+    step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
+    step_all(c, "EXIT", false, EXIT_TIMEOUT_MS, I_GONE);
+    uint64_t end = zu_now_ms() + EXIT_TIMEOUT_MS;
+    bool children = true;
+    while (children && zu_now_ms() < end) {
+        pump(c, 50);
+        children = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            children |= c->inst[i].pid > 0;
+    }
+
+    bool failures = false;
+    for (unsigned i = 0; i < c->n_inst; i++)
+        failures |= c->inst[i].failed_once;
+    if (!opt->quiet) {
+        fprintf(c->out, "\n");
+        status_table(c, c->out, true);
+    }
+    uint64_t lost = reconcile(c, opt->quiet ? stderr : c->out);
+    if (c->fatal) {
+        status = TUSK_RUN_FAILED;
+        tusk_error_set(err, TUSK_EACTOR, "run %u stopped: %s", c->opt.run, c->fatal_reason);
+    } else if (stop_signals > 1) {
+        status = TUSK_RUN_FAILED;
+        tusk_error_set(err, TUSK_EACTOR, "run %u aborted", c->opt.run);
+    } else if (failures || lost) {
+        status = TUSK_RUN_DEGRADED;
+        tusk_error_set(err, TUSK_EACTOR, "run %u ended with failures: %llu buffers lost", c->opt.run,
+                       (unsigned long long)lost);
+    } else {
+        status = TUSK_RUN_OK;
+        tusk_error_clear(err);
+    }
+done:
+    if (status == TUSK_RUN_SETUP && c->router) {
+        c->running = false;
+        step_all(c, "EXIT", false, EXIT_TIMEOUT_MS, I_GONE);
+    }
+    if (status != TUSK_RUN_OK && c->run_dir[0])
+        say(c, "logs kept in %s", c->run_dir);
+    ctrl_free(c, status != TUSK_RUN_OK);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return status;
+}
+
+/* ---- talking to a running controller ---------------------------------------------- */
+
+int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, tusk_error_t *err)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], endpoint[256];
+    if (run_dir) {
+        snprintf(dir, sizeof dir, "%s", run_dir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/tusk-run.last", tmp && *tmp ? tmp : "/tmp");
+        FILE *fp = fopen(path, "r");
+        if (!fp || !fgets(dir, sizeof dir, fp)) {
+            if (fp)
+                fclose(fp);
+            return tusk_error_set(err, TUSK_EIO, "no run found (%s): give the run folder", path);
+        }
+        fclose(fp);
+        dir[strcspn(dir, "\n")] = '\0';
+    }
+    snprintf(path, sizeof path, "%s/control", dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp || !fgets(endpoint, sizeof endpoint, fp)) {
+        if (fp)
+            fclose(fp);
+        return tusk_error_set(err, TUSK_EIO, "%s: no controller endpoint (is the run still going?)", path);
+    }
+    fclose(fp);
+    endpoint[strcspn(endpoint, "\n")] = '\0';
+    void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_DEALER);
+    char id[64];
+    snprintf(id, sizeof id, "cli.%d", (int)getpid());
+    int linger = 0;
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    int rc = TUSK_OK;
+    if (zmq_connect(s, endpoint) != 0) {
+        rc = tusk_error_set(err, TUSK_EIO, "cannot reach the controller at %s: %s", endpoint, zmq_strerror(errno));
+    } else {
+        tusk_ctl_t *m = tusk_ctl_new("CLI");
+        tusk_ctl_set(m, "cmd", command_name);
+        rc = zu_send_ctl(s, NULL, m, NULL, 0, err);
+        tusk_ctl_destroy(&m);
+        zmq_pollitem_t item = {.socket = s, .events = ZMQ_POLLIN};
+        if (rc == TUSK_OK && zmq_poll(&item, 1, 5000) <= 0)
+            rc = tusk_error_set(err, TUSK_EIO, "the controller at %s did not answer (is the run still going?)",
+                                endpoint);
+        if (rc == TUSK_OK) {
+            tusk_ctl_t *r = NULL;
+            char *payload = NULL;
+            size_t size = 0;
+            rc = zu_recv_ctl(s, false, NULL, 0, &r, &payload, &size, err);
+            if (rc == TUSK_OK) {
+                const char *st = tusk_ctl_get(r, "status");
+                if (!st || strcmp(st, "ok") != 0)
+                    rc = tusk_error_set(err, TUSK_EINVAL, "the controller refused '%s': %s", command_name,
+                                        tusk_ctl_get(r, "message") ? tusk_ctl_get(r, "message") : "?");
+                else if (payload && size)
+                    fwrite(payload, 1, size, out);
+                else
+                    fprintf(out, "tusk-run: %s: done\n", command_name);
+            }
+            tusk_ctl_destroy(&r);
+            free(payload);
+        }
+    }
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    return rc;
+}

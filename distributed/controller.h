@@ -1,0 +1,56 @@
+/* controller.h - tusk-run: start every actor instance of a topology, drive
+ * them through a run, watch them, report.
+ *
+ * Instances are tusk-actor processes: forked here for actors on this host,
+ * started through a launcher (default "ssh {host}") for the others. The
+ * controller drives the state machine in dependency order (consumers
+ * first on start, producers first on stop), collects heartbeats and
+ * statistics, notices failures within a heartbeat timeout and applies the
+ * actor's policy: stop the run, go on without the instance, or restart it.
+ * At the end it reconciles every link's counts and reports what was lost.
+ */
+#ifndef TUSK_CONTROLLER_H
+#define TUSK_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "layout.h"
+#include "tusk/error.h"
+
+typedef struct tusk_run_options {
+    const char *topology;        /* file */
+    const char *run_dir;         /* NULL: a new temporary folder */
+    bool force_transport;
+    tusk_transport_t transport;  /* with force_transport */
+    unsigned base_port;          /* tcp; 0: derived from the process id */
+    const char *control_address; /* where the control socket binds (default 127.0.0.1) */
+    const char *launcher;        /* for remote hosts; {host} is replaced (default "ssh {host}") */
+    const char *actor_bin;       /* tusk-actor to run (default: next to tusk-run, else PATH) */
+    const char *actor_path;      /* actor library search path given to every instance */
+    unsigned heartbeat_ms;       /* default 500 */
+    unsigned timeout_ms;         /* silence that counts as a failure (default 5000) */
+    unsigned start_timeout_ms;   /* for every instance to report (default 20000) */
+    uint32_t run;                /* run number (default 1) */
+    bool live;                   /* redraw a status table every second */
+    bool quiet;                  /* no summary */
+    FILE *out;                   /* summary and status (NULL: stdout) */
+} tusk_run_options_t;
+
+/* Exit statuses of tusk-run. */
+enum {
+    TUSK_RUN_OK = 0,         /* the run ended cleanly, every count reconciled */
+    TUSK_RUN_FAILED = 1,     /* a failure stopped the run */
+    TUSK_RUN_SETUP = 2,      /* bad usage, topology, library, or an instance that never came up */
+    TUSK_RUN_DEGRADED = 3    /* the run ended, but instances failed and buffers were lost */
+};
+
+/* Run the topology to its end; returns one of the statuses above. */
+int tusk_run_topology(const tusk_run_options_t *options, tusk_error_t *err);
+
+/* --status / --stop / --pause / --resume: talk to the controller of the
+ * run in `run_dir` (NULL: the last run started on this machine). */
+int tusk_run_command(const char *run_dir, const char *command, FILE *out, tusk_error_t *err);
+
+#endif

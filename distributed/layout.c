@@ -1,0 +1,109 @@
+/* layout.c - see layout.h. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "layout.h"
+
+bool layout_host_is_local(const char *host)
+{
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 || strcmp(host, "::1") == 0)
+        return true;
+    char name[256];
+    return gethostname(name, sizeof name) == 0 && strcmp(name, host) == 0;
+}
+
+tusk_transport_t layout_default_transport(const tusk_topology_t *t)
+{
+    for (unsigned i = 0; i < tusk_topology_count(t); i++)
+        if (!layout_host_is_local(tusk_topology_actor(t, i)->hostname))
+            return TUSK_TRANSPORT_TCP;
+    return TUSK_TRANSPORT_IPC;
+}
+
+const char *layout_transport_name(tusk_transport_t transport)
+{
+    return transport == TUSK_TRANSPORT_IPC ? "ipc" : "tcp";
+}
+
+/* The input's number among every input of the topology. */
+static unsigned ordinal(const tusk_topology_t *t, unsigned actor, unsigned instance, unsigned input)
+{
+    unsigned n = 0;
+    for (unsigned a = 0; a < actor; a++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, a);
+        n += s->instances * s->n_sources;
+    }
+    return n + instance * tusk_topology_actor(t, actor)->n_sources + input;
+}
+
+static unsigned total_inputs(const tusk_topology_t *t)
+{
+    unsigned n = tusk_topology_count(t);
+    return n == 0 ? 0 : ordinal(t, n - 1, 0, 0) + tusk_topology_actor(t, n - 1)->instances *
+                                                      tusk_topology_actor(t, n - 1)->n_sources;
+}
+
+int layout_check(const tusk_topology_t *t, const tusk_layout_t *l, tusk_error_t *err)
+{
+    if (l->transport == TUSK_TRANSPORT_TCP) {
+        if (l->base_port == 0 || l->base_port + total_inputs(t) > 65535)
+            return tusk_error_set(err, TUSK_EINVAL, "tcp ports %u..%u are out of range: choose another --base-port",
+                                  l->base_port, l->base_port + total_inputs(t));
+        for (unsigned i = 0; i < tusk_topology_count(t); i++) {
+            const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
+            if (s->n_sources && !s->interface && !layout_host_is_local(s->hostname))
+                return tusk_error_set(err, TUSK_ETOPOLOGY,
+                                      "%s:%d: %s '%s' runs on %s and receives data: name the interface or address "
+                                      "its inputs bind to with <port> (inputs bind to loopback otherwise)",
+                                      tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
+                                      s->hostname);
+        }
+    } else {
+        for (unsigned i = 0; i < tusk_topology_count(t); i++) {
+            const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
+            if (!layout_host_is_local(s->hostname))
+                return tusk_error_set(err, TUSK_EINVAL, "ipc transport with actor '%s' on %s: use tcp", s->name,
+                                      s->hostname);
+        }
+        /* sun_path holds 107 characters. */
+        char probe[512];
+        int n = snprintf(probe, sizeof probe, "%s/a%u.%u.%u", l->run_dir, 65535u, 65535u, 65535u);
+        if (n < 0 || n > 100)
+            return tusk_error_set(err, TUSK_EINVAL, "run folder %s is too long for ipc socket paths: use a shorter "
+                                  "--run-dir", l->run_dir);
+    }
+    return TUSK_OK;
+}
+
+int layout_bind_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, unsigned actor, unsigned instance,
+                         unsigned input, char *out, size_t size)
+{
+    const tusk_actor_spec_t *s = tusk_topology_actor(t, actor);
+    int n;
+    if (l->transport == TUSK_TRANSPORT_IPC)
+        n = snprintf(out, size, "ipc://%s/a%u.%u.%u", l->run_dir, actor, instance, input);
+    else
+        n = snprintf(out, size, "tcp://%s:%u", s->interface ? s->interface : "127.0.0.1",
+                     l->base_port + ordinal(t, actor, instance, input));
+    return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
+}
+
+int layout_connect_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, unsigned actor, unsigned instance,
+                            unsigned input, char *out, size_t size)
+{
+    const tusk_actor_spec_t *s = tusk_topology_actor(t, actor);
+    if (l->transport == TUSK_TRANSPORT_IPC)
+        return layout_bind_endpoint(t, l, actor, instance, input, out, size);
+    /* Reach a local actor where it binds (loopback, or the address it
+     * names); any other at its <hostname>. */
+    const char *host = s->hostname;
+    if (layout_host_is_local(host)) {
+        if (!s->interface)
+            host = "127.0.0.1";
+        else if (strpbrk(s->interface, ".:"))
+            host = s->interface; /* an address, not an interface name */
+    }
+    int n = snprintf(out, size, "tcp://%s:%u", host, l->base_port + ordinal(t, actor, instance, input));
+    return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
+}

@@ -1,0 +1,117 @@
+/* zutil.c - see zutil.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "zutil.h"
+
+void zu_format(char *out, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t zu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int zu_send_ctl(void *sock, const char *identity, const tusk_ctl_t *msg, const void *payload, size_t payload_size,
+                tusk_error_t *err)
+{
+    size_t len;
+    char *text = tusk_ctl_format(msg, &len);
+    if (!text)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    int rc = 0;
+    if (identity)
+        rc = zmq_send(sock, identity, strlen(identity), ZMQ_SNDMORE);
+    if (rc >= 0)
+        rc = zmq_send(sock, text, len, payload ? ZMQ_SNDMORE : 0);
+    if (rc >= 0 && payload)
+        rc = zmq_send(sock, payload, payload_size, 0);
+    free(text);
+    if (rc < 0)
+        return tusk_error_set(err, TUSK_EIO, "control %s: send failed: %s", tusk_ctl_verb(msg), zmq_strerror(errno));
+    return TUSK_OK;
+}
+
+void zu_drain_more(void *sock)
+{
+    int more = 0;
+    size_t sz = sizeof more;
+    while (zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz) == 0 && more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, sock, 0) < 0) {
+            zmq_msg_close(&m);
+            return;
+        }
+        zmq_msg_close(&m);
+    }
+}
+
+static bool has_more(void *sock)
+{
+    int more = 0;
+    size_t sz = sizeof more;
+    return zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz) == 0 && more;
+}
+
+int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size, tusk_ctl_t **msg, char **payload,
+                size_t *payload_size, tusk_error_t *err)
+{
+    *msg = NULL;
+    if (payload) {
+        *payload = NULL;
+        *payload_size = 0;
+    }
+    zmq_msg_t part;
+    zmq_msg_init(&part);
+    if (zmq_msg_recv(&part, sock, dontwait ? ZMQ_DONTWAIT : 0) < 0) {
+        int e = errno;
+        zmq_msg_close(&part);
+        errno = e;
+        return tusk_error_set(err, TUSK_EIO, "control receive failed: %s", zmq_strerror(e));
+    }
+    if (identity) {
+        size_t n = zmq_msg_size(&part);
+        if (n >= identity_size)
+            n = identity_size - 1;
+        memcpy(identity, zmq_msg_data(&part), n);
+        identity[n] = '\0';
+        bool more = has_more(sock);
+        zmq_msg_close(&part);
+        zmq_msg_init(&part);
+        if (!more || zmq_msg_recv(&part, sock, 0) < 0) {
+            zmq_msg_close(&part);
+            return tusk_error_set(err, TUSK_EINVAL, "control message from '%s' without content", identity);
+        }
+    }
+    int rc = tusk_ctl_parse(msg, zmq_msg_data(&part), zmq_msg_size(&part), err);
+    zmq_msg_close(&part);
+    if (has_more(sock)) {
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, sock, 0) >= 0 && payload && rc == TUSK_OK) {
+            *payload_size = zmq_msg_size(&part);
+            *payload = malloc(*payload_size + 1);
+            if (*payload) {
+                memcpy(*payload, zmq_msg_data(&part), *payload_size);
+                (*payload)[*payload_size] = '\0';
+            }
+        }
+        zmq_msg_close(&part);
+        zu_drain_more(sock);
+    }
+    if (rc != TUSK_OK)
+        tusk_ctl_destroy(msg);
+    return rc;
+}

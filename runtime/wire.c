@@ -1,0 +1,380 @@
+/* wire.c - data message headers and control messages (see wire.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tusk/wire.h"
+#include "tusk_private.h"
+
+/* Little-endian stores and loads (the ADF library has the same kind;
+ * libtusk does not depend on its private header). */
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void tusk_wire_encode(const tusk_wire_header_t *h, uint8_t out[TUSK_WIRE_HEADER_SIZE])
+{
+    put32(out, TUSK_WIRE_MAGIC);
+    put16(out + 4, TUSK_WIRE_VERSION);
+    put16(out + 6, h->flags);
+    put32(out + 8, h->run);
+    put16(out + 12, h->incarnation);
+    put16(out + 14, h->source_actor);
+    put16(out + 16, h->source_instance);
+    put16(out + 18, h->input_actor);
+    put16(out + 20, h->input_instance);
+    put16(out + 22, 0);
+    put64(out + 24, h->seq);
+    put64(out + 32, h->input_seq);
+    put32(out + 40, h->payload_size);
+    put32(out + 44, 0);
+}
+
+int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk_error_t *err)
+{
+    if (size != TUSK_WIRE_HEADER_SIZE)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header of %zu bytes, expected %u", size,
+                              TUSK_WIRE_HEADER_SIZE);
+    if (get32(in) != TUSK_WIRE_MAGIC)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header without the TSKD magic (0x%08X)",
+                              (unsigned)get32(in));
+    if (get16(in + 4) != TUSK_WIRE_VERSION)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header version %u, this host speaks %u",
+                              (unsigned)get16(in + 4), TUSK_WIRE_VERSION);
+    h->flags = get16(in + 6);
+    h->run = get32(in + 8);
+    h->incarnation = get16(in + 12);
+    h->source_actor = get16(in + 14);
+    h->source_instance = get16(in + 16);
+    h->input_actor = get16(in + 18);
+    h->input_instance = get16(in + 20);
+    h->seq = get64(in + 24);
+    h->input_seq = get64(in + 32);
+    h->payload_size = get32(in + 40);
+    if (h->flags & ~TUSK_WIRE_KNOWN_FLAGS)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header with unknown flags 0x%04X", (unsigned)h->flags);
+    if ((h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) && h->payload_size != 0)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header: an end-of-run or empty message with %u bytes",
+                              (unsigned)h->payload_size);
+    if ((h->flags & TUSK_WIRE_END_OF_RUN) && (h->flags & (TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY)))
+        return tusk_error_set(err, TUSK_EINVAL, "data message header: end of run combined with other flags");
+    if (get16(in + 22) != 0 || get32(in + 44) != 0)
+        return tusk_error_set(err, TUSK_EINVAL, "data message header: reserved fields are not zero");
+    return TUSK_OK;
+}
+
+/* ---- control messages --------------------------------------------------- */
+
+struct tusk_ctl {
+    char verb[32];
+    size_t n, cap;
+    char **keys, **values;
+};
+
+static bool verb_valid(const char *v, size_t len)
+{
+    if (len == 0 || len >= 32)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!((v[i] >= 'A' && v[i] <= 'Z') || v[i] == '_'))
+            return false;
+    return true;
+}
+
+static bool key_valid(const char *k, size_t len)
+{
+    if (len == 0 || len > 200)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = k[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ':' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+tusk_ctl_t *tusk_ctl_new(const char *verb)
+{
+    if (!verb_valid(verb, strlen(verb)))
+        return NULL;
+    tusk_ctl_t *m = calloc(1, sizeof *m);
+    if (m)
+        memcpy(m->verb, verb, strlen(verb) + 1);
+    return m;
+}
+
+void tusk_ctl_destroy(tusk_ctl_t **msg)
+{
+    if (!msg || !*msg)
+        return;
+    tusk_ctl_t *m = *msg;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->keys[i]);
+        free(m->values[i]);
+    }
+    free(m->keys);
+    free(m->values);
+    free(m);
+    *msg = NULL;
+}
+
+/* Take ownership of key and value. */
+static int add(tusk_ctl_t *m, char *key, char *value)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 8;
+        char **k = realloc(m->keys, cap * sizeof *k);
+        if (k)
+            m->keys = k;
+        char **v = k ? realloc(m->values, cap * sizeof *v) : NULL;
+        if (!v) {
+            free(key);
+            free(value);
+            return TUSK_ENOMEM;
+        }
+        m->values = v;
+        m->cap = cap;
+    }
+    m->keys[m->n] = key;
+    m->values[m->n] = value;
+    m->n++;
+    return TUSK_OK;
+}
+
+int tusk_ctl_set(tusk_ctl_t *m, const char *key, const char *value)
+{
+    if (!key_valid(key, strlen(key)))
+        return TUSK_EINVAL;
+    char *k = tusk_strdup(key), *v = tusk_strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return TUSK_ENOMEM;
+    }
+    return add(m, k, v);
+}
+
+int tusk_ctl_set_u64(tusk_ctl_t *m, const char *key, uint64_t value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)value);
+    return tusk_ctl_set(m, key, buf);
+}
+
+int tusk_ctl_setf(tusk_ctl_t *m, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return TUSK_EINVAL;
+    char *v = malloc((size_t)n + 1);
+    if (!v)
+        return TUSK_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(v, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = tusk_ctl_set(m, key, v);
+    free(v);
+    return rc;
+}
+
+static bool needs_escape(unsigned char c)
+{
+    return c <= 0x20 || c == 0x7F || c == '%' || c == '=';
+}
+
+char *tusk_ctl_format(const tusk_ctl_t *m, size_t *length)
+{
+    size_t len = strlen(m->verb);
+    for (size_t i = 0; i < m->n; i++) {
+        len += 2 + strlen(m->keys[i]);
+        for (const char *v = m->values[i]; *v; v++)
+            len += needs_escape((unsigned char)*v) ? 3 : 1;
+    }
+    char *out = malloc(len + 1), *p = out;
+    if (!out)
+        return NULL;
+    p += sprintf(p, "%s", m->verb);
+    for (size_t i = 0; i < m->n; i++) {
+        p += sprintf(p, " %s=", m->keys[i]);
+        for (const unsigned char *v = (const unsigned char *)m->values[i]; *v; v++)
+            if (needs_escape(*v))
+                p += sprintf(p, "%%%02X", *v);
+            else
+                *p++ = (char)*v;
+    }
+    *p = '\0';
+    if (length)
+        *length = (size_t)(p - out);
+    return out;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int tusk_ctl_parse(tusk_ctl_t **out, const char *text, size_t size, tusk_error_t *err)
+{
+    *out = NULL;
+    const char *end = text + size;
+    const char *sp = memchr(text, ' ', size);
+    const char *vend = sp ? sp : end;
+    if (!verb_valid(text, (size_t)(vend - text)))
+        return tusk_error_set(err, TUSK_EINVAL, "control message: bad verb '%.*s'",
+                              (int)((vend - text) > 40 ? 40 : (vend - text)), text);
+    tusk_ctl_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    memcpy(m->verb, text, (size_t)(vend - text));
+    char verb[32]; /* for messages, after m is gone */
+    memcpy(verb, m->verb, sizeof verb);
+    const char *p = vend;
+    while (p < end) {
+        if (*p != ' ') {
+            tusk_ctl_destroy(&m);
+            return tusk_error_set(err, TUSK_EINVAL, "control message %s: fields must be separated by one space",
+                                  verb);
+        }
+        p++;
+        const char *fend = memchr(p, ' ', (size_t)(end - p));
+        if (!fend)
+            fend = end;
+        const char *eq = memchr(p, '=', (size_t)(fend - p));
+        if (!eq || !key_valid(p, (size_t)(eq - p))) {
+            tusk_ctl_destroy(&m);
+            return tusk_error_set(err, TUSK_EINVAL, "control message %s: bad field '%.*s'", verb,
+                                  (int)((fend - p) > 40 ? 40 : (fend - p)), p);
+        }
+        char *key = malloc((size_t)(eq - p) + 1), *value = malloc((size_t)(fend - eq));
+        if (!key || !value) {
+            free(key);
+            free(value);
+            tusk_ctl_destroy(&m);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        }
+        memcpy(key, p, (size_t)(eq - p));
+        key[eq - p] = '\0';
+        size_t n = 0;
+        for (const char *v = eq + 1; v < fend; v++) {
+            if (*v == '%') {
+                int hi = v + 2 < fend ? hexval(v[1]) : -1, lo = v + 2 < fend ? hexval(v[2]) : -1;
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                    free(key);
+                    free(value);
+                    tusk_ctl_destroy(&m);
+                    return tusk_error_set(err, TUSK_EINVAL, "control message %s: bad escape in field '%.*s'", verb,
+                                          (int)((fend - p) > 40 ? 40 : (fend - p)), p);
+                }
+                value[n++] = (char)(hi << 4 | lo);
+                v += 2;
+            } else if ((unsigned char)*v <= 0x20 || *v == 0x7F || *v == '=') {
+                free(key);
+                free(value);
+                tusk_ctl_destroy(&m);
+                return tusk_error_set(err, TUSK_EINVAL, "control message %s: unescaped byte 0x%02X in a value", verb,
+                                      (unsigned)(unsigned char)*v);
+            } else {
+                value[n++] = *v;
+            }
+        }
+        value[n] = '\0';
+        if (add(m, key, value) != TUSK_OK) {
+            tusk_ctl_destroy(&m);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        }
+        p = fend;
+    }
+    *out = m;
+    return TUSK_OK;
+}
+
+const char *tusk_ctl_verb(const tusk_ctl_t *m)
+{
+    return m->verb;
+}
+
+size_t tusk_ctl_count(const tusk_ctl_t *m)
+{
+    return m->n;
+}
+
+const char *tusk_ctl_key(const tusk_ctl_t *m, size_t i)
+{
+    return i < m->n ? m->keys[i] : NULL;
+}
+
+const char *tusk_ctl_value(const tusk_ctl_t *m, size_t i)
+{
+    return i < m->n ? m->values[i] : NULL;
+}
+
+const char *tusk_ctl_get(const tusk_ctl_t *m, const char *key)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->keys[i], key) == 0)
+            return m->values[i];
+    return NULL;
+}
+
+int tusk_ctl_get_u64(const tusk_ctl_t *m, const char *key, uint64_t fallback, uint64_t *value)
+{
+    const char *v = tusk_ctl_get(m, key);
+    *value = fallback;
+    if (!v)
+        return TUSK_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *v == '-' || *end || errno)
+        return TUSK_EINVAL;
+    *value = x;
+    return TUSK_OK;
+}
