@@ -19,11 +19,12 @@ say() { printf '\n== %s\n' "$*"; }
 die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
 
 # Build and test dependencies (Debian 12 names). libclang-rt-dev brings
-# libFuzzer for clang; valgrind runs `make memcheck`.
+# libFuzzer for clang; valgrind runs `make memcheck`; iproute2 (`ip`, not
+# in minimal images) builds the network namespaces of the multi-host test.
 packages=(build-essential autoconf automake libtool pkg-config
           libzmq3-dev libxml2-dev check
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          valgrind clang libclang-rt-dev)
+          valgrind clang libclang-rt-dev iproute2)
 
 install_missing() {
     local missing=() p
@@ -105,6 +106,10 @@ run_demo() {
     say "tusk-adf check output.adf (and compare with the input)"
     "$adf" check output.adf
     cmp input.adf output.adf && echo "output.adf is identical to input.adf"
+    say "tusk-run config/distributed.xml: the chain as separate processes, 3 instances of the filter"
+    rm -f output.adf
+    "$build/tusk-run" --no-live "$top/config/distributed.xml"
+    "$adf" diff --unordered input.adf output.adf
     say "tusk-emulate config/fault.xml: an actor that fails on purpose"
     "$emulate" -q "$top/config/fault.xml" || echo "(exit status $?: the failure above is the expected one)"
     say "tusk-adf dump -v output.adf (first 4 frames)"

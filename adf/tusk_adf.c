@@ -4,6 +4,7 @@
  *   tusk-adf check [--resync] FILE        validate; exit 1 at the first error
  *   tusk-adf stats FILE                   frames per type, events, time span
  *   tusk-adf gen   [options] -o FILE      write synthetic frames (demo, tests)
+ *   tusk-adf diff  [--unordered] A B      compare the frames of two files
  *
  * FILE may be "-" for standard input/output.
  */
@@ -31,6 +32,10 @@ static void usage(FILE *out)
             "  check [--resync] FILE      validate every frame and payload; exit 1 on the\n"
             "                             first error (--resync: report all, go on)\n"
             "  stats FILE                 frames and bytes per type, events, time span\n"
+            "  diff  [--unordered] A B    compare two files frame by frame; --unordered\n"
+            "                             sorts both by event number, timestamp, type and\n"
+            "                             bytes first (outputs of parallel instances);\n"
+            "                             exit 0 same, 1 different\n"
             "  gen   [-n EVENTS] [--seed S] [--samples N] [--type T] -o FILE\n"
             "                             write synthetic frames; T is crystal, psa,\n"
             "                             event-psa, tracked or mixed (default)\n"
@@ -723,6 +728,139 @@ done:
     return status;
 }
 
+/* ---- diff -------------------------------------------------------------------- */
+
+typedef struct frame_ref {
+    adf_key_t key;
+    const uint8_t *bytes; /* the whole frame, key included */
+    uint64_t offset;
+} frame_ref_t;
+
+typedef struct frame_list {
+    uint8_t *data;
+    size_t size;
+    frame_ref_t *frames;
+    size_t n;
+} frame_list_t;
+
+/* Read every top-level frame of a file (into memory: diff is for test
+ * outputs and debugging, not for whole runs). */
+static int load_frames(const char *path, frame_list_t *fl)
+{
+    memset(fl, 0, sizeof *fl);
+    adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
+    if (!r)
+        return EXIT_USAGE;
+    size_t cap = 0, fcap = 0;
+    adf_frame_t f;
+    int rc;
+    while ((rc = adf_file_reader_next(r, &f)) == ADF_OK) {
+        size_t len = f.key.length;
+        if (fl->size + len > cap) {
+            cap = (fl->size + len) * 2;
+            uint8_t *nd = realloc(fl->data, cap);
+            if (!nd) {
+                fprintf(stderr, PROG ": diff: out of memory reading %s\n", path);
+                adf_file_reader_destroy(&r);
+                return EXIT_USAGE;
+            }
+            fl->data = nd;
+        }
+        if (fl->n == fcap) {
+            fcap = fcap ? 2 * fcap : 1024;
+            frame_ref_t *nf = realloc(fl->frames, fcap * sizeof *nf);
+            if (!nf) {
+                fprintf(stderr, PROG ": diff: out of memory reading %s\n", path);
+                adf_file_reader_destroy(&r);
+                return EXIT_USAGE;
+            }
+            fl->frames = nf;
+        }
+        memcpy(fl->data + fl->size, f.payload - ADF_KEY_SIZE, len);
+        fl->frames[fl->n++] = (frame_ref_t){.key = f.key, .bytes = NULL, .offset = f.offset};
+        fl->size += len;
+    }
+    if (rc != ADF_END) {
+        fprintf(stderr, PROG ": %s: %s\n", path, adf_file_reader_error(r)->message);
+        adf_file_reader_destroy(&r);
+        return rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+    }
+    adf_file_reader_destroy(&r);
+    /* The data may have moved while growing: point into it now. */
+    size_t pos = 0;
+    for (size_t i = 0; i < fl->n; i++) {
+        fl->frames[i].bytes = fl->data + pos;
+        pos += fl->frames[i].key.length;
+    }
+    return 0;
+}
+
+static int compare_frames(const void *pa, const void *pb)
+{
+    const frame_ref_t *a = pa, *b = pb;
+    if (a->key.event != b->key.event)
+        return a->key.event < b->key.event ? -1 : 1;
+    if (a->key.timestamp != b->key.timestamp)
+        return a->key.timestamp < b->key.timestamp ? -1 : 1;
+    if (a->key.type != b->key.type)
+        return a->key.type < b->key.type ? -1 : 1;
+    if (a->key.length != b->key.length)
+        return a->key.length < b->key.length ? -1 : 1;
+    return memcmp(a->bytes, b->bytes, a->key.length);
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"unordered", no_argument, NULL, 'u'}, {NULL, 0, NULL, 0}};
+    bool unordered = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "u", longopts, NULL)) != -1) {
+        if (c != 'u') {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        unordered = true;
+    }
+    if (optind + 2 != argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    frame_list_t a, b;
+    int status = load_frames(argv[optind], &a);
+    if (status == 0)
+        status = load_frames(argv[optind + 1], &b);
+    else
+        memset(&b, 0, sizeof b);
+    if (status == 0) {
+        if (unordered) {
+            qsort(a.frames, a.n, sizeof *a.frames, compare_frames);
+            qsort(b.frames, b.n, sizeof *b.frames, compare_frames);
+        }
+        size_t n = a.n < b.n ? a.n : b.n, i = 0;
+        while (i < n && compare_frames(&a.frames[i], &b.frames[i]) == 0)
+            i++;
+        if (i < n) {
+            char ta[16], tb[16];
+            printf("%s frame %zu (offset %llu, %s, event %u) differs from %s frame %zu (offset %llu, %s, event %u)\n",
+                   argv[optind], i, (unsigned long long)a.frames[i].offset, type_label(a.frames[i].key.type, ta),
+                   (unsigned)a.frames[i].key.event, argv[optind + 1], i, (unsigned long long)b.frames[i].offset,
+                   type_label(b.frames[i].key.type, tb), (unsigned)b.frames[i].key.event);
+            status = EXIT_BAD_DATA;
+        } else if (a.n != b.n) {
+            printf("%s has %zu frames, %s has %zu (the first %zu are the same%s)\n", argv[optind], a.n,
+                   argv[optind + 1], b.n, n, unordered ? " after sorting" : "");
+            status = EXIT_BAD_DATA;
+        } else {
+            printf("same: %zu frames%s\n", a.n, unordered ? " (order ignored)" : "");
+        }
+    }
+    free(a.data);
+    free(a.frames);
+    free(b.data);
+    free(b.frames);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -740,6 +878,8 @@ int main(int argc, char **argv)
         return cmd_stats(argc, argv);
     if (strcmp(cmd, "gen") == 0)
         return cmd_gen(argc, argv);
+    if (strcmp(cmd, "diff") == 0)
+        return cmd_diff(argc, argv);
     fprintf(stderr, PROG ": unknown command '%s'\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -79,6 +79,8 @@ typedef struct ctrl {
     unsigned n_inst;
     unsigned *first; /* index of actor a's instance 0 in inst[] */
     bool running, stop_requested, producers_stopped, fatal;
+    uint64_t stop_at;              /* when the stop began */
+    uint64_t started_ms, ended_ms; /* the run's data-moving time */
     uint64_t fatal_at, next_ping, next_live;
     char fatal_reason[TUSK_ERROR_MESSAGE_MAX];
 } ctrl_t;
@@ -609,7 +611,12 @@ static void pump(ctrl_t *c, long timeout_ms)
          * up a device) gets the longer start timeout. */
         if (in->waiting[0])
             limit = c->opt.start_timeout_ms;
-        if (now - in->last_seen > limit)
+        if (now - in->last_seen <= limit)
+            continue;
+        if (in->st == I_STARTING)
+            on_failure(c, in, "did not report within %.1f s (is tusk-actor installed there, and can it reach the "
+                       "control socket %s?)", (double)(now - in->last_seen) / 1000.0, c->endpoint);
+        else
             on_failure(c, in, "no heartbeat for %.1f s (stalled, or its host is unreachable)",
                        (double)(now - in->last_seen) / 1000.0);
     }
@@ -668,6 +675,26 @@ static bool step_all(ctrl_t *c, const char *verb, bool backwards, unsigned timeo
             return false;
     }
     return true;
+}
+
+/* EXIT to every instance still there, all at once, and a bounded wait
+ * for the replies (even after an abort: instances must not linger). */
+static void exit_all(ctrl_t *c)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (alive(in) && in->st != I_STARTING)
+            command(c, in, "EXIT", NULL, NULL, 0);
+    }
+    uint64_t end = zu_now_ms() + EXIT_TIMEOUT_MS;
+    while (zu_now_ms() < end) {
+        bool pending = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            pending |= alive(&c->inst[i]) && strcmp(c->inst[i].waiting, "EXIT") == 0;
+        if (!pending)
+            break;
+        pump(c, 50);
+    }
 }
 
 /* ---- reporting ---------------------------------------------------------------- */
@@ -770,6 +797,30 @@ static uint64_t reconcile(ctrl_t *c, FILE *out)
     return lost_total;
 }
 
+/* --report FILE: the final figures, one `key=value ...` line per instance
+ * and a totals line, for scripts. */
+static void write_report(ctrl_t *c, const char *path, uint64_t lost, double seconds)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp) {
+        say(c, "--report %s: cannot create: %s", path, strerror(errno));
+        return;
+    }
+    static const char *const keys[] = {"in_buffers", "out_buffers", "in_bytes", "out_bytes", "calls", "block_ns"};
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        fprintf(fp, "instance=%s[%u] actor=%s class=%s host=%s failed=%d restarts=%u", s->name, in->k, s->name,
+                tusk_actor_class_name(s->actor_class), s->hostname, in->failed_once ? 1 : 0, in->restarts);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            fprintf(fp, " %s=%llu", keys[k], (unsigned long long)slot_stat(in, keys[k]));
+        fprintf(fp, "\n");
+    }
+    fprintf(fp, "run=%u seconds=%.3f lost=%llu fatal=%d\n", c->opt.run, seconds, (unsigned long long)lost,
+            c->fatal ? 1 : 0);
+    fclose(fp);
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static int read_file(const char *path, char **text, size_t *size, tusk_error_t *err)
@@ -837,7 +888,8 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
 {
     for (unsigned i = 0; i < c->n_inst; i++) {
         inst_t *in = &c->inst[i];
-        if (in->pid > 0 && in->local) {
+        /* Local instances, and the launchers (ssh) of remote ones. */
+        if (in->pid > 0) {
             kill(in->pid, SIGKILL);
             waitpid(in->pid, NULL, 0);
         }
@@ -888,10 +940,23 @@ static int setup(ctrl_t *c, tusk_error_t *err)
         return rc;
     find_actor_bin(c);
 
+    const char *caddr = c->opt.control_address ? c->opt.control_address : "127.0.0.1";
+    /* Instances connect to exactly this address: a wildcard reaches none. */
+    if (strcmp(caddr, "*") == 0 || strcmp(caddr, "0.0.0.0") == 0 || strcmp(caddr, "::") == 0)
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "--control-address %s: give an address of this host that every instance can reach",
+                              caddr);
+    if (!all_local && layout_host_is_local(caddr))
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "actors run on other hosts: give --control-address as an address of this host they "
+                              "can reach (not %s)",
+                              caddr);
     c->zctx = zmq_ctx_new();
     c->router = c->zctx ? zmq_socket(c->zctx, ZMQ_ROUTER) : NULL;
-    char ep[256];
-    snprintf(ep, sizeof ep, "tcp://%s:*", c->opt.control_address ? c->opt.control_address : "127.0.0.1");
+    char ep[256], port[16] = "*";
+    if (c->opt.control_port)
+        snprintf(port, sizeof port, "%u", c->opt.control_port);
+    snprintf(ep, sizeof ep, "tcp://%s:%s", caddr, port);
     int linger = 0, mandatory = 0;
     size_t len = sizeof c->endpoint;
     if (!c->router || zmq_setsockopt(c->router, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
@@ -1024,11 +1089,14 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         c->running = false;
         goto done;
     }
+    c->started_ms = zu_now_ms();
     say(c, "run %u started: %u instances of %u actors over %s (run folder %s)", c->opt.run, c->n_inst,
         tusk_topology_count(c->topo), layout_transport_name(c->layout.transport), c->run_dir);
 
     while (!run_finished(c) && stop_signals < 2) {
         pump(c, 100);
+        if (c->stop_requested && !c->stop_at)
+            c->stop_at = zu_now_ms();
         if (c->stop_requested && !c->producers_stopped) {
             for (unsigned i = 0; i < c->n_inst; i++) {
                 inst_t *in = &c->inst[i];
@@ -1038,15 +1106,18 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
             }
             c->producers_stopped = true;
         }
-        if (c->fatal && zu_now_ms() - c->fatal_at > DRAIN_TIMEOUT_MS) {
+        if (c->stop_at && zu_now_ms() - c->stop_at > DRAIN_TIMEOUT_MS) {
             say(c, "the rest did not drain within %d s: stopping them as they are", DRAIN_TIMEOUT_MS / 1000);
             break;
         }
     }
     c->running = false;
-    /* Stop in dependency order: producers first. */
-    step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
-    step_all(c, "EXIT", false, EXIT_TIMEOUT_MS, I_GONE);
+    c->ended_ms = zu_now_ms();
+    /* Stop in dependency order, producers first (not after an abort), then
+     * tell every instance at once to exit. */
+    if (stop_signals < 2)
+        step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
+    exit_all(c);
     uint64_t end = zu_now_ms() + EXIT_TIMEOUT_MS;
     bool children = true;
     while (children && zu_now_ms() < end) {
@@ -1064,6 +1135,16 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         status_table(c, c->out, true);
     }
     uint64_t lost = reconcile(c, opt->quiet ? stderr : c->out);
+    uint64_t produced = 0;
+    for (unsigned i = 0; i < c->n_inst; i++)
+        if (spec_of(c, &c->inst[i])->actor_class == TUSK_PRODUCER)
+            produced += slot_stat(&c->inst[i], "out_bytes");
+    double seconds = (double)(c->ended_ms - c->started_ms) / 1000.0;
+    if (!opt->quiet)
+        fprintf(c->out, "run time %.2f s, produced %.1f MB (%.1f MB/s)\n", seconds, (double)produced / 1e6,
+                seconds > 0 ? (double)produced / 1e6 / seconds : 0.0);
+    if (opt->report)
+        write_report(c, opt->report, lost, seconds);
     if (c->fatal) {
         status = TUSK_RUN_FAILED;
         tusk_error_set(err, TUSK_EACTOR, "run %u stopped: %s", c->opt.run, c->fatal_reason);
@@ -1081,7 +1162,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
 done:
     if (status == TUSK_RUN_SETUP && c->router) {
         c->running = false;
-        step_all(c, "EXIT", false, EXIT_TIMEOUT_MS, I_GONE);
+        exit_all(c);
     }
     if (status != TUSK_RUN_OK && c->run_dir[0])
         say(c, "logs kept in %s", c->run_dir);

@@ -26,6 +26,7 @@ typedef struct tusk_run_options {
     tusk_transport_t transport;  /* with force_transport */
     unsigned base_port;          /* tcp; 0: derived from the process id */
     const char *control_address; /* where the control socket binds (default 127.0.0.1) */
+    unsigned control_port;       /* its port (0: one the kernel picks) */
     const char *launcher;        /* for remote hosts; {host} is replaced (default "ssh {host}") */
     const char *actor_bin;       /* tusk-actor to run (default: next to tusk-run, else PATH) */
     const char *actor_path;      /* actor library search path given to every instance */
@@ -35,6 +36,7 @@ typedef struct tusk_run_options {
     uint32_t run;                /* run number (default 1) */
     bool live;                   /* redraw a status table every second */
     bool quiet;                  /* no summary */
+    const char *report;          /* also write the final figures as key=value lines here */
     FILE *out;                   /* summary and status (NULL: stdout) */
 } tusk_run_options_t;
 

@@ -52,12 +52,30 @@ int layout_check(const tusk_topology_t *t, const tusk_layout_t *l, tusk_error_t 
                                   l->base_port, l->base_port + total_inputs(t));
         for (unsigned i = 0; i < tusk_topology_count(t); i++) {
             const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
-            if (s->n_sources && !s->interface && !layout_host_is_local(s->hostname))
+            bool local = layout_host_is_local(s->hostname);
+            /* Does data come from another host? */
+            bool from_elsewhere = false;
+            for (unsigned j = 0; j < s->n_sources; j++) {
+                const char *h = tusk_topology_actor(t, s->sources[j])->hostname;
+                bool same = local ? layout_host_is_local(h) : strcmp(h, s->hostname) == 0;
+                from_elsewhere |= !same;
+            }
+            if (!from_elsewhere)
+                continue;
+            if (!s->interface)
                 return tusk_error_set(err, TUSK_ETOPOLOGY,
-                                      "%s:%d: %s '%s' runs on %s and receives data: name the interface or address "
-                                      "its inputs bind to with <port> (inputs bind to loopback otherwise)",
+                                      "%s:%d: %s '%s' on %s receives data from another host: name the interface or "
+                                      "address its inputs bind to with <port> (inputs bind to loopback otherwise)",
                                       tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
                                       s->hostname);
+            /* Remote senders reach a local actor at its <port> address: a
+             * bare interface name gives them nothing to connect to. */
+            if (local && !strpbrk(s->interface, ".:"))
+                return tusk_error_set(err, TUSK_ETOPOLOGY,
+                                      "%s:%d: %s '%s' runs on this host (%s) and receives data from other hosts: give "
+                                      "<port> as an address they reach, not the interface name '%s'",
+                                      tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
+                                      s->hostname, s->interface);
         }
     } else {
         for (unsigned i = 0; i < tusk_topology_count(t); i++) {
@@ -95,15 +113,14 @@ int layout_connect_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, un
     const tusk_actor_spec_t *s = tusk_topology_actor(t, actor);
     if (l->transport == TUSK_TRANSPORT_IPC)
         return layout_bind_endpoint(t, l, actor, instance, input, out, size);
-    /* Reach a local actor where it binds (loopback, or the address it
-     * names); any other at its <hostname>. */
+    /* Reach an actor at the address its inputs bind to when <port> names
+     * one; else a local actor at loopback (it binds there) and a remote one
+     * at its <hostname>. layout_check makes sure that reaches it. */
     const char *host = s->hostname;
-    if (layout_host_is_local(host)) {
-        if (!s->interface)
-            host = "127.0.0.1";
-        else if (strpbrk(s->interface, ".:"))
-            host = s->interface; /* an address, not an interface name */
-    }
+    if (s->interface && strpbrk(s->interface, ".:"))
+        host = s->interface;
+    else if (layout_host_is_local(host) && !s->interface)
+        host = "127.0.0.1";
     int n = snprintf(out, size, "tcp://%s:%u", host, l->base_port + ordinal(t, actor, instance, input));
     return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
 }

@@ -250,6 +250,12 @@ static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
         return false;
     if (items[count].revents & ZMQ_POLLIN)
         service_control(n);
+    /* Blocked here for good (a stalled peer) and the controller gone: leave. */
+    if (n->opt.orphan_ms && zu_now_ms() - n->last_heard > n->opt.orphan_ms) {
+        fprintf(stderr, "tusk-actor %s: no word from the controller for %u ms while waiting to send: exiting\n",
+                n->label, n->opt.orphan_ms);
+        n->state = ST_EXIT;
+    }
     /* STOP waits until this send is done (busy); EXIT does not. */
     return n->state == ST_RUNNING || n->state == ST_PAUSED || n->state == ST_ENDED;
 }

@@ -28,6 +28,7 @@ static void usage(FILE *out)
             "  --base-port N           first tcp data port (one port per actor input)\n"
             "  --control-address ADDR  where the control socket binds (default 127.0.0.1;\n"
             "                          an address the other hosts reach, for remote actors)\n"
+            "  --control-port N        its port (default: one the kernel picks)\n"
             "  --launcher CMD          how to start a remote instance, {host} replaced\n"
             "                          (default \"ssh {host}\")\n"
             "  --actor-bin PATH        tusk-actor to run (default: next to tusk-run)\n"
@@ -39,6 +40,7 @@ static void usage(FILE *out)
             "  --live / --no-live      redraw the status table every second (default: when\n"
             "                          standard output is a terminal)\n"
             "  -q, --quiet             no summary table (lost buffers are still reported)\n"
+            "  --report FILE           write the final figures as key=value lines to FILE\n"
             "\n"
             "  --status [DIR]          status table of a running run (default: the last one)\n"
             "  --stop [DIR]            stop it: producers first, the rest once drained\n"
@@ -71,7 +73,9 @@ int main(int argc, char **argv)
         {"no-live", no_argument, NULL, 'N'},            {"quiet", no_argument, NULL, 'q'},
         {"status", no_argument, NULL, 1},               {"stop", no_argument, NULL, 2},
         {"pause", no_argument, NULL, 3},                {"resume", no_argument, NULL, 4},
-        {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0}};
+        {"report", required_argument, NULL, 'R'},      {"control-port", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     tusk_run_options_t opt = {0};
     opt.live = isatty(STDOUT_FILENO);
     const char *cli = NULL;
@@ -82,6 +86,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'r': target = &opt.run, name = "--run"; break;
         case 'b': target = &opt.base_port, name = "--base-port"; break;
+        case 'P': target = &opt.control_port, name = "--control-port"; break;
         case 'H': target = &opt.heartbeat_ms, name = "--heartbeat-ms"; break;
         case 'T': target = &opt.timeout_ms, name = "--timeout-ms"; break;
         case 'S': target = &opt.start_timeout_ms, name = "--start-timeout-ms"; break;
@@ -93,6 +98,7 @@ int main(int argc, char **argv)
         case 'L': opt.live = true; break;
         case 'N': opt.live = false; break;
         case 'q': opt.quiet = true; break;
+        case 'R': opt.report = optarg; break;
         case 't':
             opt.force_transport = true;
             if (strcmp(optarg, "ipc") == 0)

@@ -142,6 +142,7 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_file_one(data, size);
     fuzz_params_one(data, size);
     fuzz_topology_one(data, size);
+    fuzz_wire_one(data, size);
     run->executions += 3;
 }
 

@@ -31,6 +31,10 @@ int fuzz_file_one(const uint8_t *data, size_t size);
 int fuzz_params_one(const uint8_t *data, size_t size);
 int fuzz_topology_one(const uint8_t *data, size_t size);
 
+/* What other processes send in a distributed run: data headers, control
+ * messages (data[0] picks which). */
+int fuzz_wire_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
 #define FUZZ_DECODER_TYPES 5

@@ -1,8 +1,9 @@
 #!/bin/sh
-# emulate_memcheck.sh - tusk-emulate runs the example chain of
-# config/passthrough.xml under valgrind (memcheck, full leak check) with no
-# error, and the chain's output equals its input; the error path (the
-# fault actor failing in config/fault.xml) is valgrind-clean too.
+# emulate_memcheck.sh - the example chains under valgrind (memcheck, full
+# leak check), with no error: tusk-emulate on config/passthrough.xml (its
+# output equals its input) and on config/fault.xml (the error path), and
+# a distributed run of config/passthrough.xml with tusk-run and every
+# tusk-actor under valgrind.
 # Skipped, visibly, when valgrind is missing.
 set -eu
 if [ -z "${VALGRIND:-}" ]; then
@@ -38,4 +39,27 @@ status=0
 vg "$b/tusk-emulate" -q "$s/config/fault.xml" 2>fault.err || status=$?
 [ "$status" -eq 1 ] || { cat fault.err >&2; fail "expected exit status 1 from the failing chain, got $status"; }
 grep -q "fault injected" fault.err || { cat fault.err >&2; fail "the actor's message is missing"; }
+echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
+mkdir vglogs
+cat >vg-actor.sh <<WRAPPER
+#!/bin/sh
+exec "$b/libtool" --mode=execute "$VALGRIND" -q --leak-check=full --show-leak-kinds=definite,indirect \\
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file="$tmp/vglogs/actor.%p.log" \\
+    "$b/tusk-actor" "\$@"
+WRAPPER
+chmod +x vg-actor.sh
+rm -f output.adf
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
+export TUSK_ACTOR_PATH
+# Generous timeouts: everything runs many times slower under valgrind.
+vg "$b/tusk-run" --no-live -q --actor-bin "$tmp/vg-actor.sh" --start-timeout-ms 120000 --timeout-ms 60000 \
+    "$s/config/passthrough.xml" 2>run.err || { cat run.err >&2; fail "valgrind or the distributed run failed"; }
+"$b/tusk-adf" diff --unordered input.adf output.adf >/dev/null || fail "the distributed run's output differs from its input"
+for log in vglogs/*.log; do
+    [ -s "$log" ] || continue
+    cat "$log" >&2
+    fail "valgrind found errors in a tusk-actor ($log)"
+done
+n=$(find vglogs -name 'actor.*.log' | wc -l)
+[ "$n" -ge 4 ] || fail "expected a valgrind log of each of the 4 instances, found $n"
 echo "emulate_memcheck: PASS"

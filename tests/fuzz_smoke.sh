@@ -60,6 +60,9 @@ mkdir "$tmp/text"
 srcdir=${abs_top_srcdir:-${top_srcdir:-..}}
 cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
+# fuzz_wire seeds: a selector byte (even: data header, odd: control text).
+{ printf '\000TSKD\001\000\002\000\001\000\000\000'; head -c 36 /dev/zero; } >"$tmp/text/wire-header"
+printf '\001HEARTBEAT state=running in_buffers=3 sent:1:0=7 message=a%%20b' >"$tmp/text/wire-control"
 set -- "$tmp"/corpus/*.adf "$tmp"/text/*
 echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
 
@@ -70,7 +73,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
-targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology"
+targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done
@@ -91,7 +94,7 @@ for t in $targets; do
     dir=$tmp/run-$t
     case $t in
     fuzz_decoders) cp -R "$tmp/decoders" "$dir" ;; # a selector byte, then a payload
-    fuzz_params | fuzz_topology) cp -R "$tmp/text" "$dir" ;;
+    fuzz_params | fuzz_topology | fuzz_wire) cp -R "$tmp/text" "$dir" ;;
     *) cp -R "$tmp/corpus" "$dir" ;;
     esac
     mkdir "$tmp/art-$t"

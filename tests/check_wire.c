@@ -1,0 +1,250 @@
+/* check_wire.c - the formats of a distributed run: the 48-byte data header
+ * (exact bytes, round trips, every rejection) and control messages (text
+ * form, escaping, round trips on random content, malformed text). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tusk/wire.h"
+
+START_TEST(header_known_bytes)
+{
+    tusk_wire_header_t h = {.flags = TUSK_WIRE_COMPLETES,
+                            .run = 0x01020304u,
+                            .incarnation = 2,
+                            .source_actor = 3,
+                            .source_instance = 4,
+                            .input_actor = 5,
+                            .input_instance = 6,
+                            .seq = UINT64_C(0x1112131415161718),
+                            .input_seq = 9,
+                            .payload_size = 0x00100000u};
+    uint8_t b[TUSK_WIRE_HEADER_SIZE];
+    tusk_wire_encode(&h, b);
+    static const uint8_t want[TUSK_WIRE_HEADER_SIZE] = {
+        'T', 'S', 'K', 'D', 1, 0, 2, 0, 4, 3, 2, 1, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 0, 0,
+        0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0};
+    ck_assert_mem_eq(b, want, sizeof want);
+    tusk_wire_header_t back;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_wire_decode(b, sizeof b, &back, &err), TUSK_OK);
+    ck_assert_uint_eq(back.flags, h.flags);
+    ck_assert_uint_eq(back.run, h.run);
+    ck_assert_uint_eq(back.incarnation, h.incarnation);
+    ck_assert_uint_eq(back.source_actor, h.source_actor);
+    ck_assert_uint_eq(back.source_instance, h.source_instance);
+    ck_assert_uint_eq(back.input_actor, h.input_actor);
+    ck_assert_uint_eq(back.input_instance, h.input_instance);
+    ck_assert_uint_eq(back.seq, h.seq);
+    ck_assert_uint_eq(back.input_seq, h.input_seq);
+    ck_assert_uint_eq(back.payload_size, h.payload_size);
+}
+END_TEST
+
+START_TEST(header_round_trip_random)
+{
+    for (int i = 0; i < 20000; i++) {
+        tusk_wire_header_t h;
+        memset(&h, 0, sizeof h); /* padding too, for the memcmp below */
+        h.flags = (uint16_t)(tu_below(4) == 0 ? TUSK_WIRE_END_OF_RUN : tu_below(4) & (TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY));
+        h.run = (uint32_t)tu_rand();
+        h.incarnation = (uint16_t)tu_rand();
+        h.source_actor = (uint16_t)tu_rand();
+        h.source_instance = (uint16_t)tu_rand();
+        h.input_actor = (uint16_t)tu_rand();
+        h.input_instance = (uint16_t)tu_rand();
+        h.seq = tu_rand();
+        h.input_seq = tu_rand();
+        h.payload_size = (h.flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) ? 0 : (uint32_t)tu_rand();
+        uint8_t b[TUSK_WIRE_HEADER_SIZE];
+        tusk_wire_encode(&h, b);
+        tusk_wire_header_t back;
+        memset(&back, 0, sizeof back);
+        tusk_error_t err;
+        tu_check(tusk_wire_decode(b, sizeof b, &back, &err) == TUSK_OK);
+        tu_check(memcmp(&back, &h, sizeof h) == 0);
+    }
+}
+END_TEST
+
+static void decode_fails(const uint8_t *b, size_t n, const char *needle)
+{
+    tusk_wire_header_t h;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_wire_decode(b, n, &h, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, needle);
+}
+
+START_TEST(header_rejections)
+{
+    tusk_wire_header_t h = {.flags = 0, .run = 1, .seq = 1, .payload_size = 100};
+    uint8_t good[TUSK_WIRE_HEADER_SIZE], b[TUSK_WIRE_HEADER_SIZE + 1];
+    tusk_wire_encode(&h, good);
+    decode_fails(good, 47, "header of 47 bytes, expected 48");
+    memcpy(b, good, 48);
+    decode_fails(b, 49, "header of 49 bytes");
+    memcpy(b, good, 48);
+    b[0] = 'X';
+    decode_fails(b, 48, "without the TSKD magic");
+    memcpy(b, good, 48);
+    b[4] = 2;
+    decode_fails(b, 48, "version 2, this host speaks 1");
+    memcpy(b, good, 48);
+    b[6] = 0x08;
+    decode_fails(b, 48, "unknown flags 0x0008");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_END_OF_RUN; /* with a payload size of 100 */
+    decode_fails(b, 48, "an end-of-run or empty message with 100 bytes");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_EMPTY;
+    decode_fails(b, 48, "an end-of-run or empty message with 100 bytes");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_END_OF_RUN | TUSK_WIRE_COMPLETES;
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "end of run combined with other flags");
+    memcpy(b, good, 48);
+    b[22] = 1;
+    decode_fails(b, 48, "reserved fields are not zero");
+    memcpy(b, good, 48);
+    b[47] = 1;
+    decode_fails(b, 48, "reserved fields are not zero");
+}
+END_TEST
+
+START_TEST(ctl_format_and_parse)
+{
+    tusk_ctl_t *m = tusk_ctl_new("REPLY");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(tusk_ctl_set(m, "to", "START"), TUSK_OK);
+    ck_assert_int_eq(tusk_ctl_set(m, "message", "actor x: 100% = bad\nline two"), TUSK_OK);
+    ck_assert_int_eq(tusk_ctl_set_u64(m, "sent:3:1", UINT64_MAX), TUSK_OK);
+    ck_assert_int_eq(tusk_ctl_setf(m, "empty", "%s", ""), TUSK_OK);
+    ck_assert_int_eq(tusk_ctl_set(m, "bad key", "v"), TUSK_EINVAL);
+    size_t len;
+    char *text = tusk_ctl_format(m, &len);
+    ck_assert_str_eq(text, "REPLY to=START message=actor%20x:%20100%25%20%3D%20bad%0Aline%20two "
+                           "sent:3:1=18446744073709551615 empty=");
+    ck_assert_uint_eq(len, strlen(text));
+    tusk_ctl_t *back;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_ctl_parse(&back, text, len, &err), TUSK_OK);
+    ck_assert_str_eq(tusk_ctl_verb(back), "REPLY");
+    ck_assert_uint_eq(tusk_ctl_count(back), 4);
+    ck_assert_str_eq(tusk_ctl_get(back, "message"), "actor x: 100% = bad\nline two");
+    ck_assert_str_eq(tusk_ctl_get(back, "empty"), "");
+    ck_assert_ptr_null(tusk_ctl_get(back, "absent"));
+    uint64_t v;
+    ck_assert_int_eq(tusk_ctl_get_u64(back, "sent:3:1", 0, &v), TUSK_OK);
+    ck_assert_uint_eq(v, UINT64_MAX);
+    ck_assert_int_eq(tusk_ctl_get_u64(back, "absent", 7, &v), TUSK_OK);
+    ck_assert_uint_eq(v, 7);
+    ck_assert_int_eq(tusk_ctl_get_u64(back, "to", 7, &v), TUSK_EINVAL);
+    ck_assert_str_eq(tusk_ctl_key(back, 0), "to");
+    ck_assert_str_eq(tusk_ctl_value(back, 0), "START");
+    ck_assert_ptr_null(tusk_ctl_key(back, 4));
+    free(text);
+    tusk_ctl_destroy(&back);
+    tusk_ctl_destroy(&m);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_null(tusk_ctl_new("lower"));
+    ck_assert_ptr_null(tusk_ctl_new(""));
+}
+END_TEST
+
+START_TEST(ctl_round_trip_random)
+{
+    for (int i = 0; i < 3000; i++) {
+        tusk_ctl_t *m = tusk_ctl_new("HEARTBEAT");
+        unsigned n = tu_below(10);
+        char keys[10][16], values[10][64];
+        for (unsigned j = 0; j < n; j++) {
+            snprintf(keys[j], sizeof keys[j], "k%u:%u", j, tu_below(100));
+            size_t len = tu_below(63);
+            for (size_t c = 0; c < len; c++)
+                values[j][c] = (char)(1 + tu_below(255)); /* any byte but NUL */
+            values[j][len] = '\0';
+            tu_check(tusk_ctl_set(m, keys[j], values[j]) == TUSK_OK);
+        }
+        size_t len;
+        char *text = tusk_ctl_format(m, &len);
+        tu_check(text != NULL && strlen(text) == len);
+        tusk_ctl_t *back = NULL;
+        tusk_error_t err;
+        tu_check(tusk_ctl_parse(&back, text, len, &err) == TUSK_OK);
+        tu_check(tusk_ctl_count(back) == n);
+        for (unsigned j = 0; j < n; j++) {
+            tu_check(strcmp(tusk_ctl_key(back, j), keys[j]) == 0);
+            tu_check(strcmp(tusk_ctl_value(back, j), values[j]) == 0);
+        }
+        free(text);
+        tusk_ctl_destroy(&back);
+        tusk_ctl_destroy(&m);
+    }
+}
+END_TEST
+
+static void parse_fails(const char *text, const char *needle)
+{
+    tusk_ctl_t *m = (tusk_ctl_t *)1;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_ctl_parse(&m, text, strlen(text), &err), TUSK_EINVAL);
+    ck_assert_ptr_null(m);
+    tu_assert_error(&err, TUSK_EINVAL, needle);
+}
+
+START_TEST(ctl_malformed)
+{
+    parse_fails("", "bad verb ''");
+    parse_fails("start run=1", "bad verb 'start'");
+    parse_fails("START  run=1", "bad field ''");
+    parse_fails("START run", "bad field 'run'");
+    parse_fails("START =1", "bad field '=1'");
+    parse_fails("START run=1 ", "bad field ''");
+    parse_fails("START run=%4", "bad escape");
+    parse_fails("START run=%zz", "bad escape");
+    parse_fails("START run=%00", "bad escape");
+    parse_fails("START run=a=b", "unescaped byte 0x3D");
+    parse_fails("START run=a\tb", "unescaped byte 0x09");
+    tusk_ctl_t *m;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_ctl_parse(&m, "PING", 4, &err), TUSK_OK);
+    ck_assert_uint_eq(tusk_ctl_count(m), 0);
+    tusk_ctl_destroy(&m);
+}
+END_TEST
+
+START_TEST(ctl_random_text_never_crashes)
+{
+    static const char alphabet[] = "ABZ_az09:.-= %2F\t\n";
+    for (int i = 0; i < 30000; i++) {
+        size_t n = tu_below(80);
+        char *text = malloc(n ? n : 1);
+        for (size_t j = 0; j < n; j++)
+            text[j] = tu_below(5) ? alphabet[tu_below(sizeof alphabet - 1)] : (char)tu_rand();
+        tusk_ctl_t *m = NULL;
+        tusk_error_t err;
+        int rc = tusk_ctl_parse(&m, text, n, &err);
+        tu_check((rc == TUSK_OK && m) || (rc == TUSK_EINVAL && !m && err.message[0]));
+        tusk_ctl_destroy(&m);
+        free(text);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("wire");
+    TCase *tc = tcase_create("header");
+    tcase_add_test(tc, header_known_bytes);
+    tcase_add_test(tc, header_round_trip_random);
+    tcase_add_test(tc, header_rejections);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("control");
+    tcase_add_test(tc, ctl_format_and_parse);
+    tcase_add_test(tc, ctl_round_trip_random);
+    tcase_add_test(tc, ctl_malformed);
+    tcase_add_test(tc, ctl_random_text_never_crashes);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
