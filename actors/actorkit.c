@@ -232,3 +232,17 @@ unsigned ak_copy_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigne
     *used = (unsigned)adf_writer_used(c->writer);
     return TUSK_ACTOR_OK;
 }
+
+unsigned ak_check_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size)
+{
+    unsigned code = TUSK_ACTOR_OK;
+    adf_reader_reset(c->reader, in_size ? in : NULL, in ? in_size : 0, 0);
+    adf_frame_t f;
+    int rc;
+    while ((rc = adf_reader_next(c->reader, &f)) == ADF_OK)
+        ;
+    if (rc != ADF_END)
+        return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s", in_size,
+                       adf_reader_error(c->reader)->message);
+    return TUSK_ACTOR_OK;
+}

@@ -182,4 +182,9 @@ AK_HIDDEN void ak_copier_reset(ak_copier_t *copier);
 AK_HIDDEN unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
                                   void *out, unsigned out_size, unsigned *used);
 
+/* Check that `in` holds whole, well-formed frames (the check copying
+ * does, without the copy): TUSK_ACTOR_OK or TUSK_ACTOR_EDATA with the
+ * message in base. */
+AK_HIDDEN unsigned ak_check_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size);
+
 #endif

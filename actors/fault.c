@@ -17,6 +17,11 @@
  *   at_block       1-based process_block call at which to act (1); only
  *                  with hook=block. Calls are counted as the host counts
  *                  buffers: a repeated call after MORE_OUTPUT counts too.
+ *   once           a file name: misbehave only if the file does not exist
+ *                  yet, and create it (atomically) when doing so. Over
+ *                  every instance and every restart of an instance, only
+ *                  the first to get there misbehaves: a restarted instance
+ *                  then runs normally (none).
  *   only_instance  only this instance (0-based) misbehaves (all). Not
  *                  "instance": the host sets that key to each instance's
  *                  own number in parameters.conf.
@@ -26,8 +31,10 @@
  * if block N yields no output, the first later output is corrupted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +46,7 @@ TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, corrupts
                    "hook: block | initialise | start | stop: the hook in which to act (block)\n"
                    "at_block: 1-based process_block call at which to act, with hook=block (1)\n"
                    "only_instance: only this instance (0-based) misbehaves (all instances)\n"
+                   "once: a marker file: only the first to create it misbehaves, across restarts (none)\n"
                    "stall_seconds: how long a stall lasts, in seconds (3600)\n");
 
 enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL };
@@ -57,11 +65,13 @@ typedef struct fault {
     uint64_t at_block;
     double stall_seconds;
     bool armed;            /* this instance misbehaves */
+    char *once;            /* marker file (NULL: none) */
     uint64_t blocks;       /* process_block calls so far */
     bool corrupt_pending;  /* corrupt the next output that has a frame */
 } fault_t;
 
-static const char *const known_keys[] = {"action", "hook", "at_block", "only_instance", "stall_seconds", NULL};
+static const char *const known_keys[] = {"action",        "hook", "at_block", "only_instance",
+                                         "stall_seconds", "once", NULL};
 
 AK_STANDARD_HOOKS(fault_t)
 
@@ -70,6 +80,7 @@ static void free_fault(fault_t *f)
     if (!f)
         return;
     ak_copier_free(&f->copier);
+    free(f->once);
     free(f);
 }
 
@@ -102,6 +113,11 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         goto fail;
     }
     f->armed = true;
+    const char *once = tusk_params_get(cfg.params, "once");
+    if (once && !(f->once = strdup(once))) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
     if (tusk_params_get(cfg.params, "only_instance")) {
         if (only >= f->base.instances) {
             ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG,
@@ -157,11 +173,24 @@ static void act(fault_t *f, enum hook hook, unsigned *error_code)
     }
 }
 
+/* With `once`: whether this is the first to get here (it creates the
+ * marker; O_EXCL makes that atomic across processes). */
+static bool first_time(const fault_t *f)
+{
+    if (!f->once)
+        return true;
+    int fd = open(f->once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
 static void hook_point(void *algo_data, enum hook hook, unsigned *error_code)
 {
     fault_t *f = algo_data;
     ak_ok(error_code);
-    if (f->armed && f->hook == hook)
+    if (f->armed && f->hook == hook && first_time(f))
         act(f, hook, error_code);
 }
 
@@ -205,7 +234,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     ak_ok(error_code);
     *used_size_of_output_buffer = 0;
     f->blocks++;
-    if (f->armed && f->hook == HOOK_BLOCK && f->blocks == f->at_block) {
+    if (f->armed && f->hook == HOOK_BLOCK && f->blocks == f->at_block && first_time(f)) {
         if (f->action == ACT_CORRUPT)
             f->corrupt_pending = true;
         else

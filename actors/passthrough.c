@@ -1,6 +1,11 @@
 /* passthrough.c - filter: copies its input to its output, frame by frame.
  *
- * No parameters. Every frame is read and written again (adf_reader +
+ * Parameters:
+ *   forward  true: check the framing, then hand the input on unchanged
+ *            (TUSK_ACTOR_FORWARD: the host passes the buffer on without a
+ *            copy) instead of copying the frames (false).
+ *
+ * Every frame is read and written again (adf_reader +
  * adf_writer_put_frame), so the framing is checked on the way: a malformed
  * frame is a TUSK_ACTOR_EDATA error naming its offset in the input buffer.
  * When the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT
@@ -16,14 +21,16 @@
 #define AK_FILTER
 #include "actorkit.h"
 
-TUSK_ACTOR_DECLARE("passthrough", "copies whole ADF frames from input to output, checking the framing", "");
+TUSK_ACTOR_DECLARE("passthrough", "copies whole ADF frames from input to output, checking the framing",
+                   "forward: true to check the framing and pass the input on uncopied (false)\n");
 
 typedef struct passthrough {
     ak_base_t base;
     ak_copier_t copier;
+    bool forward;
 } passthrough_t;
 
-static const char *const known_keys[] = {NULL};
+static const char *const known_keys[] = {"forward", NULL};
 
 AK_STANDARD_HOOKS(passthrough_t)
 
@@ -39,7 +46,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_base(&cfg, &p->base))
+    if (!ak_config_bool(&cfg, "forward", false, &p->forward) || !ak_config_base(&cfg, &p->base))
         goto fail;
     ak_config_close(&cfg);
     return p;
@@ -80,6 +87,13 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
                    unsigned int *error_code)
 {
     passthrough_t *p = algo_data;
+    if (p->forward) {
+        *used_size_of_output_buffer = 0;
+        *error_code = ak_check_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer);
+        if (*error_code == TUSK_ACTOR_OK)
+            *error_code = TUSK_ACTOR_FORWARD;
+        return;
+    }
     *error_code = ak_copy_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer, output_buffer,
                                  size_of_output_buffer, used_size_of_output_buffer);
 }

@@ -10,11 +10,15 @@
  * number. The latency of a buffer is the time from that stamp to the
  * start of this process_block call: transport, every filter on the way
  * and the queues. The first `skip` buffers (warm-up) are left out of the
- * statistics. Buffers arriving out of order are counted.
+ * statistics. Buffers arriving out of order are counted. The first
+ * buffer's stamp also starts the "span": from the producer's first buffer
+ * to the arrival of the last one, the chain's throughput free of start-up
+ * and shut-down (what zmq_pushpull measures for raw libzmq).
  *
  * At process_stop one line goes to stderr and, with latency_file, the
  * same figures go to that file as `key=value` text:
  *   buffers bytes frames seconds (first to last buffer) mb_per_s
+ *   span_seconds span_mb_per_s (stamp=true: first stamp to last buffer)
  *   samples min_ns median_ns p90_ns p99_ns max_ns mean_ns out_of_order
  * (percentiles by nearest rank).
  *
@@ -47,7 +51,7 @@ typedef struct bench_consumer {
     uint64_t skip;
     char *latency_file;
     adf_reader_t *reader;
-    uint64_t buffers, bytes, frames, first_ns, last_ns, last_seq, out_of_order;
+    uint64_t buffers, bytes, frames, first_ns, last_ns, first_stamp, last_seq, out_of_order;
     uint64_t *lat;         /* latencies, ns */
     size_t n_lat, cap_lat;
 } bench_consumer_t;
@@ -96,7 +100,7 @@ fail:
 
 static void clear_run(bench_consumer_t *c)
 {
-    c->buffers = c->bytes = c->frames = c->first_ns = c->last_ns = c->last_seq = c->out_of_order = 0;
+    c->buffers = c->bytes = c->frames = c->first_ns = c->last_ns = c->first_stamp = c->last_seq = c->out_of_order = 0;
     c->n_lat = 0;
 }
 
@@ -144,6 +148,13 @@ void process_stop(void *algo_data, unsigned int *error_code)
     int len = snprintf(line, sizeof line, "buffers=%llu bytes=%llu frames=%llu seconds=%.6f mb_per_s=%.1f",
                        (unsigned long long)c->buffers, (unsigned long long)c->bytes, (unsigned long long)c->frames,
                        seconds, mbps);
+    if (c->stamp && c->buffers > 0 && len > 0 && (size_t)len < sizeof line) {
+        double span = c->last_ns > c->first_stamp ? (double)(c->last_ns - c->first_stamp) / 1e9 : 0.0;
+        int more = snprintf(line + len, sizeof line - (size_t)len, " span_seconds=%.6f span_mb_per_s=%.1f", span,
+                            span > 0 ? (double)c->bytes / 1e6 / span : 0.0);
+        if (more > 0)
+            len += more;
+    }
     if (c->stamp && c->n_lat > 0 && len > 0 && (size_t)len < sizeof line) {
         qsort(c->lat, c->n_lat, sizeof *c->lat, cmp_u64);
         long double sum = 0;
@@ -196,6 +207,8 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         }
         uint64_t stamp[2];
         memcpy(stamp, in + ADF_KEY_SIZE, sizeof stamp);
+        if (c->buffers == 1)
+            c->first_stamp = stamp[0];
         if (stamp[1] != c->last_seq + 1)
             c->out_of_order++;
         c->last_seq = stamp[1];

@@ -8,8 +8,9 @@
  *
  *   copy=full  one memcpy of the whole input (no frame checks)
  *   copy=keys  walk the input's frames and write only their 20-byte keys
- *              at the same offsets of the output; the payload bytes of the
- *              output are whatever the buffer held. The output is still
+ *              and the first 16 payload bytes of each (where bench_producer
+ *              puts its time stamp) at the same offsets of the output; the
+ *              other payload bytes are whatever the buffer held. It is still
  *              valid ADF with the same framing and sizes, so consumers can
  *              check it, but the payload is not the input's: for timing
  *              the transport only.
@@ -24,7 +25,7 @@
 #include "actorkit.h"
 
 TUSK_ACTOR_DECLARE("bench_filter", "copies its input whole, or only the frame keys (timing the transport alone)",
-                   "copy: full | keys: one memcpy of the input, or only the frame keys (full)\n");
+                   "copy: full | keys: one memcpy of the input, or only the frame keys and stamps (full)\n");
 
 typedef struct bench_filter {
     ak_base_t base;
@@ -105,7 +106,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         adf_reader_reset(f->reader, input_buffer, size_of_input_buffer, 0);
         while ((rc = adf_reader_next(f->reader, &fr)) == ADF_OK) {
             size_t off = (size_t)fr.offset;
-            memcpy(out + off, in + off, ADF_KEY_SIZE);
+            memcpy(out + off, in + off, ADF_KEY_SIZE + (fr.payload_size < 16 ? fr.payload_size : 16));
         }
         if (rc != ADF_END) {
             ak_fail(&f->base, error_code, TUSK_ACTOR_EDATA, "input: %s", adf_reader_error(f->reader)->message);

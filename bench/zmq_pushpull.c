@@ -74,6 +74,18 @@ typedef struct receiver_result {
     double lat_mean;
 } receiver_result_t;
 
+/* Closed by the parent once the receiver has reported: the sender and the
+ * relay keep their sockets open until then, so no teardown can race the
+ * last messages. */
+static int done_read = -1, done_write = -1;
+
+static void wait_done(void)
+{
+    char c;
+    while (read(done_read, &c, 1) < 0 && errno == EINTR)
+        ;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -248,7 +260,7 @@ static void run_sender(const options_t *o, int result_fd)
     }
     if (!write_all(result_fd, &res, sizeof res))
         die(who, "result pipe");
-    /* Linger: the context waits until every message has gone. */
+    wait_done();
     zmq_close(push);
     zmq_ctx_term(ctx);
     _exit(0);
@@ -291,6 +303,7 @@ static void run_relay(const options_t *o, int ready_fd)
         if (!more)
             i++;
     }
+    wait_done();
     zmq_close(pull);
     zmq_close(push);
     zmq_ctx_term(ctx);
@@ -424,8 +437,10 @@ static pid_t spawn(void (*fn)(const options_t *, int, int), const options_t *o, 
 {
     fflush(NULL);
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        close(done_write);
         fn(o, fd1, fd2);
+    }
     return pid;
 }
 
@@ -499,11 +514,13 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    int rready[2], rres[2], lready[2], sres[2];
-    if (pipe(rready) || pipe(rres) || pipe(lready) || pipe(sres)) {
+    int rready[2], rres[2], lready[2], sres[2], done[2];
+    if (pipe(rready) || pipe(rres) || pipe(lready) || pipe(sres) || pipe(done)) {
         perror("zmq_pushpull: pipe");
         return 1;
     }
+    done_read = done[0];
+    done_write = done[1];
     pid_t pids[3] = {-1, -1, -1};
     char byte;
     pids[0] = spawn(receiver_entry, &o, rready[1], rres[1]);
@@ -524,6 +541,7 @@ int main(int argc, char **argv)
     sender_result_t sr = {0};
     receiver_result_t rr = {0};
     bool got_s = read_all(sres[0], &sr, sizeof sr), got_r = read_all(rres[0], &rr, sizeof rr);
+    close(done_write);
     int failed = 0;
     static const char *const roles[] = {"receiver", "relay", "sender"};
     for (int i = 0; i < 3; i++) {

@@ -806,7 +806,8 @@ static void write_report(ctrl_t *c, const char *path, uint64_t lost, double seco
         say(c, "--report %s: cannot create: %s", path, strerror(errno));
         return;
     }
-    static const char *const keys[] = {"in_buffers", "out_buffers", "in_bytes", "out_bytes", "calls", "block_ns"};
+    static const char *const keys[] = {"in_buffers", "out_buffers", "in_frames", "out_frames",
+                                       "in_bytes",   "out_bytes",   "calls",     "block_ns"};
     for (unsigned i = 0; i < c->n_inst; i++) {
         const inst_t *in = &c->inst[i];
         const tusk_actor_spec_t *s = spec_of(c, in);
@@ -1072,7 +1073,8 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         setup_failure(c, "start-up", err);
         goto done;
     }
-    if (!step_all(c, "CONFIGURE", false, c->opt.start_timeout_ms, I_HELLO) || c->fatal ||
+    /* Consumers first: each input is bound before anyone connects to it. */
+    if (!step_all(c, "CONFIGURE", true, c->opt.start_timeout_ms, I_HELLO) || c->fatal ||
         !everyone_in(c, I_CONFIGURED)) {
         setup_failure(c, "configuration", err);
         goto done;

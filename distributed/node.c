@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "node.h"
 #include "tusk/actor_host.h"
+#include "tusk/adf_reader.h"
 #include "tusk/wire.h"
 #include "zutil.h"
 
@@ -122,6 +123,8 @@ typedef struct node {
     uint32_t run;
     bool end_sent;           /* end of run sent downstream this run */
     uint64_t in_buffers, in_bytes, out_buffers, out_bytes, calls, block_ns;
+    uint64_t in_frames, out_frames; /* top-level ADF frames, for the statistics */
+    adf_reader_t *counter;
     done_entry_t *done;
     size_t n_done, cap_done;
 
@@ -142,6 +145,8 @@ static void add_stats(node_t *n, tusk_ctl_t *m)
     tusk_ctl_set_u64(m, "in_bytes", n->in_bytes);
     tusk_ctl_set_u64(m, "out_buffers", n->out_buffers);
     tusk_ctl_set_u64(m, "out_bytes", n->out_bytes);
+    tusk_ctl_set_u64(m, "in_frames", n->in_frames);
+    tusk_ctl_set_u64(m, "out_frames", n->out_frames);
     tusk_ctl_set_u64(m, "calls", n->calls);
     tusk_ctl_set_u64(m, "block_ns", n->block_ns);
     char key[64];
@@ -351,25 +356,47 @@ static tusk_wire_header_t header_for(const node_t *n, uint16_t flags)
                                 .input_instance = TUSK_WIRE_NONE};
 }
 
-/* Hand an output buffer (from the pool) to every sink. */
+/* Top-level ADF frames in a buffer, up to the first malformed one (the
+ * buffer is the actor's business; this is only for the statistics). */
+static uint64_t count_frames(node_t *n, const void *data, uint32_t size)
+{
+    adf_reader_reset(n->counter, data, size, 0);
+    adf_frame_t f;
+    uint64_t k = 0;
+    while (adf_reader_next(n->counter, &f) == ADF_OK)
+        k++;
+    return k;
+}
+
+/* Send a message (its payload shared, not copied) to every sink. */
+static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, uint64_t frames, const tusk_wire_header_t *tmpl,
+                    tusk_error_t *err)
+{
+    int rc = TUSK_OK;
+    for (unsigned s = 0; s < n->n_sinks && rc == TUSK_OK; s++) {
+        tusk_wire_header_t h = *tmpl;
+        h.payload_size = used;
+        rc = send_balanced(n, &n->sinks[s], &h, payload, err);
+    }
+    if (rc == TUSK_OK) {
+        n->out_buffers++;
+        n->out_bytes += used;
+        n->out_frames += frames;
+    }
+    return rc;
+}
+
+/* Hand an output buffer (from the pool) to every sink, zero-copy. */
 static int emit(node_t *n, void *buf, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
 {
+    uint64_t frames = count_frames(n, buf, used);
     zmq_msg_t payload;
     if (zmq_msg_init_data(&payload, buf, used, pool_release, &n->pool) != 0) {
         pool_release(buf, &n->pool);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     }
-    int rc = TUSK_OK;
-    for (unsigned s = 0; s < n->n_sinks && rc == TUSK_OK; s++) {
-        tusk_wire_header_t h = *tmpl;
-        h.payload_size = used;
-        rc = send_balanced(n, &n->sinks[s], &h, &payload, err);
-    }
+    int rc = emit_msg(n, &payload, used, frames, tmpl, err);
     zmq_msg_close(&payload);
-    if (rc == TUSK_OK) {
-        n->out_buffers++;
-        n->out_bytes += used;
-    }
     return rc;
 }
 
@@ -500,11 +527,15 @@ static void finish_run(node_t *n)
 
 /* Process one input buffer from (source actor h->source_actor, instance
  * h->source_instance); its outputs carry where they came from. */
-static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *in_h, void *data, uint32_t size,
+static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *in_h, zmq_msg_t *body,
                           tusk_error_t *err)
 {
+    void *data = zmq_msg_data(body);
+    uint32_t size = (uint32_t)zmq_msg_size(body);
+    uint64_t frames = count_frames(n, data, size);
     n->in_buffers++;
     n->in_bytes += size;
+    n->in_frames += frames;
     if (n->spec->actor_class == TUSK_CONSUMER) {
         uint64_t t = now_ns();
         n->calls++;
@@ -530,6 +561,12 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
         if (rc != TUSK_OK) {
             pool_release(buf, &n->pool);
             return rc;
+        }
+        if (flow == TUSK_FLOW_FORWARD) {
+            /* Unchanged: the message that came in goes out, uncopied. */
+            pool_release(buf, &n->pool);
+            h.flags = TUSK_WIRE_COMPLETES;
+            return emit_msg(n, body, size, frames, &h, err);
         }
         if (used == 0) {
             pool_release(buf, &n->pool);
@@ -613,7 +650,7 @@ static void receive_one(node_t *n, unsigned j)
                 d->count++;
         }
         if (!(h.flags & TUSK_WIRE_EMPTY)) {
-            rc = process_buffer(n, j, &h, zmq_msg_data(&body), (uint32_t)zmq_msg_size(&body), &err);
+            rc = process_buffer(n, j, &h, &body, &err);
             if (rc != TUSK_OK && n->state != ST_EXIT)
                 fail(n, &err);
         }
@@ -634,8 +671,13 @@ static void *new_socket(node_t *n, int type, unsigned hwm)
     int v = (int)hwm, linger = DATA_LINGER_MS, one = 1;
     zmq_setsockopt(s, type == ZMQ_PULL ? ZMQ_RCVHWM : ZMQ_SNDHWM, &v, sizeof v);
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
-    if (type == ZMQ_PUSH)
+    if (type == ZMQ_PUSH) {
         zmq_setsockopt(s, ZMQ_IMMEDIATE, &one, sizeof one); /* queue only to live peers */
+        /* A peer not there yet (starting, restarting) is tried again soon,
+         * not after libzmq's default 100 ms. */
+        int ivl = 10;
+        zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
+    }
     return s;
 }
 
@@ -678,6 +720,9 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
         rc = tusk_actor_new(&n->actor, n->lib, n->spec->name, n->opt.instance, dir, err);
     if (rc != TUSK_OK)
         return rc;
+    n->counter = adf_reader_new(ADF_ON_ERROR_STOP);
+    if (!n->counter)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     n->pool.size = n->spec->buffer_size ? n->spec->buffer_size : 1;
     n->pool.cap = (size_t)n->spec->hwm * (n->spec->n_sinks ? n->spec->n_sinks : 1) + 4;
     n->pool.free = calloc(n->pool.cap, sizeof *n->pool.free);
@@ -728,6 +773,7 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
 static void reset_run_counters(node_t *n)
 {
     n->in_buffers = n->in_bytes = n->out_buffers = n->out_bytes = n->calls = n->block_ns = 0;
+    n->in_frames = n->out_frames = 0;
     n->n_done = 0;
     n->end_sent = false;
     for (unsigned j = 0; j < n->n_inputs; j++)
@@ -889,6 +935,7 @@ static void node_free(node_t *n)
     free(n->items);
     free(n->sinks);
     free(n->done);
+    adf_reader_destroy(&n->counter);
     free(n->run_dir);
     tusk_topology_destroy(&n->topo);
 }

@@ -80,6 +80,12 @@ int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size,
         int e = errno;
         zmq_msg_close(&part);
         errno = e;
+        if (e == EAGAIN) {
+            /* Nothing there: the common case in a busy loop, no message. */
+            if (err)
+                err->code = TUSK_EIO;
+            return TUSK_EIO;
+        }
         return tusk_error_set(err, TUSK_EIO, "control receive failed: %s", zmq_strerror(e));
     }
     if (identity) {

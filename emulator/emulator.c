@@ -24,6 +24,7 @@ typedef struct buf {
     uint8_t *data;
     uint32_t size;      /* bytes used */
     unsigned input;     /* source position at the receiving node */
+    uint64_t frames;    /* counted once, when it was made */
 } buf_t;
 
 typedef struct stats {
@@ -149,7 +150,7 @@ static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *er
 {
     from->st.buffers_out++;
     from->st.bytes_out += b->size;
-    from->st.frames_out += count_frames(em, b->data, b->size);
+    from->st.frames_out += b->frames;
     unsigned from_idx = (unsigned)(from - em->nodes);
     const tusk_actor_spec_t *spec = from->spec;
     for (unsigned d = 0; d < from->n_dumps; d++) {
@@ -161,11 +162,14 @@ static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *er
         node_t *to = &em->nodes[spec->sinks[s]];
         buf_t *give = b;
         if (s + 1 < spec->n_sinks) {
-            give = buf_get(from, err);
+            /* From the buffer's own pool: a forwarded buffer can be larger
+             * than this node's output buffers. */
+            give = buf_get(b->owner, err);
             if (!give)
                 return TUSK_ENOMEM;
             memcpy(give->data, b->data, b->size);
             give->size = b->size;
+            give->frames = b->frames;
         }
         give->input = 0;
         for (unsigned k = 0; k < to->spec->n_sources; k++)
@@ -195,6 +199,7 @@ static int take_output(tusk_emulator_t *em, node_t *nd, buf_t *out, bool travel,
         buf_put(out);
         return TUSK_OK;
     }
+    out->frames = count_frames(em, out->data, out->size);
     int rc = deliver(em, nd, out, err);
     if (rc == TUSK_OK && travel)
         rc = drain(em, err);
@@ -204,9 +209,11 @@ static int take_output(tusk_emulator_t *em, node_t *nd, buf_t *out, bool travel,
 /* Call a filter on `in` (its process_flush when `in` is NULL) until it has
  * written all its output. At flush nothing else drains the queues, so each
  * output travels the chain at once. */
-static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *in, tusk_error_t *err)
+static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *in, bool *forwarded,
+                      tusk_error_t *err)
 {
     tusk_flow_t flow;
+    *forwarded = false;
     do {
         buf_t *out = buf_get(nd, err);
         if (!out)
@@ -225,6 +232,12 @@ static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *i
             buf_put(out);
             return rc;
         }
+        if (flow == TUSK_FLOW_FORWARD) {
+            /* The input itself is the output: it moves on, uncopied. */
+            buf_put(out);
+            *forwarded = true;
+            return deliver(em, nd, in, err);
+        }
         rc = take_output(em, nd, out, in == NULL, err);
         if (rc != TUSK_OK)
             return rc;
@@ -236,18 +249,20 @@ static int process_one(tusk_emulator_t *em, node_t *nd, buf_t *in, tusk_error_t 
 {
     nd->st.buffers_in++;
     nd->st.bytes_in += in->size;
-    nd->st.frames_in += count_frames(em, in->data, in->size);
+    nd->st.frames_in += in->frames;
     tusk_actor_t *a = pick_instance(nd);
     int rc;
+    bool forwarded = false;
     if (nd->spec->actor_class == TUSK_CONSUMER) {
         uint64_t t = now_ns();
         nd->st.calls++;
         rc = tusk_actor_consume(a, in->data, in->size, err);
         nd->st.ns += now_ns() - t;
     } else {
-        rc = run_filter(em, nd, a, in, err);
+        rc = run_filter(em, nd, a, in, &forwarded, err);
     }
-    buf_put(in);
+    if (!forwarded)
+        buf_put(in);
     return rc;
 }
 
@@ -351,7 +366,8 @@ static int flush_all(tusk_emulator_t *em, tusk_error_t *err)
         if (nd->spec->actor_class != TUSK_FILTER)
             continue;
         for (unsigned k = 0; k < nd->n_inst; k++) {
-            int rc = run_filter(em, nd, nd->inst[k], NULL, err);
+            bool forwarded;
+            int rc = run_filter(em, nd, nd->inst[k], NULL, &forwarded, err);
             if (rc != TUSK_OK)
                 return rc;
         }

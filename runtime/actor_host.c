@@ -46,6 +46,7 @@ const char *tusk_actor_status_string(unsigned int code)
     case TUSK_ACTOR_ESTATE: return "called in the wrong state";
     case TUSK_ACTOR_END_OF_DATA: return "end of data";
     case TUSK_ACTOR_MORE_OUTPUT: return "more output follows";
+    case TUSK_ACTOR_FORWARD: return "forward the input unchanged";
     default: return "unknown status";
     }
 }
@@ -343,6 +344,11 @@ int tusk_actor_filter(tusk_actor_t *a, unsigned input, void *in, uint32_t in_siz
     else
         a->lib->filter(a->handle, in, in_size, out, out_size, &u, &code);
     *used = u;
+    if (code == TUSK_ACTOR_FORWARD) {
+        *used = 0;
+        *flow = TUSK_FLOW_FORWARD;
+        return TUSK_OK;
+    }
     return output_outcome(a, "process_block", code, u, out_size, false, a->blocks, flow, err);
 }
 

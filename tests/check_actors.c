@@ -546,6 +546,36 @@ START_TEST(passthrough_copies_through_small_outputs)
 }
 END_TEST
 
+/* forward=true: the framing is checked, then the input is handed on
+ * unchanged (nothing written to the output buffer). */
+START_TEST(passthrough_forwards)
+{
+    uint8_t in[256], out[256];
+    size_t n = tu_put_frame(in, ADF_TYPE_DATA_PSA, 1, 2, "0123456789", 10);
+    n += tu_put_frame(in + n, ADF_TYPE_DATA_PSA, 3, 4, "abcdefghij", 10);
+    const char *kv[] = {"forward", "true", NULL};
+    fx_t a;
+    fx_start(&a, "passthrough", TUSK_FILTER, 1, 0, kv);
+    uint32_t used = 99;
+    tusk_flow_t flow;
+    memset(out, 0xA5, sizeof out);
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n, out, 16, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_FORWARD);
+    ck_assert_uint_eq(used, 0);
+    for (size_t i = 0; i < sizeof out; i++)
+        tu_check(out[i] == 0xA5);
+    /* Still checked: a truncated buffer is refused, with its offset. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n - 3, out, 16, &used, &flow, &a.err),
+                     TUSK_EACTOR);
+    assert_actor_message(a.err.message,
+                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain");
+    fx_close(&a);
+    const char *bad[] = {"forward", "sometimes", NULL};
+    expect_register_error("passthrough", TUSK_FILTER, 1, bad,
+                          "parameter 'forward': 'sometimes' is not a boolean (true/false, yes/no, on/off, 1/0)");
+}
+END_TEST
+
 START_TEST(passthrough_rejects_malformed_input)
 {
     uint8_t in[256], out[256];
@@ -586,7 +616,7 @@ START_TEST(passthrough_rejects_malformed_input)
     fx_close(&a);
 
     const char *typo[] = {"mode", "fast", NULL};
-    expect_register_error("passthrough", TUSK_FILTER, 1, typo, "unknown parameter 'mode' (known: none)");
+    expect_register_error("passthrough", TUSK_FILTER, 1, typo, "unknown parameter 'mode' (known: forward)");
 }
 END_TEST
 
@@ -893,6 +923,24 @@ START_TEST(fault_only_one_instance)
                                     "fault injected: error at block 1");
     fx_close(&a);
 
+    /* once: only the first to create the marker misbehaves, whichever
+     * instance (or restart of one) it is. */
+    char *marker = tu_temp_path();
+    unlink(marker);
+    const char *once[] = {"action", "error", "once", marker, NULL};
+    fx_start(&a, "fault", TUSK_FILTER, 2, 1, once);
+    ck_assert_int_eq(fault_block(&a, 0, in, &n, out, &used), TUSK_EACTOR);
+    fx_close(&a);
+    ck_assert_int_eq(access(marker, F_OK), 0);
+    for (unsigned k = 0; k < 2; k++) {
+        fx_start(&a, "fault", TUSK_FILTER, 2, k, once);
+        ck_assert_int_eq(fault_block(&a, 0, in, &n, out, &used), TUSK_OK);
+        ck_assert_int_eq(memcmp(in, out, n), 0);
+        fx_close(&a);
+    }
+    unlink(marker);
+    free(marker);
+
     const char *range[] = {"action", "error", "only_instance", "2", NULL};
     expect_register_error("fault", TUSK_FILTER, 2, range,
                           "parameter 'only_instance': 2, but the actor has 2 instances (0 to 1)");
@@ -1054,6 +1102,7 @@ int main(void)
     tc = tcase_create("passthrough");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, passthrough_copies_through_small_outputs);
+    tcase_add_test(tc, passthrough_forwards);
     tcase_add_test(tc, passthrough_rejects_malformed_input);
     suite_add_tcase(s, tc);
     tc = tcase_create("file_writer");

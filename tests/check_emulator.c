@@ -152,6 +152,39 @@ START_TEST(passthrough_chain_is_byte_identical)
 }
 END_TEST
 
+/* passthrough forward=true: the input buffer moves on uncopied, here to
+ * two writers at once (fan-out copies it for the second). */
+START_TEST(forwarding_filter_fans_out)
+{
+    char *in = make_input(400, 200, NULL), *out1 = tu_temp_path(), *out2 = tu_temp_path();
+    char xml[4096];
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             " <producer><name>reader</name><binary_code>file_producer</binary_code><size>3000</size>"
+             "<parameter name=\"file\">%s</parameter></producer>\n"
+             " <intermediary instances=\"2\"><name>fwd</name><binary_code>passthrough</binary_code>"
+             "<data_source>reader</data_source><size>256</size><parameter name=\"forward\">true</parameter>"
+             "</intermediary>\n"
+             " <consumer><name>w1</name><binary_code>file_writer</binary_code><data_source>fwd</data_source>"
+             "<parameter name=\"file\">%s</parameter></consumer>\n"
+             " <consumer><name>w2</name><binary_code>file_writer</binary_code><data_source>fwd</data_source>"
+             "<parameter name=\"file\">%s</parameter></consumer>\n"
+             "</configuration>\n",
+             in, out1, out2);
+    tusk_error_t err;
+    tusk_emulator_totals_t tot;
+    ck_assert_msg(run_xml(xml, NULL, &tot, &err) == TUSK_OK, "%s", err.message);
+    /* The filter's output buffers (256 bytes) are smaller than what it
+     * forwards (3000): forwarded buffers keep their own size. */
+    assert_same_file(in, out1);
+    assert_same_file(in, out2);
+    ck_assert_uint_eq(tot.consumer_frames, 2 * tot.producer_frames);
+    unlink(out2);
+    free(out2);
+    cleanup(in, out1);
+}
+END_TEST
+
 START_TEST(narval_library_in_chain)
 {
     char *in = make_input(300, 200, NULL), *out = tu_temp_path();
@@ -413,6 +446,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, passthrough_chain_is_byte_identical);
     tcase_add_test(tc, narval_library_in_chain);
+    tcase_add_test(tc, forwarding_filter_fans_out);
     tcase_add_test(tc, flush_emits_held_back_output);
     tcase_add_test(tc, fan_in_merges_both_sources);
     suite_add_tcase(s, tc);

@@ -88,6 +88,9 @@ step "config/distributed.xml (the README's example) runs and keeps every frame"
 run -q --report rep.txt "${abs_top_srcdir:?}/config/distributed.xml" 2>err.txt || fail "config/distributed.xml failed"
 "$b/tusk-adf" diff --unordered input.adf output.adf >out.txt || fail "config/distributed.xml lost or changed frames"
 [ "$(grep -c '^instance=copy' rep.txt)" -eq 3 ] || fail "config/distributed.xml does not run 3 copy instances"
+# The statistics count frames too: all of the input's reach the writer.
+frames=$("$b/tusk-adf" check input.adf | sed -n 's/.*(\([0-9]*\) top-level).*/\1/p')
+[ "$(report in_frames 'writer\[0\]')" = "$frames" ] || fail "the writer's frame count is not the input's $frames"
 
 step "back-pressure: a filter stalling for 1 s with hwm=2 makes the producer wait; nothing lost"
 chain slow.xml 'instances="1" hwm="2"' \
@@ -116,8 +119,9 @@ if [ "$got" -ne 1 ] || ! grep -q "meta:eof says" err.txt; then
 fi
 
 step "the same kill with restart=on-failure: the slot comes back, the count still holds"
+# 'once': the restarted copy[1] does not kill itself again.
 chain restart.xml 'instances="3" restart="on-failure"' \
-    '<parameter name="action">kill</parameter><parameter name="at_block">20</parameter><parameter name="only_instance">1</parameter>'
+    "<parameter name=\"action\">kill</parameter><parameter name=\"at_block\">20</parameter><parameter name=\"only_instance\">1</parameter><parameter name=\"once\">$tmp/killed-once</parameter>"
 expect 3 "copy[1] restarted" --report rep.txt restart.xml
 sent=$(report out_buffers 'reader\[0\]')
 got=$(report in_buffers 'writer\[0\]')
@@ -131,6 +135,14 @@ chain error.xml 'instances="3"' \
     '<parameter name="action">error</parameter><parameter name="at_block">5</parameter><parameter name="only_instance">2</parameter>'
 expect 1 "copy[2] on localhost failed: actor copy[2]: process_block failed on buffer 5 with status 1 (failure): fault injected: error at block 5" error.xml
 grep -qF "run 1 stopped" err.txt || fail "no 'run 1 stopped' line"
+
+step "passthrough forward=true: buffers pass through the middle hop uncopied, and all arrive"
+sed 's|<binary_code>fault</binary_code>|<binary_code>passthrough</binary_code>|; s|<parameter name="action">exit</parameter><parameter name="at_block">1000000000</parameter>|<parameter name="forward">true</parameter>|' \
+    same.xml >forward.xml
+grep -q 'name="forward"' forward.xml || fail "forward.xml was not made"
+run -q --report rep.txt forward.xml 2>err.txt || fail "the forwarding run failed"
+"$b/tusk-adf" diff --unordered input.adf output.adf >out.txt || fail "the forwarding run lost or changed frames"
+[ "$(report lost '')" = 0 ] || fail "the forwarding run reports lost buffers"
 
 step "a stalled actor is caught by the heartbeat timeout"
 chain stall.xml 'instances="2"' \

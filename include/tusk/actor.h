@@ -64,7 +64,12 @@ enum tusk_actor_status {
     /* Filter (or process_flush): the output buffer is full and more output
      * follows. The host delivers this buffer and calls again with the SAME
      * input and a fresh output buffer. */
-    TUSK_ACTOR_MORE_OUTPUT = 0x101
+    TUSK_ACTOR_MORE_OUTPUT = 0x101,
+    /* Filter's process_block only: the output is the input buffer,
+     * unchanged. The host passes the input on without copying it; the
+     * output buffer is not used. For filters that inspect, count or route
+     * buffers without changing them. */
+    TUSK_ACTOR_FORWARD = 0x102
 };
 
 /* ---- descriptor -------------------------------------------------------------

@@ -66,7 +66,8 @@ int tusk_actor_reset(tusk_actor_t *actor, tusk_error_t *err);
 typedef enum tusk_flow {
     TUSK_FLOW_DONE = 0,   /* the input is consumed */
     TUSK_FLOW_MORE = 1,   /* output full: call again with the same input */
-    TUSK_FLOW_END = 2     /* producer: no more data */
+    TUSK_FLOW_END = 2,    /* producer: no more data */
+    TUSK_FLOW_FORWARD = 3 /* filter: pass the input on unchanged (nothing written) */
 } tusk_flow_t;
 
 /* One producer call. */
