@@ -325,7 +325,7 @@ static void begin_fatal_stop(ctrl_t *c, const char *reason)
 /* A failed instance whose process still works (it reported the failure)
  * is told to exit, so what it queued still leaves; a crashed or silent
  * one is killed. */
-static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt, va_list ap);
+static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt, va_list ap) TUSK_PRINTF(4, 0);
 
 static void on_failure(ctrl_t *c, inst_t *in, const char *fmt, ...) TUSK_PRINTF(3, 4);
 static void on_failure(ctrl_t *c, inst_t *in, const char *fmt, ...)
