@@ -65,3 +65,13 @@ adf_reader_stats_t adf_reader_stats(const adf_reader_t *r)
 {
     return r->scan.stats;
 }
+
+uint64_t adf_count_frames(adf_reader_t *r, const void *data, size_t size)
+{
+    adf_reader_reset(r, data, size, 0);
+    adf_frame_t f;
+    uint64_t n = 0;
+    while (adf_reader_next(r, &f) == ADF_OK)
+        n++;
+    return n;
+}

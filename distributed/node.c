@@ -356,18 +356,6 @@ static tusk_wire_header_t header_for(const node_t *n, uint16_t flags)
                                 .input_instance = TUSK_WIRE_NONE};
 }
 
-/* Top-level ADF frames in a buffer, up to the first malformed one (the
- * buffer is the actor's business; this is only for the statistics). */
-static uint64_t count_frames(node_t *n, const void *data, uint32_t size)
-{
-    adf_reader_reset(n->counter, data, size, 0);
-    adf_frame_t f;
-    uint64_t k = 0;
-    while (adf_reader_next(n->counter, &f) == ADF_OK)
-        k++;
-    return k;
-}
-
 /* Send a message (its payload shared, not copied) to every sink. */
 static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, uint64_t frames, const tusk_wire_header_t *tmpl,
                     tusk_error_t *err)
@@ -389,7 +377,7 @@ static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, uint64_t frame
 /* Hand an output buffer (from the pool) to every sink, zero-copy. */
 static int emit(node_t *n, void *buf, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
 {
-    uint64_t frames = count_frames(n, buf, used);
+    uint64_t frames = adf_count_frames(n->counter, buf, used);
     zmq_msg_t payload;
     if (zmq_msg_init_data(&payload, buf, used, pool_release, &n->pool) != 0) {
         pool_release(buf, &n->pool);
@@ -532,7 +520,7 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
 {
     void *data = zmq_msg_data(body);
     uint32_t size = (uint32_t)zmq_msg_size(body);
-    uint64_t frames = count_frames(n, data, size);
+    uint64_t frames = adf_count_frames(n->counter, data, size);
     n->in_buffers++;
     n->in_bytes += size;
     n->in_frames += frames;

@@ -72,18 +72,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Top-level ADF frames in a buffer (up to the first malformed one: the
- * buffers are the actors' business, this is only for the summary). */
-static uint64_t count_frames(tusk_emulator_t *em, const uint8_t *data, uint32_t size)
-{
-    adf_reader_reset(em->counter, data, size, 0);
-    adf_frame_t f;
-    uint64_t n = 0;
-    while (adf_reader_next(em->counter, &f) == ADF_OK)
-        n++;
-    return n;
-}
-
 /* ---- buffers ----------------------------------------------------------------- */
 
 static buf_t *buf_get(node_t *nd, tusk_error_t *err)
@@ -199,7 +187,7 @@ static int take_output(tusk_emulator_t *em, node_t *nd, buf_t *out, bool travel,
         buf_put(out);
         return TUSK_OK;
     }
-    out->frames = count_frames(em, out->data, out->size);
+    out->frames = adf_count_frames(em->counter, out->data, out->size);
     int rc = deliver(em, nd, out, err);
     if (rc == TUSK_OK && travel)
         rc = drain(em, err);

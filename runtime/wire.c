@@ -6,66 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adf_bytes.h" /* explicit little-endian loads and stores (header only) */
 #include "tusk/wire.h"
 #include "tusk_private.h"
 
-/* Little-endian stores and loads (the ADF library has the same kind;
- * libtusk does not depend on its private header). */
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 void tusk_wire_encode(const tusk_wire_header_t *h, uint8_t out[TUSK_WIRE_HEADER_SIZE])
 {
-    put32(out, TUSK_WIRE_MAGIC);
-    put16(out + 4, TUSK_WIRE_VERSION);
-    put16(out + 6, h->flags);
-    put32(out + 8, h->run);
-    put16(out + 12, h->incarnation);
-    put16(out + 14, h->source_actor);
-    put16(out + 16, h->source_instance);
-    put16(out + 18, h->input_actor);
-    put16(out + 20, h->input_instance);
-    put16(out + 22, 0);
-    put64(out + 24, h->seq);
-    put64(out + 32, h->input_seq);
-    put32(out + 40, h->payload_size);
-    put32(out + 44, 0);
+    adf_put_u32(out, TUSK_WIRE_MAGIC);
+    adf_put_u16(out + 4, TUSK_WIRE_VERSION);
+    adf_put_u16(out + 6, h->flags);
+    adf_put_u32(out + 8, h->run);
+    adf_put_u16(out + 12, h->incarnation);
+    adf_put_u16(out + 14, h->source_actor);
+    adf_put_u16(out + 16, h->source_instance);
+    adf_put_u16(out + 18, h->input_actor);
+    adf_put_u16(out + 20, h->input_instance);
+    adf_put_u16(out + 22, 0);
+    adf_put_u64(out + 24, h->seq);
+    adf_put_u64(out + 32, h->input_seq);
+    adf_put_u32(out + 40, h->payload_size);
+    adf_put_u32(out + 44, 0);
 }
 
 int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk_error_t *err)
@@ -73,22 +33,22 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
     if (size != TUSK_WIRE_HEADER_SIZE)
         return tusk_error_set(err, TUSK_EINVAL, "data message header of %zu bytes, expected %u", size,
                               TUSK_WIRE_HEADER_SIZE);
-    if (get32(in) != TUSK_WIRE_MAGIC)
+    if (adf_get_u32(in) != TUSK_WIRE_MAGIC)
         return tusk_error_set(err, TUSK_EINVAL, "data message header without the TSKD magic (0x%08X)",
-                              (unsigned)get32(in));
-    if (get16(in + 4) != TUSK_WIRE_VERSION)
+                              (unsigned)adf_get_u32(in));
+    if (adf_get_u16(in + 4) != TUSK_WIRE_VERSION)
         return tusk_error_set(err, TUSK_EINVAL, "data message header version %u, this host speaks %u",
-                              (unsigned)get16(in + 4), TUSK_WIRE_VERSION);
-    h->flags = get16(in + 6);
-    h->run = get32(in + 8);
-    h->incarnation = get16(in + 12);
-    h->source_actor = get16(in + 14);
-    h->source_instance = get16(in + 16);
-    h->input_actor = get16(in + 18);
-    h->input_instance = get16(in + 20);
-    h->seq = get64(in + 24);
-    h->input_seq = get64(in + 32);
-    h->payload_size = get32(in + 40);
+                              (unsigned)adf_get_u16(in + 4), TUSK_WIRE_VERSION);
+    h->flags = adf_get_u16(in + 6);
+    h->run = adf_get_u32(in + 8);
+    h->incarnation = adf_get_u16(in + 12);
+    h->source_actor = adf_get_u16(in + 14);
+    h->source_instance = adf_get_u16(in + 16);
+    h->input_actor = adf_get_u16(in + 18);
+    h->input_instance = adf_get_u16(in + 20);
+    h->seq = adf_get_u64(in + 24);
+    h->input_seq = adf_get_u64(in + 32);
+    h->payload_size = adf_get_u32(in + 40);
     if (h->flags & ~TUSK_WIRE_KNOWN_FLAGS)
         return tusk_error_set(err, TUSK_EINVAL, "data message header with unknown flags 0x%04X", (unsigned)h->flags);
     if ((h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) && h->payload_size != 0)
@@ -96,7 +56,7 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
                               (unsigned)h->payload_size);
     if ((h->flags & TUSK_WIRE_END_OF_RUN) && (h->flags & (TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY)))
         return tusk_error_set(err, TUSK_EINVAL, "data message header: end of run combined with other flags");
-    if (get16(in + 22) != 0 || get32(in + 44) != 0)
+    if (adf_get_u16(in + 22) != 0 || adf_get_u32(in + 44) != 0)
         return tusk_error_set(err, TUSK_EINVAL, "data message header: reserved fields are not zero");
     return TUSK_OK;
 }

@@ -70,6 +70,20 @@ START_TEST(reads_every_frame_in_place)
 }
 END_TEST
 
+START_TEST(count_frames_stops_at_damage)
+{
+    sample_t *s = sample_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_RESYNC);
+    ck_assert_uint_eq(adf_count_frames(r, s->buf, s->size), N_FRAMES);
+    ck_assert_uint_eq(adf_count_frames(r, s->buf, 0), 0);
+    /* Up to the first malformed frame, even with a resync reader. */
+    s->buf[s->off[7] + 7] = 0x00;
+    ck_assert_uint_eq(adf_count_frames(r, s->buf, s->size), 7);
+    adf_reader_destroy(&r);
+    sample_free(s);
+}
+END_TEST
+
 START_TEST(base_offset_is_reported)
 {
     sample_t *s = sample_new();
@@ -406,6 +420,7 @@ int main(void)
     TCase *tc = tcase_create("valid");
     tcase_add_test(tc, reads_every_frame_in_place);
     tcase_add_test(tc, base_offset_is_reported);
+    tcase_add_test(tc, count_frames_stops_at_damage);
     tcase_add_test(tc, empty_and_null_buffers);
     tcase_add_test(tc, composite_frames);
     suite_add_tcase(s, tc);

@@ -66,6 +66,10 @@ const adf_error_t *adf_reader_error(const adf_reader_t *reader);
 
 adf_reader_stats_t adf_reader_stats(const adf_reader_t *reader);
 
+/* Top-level frames of a buffer, up to the first malformed one (resets
+ * `reader`): for statistics that hosts keep without caring about content. */
+uint64_t adf_count_frames(adf_reader_t *reader, const void *data, size_t size);
+
 #ifdef __cplusplus
 }
 #endif
