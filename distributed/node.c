@@ -267,7 +267,7 @@ static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
 
 /* Send one message (header + payload frame) to link `k` of sink `s`
  * without waiting; false when it cannot take it now. */
-static bool try_send(node_t *n, sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *payload, int *error)
+static bool try_send(sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *payload, int *error)
 {
     out_link_t *l = &s->links[k];
     h->seq = (h->flags & TUSK_WIRE_END_OF_RUN) ? l->sent : l->sent + 1;
@@ -290,7 +290,6 @@ static bool try_send(node_t *n, sink_t *s, unsigned k, tusk_wire_header_t *h, zm
     }
     if (!(h->flags & TUSK_WIRE_END_OF_RUN))
         l->sent++;
-    (void)n;
     return true;
 }
 
@@ -306,7 +305,7 @@ static int send_balanced(node_t *n, sink_t *s, tusk_wire_header_t *h, zmq_msg_t 
             if (s->links[k].lost)
                 continue;
             live++;
-            if (try_send(n, s, k, h, payload, &error)) {
+            if (try_send(s, k, h, payload, &error)) {
                 s->rr = (k + 1) % s->n;
                 return TUSK_OK;
             }
@@ -333,7 +332,7 @@ static int send_to(node_t *n, sink_t *s, unsigned k, tusk_wire_header_t *h, tusk
     zmq_pollitem_t items[2];
     while (!s->links[k].lost) {
         int error = 0;
-        if (try_send(n, s, k, h, NULL, &error))
+        if (try_send(s, k, h, NULL, &error))
             return TUSK_OK;
         if (error)
             return tusk_error_set(err, TUSK_EIO, "actor %s: send to %s[%u] failed: %s", n->label,
