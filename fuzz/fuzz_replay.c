@@ -2,14 +2,14 @@
  *
  *   fuzz_replay [-n MUTATIONS] [-s SEED] [-d DIR] FILE...
  *
- * For every FILE (a corpus file: an ADF file, or any bytes), all three
+ * For every FILE (a corpus file: an ADF file, or any bytes), all the
  * targets run on its whole content and on its prefixes (every length for
  * files up to 1024 bytes, about 1024 evenly spaced lengths beyond), which
  * covers truncation anywhere. The frames found in the files also become
  * inputs of fuzz_decoders (a type selector byte, then the payload), run
  * whole and truncated too. Then MUTATIONS (default 1000) random mutations
  * of randomly chosen inputs - bit flips, byte and word overwrites, inserted
- * and deleted bytes, truncations, duplicated ranges - go through all three
+ * and deleted bytes, truncations, duplicated ranges - go through all the
  * targets. The run is deterministic for a given SEED (default 1).
  *
  * -d DIR writes the derived fuzz_decoders inputs into DIR (dec-NNNNN), a
@@ -134,7 +134,7 @@ static int read_file(const char *path, uint8_t **data, size_t *size)
     return 0;
 }
 
-/* All three targets on one input. */
+/* All the targets on one input. */
 static void run_all(run_t *run, const uint8_t *data, size_t size)
 {
     fuzz_reader_one(data, size);
@@ -143,7 +143,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_params_one(data, size);
     fuzz_topology_one(data, size);
     fuzz_wire_one(data, size);
-    run->executions += 3;
+    fuzz_cl_cache_one(data, size);
+    run->executions += 7;
 }
 
 /* The whole input and its prefixes. */

@@ -35,6 +35,10 @@ int fuzz_topology_one(const uint8_t *data, size_t size);
  * messages (data[0] picks which). */
 int fuzz_wire_one(const uint8_t *data, size_t size);
 
+/* libtusk-cl's program-binary cache files (data[0] picks parse or round
+ * trip). */
+int fuzz_cl_cache_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
 #define FUZZ_DECODER_TYPES 5

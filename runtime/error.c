@@ -18,6 +18,10 @@ const char *tusk_strerror(int code)
     case TUSK_ELOAD: return "actor library not loadable";
     case TUSK_EABI: return "actor ABI mismatch";
     case TUSK_EACTOR: return "actor failure";
+    case TUSK_ECL: return "OpenCL call failed";
+    case TUSK_ENODEV: return "no matching OpenCL device";
+    case TUSK_EBUILD: return "OpenCL program build failed";
+    case TUSK_ELIMIT: return "exceeds a device limit";
     default: return "unknown status";
     }
 }

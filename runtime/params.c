@@ -313,11 +313,16 @@ int tusk_params_bool(const tusk_params_t *p, const char *key, bool fallback, boo
                           key, v);
 }
 
+/* An entry ending in '*' names a family of keys by its prefix
+ * ("cl.define.*" accepts cl.define.NSEG). */
 static bool listed(const char *const *list, const char *key)
 {
-    for (; *list; list++)
-        if (strcmp(*list, key) == 0)
+    for (; *list; list++) {
+        size_t n = strlen(*list);
+        if (n && (*list)[n - 1] == '*' ? strncmp(*list, key, n - 1) == 0 && key[n - 1] != '\0'
+                                       : strcmp(*list, key) == 0)
             return true;
+    }
     return false;
 }
 

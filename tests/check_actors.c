@@ -9,7 +9,6 @@
  * BUILDDIR/actors/.libs). The crash and exit tests fork a child; they are
  * skipped when CK_FORK=no (valgrind runs), where the child would report
  * the parent's memory. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -34,32 +33,6 @@ static char *lib_path(const char *name)
     ck_assert_ptr_nonnull(p);
     snprintf(p, n, "%s/%s.so", dir, name);
     return p;
-}
-
-/* A temporary folder, removed with everything in it by rm_dir. */
-static void make_dir(char *dir, size_t size)
-{
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp)
-        tmp = "/tmp";
-    ck_assert_int_lt(snprintf(dir, size, "%s/tusk-actors-XXXXXX", tmp), (int)size);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        ck_assert_int_eq(unlink(p), 0);
-    }
-    closedir(d);
-    ck_assert_int_eq(rmdir(dir), 0);
 }
 
 static void write_bytes(const char *path, const void *data, size_t size)
@@ -133,7 +106,7 @@ static int fx_open(fx_t *fx, const char *name, tusk_actor_class_t cls, unsigned 
     int rc = tusk_actor_lib_open(&fx->lib, path, cls, &fx->err);
     ck_assert_msg(rc == TUSK_OK, "%s", fx->err.message);
     free(path);
-    make_dir(fx->dir, sizeof fx->dir);
+    tu_make_dir(fx->dir, sizeof fx->dir);
     const char *keys[16], *values[16];
     unsigned n = 0;
     for (; kv && kv[2 * n]; n++) {
@@ -169,7 +142,7 @@ static void fx_close(fx_t *fx)
     if (fx->actor)
         ck_assert_msg(tusk_actor_destroy(&fx->actor, &fx->err) == TUSK_OK, "%s", fx->err.message);
     tusk_actor_lib_close(&fx->lib);
-    rm_dir(fx->dir);
+    tu_remove_dir(fx->dir);
 }
 
 /* Registration of `name` with `kv` fails with a configuration error whose
@@ -291,7 +264,7 @@ START_TEST(producer_replays_file_exactly)
     sample_t s;
     make_sample(&s, 300, 400);
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/run.adf", dir);
     write_bytes(file, s.data, s.size);
 
@@ -326,7 +299,7 @@ START_TEST(producer_replays_file_exactly)
         ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
         fx_close(&a);
     }
-    rm_dir(dir);
+    tu_remove_dir(dir);
     free_sample(&s);
 }
 END_TEST
@@ -336,7 +309,7 @@ START_TEST(producer_repeat_and_empty_file)
     sample_t s;
     make_sample(&s, 40, 200);
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/run.adf", dir);
     write_bytes(file, s.data, s.size);
     const char *kv[] = {"file", file, "repeat", "3", NULL};
@@ -356,7 +329,7 @@ START_TEST(producer_repeat_and_empty_file)
     ck_assert_int_eq(flow, TUSK_FLOW_END);
     ck_assert_uint_eq(used, 0);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
     free_sample(&s);
 }
 END_TEST
@@ -370,7 +343,7 @@ START_TEST(producer_frame_larger_than_buffer)
     n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 2, 20, payload, 500);
     n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 3, 30, payload, 10);
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/big.adf", dir);
     write_bytes(file, buf, n);
     const char *kv[] = {"file", file, NULL};
@@ -402,7 +375,7 @@ START_TEST(producer_frame_larger_than_buffer)
                          "bytes (give the producer a larger <size>)",
                          file);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
 }
 END_TEST
 
@@ -419,7 +392,7 @@ START_TEST(producer_malformed_frames)
     c += tu_put_frame(buf + c, ADF_TYPE_DATA_CRYSTAL, 3, 30, "ABCDEFGHIJKLMNOPQRST", 20);
     c += tu_put_frame(buf + c, ADF_TYPE_META_EOF, 4, 40, NULL, 0);
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/bad.adf", dir);
     write_bytes(file, buf, c);
 
@@ -445,7 +418,7 @@ START_TEST(producer_malformed_frames)
     ck_assert_int_eq(memcmp(out + a1, buf + a1 + b1, c - a1 - b1), 0);
     ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
 }
 END_TEST
 
@@ -625,7 +598,7 @@ END_TEST
 START_TEST(writer_writes_exact_bytes)
 {
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/out.bin", dir);
     uint8_t data[10000];
     tu_fill(data, sizeof data);
@@ -658,14 +631,14 @@ START_TEST(writer_writes_exact_bytes)
     ck_assert_int_eq(memcmp(got, data, 5), 0);
     free(got);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
 }
 END_TEST
 
 START_TEST(writer_instance_substitution)
 {
     char dir[256], pattern[512], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(pattern, sizeof pattern, "%s/out-{instance}-of-{instance}.adf", dir);
     uint8_t frame[64];
     size_t n = tu_put_frame(frame, ADF_TYPE_DATA_PSA, 1, 2, "xyz", 3);
@@ -698,7 +671,7 @@ START_TEST(writer_instance_substitution)
     fx_t a;
     ck_assert_int_eq(fx_open(&a, "file_writer", TUSK_CONSUMER, 1, 0, same), TUSK_OK);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
 }
 END_TEST
 
@@ -741,7 +714,7 @@ END_TEST
 START_TEST(writer_validates_frames)
 {
     char dir[256], file[512];
-    make_dir(dir, sizeof dir);
+    tu_make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/v.adf", dir);
     uint8_t buf[128];
     size_t n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 1, 2, "0123456789", 10);
@@ -763,7 +736,7 @@ START_TEST(writer_validates_frames)
     ck_assert_int_eq(memcmp(got, buf, n), 0);
     free(got);
     fx_close(&a);
-    rm_dir(dir);
+    tu_remove_dir(dir);
 }
 END_TEST
 

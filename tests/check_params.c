@@ -140,6 +140,22 @@ START_TEST(expect_catches_typos)
 }
 END_TEST
 
+START_TEST(expect_prefix_families)
+{
+    static const char *const known[] = {"file", "define.*", NULL};
+    tusk_params_t *p = parse_ok("file = x\ndefine.NSEG = 36\ndefine.x = 1\n");
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_params_expect(p, known, &err), TUSK_OK);
+    tusk_params_set(p, "define.", "2", &err); /* the prefix alone is no member */
+    ck_assert_int_eq(tusk_params_expect(p, known, &err), TUSK_EPARAM);
+    ck_assert_str_eq(err.message, "unknown parameter 'define.' (known: file, define.*)");
+    tusk_params_destroy(&p);
+    p = parse_ok("defines.X = 1\n");
+    ck_assert_int_eq(tusk_params_expect(p, known, &err), TUSK_EPARAM);
+    tusk_params_destroy(&p);
+}
+END_TEST
+
 START_TEST(save_load_round_trip)
 {
     char *path = tu_temp_path();
@@ -244,6 +260,7 @@ int main(void)
     tc = tcase_create("access");
     tcase_add_test(tc, typed_access);
     tcase_add_test(tc, expect_catches_typos);
+    tcase_add_test(tc, expect_prefix_families);
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
     tcase_add_test(tc, save_load_round_trip);

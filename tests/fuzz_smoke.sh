@@ -62,6 +62,8 @@ cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
 # fuzz_wire seeds: a selector byte (even: data header, odd: control text).
 { printf '\000TSKD\001\000\002\000\001\000\000\000'; head -c 36 /dev/zero; } >"$tmp/text/wire-header"
+# fuzz_cl_cache seed: odd selector, a made-up program binary (round trip).
+printf '\001\177ELF\002\001\001 a program binary' >"$tmp/text/cl-cache-binary"
 printf '\001HEARTBEAT state=running in_buffers=3 sent:1:0=7 message=a%%20b' >"$tmp/text/wire-control"
 set -- "$tmp"/corpus/*.adf "$tmp"/text/*
 echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
@@ -73,7 +75,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
-targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire"
+targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done
@@ -94,7 +96,7 @@ for t in $targets; do
     dir=$tmp/run-$t
     case $t in
     fuzz_decoders) cp -R "$tmp/decoders" "$dir" ;; # a selector byte, then a payload
-    fuzz_params | fuzz_topology | fuzz_wire) cp -R "$tmp/text" "$dir" ;;
+    fuzz_params | fuzz_topology | fuzz_wire | fuzz_cl_cache) cp -R "$tmp/text" "$dir" ;;
     *) cp -R "$tmp/corpus" "$dir" ;;
     esac
     mkdir "$tmp/art-$t"

@@ -1,6 +1,7 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,31 @@ char *tu_temp_path(void)
     ck_assert_int_ge(fd, 0);
     close(fd);
     return path;
+}
+
+void tu_make_dir(char *dir, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    ck_assert_int_lt(snprintf(dir, size, "%s/tusk-test-XXXXXX", tmp), (int)size);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+void tu_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        ck_assert_int_eq(unlink(p), 0);
+    }
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 
 void tu_assert_error_at(int code, const char *message, int expect_code, const char *needle, const char *file,

@@ -37,6 +37,11 @@ size_t tu_make_frames(uint8_t *buf, size_t cap, unsigned n, size_t max_payload, 
  * and unlinks. */
 char *tu_temp_path(void);
 
+/* A temporary folder (mkdtemp in $TMPDIR or /tmp) into dir, and its
+ * removal with the files in it (no subfolders). */
+void tu_make_dir(char *dir, size_t size);
+void tu_remove_dir(const char *dir);
+
 /* Run a suite and return the process exit status (0 when all passed). */
 int tu_run(Suite *s);
 

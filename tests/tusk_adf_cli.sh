@@ -9,54 +9,11 @@
 set -eu
 
 top_builddir=${top_builddir:-.}
-tusk=$top_builddir/tusk-adf
-[ -x "$tusk" ] || { echo "tusk_adf_cli: FAIL: $tusk not built" >&2; exit 1; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-adf-cli.XXXXXX") || { echo "tusk_adf_cli: mktemp failed" >&2; exit 1; }
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-steps=0
-step() {
-    steps=$((steps + 1))
-    echo "tusk_adf_cli: [$steps] $*"
-}
-
-fail() {
-    echo "tusk_adf_cli: FAIL: $*" >&2
-    exit 1
-}
-
-# run CMD...: stdout into $tmp/out, stderr into $tmp/err, status into $rc.
-run() {
-    rc=0
-    "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-}
-
-show() {
-    echo "--- command stdout:" >&2
-    head -n 40 "$tmp/out" >&2
-    echo "--- command stderr:" >&2
-    head -n 40 "$tmp/err" >&2
-}
-
-expect_status() { # expected status, what
-    if [ "$rc" -ne "$1" ]; then
-        show
-        fail "$2: exit status $rc, expected $1"
-    fi
-}
-
-expect_in() { # file (out or err or both), text, what
-    case $1 in
-    both) cat "$tmp/out" "$tmp/err" >"$tmp/both" ;;
-    esac
-    if ! grep -F -e "$2" "$tmp/$1" >/dev/null; then
-        show
-        fail "$3: no '$2' in its $1"
-    fi
-}
+name=tusk_adf_cli
+tool=$top_builddir/tusk-adf
+tusk=$tool
+# shellcheck source=tests/cli_lib.sh
+. "${abs_top_srcdir:-${top_srcdir:-..}}/tests/cli_lib.sh"
 
 file_size() { wc -c <"$1" | tr -d ' '; }
 

@@ -18,7 +18,11 @@ enum tusk_status {
     TUSK_ETOPOLOGY = -5, /* the topology is malformed or inconsistent */
     TUSK_ELOAD = -6,     /* an actor library could not be found or loaded */
     TUSK_EABI = -7,      /* an actor library was built for another ABI */
-    TUSK_EACTOR = -8     /* an actor hook reported a failure */
+    TUSK_EACTOR = -8,    /* an actor hook reported a failure */
+    TUSK_ECL = -9,       /* an OpenCL call failed (libtusk-cl) */
+    TUSK_ENODEV = -10,   /* no OpenCL device matches the selection */
+    TUSK_EBUILD = -11,   /* an OpenCL program did not build (the log is in the message) */
+    TUSK_ELIMIT = -12    /* a request exceeds a device limit */
 };
 
 #define TUSK_ERROR_MESSAGE_MAX 1024

@@ -64,7 +64,8 @@ int tusk_params_bool(const tusk_params_t *params, const char *key, bool fallback
 
 /* TUSK_EPARAM if a key is not in the NULL-terminated list `known` (the
  * host-added actor, instance and instances are always accepted): catches
- * misspelt parameters instead of silently using defaults. */
+ * misspelt parameters instead of silently using defaults. An entry ending
+ * in '*' accepts every key that starts with what precedes it. */
 int tusk_params_expect(const tusk_params_t *params, const char *const *known, tusk_error_t *err);
 
 #ifdef __cplusplus

@@ -1,0 +1,299 @@
+/* cl.h - libtusk-cl, the OpenCL device layer shared by every actor that
+ * runs a kernel (PSA, tracking).
+ *
+ * It does once, and right, what each such actor needs:
+ *   - choose a device from a setting (topology parameter `device`, or the
+ *     environment's TUSK_CL_DEVICE): gpu, cpu, any, an index, a name;
+ *   - build programs from sources embedded in the library, with build
+ *     options and -D constants, reporting the device and the build log;
+ *   - cache program binaries per device, driver, source and options;
+ *   - create buffers checked against device limits, pinned host buffers;
+ *   - time kernels with profiling events.
+ *
+ * Functions return TUSK_OK or a negative tusk status (error.h) and fill a
+ * tusk_error_t whose message names the OpenCL call, its error code by name
+ * (CL_INVALID_VALUE), the device and the object concerned.
+ *
+ * Targets the OpenCL 1.2 API and OpenCL C 1.2, which both PoCL (the CI
+ * device) and NVIDIA's driver accept; an extension is used only after
+ * checking for it at run time. */
+#ifndef TUSK_CL_H
+#define TUSK_CL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tusk/error.h>
+#include <tusk/params.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- error codes ------------------------------------------------------ */
+
+/* "CL_INVALID_VALUE" for -30; "CL_UNKNOWN_ERROR" for a code not in the
+ * OpenCL 1.2-3.0 and common extension tables. */
+const char *tusk_cl_strerror(cl_int code);
+
+/* If rc is not CL_SUCCESS: fill err with TUSK_ECL and "WHAT: CL_NAME (rc)"
+ * (WHAT formatted from fmt) and return TUSK_ECL; else return TUSK_OK. */
+int tusk_cl_check(cl_int rc, tusk_error_t *err, const char *fmt, ...) TUSK_PRINTF(3, 4);
+
+/* ---- devices ------------------------------------------------------------ */
+
+#define TUSK_CL_TEXT_MAX 256
+
+/* What tusk knows of one device (tusk-cl list prints it). */
+typedef struct tusk_cl_device_info {
+    size_t index;                 /* position in the host's device list */
+    unsigned platform_index;      /* clGetPlatformIDs order */
+    unsigned device_index;        /* clGetDeviceIDs order within the platform */
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_device_type type;          /* CL_DEVICE_TYPE_GPU/CPU/ACCELERATOR/... */
+    char platform_name[TUSK_CL_TEXT_MAX];
+    char platform_version[TUSK_CL_TEXT_MAX];
+    char name[TUSK_CL_TEXT_MAX];
+    char vendor[TUSK_CL_TEXT_MAX];
+    char driver_version[TUSK_CL_TEXT_MAX];
+    char version[TUSK_CL_TEXT_MAX];   /* CL_DEVICE_VERSION ("OpenCL 3.0 CUDA") */
+    char c_version[TUSK_CL_TEXT_MAX]; /* CL_DEVICE_OPENCL_C_VERSION */
+    cl_uint compute_units;
+    cl_uint max_clock_mhz;
+    cl_ulong global_mem;          /* bytes */
+    cl_ulong local_mem;           /* bytes */
+    cl_ulong max_alloc;           /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    cl_ulong max_constant;        /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
+    size_t max_work_group_size;
+    cl_uint address_bits;
+    size_t timer_resolution_ns;   /* CL_DEVICE_PROFILING_TIMER_RESOLUTION */
+    bool available;
+    bool compiler_available;
+    bool unified_memory;          /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    bool fp64;                    /* cl_khr_fp64 */
+    bool int64_atomics;           /* cl_khr_int64_base_atomics */
+    const char *extensions;       /* space-separated; owned by the list */
+} tusk_cl_device_info_t;
+
+/* "GPU", "CPU", "accelerator", "custom", "default" or "other". */
+const char *tusk_cl_device_type_name(cl_device_type type);
+
+/* True if the space-separated extension list names `ext` exactly. */
+bool tusk_cl_has_extension(const tusk_cl_device_info_t *info, const char *ext);
+
+typedef struct tusk_cl_devices tusk_cl_devices_t;
+
+/* Every device of every platform the ICD loader knows. A host with no
+ * platform at all gives an empty list (not an error). */
+int tusk_cl_devices_new(tusk_cl_devices_t **out, tusk_error_t *err);
+/* An empty list to fill with tusk_cl_devices_add (tests, tools). */
+tusk_cl_devices_t *tusk_cl_devices_new_empty(void);
+/* Append a copy of `info` (its index is set to the list position). */
+int tusk_cl_devices_add(tusk_cl_devices_t *devs, const tusk_cl_device_info_t *info, tusk_error_t *err);
+void tusk_cl_devices_destroy(tusk_cl_devices_t **devs);
+size_t tusk_cl_devices_count(const tusk_cl_devices_t *devs);
+const tusk_cl_device_info_t *tusk_cl_devices_get(const tusk_cl_devices_t *devs, size_t i);
+
+/* ---- device selection ---------------------------------------------------
+ *
+ * A selection string is one of
+ *   any          the first GPU, else the first device of any type (default)
+ *   gpu  cpu  accelerator
+ *                the first device of that type
+ *   N            device N of the host's list (the index tusk-cl list shows)
+ *   P.D          device D of platform P
+ *   TEXT         the first device whose name, vendor or platform name
+ *                contains TEXT, ignoring case ("H100", "pthread", "nvidia")
+ * and any form but N and P.D takes a suffix
+ *   :K           the K-th (0-based) matching device instead of the first
+ *                ("gpu:1", the second GPU of the host)
+ *   :instance    the (instance mod count)-th matching device, so that the
+ *                instances of a load-shared actor spread over the GPUs
+ */
+
+enum tusk_cl_match {
+    TUSK_CL_MATCH_ANY,
+    TUSK_CL_MATCH_GPU,
+    TUSK_CL_MATCH_CPU,
+    TUSK_CL_MATCH_ACCELERATOR,
+    TUSK_CL_MATCH_INDEX,           /* `index` */
+    TUSK_CL_MATCH_PLATFORM_DEVICE, /* `platform`, `device` */
+    TUSK_CL_MATCH_NAME             /* `name` */
+};
+
+#define TUSK_CL_NTH_INSTANCE (-1)
+
+typedef struct tusk_cl_spec {
+    enum tusk_cl_match match;
+    int nth;                  /* which match, 0-based, or TUSK_CL_NTH_INSTANCE */
+    size_t index;
+    unsigned platform, device;
+    char name[TUSK_CL_TEXT_MAX];
+} tusk_cl_spec_t;
+
+/* Parse a selection string (TUSK_EINVAL with the reason on bad text). */
+int tusk_cl_spec_parse(const char *text, tusk_cl_spec_t *spec, tusk_error_t *err);
+
+/* The selection in effect: `setting` when given and not empty, else
+ * $TUSK_CL_DEVICE when set and not empty, else "any". */
+const char *tusk_cl_device_setting(const char *setting);
+
+/* Choose a device of `devs` for `spec`; `instance` stands in for
+ * ":instance". TUSK_ENODEV when nothing matches, with a message that
+ * lists the devices there are. */
+int tusk_cl_select(const tusk_cl_devices_t *devs, const tusk_cl_spec_t *spec, unsigned instance, size_t *chosen,
+                   tusk_error_t *err);
+
+/* ---- a device in use: context and queue --------------------------------- */
+
+typedef struct tusk_cl_config {
+    const char *device;        /* selection string; NULL: tusk_cl_device_setting(NULL) */
+    unsigned instance;         /* for ":instance" */
+    const char *build_options; /* added to every program's options (may be NULL) */
+    const char *cache_dir;     /* NULL: $TUSK_CL_CACHE_DIR, else $XDG_CACHE_HOME/tusk,
+                                  else $HOME/.cache/tusk */
+    bool no_cache;             /* no binary cache (also TUSK_CL_CACHE=off) */
+} tusk_cl_config_t;
+
+typedef struct tusk_cl tusk_cl_t;
+
+/* Select a device, create its context and one in-order queue with
+ * profiling enabled. */
+int tusk_cl_new(tusk_cl_t **out, const tusk_cl_config_t *config, tusk_error_t *err);
+
+/* The same from an actor's parameters (add TUSK_CL_PARAM_KEYS to the
+ * actor's tusk_params_expect list):
+ *   device        selection string (default: $TUSK_CL_DEVICE, else any)
+ *   cl.options    build options for every program
+ *   cl.cache      on/off, the program-binary cache (default on)
+ *   cl.define.X   adds -DX=VALUE to every program's options
+ * and the host's `instance` for ":instance". */
+#define TUSK_CL_PARAM_KEYS "device", "cl.options", "cl.cache", "cl.define.*"
+int tusk_cl_new_from_params(tusk_cl_t **out, const tusk_params_t *params, tusk_error_t *err);
+
+void tusk_cl_destroy(tusk_cl_t **cl);
+
+const tusk_cl_device_info_t *tusk_cl_device(const tusk_cl_t *cl);
+cl_context tusk_cl_context(const tusk_cl_t *cl);
+cl_command_queue tusk_cl_queue(const tusk_cl_t *cl);
+/* "NAME (PLATFORM, driver VERSION)" for logs. */
+const char *tusk_cl_describe(const tusk_cl_t *cl);
+
+/* ---- programs ------------------------------------------------------------ */
+
+/* Append " -DNAME=VALUE" (or " -DNAME" when value is NULL) to the
+ * NUL-terminated options in buf. NAME must be a C identifier and VALUE a
+ * non-empty word without spaces, quotes or backslashes (TUSK_EINVAL);
+ * TUSK_ELIMIT when buf is too small (buf is then unchanged). */
+int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, tusk_error_t *err);
+
+/* Build `source` (`size` bytes; `name` names it in messages) for cl's
+ * device with cl's options followed by `options` (may be NULL). A cached
+ * binary for the same device, driver, source and options is used when
+ * there is one; a successful source build is added to the cache.
+ * TUSK_EBUILD on a compile error: the message names the program and the
+ * device and carries the build log (as much as fits; the whole log is
+ * kept, see tusk_cl_build_log). */
+int tusk_cl_program_build(tusk_cl_t *cl, const char *name, const char *source, size_t size, const char *options,
+                          cl_program *out, tusk_error_t *err);
+
+/* The complete log of the last build on cl ("" when none). */
+const char *tusk_cl_build_log(const tusk_cl_t *cl);
+
+/* clCreateKernel with an error that names the kernel and the program. */
+int tusk_cl_kernel_new(tusk_cl_t *cl, cl_program program, const char *kernel_name, cl_kernel *out,
+                       tusk_error_t *err);
+
+typedef struct tusk_cl_cache_stats {
+    unsigned long hits;       /* programs built from a cached binary */
+    unsigned long misses;     /* programs built from source */
+    unsigned long stores;     /* binaries written to the cache */
+    unsigned long rejected;   /* cache files refused: other key, corrupt, or failing to build */
+} tusk_cl_cache_stats_t;
+
+void tusk_cl_cache_stats(const tusk_cl_t *cl, tusk_cl_cache_stats_t *stats);
+/* The cache folder in use, or NULL when the cache is off. */
+const char *tusk_cl_cache_dir(const tusk_cl_t *cl);
+
+/* ---- memory ---------------------------------------------------------------- */
+
+/* clCreateBuffer after checking `size` against the device's maximum
+ * allocation and against its global memory less what this tusk_cl_t has
+ * already allocated: TUSK_ELIMIT with a message naming `what`, the size and
+ * the limit, instead of a driver failure later. */
+int tusk_cl_buffer_new(tusk_cl_t *cl, const char *what, cl_mem_flags flags, size_t size, void *host_ptr,
+                       cl_mem *out, tusk_error_t *err);
+/* Release a buffer made by tusk_cl_buffer_new; *mem becomes NULL. */
+void tusk_cl_buffer_release(tusk_cl_t *cl, cl_mem *mem);
+/* Bytes currently allocated through tusk_cl_buffer_new. */
+size_t tusk_cl_allocated(const tusk_cl_t *cl);
+
+/* Pinned host memory for streaming: a buffer allocated by the driver in
+ * page-locked host memory (CL_MEM_ALLOC_HOST_PTR) and mapped once; copies
+ * between it and device buffers go at DMA speed. */
+typedef struct tusk_cl_pinned tusk_cl_pinned_t;
+int tusk_cl_pinned_new(tusk_cl_t *cl, const char *what, size_t size, tusk_cl_pinned_t **out, tusk_error_t *err);
+void tusk_cl_pinned_destroy(tusk_cl_pinned_t **pinned);
+void *tusk_cl_pinned_ptr(const tusk_cl_pinned_t *pinned);
+cl_mem tusk_cl_pinned_mem(const tusk_cl_pinned_t *pinned);
+size_t tusk_cl_pinned_size(const tusk_cl_pinned_t *pinned);
+
+/* ---- kernels and timing ---------------------------------------------------- */
+
+/* Kernel time statistics from profiling events (the queue of a tusk_cl_t
+ * has CL_QUEUE_PROFILING_ENABLE); actors print them in their statistics. */
+typedef struct tusk_cl_timing {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+} tusk_cl_timing_t;
+
+void tusk_cl_timing_reset(tusk_cl_timing_t *timing);
+/* Add the START..END time of a completed event (waits for it). */
+int tusk_cl_timing_add(tusk_cl_timing_t *timing, cl_event event, tusk_error_t *err);
+/* "N runs, mean X ms, min X ms, max X ms, total X ms" */
+void tusk_cl_timing_format(const tusk_cl_timing_t *timing, char *buf, size_t cap);
+
+/* clEnqueueNDRangeKernel on cl's queue (local may be NULL); when timing is
+ * not NULL, waits for the kernel and adds its time. The error names the
+ * kernel and the sizes. */
+int tusk_cl_run(tusk_cl_t *cl, cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
+                tusk_cl_timing_t *timing, tusk_error_t *err);
+
+/* ---- self-test ------------------------------------------------------------- */
+
+/* A grid-search kernel in miniature (PSA's shape: for each signal, the
+ * chi-square against every basis signal in local memory, the best one, a
+ * histogram with atomics, a 64-bit checksum with int64 atomics where the
+ * device has them and a per-group fallback elsewhere), run on cl's device
+ * and compared with the same computation on the CPU. */
+typedef struct tusk_cl_selftest_result {
+    size_t signals;
+    uint64_t seed;
+    double max_rel_error;     /* chi-square of the device vs the CPU */
+    size_t argmin_mismatches; /* device's best basis not within tolerance of the CPU's best */
+    size_t histogram_mismatches;
+    bool checksum_ok;
+    bool int64_atomics_used;
+    double device_ms;         /* kernel time from profiling events */
+    double cpu_ms;
+    bool passed;
+} tusk_cl_selftest_result_t;
+
+/* Run the self-test on `signals` random signals from `seed`. Returns
+ * TUSK_OK when it ran (result->passed says whether device and CPU
+ * agreed), or the OpenCL error that stopped it. */
+int tusk_cl_selftest(tusk_cl_t *cl, size_t signals, uint64_t seed, tusk_cl_selftest_result_t *result,
+                     tusk_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

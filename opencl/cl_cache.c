@@ -1,0 +1,258 @@
+/* cl_cache.c - the program-binary cache.
+ *
+ * A cache file DIR/cl-HASH.bin holds (little-endian, decoded byte by byte):
+ *   "TUSKCLB1"                      8 bytes, magic and format version
+ *   u32 key length,    key text     device, platform, driver, options
+ *   u64 source length, source text  the whole program source
+ *   u64 binary length, binary       what clGetProgramInfo(BINARIES) gave
+ *   u64 FNV-1a of all bytes before  catches truncated or damaged files
+ * HASH only spreads files; a binary is used only when the stored key and
+ * source equal the current ones byte for byte, so a changed source,
+ * option or driver never gets a stale binary. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cl_private.h"
+
+static const char magic[8] = {'T', 'U', 'S', 'K', 'C', 'L', 'B', '1'};
+
+/* The file is read whole; refuse absurd sizes (a program binary is MBs). */
+#define CACHE_FILE_MAX ((size_t)1 << 30)
+
+uint64_t tusk_cl_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+#define FNV_SEED 0xcbf29ce484222325ULL
+
+#define KEY_FORMAT                                                                                 \
+    "tusk-cl-cache 1\nplatform=%s\nplatform_version=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"              \
+    "device_version=%s\nc_version=%s\naddress_bits=%u\noptions=%s\n"
+#define KEY_ARGS(i, o)                                                                             \
+    (i)->platform_name, (i)->platform_version, (i)->name, (i)->vendor, (i)->driver_version, (i)->version, \
+        (i)->c_version, (i)->address_bits, (o)
+
+char *tusk_cl_cache_key(const tusk_cl_device_info_t *info, const char *options)
+{
+    int n = snprintf(NULL, 0, KEY_FORMAT, KEY_ARGS(info, options));
+    if (n < 0)
+        return NULL;
+    char *key = malloc((size_t)n + 1);
+    if (key)
+        snprintf(key, (size_t)n + 1, KEY_FORMAT, KEY_ARGS(info, options));
+    return key;
+}
+
+char *tusk_cl_cache_path(const char *dir, const char *key, const char *source, size_t size)
+{
+    uint64_t h = tusk_cl_fnv1a(FNV_SEED, key, strlen(key));
+    h = tusk_cl_fnv1a(h, source, size);
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s/cl-%016llx.bin", dir, (unsigned long long)h);
+    return path;
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++, v >>= 8)
+        p[i] = (unsigned char)(v & 0xff);
+}
+
+/* One length-prefixed field at *at: a `width`-byte length, then that many
+ * bytes; false when either runs past n. */
+static bool take_field(const unsigned char *data, size_t n, size_t *at, int width, const unsigned char **field,
+                       uint64_t *len)
+{
+    if (n - *at < (size_t)width)
+        return false;
+    *len = get_le(data + *at, width);
+    *at += (size_t)width;
+    if (*len > n - *at)
+        return false;
+    *field = data + *at;
+    *at += (size_t)*len;
+    return true;
+}
+
+int tusk_cl_cache_parse(const unsigned char *data, size_t n, const char *key, const char *source, size_t size,
+                        const unsigned char **binary, size_t *binary_size)
+{
+    const unsigned char *k, *s, *b;
+    uint64_t klen, slen, blen;
+    size_t at = sizeof magic;
+    if (n < sizeof magic || memcmp(data, magic, sizeof magic) != 0 || !take_field(data, n, &at, 4, &k, &klen) ||
+        !take_field(data, n, &at, 8, &s, &slen) || !take_field(data, n, &at, 8, &b, &blen) || blen == 0 ||
+        n - at != 8 || get_le(data + at, 8) != tusk_cl_fnv1a(FNV_SEED, data, at))
+        return -1;
+    if (klen != strlen(key) || memcmp(k, key, (size_t)klen) != 0 || slen != size || memcmp(s, source, size) != 0)
+        return -1;
+    *binary = b;
+    *binary_size = (size_t)blen;
+    return 1;
+}
+
+int tusk_cl_cache_load(const char *path, const char *key, const char *source, size_t size, unsigned char **binary,
+                       size_t *binary_size)
+{
+    *binary = NULL;
+    *binary_size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    struct stat stt;
+    if (fstat(fileno(f), &stt) != 0 || stt.st_size <= 0 || (uint64_t)stt.st_size > CACHE_FILE_MAX) {
+        fclose(f);
+        return -1;
+    }
+    size_t n = (size_t)stt.st_size;
+    unsigned char *data = malloc(n);
+    int rc = -1;
+    if (data && fread(data, 1, n, f) == n) {
+        const unsigned char *b;
+        size_t bn;
+        if (tusk_cl_cache_parse(data, n, key, source, size, &b, &bn) == 1 && (*binary = malloc(bn))) {
+            memcpy(*binary, b, bn);
+            *binary_size = bn;
+            rc = 1;
+        }
+    }
+    free(data);
+    fclose(f);
+    return rc;
+}
+
+unsigned char *tusk_cl_cache_encode(const char *key, const char *source, size_t size, const unsigned char *binary,
+                                    size_t binary_size, size_t *total_size)
+{
+    size_t klen = strlen(key);
+    if (klen > UINT32_MAX || binary_size == 0 || size > CACHE_FILE_MAX || binary_size > CACHE_FILE_MAX ||
+        klen > CACHE_FILE_MAX)
+        return NULL;
+    size_t total = sizeof magic + 4 + klen + 8 + size + 8 + binary_size + 8;
+    if (total > CACHE_FILE_MAX)
+        return NULL;
+    unsigned char *data = malloc(total);
+    if (!data)
+        return NULL;
+    size_t at = 0;
+    memcpy(data, magic, sizeof magic);
+    at += sizeof magic;
+    put_le(data + at, klen, 4);
+    at += 4;
+    memcpy(data + at, key, klen);
+    at += klen;
+    put_le(data + at, size, 8);
+    at += 8;
+    memcpy(data + at, source, size);
+    at += size;
+    put_le(data + at, binary_size, 8);
+    at += 8;
+    memcpy(data + at, binary, binary_size);
+    at += binary_size;
+    put_le(data + at, tusk_cl_fnv1a(FNV_SEED, data, at), 8);
+    *total_size = total;
+    return data;
+}
+
+bool tusk_cl_cache_store(const char *dir, const char *path, const char *key, const char *source, size_t size,
+                         const unsigned char *binary, size_t binary_size)
+{
+    size_t total = 0;
+    unsigned char *data = tusk_cl_cache_encode(key, source, size, binary, binary_size, &total);
+    if (!data)
+        return false;
+
+    /* Write a temporary file and rename it: instances building the same
+     * program at once each see a whole file or none. */
+    size_t tn = strlen(dir) + 16;
+    char *tmp = malloc(tn);
+    bool ok = false;
+    if (tmp) {
+        snprintf(tmp, tn, "%s/.cl-XXXXXX", dir);
+        int fd = mkstemp(tmp);
+        if (fd >= 0) {
+            size_t done = 0;
+            while (done < total) {
+                ssize_t w = write(fd, data + done, total - done);
+                if (w < 0 && errno == EINTR)
+                    continue;
+                if (w <= 0)
+                    break;
+                done += (size_t)w;
+            }
+            ok = close(fd) == 0 && done == total && rename(tmp, path) == 0;
+            if (!ok)
+                unlink(tmp);
+        }
+        free(tmp);
+    }
+    free(data);
+    return ok;
+}
+
+/* mkdir -p with mode 0700 (the cache is per user). */
+static bool make_dirs(char *path)
+{
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            int rc = mkdir(path, 0700);
+            *p = c;
+            if (rc != 0 && errno != EEXIST)
+                return false;
+            if (c == '\0')
+                break;
+        }
+    }
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+}
+
+char *tusk_cl_cache_resolve_dir(const char *configured)
+{
+    char *dir = NULL;
+    const char *env;
+    if (configured && *configured)
+        dir = strdup(configured);
+    else if ((env = getenv("TUSK_CL_CACHE_DIR")) && *env)
+        dir = strdup(env);
+    else {
+        const char *base = getenv("XDG_CACHE_HOME");
+        const char *sub = "/tusk";
+        if (!base || base[0] != '/') { /* XDG: a relative value is to be ignored */
+            base = getenv("HOME");
+            sub = "/.cache/tusk";
+        }
+        if (!base || !*base)
+            return NULL;
+        size_t n = strlen(base) + strlen(sub) + 1;
+        if ((dir = malloc(n)))
+            snprintf(dir, n, "%s%s", base, sub);
+    }
+    if (dir && !make_dirs(dir)) {
+        free(dir);
+        dir = NULL;
+    }
+    return dir;
+}

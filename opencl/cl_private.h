@@ -1,0 +1,62 @@
+/* cl_private.h - what the files of libtusk-cl share and tests may reach. */
+#ifndef TUSK_CL_PRIVATE_H
+#define TUSK_CL_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tusk/cl.h"
+
+struct tusk_cl_devices {
+    tusk_cl_device_info_t *items;
+    char **extensions; /* owned copies, one per item */
+    size_t n, cap;
+};
+
+struct tusk_cl {
+    tusk_cl_device_info_t info; /* extensions points into ext_copy */
+    char *ext_copy;
+    cl_context context;
+    cl_command_queue queue;
+    char *options;              /* the build options of every program */
+    char *cache_dir;            /* NULL: cache off */
+    char *build_log;            /* the last build's complete log */
+    char describe[3 * TUSK_CL_TEXT_MAX + 32];
+    size_t allocated;
+    tusk_cl_cache_stats_t cache;
+};
+
+/* Query one device's properties into info (platform/device indexes and
+ * handles must already be set); *extensions receives a malloc'd copy. */
+int tusk_cl_query_device(tusk_cl_device_info_t *info, char **extensions, tusk_error_t *err);
+
+/* cl_cache.c. The key text names everything a binary depends on: the
+ * device, its platform and driver versions, the options; the source
+ * itself is stored and compared in full, so a stale binary is never used. */
+char *tusk_cl_cache_key(const tusk_cl_device_info_t *info, const char *options);
+/* The cache file for (key, source): DIR/HEX.bin (malloc'd). */
+char *tusk_cl_cache_path(const char *dir, const char *key, const char *source, size_t size);
+/* Load a binary stored for exactly (key, source): 1 and *binary and *binary_size
+ * (malloc'd) when found, 0 when absent, -1 when the file is there but is
+ * for another key/source or corrupt. */
+int tusk_cl_cache_load(const char *path, const char *key, const char *source, size_t size, unsigned char **binary,
+                       size_t *binary_size);
+/* Check a cache file's bytes against (key, source): 1 and the binary
+ * (pointing into data) when they match, -1 otherwise. Fuzzed. */
+int tusk_cl_cache_parse(const unsigned char *data, size_t n, const char *key, const char *source, size_t size,
+                        const unsigned char **binary, size_t *binary_size);
+/* The bytes of a cache file (malloc'd), NULL when too large or no memory. */
+unsigned char *tusk_cl_cache_encode(const char *key, const char *source, size_t size, const unsigned char *binary,
+                                    size_t binary_size, size_t *total_size);
+/* Store atomically (temporary file + rename); failures are not errors
+ * (the cache is an optimisation), the result says whether it was written. */
+bool tusk_cl_cache_store(const char *dir, const char *path, const char *key, const char *source, size_t size,
+                         const unsigned char *binary, size_t binary_size);
+/* The folder from config / environment, created if missing; NULL if none
+ * can be used. */
+char *tusk_cl_cache_resolve_dir(const char *configured);
+
+uint64_t tusk_cl_fnv1a(uint64_t h, const void *data, size_t n);
+
+#endif
