@@ -24,7 +24,7 @@ die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
 packages=(build-essential autoconf automake libtool pkg-config
           libzmq3-dev libxml2-dev check
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          valgrind clang libclang-rt-dev iproute2)
+          valgrind clang libclang-rt-dev iproute2 gnuplot-nox)
 
 install_missing() {
     local missing=() p

@@ -39,6 +39,14 @@ static inline float adf_get_f32(const uint8_t *p)
     return f;
 }
 
+static inline double adf_get_f64(const uint8_t *p)
+{
+    uint64_t u = adf_get_u64(p);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 static inline void adf_put_u16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)v;
@@ -71,6 +79,13 @@ static inline void adf_put_f32(uint8_t *p, float f)
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     adf_put_u32(p, u);
+}
+
+static inline void adf_put_f64(uint8_t *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    adf_put_u64(p, u);
 }
 
 #endif

@@ -144,7 +144,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_topology_one(data, size);
     fuzz_wire_one(data, size);
     fuzz_cl_cache_one(data, size);
-    run->executions += 7;
+    fuzz_basis_one(data, size);
+    run->executions += 8;
 }
 
 /* The whole input and its prefixes. */

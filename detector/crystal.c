@@ -1,0 +1,406 @@
+/* crystal.c - crystal configuration and geometry: which points are
+ * germanium, which segment they belong to, which contact bounds them. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tusk/crystal.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+struct det_crystal {
+    det_config_t cfg;
+    double ring_start[DET_MAX_RINGS + 1]; /* z of each ring's front, and the back */
+    double sector_width;                  /* radians */
+    double offset;                        /* radians */
+};
+
+void det_config_default(det_config_t *cfg)
+{
+    static const double rings[6] = {8, 13, 15, 18, 18, 18};
+    memset(cfg, 0, sizeof *cfg);
+    cfg->shape = DET_SHAPE_COAX;
+    cfg->radius = 40.0;
+    cfg->length = 90.0;
+    cfg->hole_radius = 5.0;
+    cfg->hole_front = 13.0;
+    cfg->rings = 6;
+    cfg->sectors = 6;
+    memcpy(cfg->ring_thickness, rings, sizeof rings);
+    cfg->sector_offset_deg = 0.0;
+    cfg->impurity_front = 1.0;
+    cfg->impurity_back = 0.5;
+    cfg->bias = 4500.0;
+    cfg->field_grid = 1.0;
+    cfg->basis_grid = 2.0;
+    cfg->samples = 60;
+    cfg->sample_ns = 10.0;
+    cfg->step_ns = 1.0;
+    cfg->preamp_rise_ns = 30.0;
+    cfg->symmetry = false;
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+static int number(const tusk_params_t *p, const char *key, double *v, tusk_error_t *err)
+{
+    return tusk_params_double(p, key, *v, v, err);
+}
+
+static int count(const tusk_params_t *p, const char *key, unsigned *v, tusk_error_t *err)
+{
+    uint64_t x = *v;
+    int st = tusk_params_u64(p, key, *v, &x, err);
+    if (!st && x > 1000000)
+        st = tusk_error_set(err, TUSK_EPARAM, "parameter '%s': %llu is too large", key, (unsigned long long)x);
+    if (!st)
+        *v = (unsigned)x;
+    return st;
+}
+
+static int thicknesses(const char *text, det_config_t *cfg, tusk_error_t *err)
+{
+    unsigned n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || !isfinite(v))
+            return tusk_error_set(err, TUSK_EPARAM,
+                                  "parameter 'ring_thickness': expected comma-separated lengths in mm, got '%s'",
+                                  text);
+        if (n == DET_MAX_RINGS)
+            return tusk_error_set(err, TUSK_EPARAM, "parameter 'ring_thickness': more than %d rings",
+                                  DET_MAX_RINGS);
+        cfg->ring_thickness[n++] = v;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return tusk_error_set(err, TUSK_EPARAM,
+                                  "parameter 'ring_thickness': expected ',' after %g in '%s'", v, text);
+    }
+    if (n == 0)
+        return tusk_error_set(err, TUSK_EPARAM, "parameter 'ring_thickness' is empty");
+    cfg->rings = n;
+    return TUSK_OK;
+}
+
+int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err)
+{
+    static const char *const known[] = {
+        "shape",          "radius",         "length",    "hole_radius", "hole_front", "rings",
+        "sectors",        "ring_thickness", "sector_offset_deg",        "impurity_front", "impurity_back",
+        "bias",           "field_grid",     "basis_grid", "samples",    "sample_ns",  "step_ns",
+        "preamp_rise_ns", "symmetry",       NULL};
+    tusk_params_t *p = tusk_params_new();
+    if (!p)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    int st = tusk_params_parse(p, text, size, origin, err);
+    if (!st)
+        st = tusk_params_expect(p, known, err);
+    const char *shape = tusk_params_get(p, "shape");
+    if (!st && shape && strcmp(shape, "coax") != 0)
+        st = tusk_error_set(err, TUSK_EPARAM, "parameter 'shape': '%s' is not a known shape (coax)", shape);
+    const char *rt = tusk_params_get(p, "ring_thickness");
+    unsigned rings_given = 0;
+    if (!st)
+        st = count(p, "rings", &rings_given, err);
+    if (!st && rt)
+        st = thicknesses(rt, cfg, err);
+    if (!st && rings_given && rings_given != cfg->rings)
+        st = tusk_error_set(err, TUSK_EPARAM, "parameter 'rings' = %u but 'ring_thickness' lists %u rings",
+                            rings_given, cfg->rings);
+    if (!st)
+        st = number(p, "radius", &cfg->radius, err);
+    if (!st)
+        st = number(p, "length", &cfg->length, err);
+    if (!st)
+        st = number(p, "hole_radius", &cfg->hole_radius, err);
+    if (!st)
+        st = number(p, "hole_front", &cfg->hole_front, err);
+    if (!st)
+        st = count(p, "sectors", &cfg->sectors, err);
+    if (!st)
+        st = number(p, "sector_offset_deg", &cfg->sector_offset_deg, err);
+    if (!st)
+        st = number(p, "impurity_front", &cfg->impurity_front, err);
+    if (!st)
+        st = number(p, "impurity_back", &cfg->impurity_back, err);
+    if (!st)
+        st = number(p, "bias", &cfg->bias, err);
+    if (!st)
+        st = number(p, "field_grid", &cfg->field_grid, err);
+    if (!st)
+        st = number(p, "basis_grid", &cfg->basis_grid, err);
+    if (!st)
+        st = count(p, "samples", &cfg->samples, err);
+    if (!st)
+        st = number(p, "sample_ns", &cfg->sample_ns, err);
+    if (!st)
+        st = number(p, "step_ns", &cfg->step_ns, err);
+    if (!st)
+        st = number(p, "preamp_rise_ns", &cfg->preamp_rise_ns, err);
+    if (!st)
+        st = tusk_params_bool(p, "symmetry", cfg->symmetry, &cfg->symmetry, err);
+    tusk_params_destroy(&p);
+    if (!st && (st = det_config_check(cfg, err)))
+        tusk_error_prefix(err, "%s", origin);
+    return st;
+}
+
+int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t n = 0, cap = 0;
+    int st = TUSK_OK;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            char *t = cap <= (1u << 20) ? realloc(text, cap) : NULL;
+            if (!t) {
+                st = tusk_error_set(err, TUSK_EIO, "%s: larger than 1 MiB or out of memory", path);
+                break;
+            }
+            text = t;
+        }
+        size_t got = fread(text + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (!st && ferror(f))
+        st = tusk_error_set(err, TUSK_EIO, "%s: read error", path);
+    fclose(f);
+    if (!st)
+        st = det_config_parse(cfg, text ? text : "", n, path, err);
+    free(text);
+    return st;
+}
+
+int det_config_check(const det_config_t *c, tusk_error_t *err)
+{
+#define BAD(...) return tusk_error_set(err, TUSK_EPARAM, __VA_ARGS__)
+    if (!(c->radius > 0 && c->radius <= 500))
+        BAD("radius %g mm: expected (0, 500]", c->radius);
+    if (!(c->length > 0 && c->length <= 1000))
+        BAD("length %g mm: expected (0, 1000]", c->length);
+    if (!(c->hole_radius > 0 && c->hole_radius < c->radius))
+        BAD("hole_radius %g mm: expected between 0 and the radius (%g)", c->hole_radius, c->radius);
+    if (!(c->hole_front > 0 && c->hole_front < c->length))
+        BAD("hole_front %g mm: the hole must end inside the crystal (0, %g)", c->hole_front, c->length);
+    if (c->rings < 1 || c->rings > DET_MAX_RINGS)
+        BAD("rings %u: expected 1..%d", c->rings, DET_MAX_RINGS);
+    if (c->sectors < 1 || c->sectors > DET_MAX_SECTORS)
+        BAD("sectors %u: expected 1..%d", c->sectors, DET_MAX_SECTORS);
+    double sum = 0;
+    for (unsigned i = 0; i < c->rings; i++) {
+        if (!(c->ring_thickness[i] > 0))
+            BAD("ring_thickness of ring %u is %g mm: expected > 0", i + 1, c->ring_thickness[i]);
+        sum += c->ring_thickness[i];
+    }
+    if (fabs(sum - c->length) > 1e-6 * c->length)
+        BAD("ring thicknesses add up to %g mm, the length is %g mm", sum, c->length);
+    if (!isfinite(c->sector_offset_deg))
+        BAD("sector_offset_deg is not a number");
+    if (!isfinite(c->impurity_front) || !isfinite(c->impurity_back) || fabs(c->impurity_front) > 1000 ||
+        fabs(c->impurity_back) > 1000)
+        BAD("impurities %g, %g (1e10 cm^-3): out of range", c->impurity_front, c->impurity_back);
+    if (!(c->bias > 0 && c->bias <= 10000))
+        BAD("bias %g V: expected (0, 10000]", c->bias);
+    if (!(c->field_grid >= 0.1 && c->field_grid <= c->radius / 4))
+        BAD("field_grid %g mm: expected [0.1, radius/4 = %g]", c->field_grid, c->radius / 4);
+    if (!(c->basis_grid >= 0.1 && c->basis_grid <= c->radius))
+        BAD("basis_grid %g mm: expected [0.1, radius]", c->basis_grid);
+    if (c->samples < 1 || c->samples > 10000)
+        BAD("samples %u: expected 1..10000", c->samples);
+    if (!(c->step_ns > 0 && c->step_ns <= 10))
+        BAD("step_ns %g: expected (0, 10]", c->step_ns);
+    if (!(c->sample_ns >= c->step_ns && c->sample_ns <= 1000))
+        BAD("sample_ns %g: expected [step_ns = %g, 1000]", c->sample_ns, c->step_ns);
+    if (!(c->preamp_rise_ns >= 0 && c->preamp_rise_ns <= 1000))
+        BAD("preamp_rise_ns %g: expected [0, 1000]", c->preamp_rise_ns);
+#undef BAD
+    return TUSK_OK;
+}
+
+size_t det_config_format(const det_config_t *c, char *buf, size_t cap)
+{
+    char rings[DET_MAX_RINGS * 24] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < c->rings; i++)
+        used += (size_t)snprintf(rings + used, sizeof rings - used, "%s%.17g", i ? "," : "", c->ring_thickness[i]);
+    int n = snprintf(buf, cap,
+                     "shape = coax\nradius = %.17g\nlength = %.17g\nhole_radius = %.17g\nhole_front = %.17g\n"
+                     "sectors = %u\nring_thickness = %s\nsector_offset_deg = %.17g\nimpurity_front = %.17g\n"
+                     "impurity_back = %.17g\nbias = %.17g\nfield_grid = %.17g\nbasis_grid = %.17g\n"
+                     "samples = %u\nsample_ns = %.17g\nstep_ns = %.17g\npreamp_rise_ns = %.17g\nsymmetry = %s\n",
+                     c->radius, c->length, c->hole_radius, c->hole_front, c->sectors, rings, c->sector_offset_deg,
+                     c->impurity_front, c->impurity_back, c->bias, c->field_grid, c->basis_grid, c->samples,
+                     c->sample_ns, c->step_ns, c->preamp_rise_ns, c->symmetry ? "on" : "off");
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* ---- the crystal ------------------------------------------------------------ */
+
+int det_crystal_new(det_crystal_t **out, const det_config_t *cfg, tusk_error_t *err)
+{
+    *out = NULL;
+    int st = det_config_check(cfg, err);
+    if (st)
+        return st;
+    det_crystal_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    c->cfg = *cfg;
+    double z = 0;
+    for (unsigned i = 0; i < cfg->rings; i++) {
+        c->ring_start[i] = z;
+        z += cfg->ring_thickness[i];
+    }
+    c->ring_start[cfg->rings] = cfg->length;
+    c->sector_width = 2 * M_PI / cfg->sectors;
+    c->offset = cfg->sector_offset_deg * M_PI / 180;
+    *out = c;
+    return TUSK_OK;
+}
+
+void det_crystal_destroy(det_crystal_t **c)
+{
+    if (c) {
+        free(*c);
+        *c = NULL;
+    }
+}
+
+const det_config_t *det_crystal_config(const det_crystal_t *c)
+{
+    return &c->cfg;
+}
+
+unsigned det_crystal_segments(const det_crystal_t *c)
+{
+    return c->cfg.rings * c->cfg.sectors;
+}
+
+unsigned det_crystal_electrodes(const det_crystal_t *c)
+{
+    return det_crystal_segments(c) + 1;
+}
+
+unsigned det_crystal_core(const det_crystal_t *c)
+{
+    return det_crystal_segments(c);
+}
+
+bool det_crystal_inside(const det_crystal_t *c, double x, double y, double z)
+{
+    const det_config_t *g = &c->cfg;
+    if (z < 0 || z > g->length)
+        return false;
+    double r2 = x * x + y * y;
+    if (r2 > g->radius * g->radius)
+        return false;
+    /* The hole is open to the back and ends hole_front behind the front. */
+    return !(z > g->hole_front && r2 < g->hole_radius * g->hole_radius);
+}
+
+static unsigned sector_of(const det_crystal_t *c, double x, double y)
+{
+    double a = atan2(y, x) - c->offset;
+    a = fmod(a, 2 * M_PI);
+    if (a < 0)
+        a += 2 * M_PI;
+    unsigned s = (unsigned)(a / c->sector_width);
+    return s < c->cfg.sectors ? s : c->cfg.sectors - 1;
+}
+
+static unsigned ring_of(const det_crystal_t *c, double z)
+{
+    for (unsigned i = 1; i < c->cfg.rings; i++)
+        if (z < c->ring_start[i])
+            return i - 1;
+    return c->cfg.rings - 1;
+}
+
+int det_crystal_segment_of(const det_crystal_t *c, double x, double y, double z)
+{
+    if (!det_crystal_inside(c, x, y, z))
+        return -1;
+    return (int)(sector_of(c, x, y) * c->cfg.rings + ring_of(c, z));
+}
+
+unsigned det_crystal_ring_of_segment(const det_crystal_t *c, unsigned segment)
+{
+    return segment % c->cfg.rings;
+}
+
+unsigned det_crystal_sector_of_segment(const det_crystal_t *c, unsigned segment)
+{
+    return segment / c->cfg.rings;
+}
+
+int det_crystal_contact_of(const det_crystal_t *c, double x, double y, double z)
+{
+    const det_config_t *g = &c->cfg;
+    if (det_crystal_inside(c, x, y, z))
+        return -1;
+    double r = sqrt(x * x + y * y);
+    int core = (int)det_crystal_core(c);
+    /* In the hole (its bottom included, and its opening beyond the back):
+     * the core contact. */
+    if (r < g->hole_radius && z > g->hole_front)
+        return core;
+    /* Beyond the back face: passivated. */
+    if (z > g->length)
+        return -1;
+    /* The mantle and the front face (and their edge): the segments. */
+    double zz = z < 0 ? 0 : z;
+    return (int)(sector_of(c, x, y) * g->rings + ring_of(c, zz));
+}
+
+const char *det_crystal_electrode_name(const det_crystal_t *c, unsigned e, char *buf, size_t cap)
+{
+    if (e == det_crystal_core(c))
+        snprintf(buf, cap, "CC");
+    else if (e < det_crystal_segments(c))
+        snprintf(buf, cap, "%c%u", 'A' + (int)(e / c->cfg.rings), e % c->cfg.rings + 1);
+    else
+        snprintf(buf, cap, "?%u", e);
+    return buf;
+}
+
+double det_crystal_impurity(const det_crystal_t *c, double z)
+{
+    double t = z / c->cfg.length;
+    if (t < 0)
+        t = 0;
+    if (t > 1)
+        t = 1;
+    return c->cfg.impurity_front + (c->cfg.impurity_back - c->cfg.impurity_front) * t;
+}
+
+bool det_crystal_symmetric(const det_crystal_t *c)
+{
+    /* A closed-end coax is symmetric under any rotation about its axis. */
+    return c->cfg.shape == DET_SHAPE_COAX;
+}
+
+void det_crystal_rotate(const det_crystal_t *c, int steps, double *x, double *y)
+{
+    double a = steps * c->sector_width, ca = cos(a), sa = sin(a);
+    double nx = ca * *x - sa * *y, ny = sa * *x + ca * *y;
+    *x = nx;
+    *y = ny;
+}

@@ -1,0 +1,128 @@
+/* crystal.h - the geometry of a segmented HPGe crystal (libtusk-detector).
+ *
+ * Coordinates in mm: z along the crystal axis, z = 0 on the front face,
+ * z = length at the back; x, y across, the axis at x = y = 0. Angles are
+ * measured from +x towards +y.
+ *
+ * Electrodes, as tusk numbers them (the basis file's channel order):
+ *   segment = sector * rings + ring    (0 .. 35 for 6 x 6; AGATA's order,
+ *                                       as in data:crystal, adf/FORMAT.md)
+ *   core    = segments                 (36)
+ * Ring 0 is the frontmost; sector s covers angles
+ *   [offset + s * 360/sectors, offset + (s+1) * 360/sectors).
+ * Names are AGATA's: sector letter A.. then ring number 1..: "A1" is
+ * segment 0, "A2" segment 1 (sector 0, ring 1), "F6" segment 35; the
+ * core is "CC".
+ *
+ * Surfaces: the outer mantle and the front face are the segment contacts
+ * (front face: ring 0), the central hole is the core contact, the back
+ * face is passivated (no contact).
+ *
+ * Shapes: "coax" - a closed-end coaxial cylinder. The per-shape functions
+ * (inside, nearest surface, 6-fold symmetry) are where AGATA's tapered
+ * hexagonal front will go. */
+#ifndef TUSK_CRYSTAL_H
+#define TUSK_CRYSTAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <tusk/error.h>
+#include <tusk/params.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DET_MAX_RINGS 16
+#define DET_MAX_SECTORS 16
+#define DET_MAX_SEGMENTS (DET_MAX_RINGS * DET_MAX_SECTORS)
+
+enum det_shape {
+    DET_SHAPE_COAX = 0
+};
+
+/* Everything the basis generator is configured with. Lengths in mm,
+ * impurities in 1e10 cm^-3 (positive: n-type donors), voltages in V,
+ * times in ns. */
+typedef struct det_config {
+    enum det_shape shape;
+    double radius;            /* outer radius (40) */
+    double length;            /* along z (90) */
+    double hole_radius;       /* core hole (5) */
+    double hole_front;        /* z where the hole ends, from the front face (13) */
+    unsigned rings, sectors;  /* 6, 6 */
+    double ring_thickness[DET_MAX_RINGS]; /* front to back, sum = length (8 13 15 18 18 18) */
+    double sector_offset_deg; /* angle where sector 0 starts (0) */
+    double impurity_front;    /* net impurity at z = 0, 1e10 cm^-3 (1.0) */
+    double impurity_back;     /* at z = length; linear in between (0.5) */
+    double bias;              /* core voltage, outer contacts at 0 (4500) */
+    double field_grid;        /* field and weighting-potential grid step (1.0 mm) */
+    double basis_grid;        /* basis point spacing (2.0 mm) */
+    unsigned samples;         /* output samples per trace (60) */
+    double sample_ns;         /* output sample period (10) */
+    double step_ns;           /* drift step (1) */
+    double preamp_rise_ns;    /* preamplifier 10-90 % rise time (30); 0: none */
+    bool symmetry;            /* solve one sector, rotate for the others (off): 6x fewer
+                                 solves, but a 60-degree turn is no symmetry of the
+                                 Cartesian grid: a few % error near the surfaces */
+} det_config_t;
+
+/* The defaults above (an AGATA-like closed-end coax). */
+void det_config_default(det_config_t *cfg);
+
+/* Read `key = value` settings (tusk/params.h syntax) over cfg; every key
+ * is checked (unknown ones refused), then the whole configuration
+ * (det_config_check). `origin` names the text in messages. Keys: shape,
+ * radius, length, hole_radius, hole_front, rings, sectors, ring_thickness
+ * (comma-separated), sector_offset_deg, impurity_front, impurity_back,
+ * bias, field_grid, basis_grid, samples, sample_ns, step_ns,
+ * preamp_rise_ns, symmetry. */
+int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err);
+int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err);
+/* Consistency: positive sizes, hole inside the crystal, ring thicknesses
+ * summing to the length, grids and times in range. */
+int det_config_check(const det_config_t *cfg, tusk_error_t *err);
+/* The configuration as parseable text (into buf; the length needed is
+ * returned, as snprintf does). Stored in basis files. */
+size_t det_config_format(const det_config_t *cfg, char *buf, size_t cap);
+
+typedef struct det_crystal det_crystal_t;
+
+int det_crystal_new(det_crystal_t **out, const det_config_t *cfg, tusk_error_t *err);
+void det_crystal_destroy(det_crystal_t **crystal);
+const det_config_t *det_crystal_config(const det_crystal_t *crystal);
+
+unsigned det_crystal_segments(const det_crystal_t *crystal); /* rings * sectors */
+unsigned det_crystal_electrodes(const det_crystal_t *crystal); /* segments + 1 (core) */
+unsigned det_crystal_core(const det_crystal_t *crystal);      /* the core's electrode index */
+
+/* Is (x, y, z) inside the germanium (closed surfaces count as inside)? */
+bool det_crystal_inside(const det_crystal_t *crystal, double x, double y, double z);
+/* The segment a point inside belongs to (by sector angle and ring depth);
+ * -1 outside. */
+int det_crystal_segment_of(const det_crystal_t *crystal, double x, double y, double z);
+unsigned det_crystal_ring_of_segment(const det_crystal_t *crystal, unsigned segment);
+unsigned det_crystal_sector_of_segment(const det_crystal_t *crystal, unsigned segment);
+
+/* For a point outside the germanium: the electrode whose contact is the
+ * nearest surface, or -1 when that surface is passivated (the back face)
+ * or nothing is near. Used to set the solver's boundary nodes. */
+int det_crystal_contact_of(const det_crystal_t *crystal, double x, double y, double z);
+
+/* "A1".."F6", "CC" (buf of at least 8 bytes). */
+const char *det_crystal_electrode_name(const det_crystal_t *crystal, unsigned electrode, char *buf, size_t cap);
+
+/* Net impurity (1e10 cm^-3) at depth z. */
+double det_crystal_impurity(const det_crystal_t *crystal, double z);
+
+/* Whether rotating by 360/sectors degrees maps the crystal onto itself
+ * (then one sector's weighting potentials give the others). */
+bool det_crystal_symmetric(const det_crystal_t *crystal);
+/* Rotate (x, y) by `steps` sectors (positive: towards +y). */
+void det_crystal_rotate(const det_crystal_t *crystal, int steps, double *x, double *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
