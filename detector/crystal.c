@@ -13,6 +13,27 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* What differs between crystal shapes: the outline of the germanium seen
+ * without the core hole, and whether a turn by one sector maps it onto
+ * itself. Segmentation (by angle and depth), the hole and the contacts
+ * are common. AGATA's tapered hexagonal front is one more entry here. */
+typedef struct shape_ops {
+    const char *name;
+    bool (*outline)(const det_config_t *g, double x, double y, double z);
+    bool symmetric;
+} shape_ops_t;
+
+static bool coax_outline(const det_config_t *g, double x, double y, double z)
+{
+    (void)z;
+    return x * x + y * y <= g->radius * g->radius;
+}
+
+static const shape_ops_t shapes[] = {
+    [DET_SHAPE_COAX] = {"coax", coax_outline, true},
+};
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+
 struct det_crystal {
     det_config_t cfg;
     double ring_start[DET_MAX_RINGS + 1]; /* z of each ring's front, and the back */
@@ -108,8 +129,15 @@ int det_config_parse(det_config_t *cfg, const char *text, size_t size, const cha
     if (!st)
         st = tusk_params_expect(p, known, err);
     const char *shape = tusk_params_get(p, "shape");
-    if (!st && shape && strcmp(shape, "coax") != 0)
-        st = tusk_error_set(err, TUSK_EPARAM, "parameter 'shape': '%s' is not a known shape (coax)", shape);
+    if (!st && shape) {
+        size_t i = 0;
+        while (i < NSHAPES && strcmp(shape, shapes[i].name) != 0)
+            i++;
+        if (i == NSHAPES)
+            st = tusk_error_set(err, TUSK_EPARAM, "parameter 'shape': '%s' is not a known shape (coax)", shape);
+        else
+            cfg->shape = (enum det_shape)i;
+    }
     const char *rt = tusk_params_get(p, "ring_thickness");
     unsigned rings_given = 0;
     if (!st)
@@ -192,6 +220,8 @@ int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err)
 int det_config_check(const det_config_t *c, tusk_error_t *err)
 {
 #define BAD(...) return tusk_error_set(err, TUSK_EPARAM, __VA_ARGS__)
+    if ((size_t)c->shape >= NSHAPES)
+        BAD("shape %d is not a known shape", (int)c->shape);
     if (!(c->radius > 0 && c->radius <= 500))
         BAD("radius %g mm: expected (0, 500]", c->radius);
     if (!(c->length > 0 && c->length <= 1000))
@@ -242,11 +272,12 @@ size_t det_config_format(const det_config_t *c, char *buf, size_t cap)
     for (unsigned i = 0; i < c->rings; i++)
         used += (size_t)snprintf(rings + used, sizeof rings - used, "%s%.17g", i ? "," : "", c->ring_thickness[i]);
     int n = snprintf(buf, cap,
-                     "shape = coax\nradius = %.17g\nlength = %.17g\nhole_radius = %.17g\nhole_front = %.17g\n"
+                     "shape = %s\nradius = %.17g\nlength = %.17g\nhole_radius = %.17g\nhole_front = %.17g\n"
                      "sectors = %u\nring_thickness = %s\nsector_offset_deg = %.17g\nimpurity_front = %.17g\n"
                      "impurity_back = %.17g\nbias = %.17g\nfield_grid = %.17g\nbasis_grid = %.17g\n"
                      "samples = %u\nsample_ns = %.17g\nstep_ns = %.17g\npreamp_rise_ns = %.17g\nsymmetry = %s\n",
-                     c->radius, c->length, c->hole_radius, c->hole_front, c->sectors, rings, c->sector_offset_deg,
+                     shapes[c->shape].name, c->radius, c->length, c->hole_radius, c->hole_front, c->sectors, rings,
+                     c->sector_offset_deg,
                      c->impurity_front, c->impurity_back, c->bias, c->field_grid, c->basis_grid, c->samples,
                      c->sample_ns, c->step_ns, c->preamp_rise_ns, c->symmetry ? "on" : "off");
     return n < 0 ? 0 : (size_t)n;
@@ -307,13 +338,10 @@ unsigned det_crystal_core(const det_crystal_t *c)
 bool det_crystal_inside(const det_crystal_t *c, double x, double y, double z)
 {
     const det_config_t *g = &c->cfg;
-    if (z < 0 || z > g->length)
-        return false;
-    double r2 = x * x + y * y;
-    if (r2 > g->radius * g->radius)
+    if (z < 0 || z > g->length || !shapes[g->shape].outline(g, x, y, z))
         return false;
     /* The hole is open to the back and ends hole_front behind the front. */
-    return !(z > g->hole_front && r2 < g->hole_radius * g->hole_radius);
+    return !(z > g->hole_front && x * x + y * y < g->hole_radius * g->hole_radius);
 }
 
 static unsigned sector_of(const det_crystal_t *c, double x, double y)
@@ -393,8 +421,7 @@ double det_crystal_impurity(const det_crystal_t *c, double z)
 
 bool det_crystal_symmetric(const det_crystal_t *c)
 {
-    /* A closed-end coax is symmetric under any rotation about its axis. */
-    return c->cfg.shape == DET_SHAPE_COAX;
+    return shapes[c->cfg.shape].symmetric;
 }
 
 void det_crystal_rotate(const det_crystal_t *c, int steps, double *x, double *y)

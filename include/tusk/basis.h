@@ -72,7 +72,11 @@ size_t det_basis_segment_points(const det_basis_t *basis, unsigned segment);
 /* Position (mm) of point i of `segment`. */
 void det_basis_position(const det_basis_t *basis, unsigned segment, size_t i, float pos[3]);
 /* The segment's traces, [channel][sample][point] (point fastest), as
- * float whatever the file held. */
+ * float whatever the file held; NULL for a segment without points. Valid
+ * until the next det_basis_add to that segment. A basis being built keeps
+ * its traces in the order they were added and lays a segment out on the
+ * first call here, so that call must not run alongside others; a loaded
+ * basis is laid out already and may be read from any number of threads. */
 const float *det_basis_block(const det_basis_t *basis, unsigned segment);
 /* One trace: samples values of `channel` at point i of `segment`. */
 void det_basis_trace(const det_basis_t *basis, unsigned segment, size_t i, unsigned channel, float *out);

@@ -18,9 +18,10 @@
  * (front face: ring 0), the central hole is the core contact, the back
  * face is passivated (no contact).
  *
- * Shapes: "coax" - a closed-end coaxial cylinder. The per-shape functions
- * (inside, nearest surface, 6-fold symmetry) are where AGATA's tapered
- * hexagonal front will go. */
+ * Shapes: "coax" - a closed-end coaxial cylinder. A shape is an entry of
+ * crystal.c's shape table (its outline and whether a turn by one sector
+ * maps it onto itself); inside, segment-of and contact-of are built on it,
+ * so AGATA's tapered hexagonal front is one more entry. */
 #ifndef TUSK_CRYSTAL_H
 #define TUSK_CRYSTAL_H
 
