@@ -1,0 +1,65 @@
+/* transport.h - photon transport in a homogeneous germanium slab (private
+ * to sim/, for tests and as the seed of the array simulation).
+ *
+ * The slab is infinite in x and y and occupies 0 <= z <= thickness. One
+ * photon enters at the origin along +z. Free paths are sampled from the
+ * total linear attenuation of tusk/gexs.h; the process from the partial
+ * cross sections:
+ *   photoelectric: the photon is absorbed, its energy deposited locally
+ *     (fluorescence and electron range ignored);
+ *   Compton: cos theta from Klein-Nishina (free electron at rest; the
+ *     binding that XCOM's incoherent cross section includes changes only
+ *     the rate, not this angle), azimuth uniform; E - E' deposited locally;
+ *   Rayleigh: direction only, cos theta from (1 + cos^2 theta)/2, i.e.
+ *     Thomson with atomic form factors ignored (this overestimates large
+ *     angles; Rayleigh is a few % of the attenuation below 200 keV);
+ *   pair: E - 2 m c^2 deposited locally; the positron annihilates at rest
+ *     there into two back-to-back 511 keV photons in a random direction,
+ *     both followed.
+ * A photon leaving the slab (z < 0 or z > thickness) escapes with its
+ * energy. Scattered photons below TRANSPORT_E_CUT_KEV (mean free path in
+ * Ge < 0.1 mm) are absorbed at the point where they were made, their
+ * energy added to that point's deposit.
+ */
+#ifndef TUSK_SIM_TRANSPORT_H
+#define TUSK_SIM_TRANSPORT_H
+
+#include <stdint.h>
+
+#define TRANSPORT_MAX_POINTS 64
+#define TRANSPORT_E_CUT_KEV 10.0
+
+typedef enum transport_process {
+    TRANSPORT_PHOTO = 1,
+    TRANSPORT_COMPTON = 2,
+    TRANSPORT_RAYLEIGH = 3,
+    TRANSPORT_PAIR = 4,
+} transport_process_t;
+
+typedef struct transport_point {
+    double x, y, z;   /* cm */
+    double edep_kev;  /* deposited here (0 for Rayleigh) */
+    int process;      /* transport_process_t */
+} transport_point_t;
+
+typedef struct transport_result {
+    int primary_unscattered;   /* 1: the primary crossed the slab without interacting */
+    unsigned n_interactions;   /* all interactions, of all photons */
+    unsigned n_points;         /* those stored in points[] (<= TRANSPORT_MAX_POINTS) */
+    double deposited_kev;      /* total deposit */
+    double escaped_kev;        /* energy of the photons that left the slab */
+    transport_point_t points[TRANSPORT_MAX_POINTS]; /* in order of occurrence */
+} transport_result_t;
+
+/* Follow one photon of e_kev (> 0) through a slab of thickness_cm (> 0);
+ * fill *out (zeroed first, padding included, so results compare with
+ * memcmp). Returns 0, or -1 for invalid arguments (*out then zeroed).
+ * deposited_kev + escaped_kev == e_kev up to rounding. */
+int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out);
+
+/* Rotate the unit vector dir[3] by polar angle theta (cos_theta) and
+ * azimuth phi about itself, in place; the result is a unit vector whose
+ * dot product with the old one is cos_theta. Exposed for tests. */
+void transport_rotate(double dir[3], double cos_theta, double phi);
+
+#endif
