@@ -1,10 +1,12 @@
-/* adf_bytes.h - explicit little-endian loads and stores (internal).
+/* adf_bytes.h - explicit little-endian loads and stores (internal), and
+ * the checksum of tusk's own binary files.
  *
  * Every field on the wire goes through these: no struct is ever cast onto
  * a buffer, so alignment and host byte order never matter. */
 #ifndef ADF_BYTES_H
 #define ADF_BYTES_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -86,6 +88,20 @@ static inline void adf_put_f64(uint8_t *p, double d)
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     adf_put_u64(p, u);
+}
+
+/* FNV-1a, 64 bits: the checksum of the OpenCL binary cache's files and of
+ * basis files. Start from ADF_FNV1A_SEED; chain by passing the result. */
+#define ADF_FNV1A_SEED UINT64_C(0xcbf29ce484222325)
+
+static inline uint64_t adf_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
 }
 
 #endif

@@ -47,6 +47,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bufpool.h"
+
 #define HEADER_BYTES 48
 #define STAMP_BYTES 16
 
@@ -129,43 +131,6 @@ static bool read_all(int fd, void *p, size_t n)
     return true;
 }
 
-/* ---- a buffer pool: zmq frees zero-copy buffers from its I/O thread -------- */
-
-typedef struct pool {
-    pthread_mutex_t mu;
-    void **free;
-    size_t n, cap, size;
-} pool_t;
-
-static void pool_init(pool_t *p, size_t size, size_t cap)
-{
-    pthread_mutex_init(&p->mu, NULL);
-    p->free = calloc(cap, sizeof *p->free);
-    p->n = 0;
-    p->cap = p->free ? cap : 0;
-    p->size = size;
-}
-
-static void pool_release(void *data, void *hint)
-{
-    pool_t *p = hint;
-    pthread_mutex_lock(&p->mu);
-    if (p->n < p->cap)
-        p->free[p->n++] = data;
-    else
-        free(data);
-    pthread_mutex_unlock(&p->mu);
-}
-
-static void *pool_take(pool_t *p)
-{
-    void *b = NULL;
-    pthread_mutex_lock(&p->mu);
-    if (p->n)
-        b = p->free[--p->n];
-    pthread_mutex_unlock(&p->mu);
-    return b ? b : malloc(p->size);
-}
 
 static void no_free(void *data, void *hint)
 {
@@ -216,8 +181,10 @@ static void run_sender(const options_t *o, int result_fd)
     }
     uint8_t header[HEADER_BYTES];
     memset(header, 0x5A, sizeof header);
-    pool_t pool;
-    pool_init(&pool, o->size, (size_t)o->hwm + 4);
+    bufpool_t pool;
+    bufpool_init(&pool);
+    if (bufpool_reserve(&pool, o->size, (size_t)o->hwm + 4) != 0)
+        die(who, "out of memory");
     void *ctx = zmq_ctx_new();
     void *push = new_socket(ctx, ZMQ_PUSH, o, who);
     if (zmq_connect(push, o->ep_in) != 0)
@@ -226,7 +193,10 @@ static void run_sender(const options_t *o, int result_fd)
     zmq_pollitem_t item = {.socket = push, .events = ZMQ_POLLOUT};
     if (zmq_poll(&item, 1, 10000) != 1)
         die(who, "no connection within 10 s");
-    sender_result_t res = {.ok = 1, .t0_ns = now_ns()};
+    sender_result_t res;
+    memset(&res, 0, sizeof res); /* padding too: the struct goes through a pipe */
+    res.ok = 1;
+    res.t0_ns = now_ns();
     uint64_t period = o->rate ? 1000000000u / o->rate : 0, next = 0;
     /* Pooled buffers whenever each message's bytes must differ or be written. */
     bool pooled = o->fill || o->rate;
@@ -237,7 +207,7 @@ static void run_sender(const options_t *o, int result_fd)
             die(who, "send header");
         uint8_t *buf = image;
         if (pooled && !o->copy) {
-            buf = pool_take(&pool);
+            buf = bufpool_take(&pool);
             if (!buf)
                 die(who, "out of memory");
             if (o->fill)
@@ -252,7 +222,7 @@ static void run_sender(const options_t *o, int result_fd)
                 die(who, "zmq_send");
         } else {
             zmq_msg_t m;
-            if (zmq_msg_init_data(&m, buf, o->size, pooled ? pool_release : no_free, &pool) != 0)
+            if (zmq_msg_init_data(&m, buf, o->size, pooled ? bufpool_release : no_free, &pool) != 0)
                 die(who, "zmq_msg_init_data");
             if (zmq_msg_send(&m, push, 0) < 0)
                 die(who, "zmq_msg_send");
@@ -263,6 +233,8 @@ static void run_sender(const options_t *o, int result_fd)
     wait_done();
     zmq_close(push);
     zmq_ctx_term(ctx);
+    bufpool_fini(&pool); /* every message is released once the context is gone */
+    free(image);
     _exit(0);
 }
 
@@ -270,8 +242,10 @@ static void run_relay(const options_t *o, int ready_fd)
 {
     const char *who = "relay";
     alarm(o->timeout_s);
-    pool_t pool;
-    pool_init(&pool, o->size, (size_t)o->hwm + 4);
+    bufpool_t pool;
+    bufpool_init(&pool);
+    if (bufpool_reserve(&pool, o->size, (size_t)o->hwm + 4) != 0)
+        die(who, "out of memory");
     void *ctx = zmq_ctx_new();
     void *pull = new_socket(ctx, ZMQ_PULL, o, who);
     void *push = new_socket(ctx, ZMQ_PUSH, o, who);
@@ -290,12 +264,12 @@ static void run_relay(const options_t *o, int ready_fd)
         int more = zmq_msg_more(&m);
         if (!more && o->relay_copy) {
             size_t n = zmq_msg_size(&m);
-            void *b = n <= pool.size ? pool_take(&pool) : malloc(n);
+            void *b = n <= pool.size ? bufpool_take(&pool) : malloc(n);
             if (!b)
                 die(who, "out of memory");
             memcpy(b, zmq_msg_data(&m), n);
             zmq_msg_close(&m);
-            if (zmq_msg_init_data(&m, b, n, n <= pool.size ? pool_release : no_free, &pool) != 0)
+            if (zmq_msg_init_data(&m, b, n, n <= pool.size ? bufpool_release : no_free, &pool) != 0)
                 die(who, "zmq_msg_init_data");
         }
         if (zmq_msg_send(&m, push, more ? ZMQ_SNDMORE : 0) < 0)
@@ -307,6 +281,7 @@ static void run_relay(const options_t *o, int ready_fd)
     zmq_close(pull);
     zmq_close(push);
     zmq_ctx_term(ctx);
+    bufpool_fini(&pool); /* every message is released once the context is gone */
     _exit(0);
 }
 
@@ -339,7 +314,9 @@ static void run_receiver(const options_t *o, int ready_fd, int result_fd)
     char c = 'r';
     if (!write_all(ready_fd, &c, 1))
         die(who, "ready pipe");
-    receiver_result_t res = {.ok = 1};
+    receiver_result_t res;
+    memset(&res, 0, sizeof res);
+    res.ok = 1;
     size_t n_lat = 0;
     while (res.messages < o->count) {
         zmq_msg_t m;
@@ -380,6 +357,7 @@ static void run_receiver(const options_t *o, int ready_fd, int result_fd)
         die(who, "result pipe");
     zmq_close(pull);
     zmq_ctx_term(ctx);
+    free(lat);
     _exit(0);
 }
 

@@ -61,8 +61,6 @@
 /* The smallest int16 scale: raw * scale / 32767 stays a normal float for
  * every raw != 0, so decoding loses nothing and re-encoding is exact. */
 #define INT16_MIN_SCALE (32767.0 * (double)FLT_MIN)
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV_PRIME UINT64_C(0x100000001b3)
 
 enum seg_form { FORM_ROWS, FORM_BLOCK };
 
@@ -109,15 +107,6 @@ static bool finite_f(double v)
 static double abs_d(double v)
 {
     return v < 0 ? -v : v;
-}
-
-static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= FNV_PRIME;
-    }
-    return h;
 }
 
 /* int16 samples (psa/BASIS.md): raw = round(value / scale * 32767), half
@@ -499,7 +488,7 @@ typedef struct writer {
 
 static void wr_flush(writer_t *w)
 {
-    w->hash = fnv1a(w->hash, w->buf, w->used);
+    w->hash = adf_fnv1a(w->hash, w->buf, w->used);
     if (!w->error && w->used && fwrite(w->buf, 1, w->used, w->f) != w->used)
         w->error = errno ? errno : -1;
     w->used = 0;
@@ -677,7 +666,7 @@ int det_basis_save(const det_basis_t *basis, const char *path, enum det_sample_t
         rc = tusk_error_set(err, TUSK_EIO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     } else {
         w->f = f;
-        w->hash = FNV_OFFSET;
+        w->hash = ADF_FNV1A_SEED;
         w->used = 0;
         w->error = 0;
         errno = 0;
@@ -937,7 +926,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
                               size - check_off - 8, check_off);
 
     /* The checksum, before anything else is believed. */
-    uint64_t stored = adf_get_u64(data + check_off), computed = fnv1a(FNV_OFFSET, data, check_off);
+    uint64_t stored = adf_get_u64(data + check_off), computed = adf_fnv1a(ADF_FNV1A_SEED, data, check_off);
     if (stored != computed)
         return tusk_error_set(err, TUSK_EINVAL,
                               "%s: offset %zu: checksum 0x%016" PRIx64 ", the bytes before it give 0x%016" PRIx64

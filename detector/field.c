@@ -45,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "progress.h"
 #include "tusk/field.h"
 
 #ifndef M_PI
@@ -715,19 +716,6 @@ static unsigned auto_levels(double radius, double h)
     return levels;
 }
 
-static void report(const det_solve_options_t *o, const char *fmt, ...) TUSK_PRINTF(2, 3);
-
-static void report(const det_solve_options_t *o, const char *fmt, ...)
-{
-    if (!o->progress)
-        return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    o->progress(o->user, line);
-}
 
 static int solve(det_field_t **out, const problem_t *p, double h, const det_solve_options_t *options,
                  tusk_error_t *err)
@@ -800,7 +788,7 @@ static int solve(det_field_t **out, const problem_t *p, double h, const det_solv
             if (!isfinite(cur.u[q]))
                 change = NAN;
         double dt = now_s() - t0;
-        report(&o, "%s: level %u/%u h=%.2f mm (%zux%zux%zu nodes): %u sweeps, max change %.1e, %.3f s", what,
+        det_progress(o.progress, o.user, "%s: level %u/%u h=%.2f mm (%zux%zux%zu nodes): %u sweeps, max change %.1e, %.3f s", what,
                l + 1, levels, step, cur.nx, cur.ny, cur.nz, sweeps, change, dt);
         if (!isfinite(change) || change >= limit) {
             st = tusk_error_set(err, TUSK_ELIMIT,

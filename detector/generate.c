@@ -3,13 +3,13 @@
  * configuration always gives the same file. */
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "config.h"
+#include "progress.h"
 #include "tusk/field.h"
 #include "tusk/generate.h"
 #include "tusk/signal.h"
@@ -25,18 +25,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void say(const det_generate_options_t *o, const char *fmt, ...) TUSK_PRINTF(2, 3);
-static void say(const det_generate_options_t *o, const char *fmt, ...)
-{
-    if (!o->progress)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    o->progress(o->user, line);
-}
 
 typedef struct work {
     const det_signals_t *signals;
@@ -160,7 +148,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     int st = det_crystal_new(&crystal, cfg, err);
     double t0 = now_s();
     if (!st) {
-        say(o, "electric potential: Poisson, bias %.0f V, impurity %.2f..%.2f e10/cm3, grid %.2f mm", cfg->bias,
+        det_progress(o->progress, o->user, "electric potential: Poisson, bias %.0f V, impurity %.2f..%.2f e10/cm3, grid %.2f mm", cfg->bias,
             cfg->impurity_front, cfg->impurity_back, cfg->field_grid);
         st = det_field_solve_potential(&potential, crystal, cfg->field_grid, &solve, err);
     }
@@ -170,7 +158,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     s->potential_s = now_s() - t0;
     t0 = now_s();
     if (!st) {
-        say(o, "weighting potentials: Laplace, %s, %u thread%s", cfg->symmetry ? "one sector rotated" : "every electrode",
+        det_progress(o->progress, o->user, "weighting potentials: Laplace, %s, %u thread%s", cfg->symmetry ? "one sector rotated" : "every electrode",
             threads, threads == 1 ? "" : "s");
         st = det_weighting_new(&weighting, crystal, cfg->field_grid, &solve, threads, err);
     }
@@ -212,7 +200,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
         w.incomplete = malloc(CHUNK * sizeof *w.incomplete);
         if (!w.traces || !w.incomplete)
             st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        say(o, "signals: %zu basis points on a %.2f mm grid, %u samples of %.1f ns, %u threads", npoints,
+        det_progress(o->progress, o->user, "signals: %zu basis points on a %.2f mm grid, %u samples of %.1f ns, %u threads", npoints,
             cfg->basis_grid, cfg->samples, cfg->sample_ns, threads);
     }
     double last_report = now_s();
@@ -231,7 +219,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
         double t = now_s();
         if (!st && (t - last_report > 5.0 || done == npoints)) {
             double rate = (double)done / (t - t0);
-            say(o, "signals: %zu of %zu points (%.0f %%), %.0f points/s, %.0f s left", done, npoints,
+            det_progress(o->progress, o->user, "signals: %zu of %zu points (%.0f %%), %.0f points/s, %.0f s left", done, npoints,
                 100.0 * (double)done / (double)npoints, rate, (double)(npoints - done) / rate);
             last_report = t;
         }
@@ -239,7 +227,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     s->signals_s = now_s() - t0;
     s->points = npoints;
     if (!st && s->incomplete)
-        say(o, "note: %zu of %zu points have a carrier that did not reach a contact (passivated surface, "
+        det_progress(o->progress, o->user, "note: %zu of %zu points have a carrier that did not reach a contact (passivated surface, "
                "no field or longer than the drift limit); their traces end below 1",
             s->incomplete, npoints);
     free(cfgtext);

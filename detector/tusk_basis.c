@@ -384,7 +384,7 @@ static int plot_slice(const char *dir, const char *file, const char *title, worl
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     char png[4096];
     snprintf(png, sizeof png, "%s/%s", dir, file);
-    int st = det_plot_map(png, title, v, nx, ny, xy ? -g->radius : 0, 0 + (xy ? -g->radius : 0), step, step,
+    int st = det_plot_map(png, title, v, nx, ny, xy ? -g->radius : 0, xy ? -g->radius : 0, step, step,
                           xy ? "x (mm)" : "r (mm), through the middle of sector A", xy ? "y (mm)" : "z (mm), from the front face",
                           cblabel, 10, err);
     free(v);

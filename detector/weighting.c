@@ -1,10 +1,10 @@
 /* weighting.c - all electrodes' weighting potentials, solved in parallel,
  * one sector standing for all when the crystal allows it. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "tusk/weighting.h"
 
 struct det_weighting {
@@ -65,12 +65,12 @@ static void *worker(void *arg)
         if (!st && q->options->progress) {
             unsigned sweeps;
             double change;
-            char name[8], line[160];
+            char name[8];
             det_field_convergence(f, &sweeps, &change);
-            snprintf(line, sizeof line, "weighting potential %u of %u (%s): %u sweeps at the finest level, "
-                     "max change %.1e", done, q->n,
-                     det_crystal_electrode_name(q->crystal, q->electrodes[i], name, sizeof name), sweeps, change);
-            locked_progress(q, line);
+            det_progress(locked_progress, q,
+                         "weighting potential %u of %u (%s): %u sweeps at the finest level, max change %.1e", done,
+                         q->n, det_crystal_electrode_name(q->crystal, q->electrodes[i], name, sizeof name), sweeps,
+                         change);
         }
     }
 }

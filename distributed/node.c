@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bufpool.h"
 #include "layout.h"
 #include "node.h"
 #include "tusk/actor_host.h"
@@ -34,35 +35,6 @@ typedef enum {
 static const char *const state_names[] = {"idle",  "configured", "ready",  "running",
                                           "paused", "ended",     "failed", "exit"};
 
-/* ---- output buffers: zmq frees them from its I/O thread ------------------ */
-
-typedef struct pool {
-    pthread_mutex_t mu;
-    void **free;
-    size_t n, cap;
-    size_t size;
-} pool_t;
-
-static void pool_release(void *data, void *hint)
-{
-    pool_t *p = hint;
-    pthread_mutex_lock(&p->mu);
-    if (p->n < p->cap)
-        p->free[p->n++] = data;
-    else
-        free(data);
-    pthread_mutex_unlock(&p->mu);
-}
-
-static void *pool_take(pool_t *p)
-{
-    void *b = NULL;
-    pthread_mutex_lock(&p->mu);
-    if (p->n)
-        b = p->free[--p->n];
-    pthread_mutex_unlock(&p->mu);
-    return b ? b : malloc(p->size);
-}
 
 /* ---- links ------------------------------------------------------------------ */
 
@@ -118,7 +90,7 @@ typedef struct node {
     unsigned n_inputs;
     sink_t *sinks;
     unsigned n_sinks;
-    pool_t pool;
+    bufpool_t pool; /* output buffers */
 
     uint32_t run;
     bool end_sent;           /* end of run sent downstream this run */
@@ -378,8 +350,8 @@ static int emit(node_t *n, void *buf, uint32_t used, const tusk_wire_header_t *t
 {
     uint64_t frames = adf_count_frames(n->counter, buf, used);
     zmq_msg_t payload;
-    if (zmq_msg_init_data(&payload, buf, used, pool_release, &n->pool) != 0) {
-        pool_release(buf, &n->pool);
+    if (zmq_msg_init_data(&payload, buf, used, bufpool_release, &n->pool) != 0) {
+        bufpool_release(buf, &n->pool);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     }
     int rc = emit_msg(n, &payload, used, frames, tmpl, err);
@@ -419,7 +391,7 @@ static uint64_t now_ns(void)
 static void produce_one(node_t *n)
 {
     tusk_error_t err;
-    void *buf = pool_take(&n->pool);
+    void *buf = bufpool_take(&n->pool);
     if (!buf) {
         tusk_error_set(&err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
         fail(n, &err);
@@ -435,7 +407,7 @@ static void produce_one(node_t *n)
         tusk_wire_header_t h = header_for(n, 0);
         rc = emit(n, buf, used, &h, &err);
     } else {
-        pool_release(buf, &n->pool);
+        bufpool_release(buf, &n->pool);
     }
     if (rc != TUSK_OK) {
         if (n->state == ST_RUNNING || n->state == ST_PAUSED)
@@ -487,7 +459,7 @@ static void finish_run(node_t *n)
     if (n->spec->actor_class == TUSK_FILTER) {
         tusk_flow_t flow;
         do {
-            void *buf = pool_take(&n->pool);
+            void *buf = bufpool_take(&n->pool);
             uint32_t used = 0;
             uint64_t t = now_ns();
             int rc = buf ? tusk_actor_flush(n->actor, buf, n->spec->buffer_size, &used, &flow, &err)
@@ -497,7 +469,7 @@ static void finish_run(node_t *n)
                 tusk_wire_header_t h = header_for(n, 0);
                 rc = emit(n, buf, used, &h, &err);
             } else if (buf) {
-                pool_release(buf, &n->pool);
+                bufpool_release(buf, &n->pool);
             }
             if (rc != TUSK_OK) {
                 fail(n, &err);
@@ -537,7 +509,7 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
     tusk_flow_t flow;
     bool wrote = false;
     do {
-        void *buf = pool_take(&n->pool);
+        void *buf = bufpool_take(&n->pool);
         if (!buf)
             return tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
         uint32_t used = 0;
@@ -546,17 +518,17 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
         int rc = tusk_actor_filter(n->actor, input, data, size, buf, n->spec->buffer_size, &used, &flow, err);
         n->block_ns += now_ns() - t;
         if (rc != TUSK_OK) {
-            pool_release(buf, &n->pool);
+            bufpool_release(buf, &n->pool);
             return rc;
         }
         if (flow == TUSK_FLOW_FORWARD) {
             /* Unchanged: the message that came in goes out, uncopied. */
-            pool_release(buf, &n->pool);
+            bufpool_release(buf, &n->pool);
             h.flags = TUSK_WIRE_COMPLETES;
             return emit_msg(n, body, size, frames, &h, err);
         }
         if (used == 0) {
-            pool_release(buf, &n->pool);
+            bufpool_release(buf, &n->pool);
             continue;
         }
         h.flags = flow == TUSK_FLOW_MORE ? 0 : TUSK_WIRE_COMPLETES;
@@ -710,15 +682,14 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     n->counter = adf_reader_new(ADF_ON_ERROR_STOP);
     if (!n->counter)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    n->pool.size = n->spec->buffer_size ? n->spec->buffer_size : 1;
-    n->pool.cap = (size_t)n->spec->hwm * (n->spec->n_sinks ? n->spec->n_sinks : 1) + 4;
-    n->pool.free = calloc(n->pool.cap, sizeof *n->pool.free);
+    int pool_rc = bufpool_reserve(&n->pool, n->spec->buffer_size ? n->spec->buffer_size : 1,
+                                  (size_t)n->spec->hwm * (n->spec->n_sinks ? n->spec->n_sinks : 1) + 4);
 
     /* Inputs: bind one PULL per source. */
     n->n_inputs = n->spec->n_sources;
     n->inputs = calloc(n->n_inputs ? n->n_inputs : 1, sizeof *n->inputs);
     n->items = calloc(n->n_inputs + 1, sizeof *n->items);
-    if (!n->inputs || !n->items || !n->pool.free)
+    if (!n->inputs || !n->items || pool_rc != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     for (unsigned j = 0; j < n->n_inputs; j++) {
         input_t *in = &n->inputs[j];
@@ -913,10 +884,7 @@ static void node_free(node_t *n)
     /* Every message is released once the context is gone. */
     if (n->zctx)
         zmq_ctx_term(n->zctx);
-    for (size_t i = 0; i < n->pool.n; i++)
-        free(n->pool.free[i]);
-    free(n->pool.free);
-    pthread_mutex_destroy(&n->pool.mu);
+    bufpool_fini(&n->pool);
     tusk_actor_lib_close(&n->lib);
     free(n->inputs);
     free(n->items);
@@ -932,7 +900,7 @@ int tusk_node_run(const tusk_node_options_t *opt, tusk_error_t *err)
     node_t nd = {0}, *n = &nd;
     n->opt = *opt;
     n->heartbeat_ms = HEARTBEAT_DEFAULT_MS;
-    pthread_mutex_init(&n->pool.mu, NULL);
+    bufpool_init(&n->pool);
     char host[256] = "?";
     gethostname(host, sizeof host);
     snprintf(n->label, sizeof n->label, "%s[%u]@%s", opt->actor, opt->instance, host);

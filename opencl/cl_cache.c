@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adf_bytes.h"
 #include "cl_private.h"
 
 static const char magic[8] = {'T', 'U', 'S', 'K', 'C', 'L', 'B', '1'};
@@ -23,17 +24,6 @@ static const char magic[8] = {'T', 'U', 'S', 'K', 'C', 'L', 'B', '1'};
 /* The file is read whole; refuse absurd sizes (a program binary is MBs). */
 #define CACHE_FILE_MAX ((size_t)1 << 30)
 
-uint64_t tusk_cl_fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-#define FNV_SEED 0xcbf29ce484222325ULL
 
 #define KEY_FORMAT                                                                                 \
     "tusk-cl-cache 1\nplatform=%s\nplatform_version=%s\ndevice=%s\nvendor=%s\ndriver=%s\n"              \
@@ -55,8 +45,8 @@ char *tusk_cl_cache_key(const tusk_cl_device_info_t *info, const char *options)
 
 char *tusk_cl_cache_path(const char *dir, const char *key, const char *source, size_t size)
 {
-    uint64_t h = tusk_cl_fnv1a(FNV_SEED, key, strlen(key));
-    h = tusk_cl_fnv1a(h, source, size);
+    uint64_t h = adf_fnv1a(ADF_FNV1A_SEED, key, strlen(key));
+    h = adf_fnv1a(h, source, size);
     size_t n = strlen(dir) + 32;
     char *path = malloc(n);
     if (path)
@@ -64,19 +54,6 @@ char *tusk_cl_cache_path(const char *dir, const char *key, const char *source, s
     return path;
 }
 
-static uint64_t get_le(const unsigned char *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static void put_le(unsigned char *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++, v >>= 8)
-        p[i] = (unsigned char)(v & 0xff);
-}
 
 /* One length-prefixed field at *at: a `width`-byte length, then that many
  * bytes; false when either runs past n. */
@@ -85,7 +62,7 @@ static bool take_field(const unsigned char *data, size_t n, size_t *at, int widt
 {
     if (n - *at < (size_t)width)
         return false;
-    *len = get_le(data + *at, width);
+    *len = width == 4 ? adf_get_u32(data + *at) : adf_get_u64(data + *at);
     *at += (size_t)width;
     if (*len > n - *at)
         return false;
@@ -102,7 +79,7 @@ int tusk_cl_cache_parse(const unsigned char *data, size_t n, const char *key, co
     size_t at = sizeof magic;
     if (n < sizeof magic || memcmp(data, magic, sizeof magic) != 0 || !take_field(data, n, &at, 4, &k, &klen) ||
         !take_field(data, n, &at, 8, &s, &slen) || !take_field(data, n, &at, 8, &b, &blen) || blen == 0 ||
-        n - at != 8 || get_le(data + at, 8) != tusk_cl_fnv1a(FNV_SEED, data, at))
+        n - at != 8 || adf_get_u64(data + at) != adf_fnv1a(ADF_FNV1A_SEED, data, at))
         return -1;
     if (klen != strlen(key) || memcmp(k, key, (size_t)klen) != 0 || slen != size || memcmp(s, source, size) != 0)
         return -1;
@@ -157,19 +134,19 @@ unsigned char *tusk_cl_cache_encode(const char *key, const char *source, size_t 
     size_t at = 0;
     memcpy(data, magic, sizeof magic);
     at += sizeof magic;
-    put_le(data + at, klen, 4);
+    adf_put_u32(data + at, (uint32_t)klen);
     at += 4;
     memcpy(data + at, key, klen);
     at += klen;
-    put_le(data + at, size, 8);
+    adf_put_u64(data + at, size);
     at += 8;
     memcpy(data + at, source, size);
     at += size;
-    put_le(data + at, binary_size, 8);
+    adf_put_u64(data + at, binary_size);
     at += 8;
     memcpy(data + at, binary, binary_size);
     at += binary_size;
-    put_le(data + at, tusk_cl_fnv1a(FNV_SEED, data, at), 8);
+    adf_put_u64(data + at, adf_fnv1a(ADF_FNV1A_SEED, data, at));
     *total_size = total;
     return data;
 }

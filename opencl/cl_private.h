@@ -57,6 +57,5 @@ bool tusk_cl_cache_store(const char *dir, const char *path, const char *key, con
  * can be used. */
 char *tusk_cl_cache_resolve_dir(const char *configured);
 
-uint64_t tusk_cl_fnv1a(uint64_t h, const void *data, size_t n);
 
 #endif
