@@ -60,6 +60,7 @@ static const struct {
     {ADF_TYPE_DATA_EB, "data:eb"},
     {ADF_TYPE_DATA_MERGER, "data:merger"},
     {ADF_TYPE_DATA_TRACKED, "data:tracked"},
+    {ADF_TYPE_DATA_TRUTH, "data:truth"},
     {ADF_TYPE_CONF_GLOBAL, "conf:global"},
     {ADF_TYPE_CONF_PSA, "conf:psa"},
     {ADF_TYPE_META_EOF, "meta:eof"},

@@ -38,7 +38,8 @@ static void usage(FILE *out)
             "                             exit 0 same, 1 different\n"
             "  gen   [-n EVENTS] [--seed S] [--samples N] [--type T] -o FILE\n"
             "                             write synthetic frames; T is crystal, psa,\n"
-            "                             event-psa, tracked or mixed (default)\n"
+            "                             event-psa, tracked, truth or mixed (default:\n"
+            "                             all but truth)\n"
             "\n"
             "FILE may be - for standard input (or output, for gen).\n");
 }
@@ -68,6 +69,7 @@ typedef struct decoded {
     adf_crystal_t crystal;
     adf_psa_t psa;
     adf_tracked_t tracked;
+    adf_truth_t truth;
     adf_eof_t eof;
 } decoded_t;
 
@@ -78,12 +80,24 @@ static int decode_payload(const adf_frame_t *f, decoded_t *d, adf_error_t *err)
     case ADF_TYPE_DATA_CRYSTAL: return adf_crystal_decode(f, &d->crystal, err);
     case ADF_TYPE_DATA_PSA: return adf_psa_decode(f, &d->psa, err);
     case ADF_TYPE_DATA_TRACKED: return adf_tracked_decode(f, &d->tracked, err);
+    case ADF_TYPE_DATA_TRUTH: return adf_truth_decode(f, &d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
     default: return ADF_OK;
     }
 }
 
 /* ---- dump ------------------------------------------------------------------ */
+
+static const char *truth_process_name(unsigned process)
+{
+    switch (process) {
+    case ADF_TRUTH_PHOTO: return "photo";
+    case ADF_TRUTH_COMPTON: return "compton";
+    case ADF_TRUTH_RAYLEIGH: return "rayleigh";
+    case ADF_TRUTH_PAIR: return "pair";
+    default: return "?";
+    }
+}
 
 static void print_payload(const adf_frame_t *f, const decoded_t *d, int depth)
 {
@@ -128,6 +142,26 @@ static void print_payload(const adf_frame_t *f, const decoded_t *d, int depth)
                    "mm fom %.4g\n",
                    ind + 2, "", i, g->energy, (unsigned)g->n_points, g->first[0], g->first[1], g->first[2],
                    g->second[0], g->second[1], g->second[2], g->fom);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_TRUTH: {
+        const adf_truth_t *t = &d->truth;
+        printf("%*sdecay %" PRIu64 ", %" PRIu64 " gammas emitted so far, flags 0x%04X; gammas %u, points %u\n",
+               ind, "", t->decay, t->gammas_total, (unsigned)t->flags, (unsigned)t->n_gammas,
+               (unsigned)t->n_points);
+        for (unsigned i = 0; i < t->n_gammas; i++) {
+            const adf_truth_gamma_t *g = &t->gamma[i];
+            printf("%*sgamma %u: %.1f keV, direction (%.3f, %.3f, %.3f)\n", ind + 2, "", i, g->energy, g->dir[0],
+                   g->dir[1], g->dir[2]);
+        }
+        for (unsigned i = 0; i < t->n_points; i++) {
+            const adf_truth_point_t *p = &t->point[i];
+            printf("%*spoint %u: crystal %u seg %d gamma %u %s %.1f keV local (%.2f, %.2f, %.2f) "
+                   "world (%.1f, %.1f, %.1f) mm\n",
+                   ind + 2, "", i, (unsigned)p->crystal, p->segment, (unsigned)p->gamma,
+                   truth_process_name(p->process), p->energy, p->local[0], p->local[1], p->local[2], p->world[0],
+                   p->world[1], p->world[2]);
         }
         break;
     }
@@ -481,7 +515,8 @@ static double rng_gauss(uint64_t *s)
     return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
 }
 
-enum gen_type { GEN_CRYSTAL = 1, GEN_PSA = 2, GEN_EVENT_PSA = 4, GEN_TRACKED = 8, GEN_MIXED = 15 };
+/* GEN_MIXED leaves data:truth out: its files stay what they always were. */
+enum gen_type { GEN_CRYSTAL = 1, GEN_PSA = 2, GEN_EVENT_PSA = 4, GEN_TRACKED = 8, GEN_MIXED = 15, GEN_TRUTH = 16 };
 
 typedef struct gen {
     adf_writer_t *w;
@@ -489,6 +524,7 @@ typedef struct gen {
     size_t cap;
     adf_file_writer_t *out;
     uint64_t frames;
+    uint64_t gammas_total; /* data:truth: gammas emitted so far */
 } gen_t;
 
 /* Write the buffer out when full and retry the frame once in an empty one. */
@@ -581,8 +617,49 @@ static void gen_psa(adf_psa_t *p, uint64_t *rng, unsigned id, double energy)
     }
 }
 
+/* The truth of a made-up decay: one or two gammas from the array's centre,
+ * each with a few Compton scatterings ending in a photo-absorption. */
+static void gen_truth(gen_t *g, adf_truth_t *t, uint64_t *rng, uint64_t decay, const double *lines)
+{
+    t->decay = decay;
+    t->flags = 0;
+    t->n_points = 0;
+    t->n_gammas = (uint16_t)(1 + rng_next(rng) % 2);
+    g->gammas_total += t->n_gammas;
+    t->gammas_total = g->gammas_total;
+    for (unsigned i = 0; i < t->n_gammas; i++) {
+        adf_truth_gamma_t *gm = &t->gamma[i];
+        gm->energy = (float)lines[rng_next(rng) % 5];
+        double cz = 2.0 * rng_uniform(rng) - 1.0, phi = 6.283185307179586 * rng_uniform(rng);
+        double sz = sqrt(1.0 - cz * cz);
+        gm->dir[0] = (float)(sz * cos(phi));
+        gm->dir[1] = (float)(sz * sin(phi));
+        gm->dir[2] = (float)cz;
+        unsigned n = (unsigned)(rng_next(rng) % 4); /* 0: escaped the array */
+        unsigned crystal = (unsigned)(rng_next(rng) % 180);
+        double left = gm->energy, depth = 235.0;
+        for (unsigned k = 0; k < n; k++) {
+            adf_truth_point_t *p = &t->point[t->n_points++];
+            double e = k + 1 == n ? left : left * (0.2 + 0.5 * rng_uniform(rng));
+            left -= e;
+            depth += 5.0 + 20.0 * rng_uniform(rng);
+            p->crystal = (uint16_t)crystal;
+            p->segment = (int16_t)((int)(rng_next(rng) % 37) - 1);
+            p->gamma = (uint16_t)i;
+            p->process = k + 1 == n ? ADF_TRUTH_PHOTO : ADF_TRUTH_COMPTON;
+            p->energy = (float)e;
+            double r = 5.0 + 30.0 * rng_uniform(rng), a = 6.283185307179586 * rng_uniform(rng);
+            p->local[0] = (float)(r * cos(a));
+            p->local[1] = (float)(r * sin(a));
+            p->local[2] = (float)(depth - 235.0);
+            for (int j = 0; j < 3; j++)
+                p->world[j] = (float)(depth * gm->dir[j]);
+        }
+    }
+}
+
 static int gen_event(gen_t *g, uint64_t *rng, enum gen_type types, uint32_t ev, uint64_t ts, unsigned samples,
-                     adf_crystal_t *c, adf_psa_t *psa, adf_key_t *keys, adf_tracked_t *trk)
+                     adf_crystal_t *c, adf_psa_t *psa, adf_key_t *keys, adf_tracked_t *trk, adf_truth_t *tru)
 {
     static const double lines[] = {1173.2, 1332.5, 661.7, 121.8, 344.3};
     unsigned n_crys = 1 + (unsigned)(rng_next(rng) % 3);
@@ -622,6 +699,10 @@ static int gen_event(gen_t *g, uint64_t *rng, enum gen_type types, uint32_t ev, 
         }
         GEN_EMIT(g, adf_tracked_encode(g->w, ev, ts, trk, &err));
     }
+    if (types & GEN_TRUTH) {
+        gen_truth(g, tru, rng, ev, lines);
+        GEN_EMIT(g, adf_truth_encode(g->w, ev, ts, tru, &err));
+    }
     return 0;
 }
 
@@ -653,10 +734,12 @@ static int cmd_gen(int argc, char **argv)
                 types = GEN_EVENT_PSA;
             else if (strcmp(optarg, "tracked") == 0)
                 types = GEN_TRACKED;
+            else if (strcmp(optarg, "truth") == 0)
+                types = GEN_TRUTH;
             else if (strcmp(optarg, "mixed") == 0)
                 types = GEN_MIXED;
             else {
-                fprintf(stderr, PROG ": gen: unknown type '%s' (crystal, psa, event-psa, tracked, mixed)\n",
+                fprintf(stderr, PROG ": gen: unknown type '%s' (crystal, psa, event-psa, tracked, truth, mixed)\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -684,9 +767,10 @@ static int cmd_gen(int argc, char **argv)
     adf_crystal_t *crys = malloc(sizeof *crys);
     adf_psa_t *psa = malloc(3 * sizeof *psa);
     adf_tracked_t *trk = malloc(sizeof *trk);
+    adf_truth_t *tru = malloc(sizeof *tru);
     adf_key_t keys[3];
     int status = 0;
-    if (!g.buf || !g.w || !crys || !psa || !trk) {
+    if (!g.buf || !g.w || !crys || !psa || !trk || !tru) {
         fprintf(stderr, PROG ": gen: out of memory\n");
         status = EXIT_USAGE;
         goto done;
@@ -696,7 +780,7 @@ static int cmd_gen(int argc, char **argv)
     for (unsigned long i = 0; i < events; i++) {
         /* Poisson arrivals at about 50 kHz: mean gap 2000 ticks of 10 ns. */
         ts += 1 + (uint64_t)(-2000.0 * log(1.0 - rng_uniform(&rng)));
-        if (gen_event(&g, &rng, types, (uint32_t)i, ts, (unsigned)samples, crys, psa, keys, trk)) {
+        if (gen_event(&g, &rng, types, (uint32_t)i, ts, (unsigned)samples, crys, psa, keys, trk, tru)) {
             status = EXIT_USAGE;
             goto done;
         }
@@ -725,6 +809,7 @@ done:
     free(crys);
     free(psa);
     free(trk);
+    free(tru);
     return status;
 }
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "tusk/crystal.h"
+#include "tusk/textfile.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -187,32 +188,11 @@ int det_config_parse(det_config_t *cfg, const char *text, size_t size, const cha
 
 int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t n = 0, cap = 0;
-    int st = TUSK_OK;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 4096;
-            char *t = cap <= (1u << 20) ? realloc(text, cap) : NULL;
-            if (!t) {
-                st = tusk_error_set(err, TUSK_EIO, "%s: larger than 1 MiB or out of memory", path);
-                break;
-            }
-            text = t;
-        }
-        size_t got = fread(text + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (!st && ferror(f))
-        st = tusk_error_set(err, TUSK_EIO, "%s: read error", path);
-    fclose(f);
-    if (!st)
-        st = det_config_parse(cfg, text ? text : "", n, path, err);
+    char *text;
+    size_t n;
+    int st = tusk_file_read(path, 1u << 20, &text, &n, err);
+    if (st == TUSK_OK)
+        st = det_config_parse(cfg, text, n, path, err);
     free(text);
     return st;
 }

@@ -1,18 +1,19 @@
 /* fuzz_decoders.c - fuzz target: the payload codecs, decode then re-encode.
  *
  * data[0] % FUZZ_DECODER_TYPES picks the frame type (data:crystal,
- * data:psa, data:tracked, meta:eof, event:data:psa); data[1..] is the
- * payload. The frame is written with adf_writer into a buffer of exactly its
- * size (so ASan or valgrind catch any read past it), read back with
+ * data:psa, data:tracked, meta:eof, event:data:psa, data:truth); data[1..]
+ * is the payload. The frame is written with adf_writer into a buffer of
+ * exactly its size (so ASan or valgrind catch any read past it), read back with
  * adf_reader, and given to every decoder: the ones for other types must
  * refuse it with ADF_EBADTYPE, the matching one decodes it or reports an
  * error with a message. When it decodes, the struct is encoded again into a
  * buffer of exactly the same size and the two frames must be identical,
  * byte for byte (key included): every format is canonical, so
  * decode(x) = decode(y) only if x = y. The exceptions are data:tracked's 4
- * reserved bytes per gamma, which the decoder ignores and the encoder writes
- * as zero (compared as zero), and data:psa without the figure-of-merit
- * extension, which decodes with has_fom false and so re-encodes without it.
+ * reserved bytes per gamma and data:truth's 2 reserved header bytes, which
+ * the decoders ignore and the encoders write as zero (compared as zero),
+ * and data:psa without the figure-of-merit extension, which decodes with
+ * has_fom false and so re-encodes without it.
  * Then the encoder gets a buffer one byte too small, empty (ADF_ETOOBIG) and
  * after another frame (ADF_EFULL): the frame must be refused whole.
  * Floats are copied bit for bit (NaN payloads included) on hosts with SSE
@@ -41,6 +42,7 @@ typedef struct decoded {
     size_t n_psa;
     adf_key_t *keys;
     adf_tracked_t *tracked;
+    adf_truth_t *truth;
     adf_eof_t eof;
     size_t n_event; /* crystals of an event:data:psa */
 } decoded_t;
@@ -72,6 +74,10 @@ static int decode_as(uint32_t type, const adf_frame_t *f, decoded_t *d, adf_erro
         if (!d->tracked && !(d->tracked = malloc(sizeof *d->tracked)))
             return ADF_ENOMEM;
         return adf_tracked_decode(f, d->tracked, err);
+    case ADF_TYPE_DATA_TRUTH:
+        if (!d->truth && !(d->truth = malloc(sizeof *d->truth)))
+            return ADF_ENOMEM;
+        return adf_truth_decode(f, d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
     case ADF_TYPE_EVENT_DATA_PSA: {
         /* As many structs as the payload could hold crystals, capped. */
@@ -103,6 +109,7 @@ static int encode_as(uint32_t type, adf_writer_t *w, const adf_key_t *key, const
     case ADF_TYPE_DATA_CRYSTAL: return adf_crystal_encode(w, key->event, key->timestamp, d->crystal, err);
     case ADF_TYPE_DATA_PSA: return adf_psa_encode(w, key->event, key->timestamp, d->psa, err);
     case ADF_TYPE_DATA_TRACKED: return adf_tracked_encode(w, key->event, key->timestamp, d->tracked, err);
+    case ADF_TYPE_DATA_TRUTH: return adf_truth_encode(w, key->event, key->timestamp, d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_encode(w, key->event, key->timestamp, &d->eof, err);
     case ADF_TYPE_EVENT_DATA_PSA:
         return adf_event_psa_encode(w, key->event, key->timestamp, d->keys, d->psa, d->n_event, err);
@@ -126,6 +133,16 @@ static void check_decoded(uint32_t type, const adf_frame_t *f, const decoded_t *
         FUZZ_CHECK(d->tracked->n_gammas <= ADF_TRACKED_MAX_GAMMAS);
         FUZZ_CHECK(f->payload_size == adf_tracked_payload_size(d->tracked->n_gammas));
         break;
+    case ADF_TYPE_DATA_TRUTH: {
+        const adf_truth_t *t = d->truth;
+        FUZZ_CHECK(t->n_gammas <= ADF_TRUTH_MAX_GAMMAS && t->n_points <= ADF_TRUTH_MAX_POINTS);
+        FUZZ_CHECK(f->payload_size == adf_truth_payload_size(t->n_gammas, t->n_points));
+        for (unsigned i = 0; i < t->n_points; i++)
+            FUZZ_CHECK(t->point[i].gamma < t->n_gammas && t->point[i].process >= ADF_TRUTH_PHOTO &&
+                       t->point[i].process <= ADF_TRUTH_PAIR && t->point[i].segment >= ADF_TRUTH_NO_SEGMENT &&
+                       t->point[i].segment < ADF_TRUTH_SEGMENTS);
+        break;
+    }
     case ADF_TYPE_META_EOF:
         FUZZ_CHECK(f->payload_size == (d->eof.has_counts ? ADF_EOF_PAYLOAD_SIZE : 0u));
         break;
@@ -223,12 +240,14 @@ int fuzz_decoders_one(const uint8_t *data, size_t size)
     FUZZ_CHECK(!adf_writer_full(w));
 
     /* What the encoder must have written: the input, with data:tracked's
-     * reserved bytes as zero. */
+     * and data:truth's reserved bytes as zero. */
     if (payload_size)
         memcpy(expected, payload, payload_size);
     if (type == ADF_TYPE_DATA_TRACKED)
         for (unsigned i = 0; i < d.tracked->n_gammas; i++)
             memset(expected + ADF_TRACKED_HEADER_SIZE + (size_t)i * ADF_TRACKED_GAMMA_SIZE + 36, 0, 4);
+    if (type == ADF_TYPE_DATA_TRUTH)
+        memset(expected + 22, 0, 2);
     FUZZ_CHECK(memcmp(again_buf, frame_buf, ADF_KEY_SIZE) == 0);
     if (payload_size && memcmp(again_buf + ADF_KEY_SIZE, expected, payload_size) != 0) {
         size_t at = 0;
@@ -268,6 +287,7 @@ out:
     free(d.psa);
     free(d.keys);
     free(d.tracked);
+    free(d.truth);
     adf_reader_destroy(&r);
     adf_writer_destroy(&w);
     free(expected);

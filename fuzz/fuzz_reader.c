@@ -43,6 +43,7 @@ typedef struct ctx {
     adf_psa_t *psa;                    /* EVENT_PSA_MAX of them */
     adf_key_t keys[EVENT_PSA_MAX];
     adf_tracked_t *tracked;
+    adf_truth_t *truth;
 } ctx_t;
 
 static void check_message(const adf_error_t *e)
@@ -167,6 +168,16 @@ static void decode_frame(ctx_t *c, const adf_frame_t *f)
         if (rc == ADF_OK)
             FUZZ_CHECK(c->tracked->n_gammas <= ADF_TRACKED_MAX_GAMMAS &&
                        f->payload_size == adf_tracked_payload_size(c->tracked->n_gammas));
+        else
+            check_decode_error(rc, &err, f);
+        break;
+    case ADF_TYPE_DATA_TRUTH:
+        if (!c->truth && !(c->truth = malloc(sizeof *c->truth)))
+            return;
+        rc = adf_truth_decode(f, c->truth, &err);
+        if (rc == ADF_OK)
+            FUZZ_CHECK(c->truth->n_gammas <= ADF_TRUTH_MAX_GAMMAS && c->truth->n_points <= ADF_TRUTH_MAX_POINTS &&
+                       f->payload_size == adf_truth_payload_size(c->truth->n_gammas, c->truth->n_points));
         else
             check_decode_error(rc, &err, f);
         break;
@@ -314,6 +325,7 @@ int fuzz_reader_one(const uint8_t *data, size_t size)
         free(c->crystal);
         free(c->psa);
         free(c->tracked);
+        free(c->truth);
         free(c);
     }
     adf_reader_destroy(&r);

@@ -238,7 +238,7 @@ static void mutate_once(bytes_t *b, uint64_t *rng)
 {
     static const uint32_t words[] = {0, 1, 19, 20, 21, 24, 40, 44, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000,
                                      0x7FFFFFFF, 0x80000000u, 0xFFFFFFFFu, 0xFA010101u, 0xFA010102u,
-                                     0xFA010105u, 0xFA001100u, 0xCA010102u, 0x314B5354u};
+                                     0xFA010105u, 0xFA001100u, 0xCA010102u, 0xFA0101F0u, 0x314B5354u};
     static const uint8_t special[] = {0x00, 0x01, 0x14, 0x26, 0x7F, 0x80, 0xCA, 0xFA, 0xFE, 0xFF};
     switch (rng_below(rng, 8)) {
     case 0: /* flip a bit */

@@ -44,12 +44,12 @@ int fuzz_basis_one(const uint8_t *data, size_t size);
 
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
-#define FUZZ_DECODER_TYPES 5
+#define FUZZ_DECODER_TYPES 6
 #define FUZZ_DECODER_TYPE_LIST                                                    \
     {                                                                             \
         0xFA010101u /* data:crystal */, 0xFA010102u /* data:psa */,               \
             0xFA010105u /* data:tracked */, 0xFA001100u /* meta:eof */,           \
-            0xCA010102u /* event:data:psa */                                      \
+            0xCA010102u /* event:data:psa */, 0xFA0101F0u /* data:truth */        \
     }
 
 /* Abort with a message when `cond` is false. */

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "tusk/params.h"
+#include "tusk/textfile.h"
 #include "tusk_private.h"
 
 struct tusk_params {
@@ -171,43 +172,15 @@ int tusk_params_load(tusk_params_t **params, const char *dir, tusk_error_t *err)
     tusk_params_t *p = tusk_params_new();
     if (!p)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    FILE *fp = fopen(path, "rbe");
-    if (!fp) {
-        if (errno == ENOENT) {
-            *params = p;
-            return TUSK_OK;
-        }
-        tusk_params_destroy(&p);
-        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *text;
+    size_t len;
+    int rc = tusk_file_read(path, 16u << 20, &text, &len, err);
+    if (rc == TUSK_EIO && errno == ENOENT) {
+        *params = p;
+        return TUSK_OK;
     }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    int rc = TUSK_OK;
-    while (rc == TUSK_OK) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 4096;
-            if (cap > (16u << 20)) {
-                rc = tusk_error_set(err, TUSK_EPARAM, "%s: larger than 16 MiB", path);
-                break;
-            }
-            char *t = realloc(text, cap);
-            if (!t) {
-                rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-                break;
-            }
-            text = t;
-        }
-        size_t n = fread(text + len, 1, cap - len, fp);
-        len += n;
-        if (n == 0) {
-            if (ferror(fp))
-                rc = tusk_error_set(err, TUSK_EIO, "%s: read failed: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(fp);
     if (rc == TUSK_OK)
-        rc = tusk_params_parse(p, text ? text : "", len, path, err);
+        rc = tusk_params_parse(p, text, len, path, err);
     free(text);
     if (rc != TUSK_OK)
         tusk_params_destroy(&p);

@@ -31,6 +31,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "tusk/textfile.h"
 #include "tusk/topology.h"
 #include "tusk_private.h"
 
@@ -1266,41 +1267,14 @@ int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_
     if (!topology || !path)
         return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_load: no %s", topology ? "path" : "result pointer");
     *topology = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
-    /* Read at most one byte over the limit: pipes have no size to ask. */
-    size_t cap = 64 * 1024, len = 0;
-    char *buf = malloc(cap);
-    int rc = TUSK_OK;
-    while (buf) {
-        if (len == cap) {
-            if (cap > MAX_TOPOLOGY_BYTES)
-                break;
-            size_t ncap = cap * 2 > (size_t)MAX_TOPOLOGY_BYTES + 1 ? (size_t)MAX_TOPOLOGY_BYTES + 1 : cap * 2;
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = tusk_error_set(err, TUSK_EIO, "%s: cannot read: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
+    char *buf;
+    size_t len;
+    int rc = tusk_file_read(path, MAX_TOPOLOGY_BYTES, &buf, &len, err);
+    if (rc == TUSK_ENOMEM)
         return out_of_memory(err);
-    if (rc == TUSK_OK && len > MAX_TOPOLOGY_BYTES)
-        rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%s: too large (over %u MiB): not a topology", path,
-                            MAX_TOPOLOGY_BYTES >> 20);
+    if (rc == TUSK_ELIMIT)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "%s: too large (over %u MiB): not a topology", path,
+                              MAX_TOPOLOGY_BYTES >> 20);
     if (rc == TUSK_OK)
         rc = tusk_topology_parse(topology, buf, len, path, err);
     free(buf);

@@ -8,6 +8,7 @@
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
 #include "tusk/simrng.h"
+#include "tusk/simsource.h"
 
 #define PI 3.14159265358979323846
 #define STACK_MAX 8 /* photons waiting: at most 2 from one pair */
@@ -54,14 +55,45 @@ static double sample_rayleigh_cos(uint64_t *rng)
     return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
 }
 
-static void isotropic(double dir[3], uint64_t *rng)
+void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_step_t *step)
 {
-    double w = 2.0 * sim_rng_uniform(rng) - 1.0;
-    double phi = 2.0 * PI * sim_rng_uniform(rng);
-    double s = sqrt(1.0 - w * w);
-    dir[0] = s * cos(phi);
-    dir[1] = s * sin(phi);
-    dir[2] = w;
+    gexs_mu_t mu;
+    gexs_mass_attenuation(e_kev, &mu);
+    memset(step, 0, sizeof *step);
+    double r = sim_rng_uniform(rng) * mu.total;
+    if (r < mu.photo) {
+        step->process = TRANSPORT_PHOTO;
+        step->edep_kev = e_kev;
+        return;
+    }
+    if (r < mu.photo + mu.compton) {
+        double ct = compton_sample_cos_theta(e_kev, rng);
+        double phi = 2.0 * PI * sim_rng_uniform(rng);
+        double e1 = compton_scattered_energy(e_kev, ct);
+        step->process = TRANSPORT_COMPTON;
+        if (e1 < TRANSPORT_E_CUT_KEV) {
+            step->edep_kev = e_kev;
+            return;
+        }
+        step->edep_kev = e_kev - e1;
+        step->e_kev = e1;
+        transport_rotate(dir, ct, phi);
+        return;
+    }
+    if (r < mu.photo + mu.compton + mu.rayleigh || mu.pair <= 0.0) {
+        double ct = sample_rayleigh_cos(rng);
+        double phi = 2.0 * PI * sim_rng_uniform(rng);
+        step->process = TRANSPORT_RAYLEIGH;
+        step->e_kev = e_kev;
+        transport_rotate(dir, ct, phi);
+        return;
+    }
+    /* Pair production: mu.pair > 0 only above 2 m c^2; the positron
+     * annihilates at rest where it was made. */
+    step->process = TRANSPORT_PAIR;
+    step->edep_kev = e_kev - 2.0 * COMPTON_MEC2_KEV;
+    step->annihilation = 1;
+    sim_isotropic(step->ann_dir, rng);
 }
 
 static transport_point_t *add_point(transport_result_t *out, const double pos[3], double edep, int process)
@@ -111,40 +143,21 @@ int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_r
             if (ph.primary)
                 primary_interacted = 1;
 
-            double r = sim_rng_uniform(rng) * mu.total;
-            if (r < mu.photo) {
-                add_point(out, ph.pos, ph.e_kev, TRANSPORT_PHOTO);
+            transport_step_t st;
+            transport_interact(ph.e_kev, ph.dir, rng, &st);
+            add_point(out, ph.pos, st.edep_kev, st.process);
+            if (st.e_kev > 0.0) {
+                ph.e_kev = st.e_kev;
+                continue;
+            }
+            if (!st.annihilation)
                 break;
-            }
-            if (r < mu.photo + mu.compton) {
-                double ct = compton_sample_cos_theta(ph.e_kev, rng);
-                double phi = 2.0 * PI * sim_rng_uniform(rng);
-                double e1 = compton_scattered_energy(ph.e_kev, ct);
-                if (e1 < TRANSPORT_E_CUT_KEV) {
-                    add_point(out, ph.pos, ph.e_kev, TRANSPORT_COMPTON);
-                    break;
-                }
-                add_point(out, ph.pos, ph.e_kev - e1, TRANSPORT_COMPTON);
-                transport_rotate(ph.dir, ct, phi);
-                ph.e_kev = e1;
-                continue;
-            }
-            if (r < mu.photo + mu.compton + mu.rayleigh || mu.pair <= 0.0) {
-                double ct = sample_rayleigh_cos(rng);
-                double phi = 2.0 * PI * sim_rng_uniform(rng);
-                add_point(out, ph.pos, 0.0, TRANSPORT_RAYLEIGH);
-                transport_rotate(ph.dir, ct, phi);
-                continue;
-            }
-            /* Pair production: mu.pair > 0 only above 2 m c^2. */
             const double m = COMPTON_MEC2_KEV;
-            add_point(out, ph.pos, ph.e_kev - 2.0 * m, TRANSPORT_PAIR);
             if (n + 2 > STACK_MAX) { /* cannot happen: 511 keV photons do not pair */
                 out->deposited_kev += 2.0 * m;
                 break;
             }
-            photon_t a = {{ph.pos[0], ph.pos[1], ph.pos[2]}, {0.0, 0.0, 0.0}, m, 0};
-            isotropic(a.dir, rng);
+            photon_t a = {{ph.pos[0], ph.pos[1], ph.pos[2]}, {st.ann_dir[0], st.ann_dir[1], st.ann_dir[2]}, m, 0};
             photon_t b = a;
             b.dir[0] = -a.dir[0];
             b.dir[1] = -a.dir[1];

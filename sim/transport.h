@@ -57,6 +57,23 @@ typedef struct transport_result {
  * deposited_kev + escaped_kev == e_kev up to rounding. */
 int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out);
 
+/* What one interaction does to a photon (transport_interact). */
+typedef struct transport_step {
+    int process;        /* transport_process_t */
+    double edep_kev;    /* deposited at the point */
+    double e_kev;       /* the photon's energy afterwards; 0: absorbed */
+    int annihilation;   /* pair: two 511 keV photons leave the point along +-ann_dir */
+    double ann_dir[3];
+} transport_step_t;
+
+/* One interaction of a photon of e_kev travelling along dir[3] (a unit
+ * vector, turned in place for Compton and Rayleigh) at a point in
+ * germanium: the process drawn from the partial cross sections, then as
+ * described above (scattered photons under TRANSPORT_E_CUT_KEV absorbed).
+ * Shared by the slab and the array transport so both follow the same
+ * physics. */
+void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_step_t *step);
+
 /* Rotate the unit vector dir[3] by polar angle theta (cos_theta) and
  * azimuth phi about itself, in place; the result is a unit vector whose
  * dot product with the old one is cos_theta. Exposed for tests. */

@@ -111,9 +111,9 @@ END_TEST
 START_TEST(type_names_round_trip)
 {
     static const uint32_t types[] = {ADF_TYPE_DATA_CRYSTAL, ADF_TYPE_DATA_PSA, ADF_TYPE_DATA_EB,
-                                     ADF_TYPE_DATA_MERGER, ADF_TYPE_DATA_TRACKED, ADF_TYPE_CONF_GLOBAL,
-                                     ADF_TYPE_CONF_PSA, ADF_TYPE_META_EOF, ADF_TYPE_META_SYNC,
-                                     ADF_TYPE_EVENT_DATA, ADF_TYPE_EVENT_DATA_PSA,
+                                     ADF_TYPE_DATA_MERGER, ADF_TYPE_DATA_TRACKED, ADF_TYPE_DATA_TRUTH,
+                                     ADF_TYPE_CONF_GLOBAL, ADF_TYPE_CONF_PSA, ADF_TYPE_META_EOF,
+                                     ADF_TYPE_META_SYNC, ADF_TYPE_EVENT_DATA, ADF_TYPE_EVENT_DATA_PSA,
                                      ADF_TYPE_EVENT_DATA_TRACKED};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         const char *name = adf_type_name(types[i]);
@@ -125,6 +125,10 @@ START_TEST(type_names_round_trip)
     ck_assert_str_eq(adf_type_name(0xFA010101u), "data:crystal");
     ck_assert_str_eq(adf_type_name(0xCA010102u), "event:data:psa");
     ck_assert_str_eq(adf_type_name(0xFA001100u), "meta:eof");
+    ck_assert_str_eq(adf_type_name(0xFA0101F0u), "data:truth");
+    uint32_t truth = 0;
+    ck_assert_int_eq(adf_type_parse("data:truth", &truth), ADF_OK);
+    ck_assert_uint_eq(truth, 0xFA0101F0u);
     ck_assert_ptr_null(adf_type_name(0xFA7F0301u));
 }
 END_TEST

@@ -18,32 +18,10 @@
 /* ---- helpers ---------------------------------------------------------------- */
 
 
-static char srcdir[4096];
-
-/* The source tree: `make check` exports abs_top_srcdir / top_srcdir;
- * otherwise try the parent folder (a build folder) and the current one. */
-static const char *source_dir(void)
-{
-    if (srcdir[0])
-        return srcdir;
-    const char *candidates[] = {getenv("abs_top_srcdir"), getenv("top_srcdir"), "..", "."};
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        if (!candidates[i] || !*candidates[i])
-            continue;
-        char probe[4200];
-        snprintf(probe, sizeof probe, "%s/config/passthrough.xml", candidates[i]);
-        if (access(probe, R_OK) == 0) {
-            snprintf(srcdir, sizeof srcdir, "%s", candidates[i]);
-            return srcdir;
-        }
-    }
-    ck_abort_msg("config/passthrough.xml not found: set abs_top_srcdir");
-    return NULL;
-}
 
 static char *config_path(const char *rel)
 {
-    const char *dir = source_dir();
+    const char *dir = tu_source_dir("config/passthrough.xml");
     size_t n = strlen(dir) + strlen(rel) + 16;
     char *p = malloc(n);
     ck_assert_ptr_nonnull(p);

@@ -1,8 +1,8 @@
 #!/bin/sh
 # emulate_memcheck.sh - the example chains under valgrind (memcheck, full
 # leak check), with no error: tusk-emulate on config/passthrough.xml (its
-# output equals its input) and on config/fault.xml (the error path), and
-# a distributed run of config/passthrough.xml with tusk-run and every
+# output equals its input), on config/fault.xml (the error path) and on
+# config/sim-demo.xml (the simulation producer), and a distributed run of config/passthrough.xml with tusk-run and every
 # tusk-actor under valgrind.
 # Skipped, visibly, when valgrind is missing.
 set -eu
@@ -39,6 +39,16 @@ status=0
 vg "$b/tusk-emulate" -q "$s/config/fault.xml" 2>fault.err || status=$?
 [ "$status" -eq 1 ] || { cat fault.err >&2; fail "expected exit status 1 from the failing chain, got $status"; }
 grep -q "fault injected" fault.err || { cat fault.err >&2; fail "the actor's message is missing"; }
+echo "emulate_memcheck: valgrind tusk-emulate config/sim-demo.xml (gamma_sim, multiplicity 30, 150 decays)"
+# The basis is made natively (a minute under valgrind); the chain's output
+# must equal tusk-sim's for the same seed.
+"$b/tusk-basis" gen -c "$s/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o basis.tbs >/dev/null
+sed -e "s|config/sim-co60.conf|$s/config/sim-m30.conf|" \
+    -e "s|<parameter name=\"events\">20000</parameter>|<parameter name=\"events\">150</parameter><parameter name=\"basis\">$tmp/basis.tbs</parameter>|" \
+    -e "s|sim.adf|$tmp/sim.adf|" "$s/config/sim-demo.xml" >sim.xml
+vg "$b/tusk-emulate" -q sim.xml 2>sim.err || { cat sim.err >&2; fail "valgrind or the simulation chain failed"; }
+"$b/tusk-sim" run "$s/config/sim-m30.conf" --set "basis=$tmp/basis.tbs" --events 150 -q -o native.adf
+cmp sim.adf native.adf || fail "the simulation chain's output under valgrind differs from tusk-sim's"
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER

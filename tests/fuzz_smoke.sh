@@ -46,7 +46,7 @@ now() { date +%s; }
 # ---- 1. seed corpus -----------------------------------------------------------
 mkdir "$tmp/corpus" "$tmp/decoders"
 seed=1
-for type in crystal psa event-psa tracked mixed; do
+for type in crystal psa event-psa tracked truth mixed; do
     for n in 1 3; do
         out=$tmp/corpus/$type-$n.adf
         "$tusk_adf" gen -n "$n" --samples 8 --seed "$seed" --type "$type" -o "$out" 2>"$tmp/gen.log" ||

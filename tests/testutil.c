@@ -181,3 +181,21 @@ int tu_run(Suite *s)
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+const char *tu_source_dir(const char *probe)
+{
+    static char srcdir[4096];
+    const char *candidates[] = {getenv("abs_top_srcdir"), getenv("top_srcdir"), "..", "."};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!candidates[i] || !*candidates[i])
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", candidates[i], probe);
+        if (access(path, R_OK) == 0) {
+            snprintf(srcdir, sizeof srcdir, "%s", candidates[i]);
+            return srcdir;
+        }
+    }
+    ck_abort_msg("%s not found: set abs_top_srcdir", probe);
+    return NULL;
+}

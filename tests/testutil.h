@@ -42,6 +42,12 @@ char *tu_temp_path(void);
 void tu_make_dir(char *dir, size_t size);
 void tu_remove_dir(const char *dir);
 
+/* The source tree: `make check` exports abs_top_srcdir / top_srcdir;
+ * otherwise the parent folder (a build folder) or the current one - the
+ * first that holds the file `probe` (relative to it). Aborts the test
+ * when none does. */
+const char *tu_source_dir(const char *probe);
+
 /* Run a suite and return the process exit status (0 when all passed). */
 int tu_run(Suite *s);
 

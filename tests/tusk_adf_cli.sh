@@ -113,7 +113,7 @@ expect_status 0 "gen (other seed)"
 if cmp -s "$a" "$tmp/other.adf"; then fail "gen --seed 42 and --seed 43 gave identical files"; fi
 
 step "gen --type writes only that type (plus meta:eof)"
-for t in crystal:data:crystal psa:data:psa event-psa:event:data:psa tracked:data:tracked; do
+for t in crystal:data:crystal psa:data:psa event-psa:event:data:psa tracked:data:tracked truth:data:truth; do
     opt=${t%%:*}
     name=${t#*:}
     run "$tusk" gen -n 2 --samples 8 --type "$opt" -o "$tmp/t.adf"
@@ -124,6 +124,19 @@ for t in crystal:data:crystal psa:data:psa event-psa:event:data:psa tracked:data
     want=$(printf '%s\n' "$name" meta:eof | sort | tr '\n' ' ')
     [ "$rows" = "$want" ] || { show; fail "gen --type $opt: top-level types '$rows', expected '$want'"; }
 done
+
+step "dump -v prints data:truth frames: the decay, its gammas and points"
+run "$tusk" gen -n 4 --type truth --seed 5 -o "$tmp/truth.adf"
+expect_status 0 "gen --type truth"
+run "$tusk" check "$tmp/truth.adf"
+expect_status 0 "check of gen --type truth"
+run "$tusk" dump -v "$tmp/truth.adf"
+expect_status 0 "dump -v (truth)"
+expect_in out "decay 0, " "dump -v (truth)"
+expect_in out "decay 3, " "dump -v (truth)"
+expect_in out "gamma 0: " "dump -v (truth)"
+grep -E 'point [0-9]+: crystal [0-9]+ seg -?[0-9]+ gamma [0-9]+ (compton|photo) [0-9.]+ keV' "$tmp/out" >/dev/null ||
+    { show; fail "dump -v (truth): no point line with crystal, segment, process and energy"; }
 
 # ---- corrupted data --------------------------------------------------------------------
 b=$tmp/corrupt.adf

@@ -10,6 +10,7 @@
 #include "adf_crystal.h"
 #include "adf_psa.h"
 #include "adf_tracked.h"
+#include "adf_truth.h"
 #include "adf_meta.h"
 
 #endif

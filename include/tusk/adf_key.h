@@ -26,13 +26,15 @@ extern "C" {
 #define ADF_CLASS_SIMPLE 0xFAu
 #define ADF_CLASS_COMPOSITE 0xCAu
 
-/* The frame types tusk knows by name (AGATA codes). */
+/* The frame types tusk knows by name (AGATA codes, and tusk's own data
+ * types, whose last byte is 0xF0-0xFF). */
 enum adf_type {
     ADF_TYPE_DATA_CRYSTAL = 0xFA010101u,
     ADF_TYPE_DATA_PSA = 0xFA010102u,
     ADF_TYPE_DATA_EB = 0xFA010103u,
     ADF_TYPE_DATA_MERGER = 0xFA010104u,
     ADF_TYPE_DATA_TRACKED = 0xFA010105u,
+    ADF_TYPE_DATA_TRUTH = 0xFA0101F0u, /* tusk-private: last byte 0xF0-0xFF */
     ADF_TYPE_CONF_GLOBAL = 0xFA000200u,
     ADF_TYPE_CONF_PSA = 0xFA010202u,
     ADF_TYPE_META_EOF = 0xFA001100u,
