@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tusk/grid.h"
 #include "tusk/simrng.h"
 
-#define NO_POINT UINT32_MAX
 #define FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */
 #define E_REF_KEV 1332.5
 
@@ -20,11 +20,7 @@ struct sim_response {
     const det_crystal_t *crystal;
     unsigned channels, bsamples, samples;
     double grid;
-    /* Grid map: node (i, j, k) -> segment << 24 | point index, or NO_POINT.
-     * Basis points sit at ((i + 0.5) g, (j + 0.5) g, (k + 0.5) g). */
-    long i0, j0, k0;
-    long ni, nj, nk;
-    uint32_t *map;
+    det_grid_t *map;   /* node -> basis point */
     const float *block[ADF_CRYSTAL_SEGMENTS];
     size_t npoints[ADF_CRYSTAL_SEGMENTS];
     /* scratch */
@@ -89,61 +85,6 @@ int sim_response_config_read(sim_response_config_t *c, const tusk_params_t *p, c
     return TUSK_OK;
 }
 
-static long node(double x, double g)
-{
-    return lround(x / g - 0.5);
-}
-
-static int build_map(sim_response_t *r, tusk_error_t *err)
-{
-    long lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-    bool first = true;
-    for (unsigned s = 0; s < ADF_CRYSTAL_SEGMENTS; s++)
-        for (size_t i = 0; i < r->npoints[s]; i++) {
-            float pos[3];
-            det_basis_position(r->basis, s, i, pos);
-            for (int a = 0; a < 3; a++) {
-                long n = node(pos[a], r->grid);
-                if (first || n < lo[a])
-                    lo[a] = n;
-                if (first || n > hi[a])
-                    hi[a] = n;
-            }
-            first = false;
-        }
-    if (first)
-        return tusk_error_set(err, TUSK_EINVAL, "the basis has no points");
-    r->i0 = lo[0];
-    r->j0 = lo[1];
-    r->k0 = lo[2];
-    r->ni = hi[0] - lo[0] + 1;
-    r->nj = hi[1] - lo[1] + 1;
-    r->nk = hi[2] - lo[2] + 1;
-    size_t cells = (size_t)r->ni * (size_t)r->nj * (size_t)r->nk;
-    if (cells > ((size_t)1 << 28))
-        return tusk_error_set(err, TUSK_EINVAL, "the basis grid (%ld x %ld x %ld nodes) is too large", r->ni, r->nj,
-                              r->nk);
-    r->map = malloc(cells * sizeof *r->map);
-    if (!r->map)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (basis grid map)");
-    for (size_t c = 0; c < cells; c++)
-        r->map[c] = NO_POINT;
-    for (unsigned s = 0; s < ADF_CRYSTAL_SEGMENTS; s++)
-        for (size_t i = 0; i < r->npoints[s]; i++) {
-            float pos[3];
-            det_basis_position(r->basis, s, i, pos);
-            size_t c = ((size_t)(node(pos[2], r->grid) - r->k0) * (size_t)r->nj +
-                        (size_t)(node(pos[1], r->grid) - r->j0)) * (size_t)r->ni +
-                       (size_t)(node(pos[0], r->grid) - r->i0);
-            if (r->map[c] != NO_POINT)
-                return tusk_error_set(err, TUSK_EINVAL,
-                                      "the basis has two points at (%.2f, %.2f, %.2f) mm: not on a grid of %g mm",
-                                      pos[0], pos[1], pos[2], r->grid);
-            r->map[c] = (uint32_t)s << 24 | (uint32_t)i;
-        }
-    return TUSK_OK;
-}
-
 int sim_response_new(sim_response_t **out, const det_basis_t *basis, const det_crystal_t *crystal,
                      const sim_response_config_t *cfg, tusk_error_t *err)
 {
@@ -183,7 +124,7 @@ int sim_response_new(sim_response_t **out, const det_basis_t *basis, const det_c
     if (!r->one || !r->sum || !r->noise)
         st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     if (st == TUSK_OK)
-        st = build_map(r, err);
+        st = det_grid_new(&r->map, basis, err);
     if (st != TUSK_OK) {
         sim_response_destroy(&r);
         return st;
@@ -197,7 +138,7 @@ void sim_response_destroy(sim_response_t **response)
     if (!response || !*response)
         return;
     sim_response_t *r = *response;
-    free(r->map);
+    det_grid_destroy(&r->map);
     free(r->one);
     free(r->sum);
     free(r->noise);
@@ -240,13 +181,11 @@ int sim_response_signal(sim_response_t *r, int segment, const double pos[3], flo
         long i = n0[0] + (c & 1), j = n0[1] + (c >> 1 & 1), k = n0[2] + (c >> 2 & 1);
         double wc = ((c & 1) ? w[0] : 1.0 - w[0]) * ((c >> 1 & 1) ? w[1] : 1.0 - w[1]) *
                     ((c >> 2 & 1) ? w[2] : 1.0 - w[2]);
-        if (i < r->i0 || j < r->j0 || k < r->k0 || i >= r->i0 + r->ni || j >= r->j0 + r->nj || k >= r->k0 + r->nk)
+        unsigned seg;
+        uint32_t index;
+        if (wc <= 0.0 || !det_grid_at(r->map, i, j, k, &seg, &index) || seg != s)
             continue;
-        uint32_t code = r->map[((size_t)(k - r->k0) * (size_t)r->nj + (size_t)(j - r->j0)) * (size_t)r->ni +
-                               (size_t)(i - r->i0)];
-        if (code == NO_POINT || code >> 24 != s || wc <= 0.0)
-            continue;
-        idx[found] = code & 0xFFFFFFu;
+        idx[found] = index;
         wt[found] = wc;
         total += wc;
         found++;

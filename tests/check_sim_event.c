@@ -15,6 +15,7 @@
 
 #include <check.h>
 
+#include "setuputil.h"
 #include "testutil.h"
 #include "tusk/basis.h"
 #include "tusk/generate.h"
@@ -611,48 +612,15 @@ START_TEST(test_config_file_paths)
 }
 END_TEST
 
-/* main runs outside any test, where Check's assertions cannot report:
- * plain checks here. */
-static void need(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "check_sim_event: setting up: %s failed\n", what);
-        exit(1);
-    }
-}
-
-static void put_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    need(f && fputs(text, f) >= 0 && fclose(f) == 0, path);
-}
-
 static void make_files(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/tusk-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    need(mkdtemp(dir) != NULL, "mkdtemp");
-    det_config_t cfg;
-    det_config_default(&cfg);
-    cfg.field_grid = 3.0;
-    cfg.basis_grid = 8.0;
-    det_generate_options_t opt = {2, NULL, NULL};
-    det_basis_t *b = NULL;
-    tusk_error_t err;
-    if (det_basis_generate(&cfg, &opt, &b, NULL, &err) != TUSK_OK) {
-        fprintf(stderr, "basis: %s\n", err.message);
-        exit(1);
-    }
+    su_make_dir(dir, sizeof dir, "check_sim_event");
     snprintf(basis_path, sizeof basis_path, "%s/basis.tbs", dir);
-    if (det_basis_save(b, basis_path, DET_SAMPLE_INT16, &err) != TUSK_OK) {
-        fprintf(stderr, "basis: %s\n", err.message);
-        exit(1);
-    }
-    det_basis_destroy(&b);
+    su_coarse_basis(basis_path, DET_SAMPLE_INT16, "check_sim_event");
     snprintf(bad_basis_path, sizeof bad_basis_path, "%s/bad.tbs", dir);
-    put_file(bad_basis_path, "not a basis\n");
+    su_write_file(bad_basis_path, "not a basis\n", "check_sim_event");
     snprintf(array1_path, sizeof array1_path, "%s/one.conf", dir);
-    put_file(array1_path, "crystal.0 = 0 0\n");
+    su_write_file(array1_path, "crystal.0 = 0 0\n", "check_sim_event");
     const char *src = getenv("abs_top_srcdir");
     if (!src)
         src = getenv("top_srcdir");
@@ -692,6 +660,6 @@ int main(void)
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
         remove(p);
     }
-    need(rmdir(dir) == 0, "removing the test folder");
+    su_need(rmdir(dir) == 0, "check_sim_event", "removing the test folder");
     return rc;
 }

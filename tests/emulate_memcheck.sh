@@ -2,7 +2,8 @@
 # emulate_memcheck.sh - the example chains under valgrind (memcheck, full
 # leak check), with no error: tusk-emulate on config/passthrough.xml (its
 # output equals its input), on config/fault.xml (the error path) and on
-# config/sim-demo.xml (the simulation producer), and a distributed run of config/passthrough.xml with tusk-run and every
+# config/sim-demo.xml (the simulation producer), tusk-psa run on its
+# output (the PSA), and a distributed run of config/passthrough.xml with tusk-run and every
 # tusk-actor under valgrind.
 # Skipped, visibly, when valgrind is missing.
 set -eu
@@ -49,6 +50,12 @@ sed -e "s|config/sim-co60.conf|$s/config/sim-m30.conf|" \
 vg "$b/tusk-emulate" -q sim.xml 2>sim.err || { cat sim.err >&2; fail "valgrind or the simulation chain failed"; }
 "$b/tusk-sim" run "$s/config/sim-m30.conf" --set "basis=$tmp/basis.tbs" --events 150 -q -o native.adf
 cmp sim.adf native.adf || fail "the simulation chain's output under valgrind differs from tusk-sim's"
+echo "emulate_memcheck: valgrind tusk-psa run (PSA of those events: reference and fast backends)"
+for backend in reference fast; do
+    vg "$b/tusk-psa" run --basis basis.tbs --backend "$backend" --threads 2 -q -i native.adf -o "psa-$backend.adf" \
+        2>psa.err || { cat psa.err >&2; fail "valgrind or tusk-psa run ($backend) failed"; }
+    "$b/tusk-adf" check "psa-$backend.adf" >/dev/null || fail "tusk-psa run ($backend) wrote a bad file"
+done
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER

@@ -1,0 +1,254 @@
+/* psa.c - filter: pulse shape analysis (tusk/psa.h), data:crystal frames
+ * in, data:psa frames out.
+ *
+ * Parameters:
+ *   basis     the signal basis file (required; tusk-basis gen)
+ *   backend   reference | fast | opencl (fast): the plain C oracle, the
+ *             vectorised multi-threaded CPU search, or the OpenCL kernel
+ *   threads   threads of the fast backend (0: one per CPU)
+ *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
+ *             default $TUSK_CL_DEVICE or any); load-shared instances
+ *             spread over matching devices
+ *   p, mode, mask, include_hit, include_core, residual, t0_search,
+ *   threshold_kev, gain, baseline_samples: the analysis (psa/README.md)
+ *
+ * Every input buffer is one batch: all its data:crystal frames are
+ * analysed together (one search launch for the OpenCL backend), then the
+ * output holds, in input order, a data:psa frame for each data:crystal
+ * frame and every other frame (data:truth, meta frames) unchanged. When
+ * the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT and
+ * goes on with the same input. A malformed frame or a data:crystal that
+ * does not decode is TUSK_ACTOR_EDATA naming its offset.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AK_FILTER
+#include "actorkit.h"
+#include "tusk/basis.h"
+#include "tusk/psa.h"
+#include "tusk/psa_cl.h"
+
+TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in, data:psa out",
+                   "basis: signal basis file (required)\n"
+                   "backend: reference | fast | opencl (fast)\n"
+                   "threads: threads of the fast backend (0: one per CPU)\n"
+                   "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
+                   "p, mode, mask, include_hit, include_core, residual, t0_search, threshold_kev, gain, "
+                   "baseline_samples: the analysis (psa/README.md)\n");
+
+enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
+
+typedef struct filter {
+    ak_base_t base;
+    det_basis_t *basis;
+    psa_engine_t *engine;
+    psa_cl_t *cl;
+    psa_backend_t backend;
+    adf_reader_t *reader;
+    adf_writer_t *writer;
+    ak_copier_t copier;
+    adf_crystal_t *crystals;  /* decoded records of one input buffer */
+    adf_psa_t *results;
+    size_t cap;
+    uint8_t *staged;          /* the output of one input buffer */
+    size_t staged_cap, staged_size;
+    psa_stats_t stats;
+} filter_t;
+
+static const char *const known_keys[] = {"basis", "backend", "threads", "device", "p", "mode", "mask",
+                                         "include_hit", "include_core", "residual", "t0_search", "threshold_kev",
+                                         "gain", "baseline_samples", NULL};
+
+AK_STANDARD_HOOKS(filter_t)
+
+static void free_filter(filter_t *f)
+{
+    if (!f)
+        return;
+    psa_cl_destroy(&f->cl);
+    psa_engine_destroy(&f->engine);
+    det_basis_destroy(&f->basis);
+    adf_reader_destroy(&f->reader);
+    adf_writer_destroy(&f->writer);
+    ak_copier_free(&f->copier);
+    free(f->crystals);
+    free(f->results);
+    free(f->staged);
+    free(f);
+}
+
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code)
+{
+    ak_config_t cfg;
+    filter_t *f = NULL;
+    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+        goto fail;
+    f = calloc(1, sizeof *f);
+    if (!f || !ak_copier_init(&f->copier) || !(f->reader = adf_reader_new(ADF_ON_ERROR_STOP)) ||
+        !(f->writer = adf_writer_new())) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
+    static const char *const backends[] = {"reference", "fast", "opencl", NULL};
+    const char *basis = ak_config_required(&cfg, "basis", "the signal basis file (tusk-basis gen)");
+    int backend = basis ? ak_config_choice(&cfg, "backend", backends, BACKEND_FAST) : -1;
+    uint64_t threads;
+    if (!basis || backend < 0 || !ak_config_u64(&cfg, "threads", 0, 0, 256, &threads) ||
+        !ak_config_base(&cfg, &f->base))
+        goto fail;
+    psa_config_t pc;
+    psa_config_default(&pc);
+    tusk_error_t err;
+    if (psa_config_read(&pc, cfg.params, "psa parameters", &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+        goto fail;
+    }
+    det_basis_expect_t expect = {PSA_SEGMENTS, PSA_CHANNELS, 0, 0.0};
+    if (det_basis_load(&f->basis, basis, &expect, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG,
+                       "parameter 'basis': %s", err.message);
+        goto fail;
+    }
+    if (psa_engine_new(&f->engine, f->basis, &pc, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s: %s", basis, err.message);
+        goto fail;
+    }
+    if (backend == BACKEND_OPENCL) {
+        const char *dev = tusk_params_string(cfg.params, "device", NULL);
+        if (pc.mode == PSA_MODE_ADAPTIVE) {
+            ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "mode = adaptive runs on the CPU backends only (backend = "
+                           "fast or reference)");
+            goto fail;
+        }
+        if (psa_cl_new(&f->cl, f->engine, dev, f->base.instance, &err) != TUSK_OK) {
+            ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "backend = opencl: %s", err.message);
+            goto fail;
+        }
+        f->backend = psa_backend_cl(f->cl);
+    } else {
+        f->backend = backend == BACKEND_REFERENCE ? psa_backend_reference() : psa_backend_fast((unsigned)threads);
+    }
+    ak_config_close(&cfg);
+    return f;
+fail:
+    free_filter(f);
+    ak_config_close(&cfg);
+    return NULL;
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    (void)algo_data;
+    ak_ok(error_code);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&f->copier);
+    memset(&f->stats, 0, sizeof f->stats);
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    fprintf(stderr, "psa %s: %llu crystals, %llu hits, %.3g FoM terms%s%s\n", f->base.label,
+            (unsigned long long)f->stats.crystals, (unsigned long long)f->stats.hits, (double)f->stats.fom_terms,
+            f->cl ? " on " : "", f->cl ? psa_cl_describe(f->cl) : "");
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    ak_ok(error_code);
+    free_filter(algo_data);
+}
+
+static bool reserve(filter_t *f, size_t n)
+{
+    if (n <= f->cap)
+        return true;
+    size_t cap = f->cap ? f->cap : 16;
+    while (cap < n)
+        cap *= 2;
+    adf_crystal_t *c = realloc(f->crystals, cap * sizeof *c);
+    if (c)
+        f->crystals = c;
+    adf_psa_t *r = realloc(f->results, cap * sizeof *r);
+    if (r)
+        f->results = r;
+    if (!c || !r)
+        return false;
+    f->cap = cap;
+    return true;
+}
+
+/* Analyse one input buffer into f->staged. */
+static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
+{
+    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    if (code != TUSK_ACTOR_OK) {
+        *error_code = code;
+        return code;
+    }
+    size_t n = 0;
+    adf_frame_t fr;
+    adf_error_t ae;
+    adf_reader_reset(f->reader, in, in_size, 0);
+    while (adf_reader_next(f->reader, &fr) == ADF_OK) {
+        if (fr.key.type != ADF_TYPE_DATA_CRYSTAL)
+            continue;
+        if (!reserve(f, n + 1))
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu crystals)", n + 1);
+        if (adf_crystal_decode(&fr, &f->crystals[n], &ae) != ADF_OK)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_EDATA, "input offset %llu: %s",
+                           (unsigned long long)fr.offset, ae.message);
+        n++;
+    }
+    tusk_error_t err;
+    if (n && psa_analyse(f->engine, &f->backend, f->crystals, n, f->results, &f->stats, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s",
+                       err.message);
+    /* Output in input order: data:psa for data:crystal, the rest as it is.
+     * A data:psa frame is smaller than its data:crystal frame, so the
+     * input's size bounds the output's. */
+    if (in_size > f->staged_cap) {
+        uint8_t *s = realloc(f->staged, in_size);
+        if (!s)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%u bytes)", in_size);
+        f->staged = s;
+        f->staged_cap = in_size;
+    }
+    adf_writer_reset(f->writer, f->staged, f->staged_cap);
+    adf_reader_reset(f->reader, in, in_size, 0);
+    size_t k = 0;
+    while (adf_reader_next(f->reader, &fr) == ADF_OK) {
+        int rc = fr.key.type == ADF_TYPE_DATA_CRYSTAL
+                     ? adf_psa_encode(f->writer, fr.key.event, fr.key.timestamp, &f->results[k++], &ae)
+                     : adf_writer_put_frame(f->writer, &fr);
+        if (rc != ADF_OK)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "input offset %llu: writing the output: %s",
+                           (unsigned long long)fr.offset,
+                           fr.key.type == ADF_TYPE_DATA_CRYSTAL ? ae.message : adf_writer_error(f->writer)->message);
+    }
+    f->staged_size = adf_writer_used(f->writer);
+    return TUSK_ACTOR_OK;
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    /* A call after MORE_OUTPUT goes on copying what this input gave. */
+    if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
+        return;
+    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+}

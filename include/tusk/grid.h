@@ -1,0 +1,42 @@
+/* grid.h - the Cartesian grid of a signal basis (libtusk-detector): which
+ * basis point sits at each grid node, for lookups by position (the
+ * simulation's interpolation, the adaptive PSA's neighbourhoods).
+ *
+ * Basis points lie at ((i + 0.5) g, (j + 0.5) g, (k + 0.5) g) for
+ * integer i, j, k and grid step g (tusk/generate.h); det_grid_new checks
+ * that every point of the basis does. Immutable once made: safe from any
+ * number of threads. */
+#ifndef TUSK_GRID_H
+#define TUSK_GRID_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tusk/basis.h>
+#include <tusk/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct det_grid det_grid_t;
+
+/* The grid of `basis` (used only while making it). TUSK_EINVAL for a
+ * basis without points, without a grid step, or whose points are not on
+ * one grid. */
+int det_grid_new(det_grid_t **out, const det_basis_t *basis, tusk_error_t *err);
+void det_grid_destroy(det_grid_t **grid);
+
+double det_grid_step(const det_grid_t *grid);
+
+/* The node of coordinate x (mm) along any axis: round(x / g - 0.5). */
+long det_grid_node(const det_grid_t *grid, double x);
+
+/* The basis point at node (i, j, k): true and its segment and index
+ * within the segment, or false (no point there). */
+bool det_grid_at(const det_grid_t *grid, long i, long j, long k, unsigned *segment, uint32_t *index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

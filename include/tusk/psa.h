@@ -1,0 +1,180 @@
+/* psa.h - pulse shape analysis by grid search (libtusk-psa; seed 002,
+ * ch. 4): which basis point's signals best match a crystal's measured
+ * traces, for every segment that collected net charge.
+ *
+ * Pipeline (psa_analyse), per data:crystal record:
+ *   1. preprocessing: baseline (mean of the first baseline_samples) taken
+ *      off every channel, ADC channels to keV (gain); T0 from the core's
+ *      high-gain trace by a leading-edge fit (the line through the 10 %
+ *      and 50 % crossings, extended to 0), minus the basis' own mean
+ *      leading-edge offset, so T0 estimates the interaction time; the
+ *      traces resampled (linear interpolation) so sample 0 is T0, as in
+ *      the basis.
+ *   2. hit segments: segment energy (the record's) >= threshold_kev, in
+ *      decreasing energy.
+ *   3. for each hit segment s a search problem: the mask channels (below)
+ *      of the traces divided by s's energy, compared with every basis
+ *      point of s by FoM = sum over mask channels and samples of
+ *      |measured - basis|^p. full: every point (the global minimum);
+ *      adaptive: every point of a coarse sub-grid (every second node
+ *      along each axis), then every point within two grid steps of the
+ *      coarse best. t0_search = k: the problem is also tried with the
+ *      traces shifted by -k .. +k samples, the best of all kept.
+ *      residual: hits are searched one after another in decreasing
+ *      energy, each best signal (times its energy) subtracted from the
+ *      traces before the next.
+ *   4. output (adf_psa_t): per hit the segment, the best point's position,
+ *      the segment energy, T0 (ns from the trace's first sample) and the
+ *      FoM.
+ *
+ * Mask (which channels enter the FoM for hit segment s): `neighbours` -
+ * the segments one sector to either side in s's ring and one ring
+ * forward and back in s's sector; a front-ring hit (ring 0) also takes
+ * the two diagonal segments of ring 1 (its neighbours are few). `square` -
+ * the 3 x 3 block of sectors x rings around s. `all` - every segment.
+ * Other hit segments are always left out; s itself and the core only
+ * with include_hit / include_core.
+ *
+ * Search backends share the psa_batch_t below: the reference
+ * (psa_search_reference, plain loops, the oracle), the fast CPU path
+ * (psa_search_fast: point-major vectorisable loops, early termination,
+ * threads) and OpenCL (tusk/psa_cl.h). For each problem they return the
+ * index of the best point within the hit segment and its FoM; ties go to
+ * the lowest index. Their sums are floats in the same order (channel,
+ * then sample), but powf and the device's power functions round
+ * differently, so two points whose FoM differ by less than about 1e-5
+ * relative may come out in either order (PSA_FOM_TOLERANCE).
+ */
+#ifndef TUSK_PSA_H
+#define TUSK_PSA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tusk/adf_crystal.h>
+#include <tusk/adf_psa.h>
+#include <tusk/basis.h>
+#include <tusk/error.h>
+#include <tusk/params.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PSA_SEGMENTS 36
+#define PSA_CHANNELS 37            /* 36 segments + core (basis channels) */
+#define PSA_CORE 36
+#define PSA_MAX_SAMPLES 256        /* basis samples compared, at most */
+#define PSA_FOM_TOLERANCE 1e-5     /* relative: FoMs closer than this may tie differently per backend */
+
+enum psa_mode { PSA_MODE_FULL = 0, PSA_MODE_ADAPTIVE = 1 };
+enum psa_mask { PSA_MASK_NEIGHBOURS = 0, PSA_MASK_SQUARE = 1, PSA_MASK_ALL = 2 };
+
+typedef struct psa_config {
+    double p;                  /* FoM exponent (0.3), in (0, 4] */
+    enum psa_mode mode;        /* full */
+    enum psa_mask mask;        /* neighbours */
+    bool include_hit;          /* the hit segment's own trace in the FoM (no: the seed's best setting) */
+    bool include_core;         /* the core's trace (no) */
+    bool residual;             /* subtract each found signal before the next hit (no) */
+    unsigned t0_search;        /* also try shifts of +-1 .. +-t0_search samples (0) */
+    double threshold_kev;      /* net-charge segment threshold (20) */
+    double gain;               /* ADC channels per keV, segments and core high gain (2, as tusk-sim) */
+    unsigned baseline_samples; /* samples averaged for the baseline (8) */
+} psa_config_t;
+
+void psa_config_default(psa_config_t *cfg);
+/* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
+ * include_hit, include_core, residual, t0_search, threshold_kev, gain,
+ * baseline_samples. Absent keys keep cfg's value; messages start with
+ * `origin` and name the key. */
+int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
+
+/* ---- search problems ------------------------------------------------------- */
+
+/* n problems; problem i: hit segment segment[i], n_channels[i] mask
+ * channels channel[i * PSA_CHANNELS + j] (ascending), their normalised
+ * traces at trace[(i * PSA_CHANNELS + j) * samples + t]. Results: best[i]
+ * (point index within the segment) and fom[i]. With cand non-NULL,
+ * problem i searches only points cand[cand_start[i] .. cand_start[i + 1])
+ * of its segment, every point when that range is empty (the adaptive
+ * mode's subsets; the CPU backends support them). */
+typedef struct psa_batch {
+    size_t n, cap;
+    unsigned samples;
+    uint16_t *segment;
+    uint16_t *n_channels;
+    uint8_t *channel;
+    float *trace;
+    uint32_t *best;
+    float *fom;
+    uint32_t *cand_start;      /* n + 1 entries, or NULL: every point */
+    uint32_t *cand;
+    size_t cand_cap;
+} psa_batch_t;
+
+int psa_batch_new(psa_batch_t **out, unsigned samples, size_t cap, tusk_error_t *err);
+void psa_batch_destroy(psa_batch_t **batch);
+/* Append an empty problem (grows the arrays): its index, or -1 (out of memory). */
+long psa_batch_add(psa_batch_t *b, unsigned segment);
+void psa_batch_clear(psa_batch_t *b);
+
+/* ---- the engine -------------------------------------------------------------- */
+
+typedef struct psa_engine psa_engine_t;
+
+/* Uses (does not own) the basis: 36 segments, 37 channels, at most
+ * PSA_MAX_SAMPLES samples. */
+int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_config_t *cfg, tusk_error_t *err);
+void psa_engine_destroy(psa_engine_t **engine);
+const psa_config_t *psa_engine_config(const psa_engine_t *e);
+const det_basis_t *psa_engine_basis(const psa_engine_t *e);
+unsigned psa_engine_samples(const psa_engine_t *e);
+
+/* The mask channels (ascending) for hit segment s, leaving out the
+ * segments flagged in other_hits (may be NULL); their count. */
+unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
+                         uint8_t channels[PSA_CHANNELS]);
+
+/* FoM of point `point` of problem i's segment (the reference's sum). */
+float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, uint32_t point);
+
+/* The backends (fill best[] and fom[] of every problem). threads 0: one
+ * per online CPU. */
+int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
+int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err);
+
+/* A backend for psa_analyse. */
+typedef struct psa_backend {
+    int (*search)(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
+    void *ctx;
+    bool candidates;           /* supports candidate lists (adaptive mode) */
+} psa_backend_t;
+
+/* The CPU backends as psa_backend_t (threads 0: one per online CPU). */
+psa_backend_t psa_backend_reference(void);
+psa_backend_t psa_backend_fast(unsigned threads);
+
+typedef struct psa_stats {
+    uint64_t crystals, hits, problems;
+    uint64_t fom_terms;        /* |a - b|^p terms evaluated (early termination not counted) */
+} psa_stats_t;
+
+/* Analyse n crystals into out[0..n) (crystal ids, core energies and
+ * times set; hits with has_fom). TUSK_EINVAL for a record whose sample
+ * count does not fit (fewer than the basis' samples after T0), naming
+ * crystal and index; adaptive mode needs backend->candidates. */
+int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n, adf_psa_t *out,
+                psa_stats_t *stats, tusk_error_t *err);
+
+/* Steps 1 - 3 of psa_analyse without the search: append to `batch` the
+ * problems of n crystals (every hit segment, every T0 shift; no residual
+ * subtraction, no candidate lists). For benchmarks and backend tests on
+ * realistic problems. */
+int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_batch_t *batch, tusk_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

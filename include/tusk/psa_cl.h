@@ -1,0 +1,101 @@
+/* psa_cl.h - the OpenCL backend of the PSA grid search (libtusk-psa,
+ * issue 8; the kernels are psa/kernels/psa.cl, the design psa/README.md
+ * "OpenCL backend").
+ *
+ * psa_cl_new uploads the engine's basis to a device once (every segment's
+ * block as the engine lays it out, [channel][sample][point]) and builds
+ * the kernels for it; psa_cl_search then runs whole batches: the problems
+ * are grouped by hit segment on the host (a permutation keeps the batch's
+ * order for the results), uploaded in chunks that overlap the kernels of
+ * the chunk before, searched over every basis point of their segment, and
+ * the minimum is taken on the device, so that only each problem's best
+ * index and FoM come back.
+ *
+ * Results follow tusk/psa.h: best[i] is the index of the best point within
+ * the hit segment, fom[i] its FoM, the lowest index on ties; the FoM sums
+ * are floats in the reference's order (the problem's channels, ascending,
+ * then samples). |d|^p is exact for p = 1 and 2 (|d|, d * d); otherwise
+ * native_powr on GPUs and a polynomial exp2(p log2 |d|) on other devices,
+ * checked by psa_cl_new against pow on the device (each term within 2e-6
+ * relative, else powr is used): FoMs agree with psa_search_reference's
+ * within PSA_FOM_TOLERANCE (relative; up to 4e-7 measured) and points closer
+ * than that may come out in the other order. A FoM that is NaN counts as
+ * +inf, as in the reference (a problem whose every FoM is NaN or inf gets
+ * point 0, inf).
+ *
+ * Only the full grid search: a batch with candidate lists (the adaptive
+ * mode) is refused, so psa_backend_cl's .candidates is false and
+ * psa_analyse refuses the adaptive mode with it.
+ *
+ * A psa_cl_t holds one device context and its buffers: use it from one
+ * thread at a time (one per actor instance; instances spread over GPUs
+ * with a setting such as "gpu:instance"). It keeps a pointer to the
+ * engine, which must outlive it; the engine's basis is not read after
+ * psa_cl_new. */
+#ifndef TUSK_PSA_CL_H
+#define TUSK_PSA_CL_H
+
+#include <stdint.h>
+
+#include <tusk/error.h>
+#include <tusk/psa.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct psa_cl psa_cl_t;
+
+/* Choose a device from `setting` (tusk/cl.h syntax: any, gpu, cpu,
+ * accelerator, N, P.D, a name substring, each but N and P.D with :K or
+ * :instance; NULL or "": $TUSK_CL_DEVICE, else any), `instance` standing
+ * in for ":instance"; build the kernels for the engine's samples and
+ * exponent; upload the basis. Errors: TUSK_ENODEV (no device matches; the
+ * message lists those there are), TUSK_EBUILD (with the build log),
+ * TUSK_ELIMIT (the basis does not fit the device), TUSK_ECL (an OpenCL
+ * call failed: the message names it, its error code and the device),
+ * TUSK_ENOMEM. Environment, for tuning and tests (TUSK_EPARAM when
+ * malformed): TUSK_PSA_CL_POW = powr | native | poly, the power function
+ * (still checked); TUSK_PSA_CL_WG, points a work-group (a power of two,
+ * 128); TUSK_PSA_CL_PG, problems a work-group (1 to 32, 8);
+ * TUSK_PSA_CL_CHUNK, problems a chunk (automatic: a quarter of the batch,
+ * 2048 to 16384); TUSK_PSA_CL_PART_BYTES, bytes a basis buffer at most
+ * (the device's largest allocation). */
+int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance,
+               tusk_error_t *err);
+void psa_cl_destroy(psa_cl_t **cl);
+
+/* Fill best[] and fom[] of every problem of the batch (none for n = 0).
+ * TUSK_EINVAL (nothing is changed) when the batch's samples differ from
+ * the engine's, a problem's segment has no basis points, its channels are
+ * not ascending basis channels, or a problem has a candidate list
+ * (cand != NULL and a non-empty range: full search only); TUSK_ELIMIT or
+ * TUSK_ECL from the device. Device buffers grow with the batches. */
+int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
+
+/* The backend for psa_analyse (its engine must be cl's); .candidates is
+ * false. */
+psa_backend_t psa_backend_cl(psa_cl_t *cl);
+
+/* The device and the kernel's settings in words, for logs:
+ * "NAME (PLATFORM, driver VERSION); 128 points x 8 problems a work-group,
+ * native_powr (terms within 5.3e-07)". */
+const char *psa_cl_describe(const psa_cl_t *cl);
+
+/* Totals since psa_cl_new. launches: kernels enqueued (per chunk of a
+ * batch a search - one per basis buffer where the basis had to be split
+ * over several - and a reduction); problems: searched; times from the
+ * device's profiling events: upload_ms the problem data (the basis upload
+ * of psa_cl_new is not counted), kernel_ms both kernels, download_ms the
+ * results. */
+typedef struct psa_cl_stats {
+    uint64_t launches, problems;
+    double upload_ms, kernel_ms, download_ms;
+} psa_cl_stats_t;
+
+void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,349 @@
+/* engine.c - PSA settings, search batches and the engine: masks, the
+ * adaptive mode's coarse sub-grids, the basis' own T0 (see tusk/psa.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psa_private.h"
+#include "tusk/crystal.h"
+
+void psa_config_default(psa_config_t *c)
+{
+    c->p = 0.3;
+    c->mode = PSA_MODE_FULL;
+    c->mask = PSA_MASK_NEIGHBOURS;
+    c->include_hit = false;
+    c->include_core = false;
+    c->residual = false;
+    c->t0_search = 0;
+    c->threshold_kev = 20.0;
+    c->gain = 2.0;
+    c->baseline_samples = 8;
+}
+
+static int prefixed(int st, tusk_error_t *err, const char *origin)
+{
+    if (st != TUSK_OK)
+        tusk_error_prefix(err, "%s", origin);
+    return st;
+}
+
+static int choice(const tusk_params_t *p, const char *key, const char *const *names, int *v, const char *origin,
+                  tusk_error_t *err)
+{
+    const char *s = tusk_params_get(p, key);
+    if (!s)
+        return TUSK_OK;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *v = i;
+            return TUSK_OK;
+        }
+    return tusk_error_set(err, TUSK_EPARAM, "%s: %s = %s: not one of %s%s%s%s%s", origin, key, s, names[0],
+                          names[1] ? ", " : "", names[1] ? names[1] : "", names[1] && names[2] ? ", " : "",
+                          names[1] && names[2] ? names[2] : "");
+}
+
+int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin, tusk_error_t *err)
+{
+    static const char *const modes[] = {"full", "adaptive", NULL};
+    static const char *const masks[] = {"neighbours", "square", "all", NULL};
+    int mode = (int)c->mode, mask = (int)c->mask, st;
+    uint64_t t0 = c->t0_search, nb = c->baseline_samples;
+    if ((st = prefixed(tusk_params_double(p, "p", c->p, &c->p, err), err, origin)) ||
+        (st = choice(p, "mode", modes, &mode, origin, err)) || (st = choice(p, "mask", masks, &mask, origin, err)) ||
+        (st = prefixed(tusk_params_bool(p, "include_hit", c->include_hit, &c->include_hit, err), err, origin)) ||
+        (st = prefixed(tusk_params_bool(p, "include_core", c->include_core, &c->include_core, err), err, origin)) ||
+        (st = prefixed(tusk_params_bool(p, "residual", c->residual, &c->residual, err), err, origin)) ||
+        (st = prefixed(tusk_params_u64(p, "t0_search", t0, &t0, err), err, origin)) ||
+        (st = prefixed(tusk_params_double(p, "threshold_kev", c->threshold_kev, &c->threshold_kev, err), err,
+                       origin)) ||
+        (st = prefixed(tusk_params_double(p, "gain", c->gain, &c->gain, err), err, origin)) ||
+        (st = prefixed(tusk_params_u64(p, "baseline_samples", nb, &nb, err), err, origin)))
+        return st;
+    c->mode = (enum psa_mode)mode;
+    c->mask = (enum psa_mask)mask;
+    if (!(c->p > 0.0 && c->p <= 4.0))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: p = %g: must be in (0, 4]", origin, c->p);
+    if (t0 > 8)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: t0_search = %llu: at most 8 samples", origin,
+                              (unsigned long long)t0);
+    if (!(c->threshold_kev >= 0.0 && c->threshold_kev < 1e5))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: threshold_kev = %g: must be within 0 and 1e5", origin,
+                              c->threshold_kev);
+    if (!(c->gain > 0.0 && c->gain < 1e4))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: gain = %g: must be positive", origin, c->gain);
+    if (nb < 1 || nb > 512)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: baseline_samples = %llu: must be 1 to 512", origin,
+                              (unsigned long long)nb);
+    c->t0_search = (unsigned)t0;
+    c->baseline_samples = (unsigned)nb;
+    return TUSK_OK;
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+static int grow(psa_batch_t *b, size_t cap)
+{
+    void *p;
+#define GROW(field, count)                                                  \
+    if (!(p = realloc(b->field, (count) * sizeof *b->field)))               \
+        return -1;                                                          \
+    b->field = p;
+    GROW(segment, cap)
+    GROW(n_channels, cap)
+    GROW(channel, cap * PSA_CHANNELS)
+    GROW(trace, cap * PSA_CHANNELS * b->samples)
+    GROW(best, cap)
+    GROW(fom, cap)
+    GROW(cand_start, cap + 1)
+#undef GROW
+    b->cap = cap;
+    return 0;
+}
+
+int psa_batch_new(psa_batch_t **out, unsigned samples, size_t cap, tusk_error_t *err)
+{
+    *out = NULL;
+    if (samples < 1 || samples > PSA_MAX_SAMPLES)
+        return tusk_error_set(err, TUSK_EINVAL, "%u samples per trace: must be 1 to %d", samples, PSA_MAX_SAMPLES);
+    psa_batch_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    b->samples = samples;
+    if (grow(b, cap ? cap : 64) != 0) {
+        psa_batch_destroy(&b);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (a batch of %zu problems)", cap);
+    }
+    b->cand_start[0] = 0;
+    *out = b;
+    return TUSK_OK;
+}
+
+void psa_batch_destroy(psa_batch_t **batch)
+{
+    if (!batch || !*batch)
+        return;
+    psa_batch_t *b = *batch;
+    free(b->segment);
+    free(b->n_channels);
+    free(b->channel);
+    free(b->trace);
+    free(b->best);
+    free(b->fom);
+    free(b->cand_start);
+    free(b->cand);
+    free(b);
+    *batch = NULL;
+}
+
+long psa_batch_add(psa_batch_t *b, unsigned segment)
+{
+    if (b->n == b->cap && grow(b, 2 * b->cap) != 0)
+        return -1;
+    size_t i = b->n++;
+    b->segment[i] = (uint16_t)segment;
+    b->n_channels[i] = 0;
+    b->best[i] = 0;
+    b->fom[i] = INFINITY;
+    b->cand_start[i + 1] = b->cand_start[i];
+    return (long)i;
+}
+
+void psa_batch_clear(psa_batch_t *b)
+{
+    b->n = 0;
+    b->cand_start[0] = 0;
+}
+
+/* ---- the engine ------------------------------------------------------------------ */
+
+static void make_masks(psa_engine_t *e)
+{
+    const unsigned R = e->rings, S = e->sectors;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        int sec = (int)(s / R), ring = (int)(s % R);
+        bool on[PSA_CHANNELS] = {false};
+        for (int ds = -1; ds <= 1; ds++)
+            for (int dr = -1; dr <= 1; dr++) {
+                int r2 = ring + dr, s2 = ((sec + ds) % (int)S + (int)S) % (int)S;
+                if (r2 < 0 || r2 >= (int)R)
+                    continue;
+                bool take;
+                switch (e->cfg.mask) {
+                case PSA_MASK_ALL:
+                    take = true;
+                    break;
+                case PSA_MASK_SQUARE:
+                    take = true;
+                    break;
+                default: /* neighbours: a cross, plus ring 1's diagonals for a front-ring hit */
+                    take = ds == 0 || dr == 0 || (ring == 0 && dr == 1);
+                }
+                if (take)
+                    on[s2 * R + r2] = true;
+            }
+        if (e->cfg.mask == PSA_MASK_ALL)
+            for (unsigned t = 0; t < PSA_SEGMENTS; t++)
+                on[t] = true;
+        on[s] = e->cfg.include_hit;
+        on[PSA_CORE] = e->cfg.include_core;
+        e->mask_n[s] = 0;
+        for (unsigned c = 0; c < PSA_CHANNELS; c++)
+            if (on[c])
+                e->mask[s][e->mask_n[s]++] = (uint8_t)c;
+    }
+}
+
+unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
+                         uint8_t channels[PSA_CHANNELS])
+{
+    unsigned n = 0;
+    for (unsigned j = 0; j < e->mask_n[s]; j++) {
+        uint8_t c = e->mask[s][j];
+        if (other_hits && c < PSA_SEGMENTS && c != s && other_hits[c])
+            continue;
+        channels[n++] = c;
+    }
+    return n;
+}
+
+double psa_leading_edge(const float *tr, unsigned n, double amplitude)
+{
+    double lv[2] = {0.1 * amplitude, 0.5 * amplitude}, at[2];
+    if (!(amplitude > 0.0))
+        return NAN;
+    for (int k = 0; k < 2; k++) {
+        at[k] = NAN;
+        for (unsigned t = 1; t < n; t++)
+            if (tr[t] >= lv[k] && tr[t - 1] < lv[k]) {
+                at[k] = (t - 1) + (lv[k] - tr[t - 1]) / (tr[t] - tr[t - 1]);
+                break;
+            }
+        if (isnan(at[k]))
+            return NAN;
+    }
+    /* The line through (at0, 0.1 A) and (at1, 0.5 A), at 0. */
+    return at[0] - 0.1 * (at[1] - at[0]) / 0.4;
+}
+
+static int basis_offsets(psa_engine_t *e, tusk_error_t *err)
+{
+    double sum = 0.0;
+    size_t n = 0;
+    float *tr = malloc(e->samples * sizeof *tr);
+    if (!tr)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        for (size_t i = 0; i < e->npoints[s]; i++) {
+            det_basis_trace(e->basis, s, i, PSA_CORE, tr);
+            double a = tr[e->samples - 1];
+            double t = psa_leading_edge(tr, e->samples, a);
+            if (isfinite(t)) {
+                sum += t;
+                n++;
+            }
+        }
+    free(tr);
+    if (n == 0)
+        return tusk_error_set(err, TUSK_EINVAL, "no basis core trace has a leading edge");
+    e->basis_t0 = sum / n;
+    return TUSK_OK;
+}
+
+static int coarse_grids(psa_engine_t *e, tusk_error_t *err)
+{
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        e->coarse[s] = malloc((e->npoints[s] ? e->npoints[s] : 1) * sizeof *e->coarse[s]);
+        if (!e->coarse[s])
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        size_t n = 0;
+        for (size_t i = 0; i < e->npoints[s]; i++) {
+            float p[3];
+            det_basis_position(e->basis, s, i, p);
+            if (!(det_grid_node(e->grid, p[0]) & 1) && !(det_grid_node(e->grid, p[1]) & 1) &&
+                !(det_grid_node(e->grid, p[2]) & 1))
+                e->coarse[s][n++] = (uint32_t)i;
+        }
+        if (n == 0 && e->npoints[s]) /* a segment too thin for the sub-grid: all of it */
+            for (size_t i = 0; i < e->npoints[s]; i++)
+                e->coarse[s][n++] = (uint32_t)i;
+        e->coarse_n[s] = n;
+    }
+    return TUSK_OK;
+}
+
+int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_config_t *cfg, tusk_error_t *err)
+{
+    *out = NULL;
+    const det_basis_shape_t *sh = det_basis_shape(basis);
+    if (sh->segments != PSA_SEGMENTS || sh->channels != PSA_CHANNELS)
+        return tusk_error_set(err, TUSK_EINVAL, "the basis has %u segments and %u channels; PSA needs %d and %d",
+                              sh->segments, sh->channels, PSA_SEGMENTS, PSA_CHANNELS);
+    if (sh->samples < 4 || sh->samples > PSA_MAX_SAMPLES)
+        return tusk_error_set(err, TUSK_EINVAL, "the basis has %u samples per trace; PSA takes 4 to %d",
+                              sh->samples, PSA_MAX_SAMPLES);
+    det_config_t dc;
+    det_config_default(&dc);
+    if (sh->config && det_config_parse(&dc, sh->config, strlen(sh->config), "the basis' crystal", err) != TUSK_OK)
+        return err ? err->code : TUSK_EINVAL;
+    if (dc.rings * dc.sectors != PSA_SEGMENTS)
+        return tusk_error_set(err, TUSK_EINVAL, "the basis' crystal has %u rings x %u sectors, not 36", dc.rings,
+                              dc.sectors);
+    psa_engine_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    e->cfg = *cfg;
+    e->basis = basis;
+    e->samples = sh->samples;
+    e->sample_ns = sh->sample_ns;
+    e->rings = dc.rings;
+    e->sectors = dc.sectors;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        e->npoints[s] = det_basis_segment_points(basis, s);
+        e->block[s] = det_basis_block(basis, s);
+    }
+    make_masks(e);
+    int st = det_grid_new(&e->grid, basis, err);
+    if (st == TUSK_OK)
+        st = coarse_grids(e, err);
+    if (st == TUSK_OK)
+        st = basis_offsets(e, err);
+    if (st == TUSK_OK)
+        st = psa_batch_new(&e->batch, e->samples, 256, err);
+    if (st != TUSK_OK) {
+        psa_engine_destroy(&e);
+        return st;
+    }
+    *out = e;
+    return TUSK_OK;
+}
+
+void psa_engine_destroy(psa_engine_t **engine)
+{
+    if (!engine || !*engine)
+        return;
+    psa_engine_t *e = *engine;
+    det_grid_destroy(&e->grid);
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        free(e->coarse[s]);
+    free(e->work);
+    psa_batch_destroy(&e->batch);
+    free(e);
+    *engine = NULL;
+}
+
+const psa_config_t *psa_engine_config(const psa_engine_t *e)
+{
+    return &e->cfg;
+}
+
+const det_basis_t *psa_engine_basis(const psa_engine_t *e)
+{
+    return e->basis;
+}
+
+unsigned psa_engine_samples(const psa_engine_t *e)
+{
+    return e->samples;
+}

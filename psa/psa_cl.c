@@ -1,0 +1,907 @@
+/* psa_cl.c - the OpenCL backend of the PSA grid search (tusk/psa_cl.h;
+ * kernels in kernels/psa.cl; the design in README.md, "OpenCL backend").
+ *
+ * psa_cl_search, for a batch:
+ *   1. checks it (nothing is changed when it is refused);
+ *   2. sorts its problems by hit segment (counting sort; perm[k] is the
+ *      batch index of sorted problem k) and cuts the sorted list into
+ *      chunks;
+ *   3. per chunk: packs the problems' info, mask-channel traces and the
+ *      work list (one entry per work-group: segment, tile of points, first
+ *      problem, problem count) into pinned host memory, enqueues their
+ *      uploads on the upload queue (non-blocking, into buffer set k % 2,
+ *      after chunk k - 2's kernels are done with it), then on the compute
+ *      queue the search kernel (after the uploads) and the reduction over
+ *      tiles, which writes (best, FoM) into the batch-wide output buffer;
+ *      chunk k + 1 is packed and uploaded while chunk k's kernels run;
+ *   4. reads the output buffer with one blocking read and scatters it back
+ *      through the permutation.
+ * The basis is uploaded once by psa_cl_new: one buffer holding every
+ * segment's block, or, when that exceeds the device's largest allocation,
+ * several buffers of consecutive segments (a search launch per buffer). */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psa_private.h"
+#include "tusk/cl.h"
+#include "tusk/psa_cl.h"
+
+/* Generated from kernels/psa.cl by tools/embed-text.sh. */
+extern const char tusk_psa_kernel_source[];
+extern const unsigned long tusk_psa_kernel_source_size;
+
+#define WG_DEFAULT 128          /* points (work-items) per work-group */
+#define PG_DEFAULT 8            /* problems per work-group */
+#define PG_MAX 32               /* the kernel's channel-membership word */
+#define CHUNK_MIN 2048          /* problems per chunk: at least ... */
+#define CHUNK_MAX 16384         /* ... at most, aiming at CHUNK_PARTS chunks */
+#define CHUNK_PARTS 4
+#define CHUNK_FLOATS ((size_t)1 << 24) /* trace floats per chunk, at most (64 MiB) */
+#define REDUCE_ROUND 64
+/* The power function's check: |d|^p for |d| from POW_CHECK_LO to
+ * POW_CHECK_HI (log-spaced) and 0, each within POW_TERM_TOLERANCE
+ * (relative) of the exact value, or the search falls back to powr. A FoM's
+ * relative error is at most its worst term's plus the float sum's. */
+#define POW_CHECK_N 4096
+#define POW_CHECK_LO 1e-6
+#define POW_CHECK_HI 16.0
+#define POW_TERM_TOLERANCE 2e-6
+
+enum { POW_POWR = 0, POW_NATIVE = 1, POW_SQUARE = 2, POW_ABS = 3, POW_POLY = 4 };
+static const char *const pow_names[] = {"powr", "native_powr", "d*d (p = 2)", "fabs (p = 1)", "polynomial pow"};
+
+typedef struct basis_part {
+    cl_mem basis;               /* the blocks of segments first .. last */
+    cl_mem offsets;             /* ulong[PSA_SEGMENTS]: block starts in basis (floats) */
+    unsigned first, last;
+} basis_part_t;
+
+typedef struct buffer_set {
+    cl_mem info, trace, work, part;
+    size_t info_cap, trace_cap, work_cap, part_cap; /* in elements */
+} buffer_set_t;
+
+typedef struct chunk {
+    size_t begin, end;          /* sorted problems */
+    size_t floats, groups;      /* trace floats, work-groups */
+    size_t trace_at, work_at;   /* in the staging area: floats, work entries before this chunk's */
+} chunk_t;
+
+typedef struct event_list {
+    cl_event *ev;
+    size_t n, cap;
+} event_list_t;
+
+struct psa_cl {
+    const psa_engine_t *e;
+    tusk_cl_t *cl;
+    cl_command_queue upq;       /* uploads; the compute queue is tusk_cl_queue */
+    cl_program program;
+    cl_kernel search, reduce;
+    unsigned wg, pg, pow;
+    double pow_error;           /* the power function's largest relative error, as checked */
+    unsigned samples;
+    unsigned tiles_max;         /* tiles of the largest segment: the partials' stride */
+    basis_part_t part[PSA_SEGMENTS];
+    unsigned nparts;
+    unsigned seg_part[PSA_SEGMENTS];
+    cl_mem seg_n;               /* uint[PSA_SEGMENTS] */
+    buffer_set_t set[2];
+    cl_mem out;                 /* uint2 per problem of the batch: (best, FoM bits) */
+    size_t out_cap;
+    tusk_cl_pinned_t *stage;
+    size_t chunk_override;      /* $TUSK_PSA_CL_CHUNK, 0: automatic */
+    size_t part_limit;          /* bytes a basis buffer: the largest allocation, or $TUSK_PSA_CL_PART_BYTES */
+    /* host scratch, grown with the batches */
+    uint32_t *perm;
+    cl_uint *result;            /* 2 per problem */
+    size_t perm_cap, result_cap;
+    chunk_t *chunks;
+    size_t chunks_cap;
+    event_list_t up_ev, k_ev;
+    cl_event *done;             /* per chunk: its reduction (owned by k_ev) */
+    size_t done_cap;
+    psa_cl_stats_t stats;
+    char describe[3 * TUSK_CL_TEXT_MAX + 160];
+};
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static size_t floor_pow2(size_t n)
+{
+    size_t p = 1;
+    while (p <= n / 2)
+        p *= 2;
+    return p;
+}
+
+static int env_unsigned(const char *name, unsigned long lo, unsigned long hi, unsigned long *out, tusk_error_t *err)
+{
+    const char *v = getenv(name);
+    *out = 0;
+    if (!v || !*v)
+        return TUSK_OK;
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || x < lo || x > hi || v[0] == '-')
+        return tusk_error_set(err, TUSK_EPARAM, "$%s = %s: must be a whole number from %lu to %lu", name, v, lo, hi);
+    *out = x;
+    return TUSK_OK;
+}
+
+static int grow_array(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int events_push(event_list_t *l, cl_event ev)
+{
+    if (grow_array((void **)&l->ev, &l->cap, l->n + 1, sizeof *l->ev) != 0)
+        return -1;
+    l->ev[l->n++] = ev;
+    return 0;
+}
+
+static void events_release(event_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->ev[i])
+            clReleaseEvent(l->ev[i]);
+    l->n = 0;
+}
+
+/* Total START..END of the events (all complete), in ms. */
+static int events_ms(psa_cl_t *c, const event_list_t *l, const char *what, double *ms, tusk_error_t *err)
+{
+    uint64_t ns = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        cl_ulong a = 0, b = 0;
+        int st = tusk_cl_check(clGetEventProfilingInfo(l->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL),
+                               err, "clGetEventProfilingInfo(%s, START) on %s", what, tusk_cl_describe(c->cl));
+        if (!st)
+            st = tusk_cl_check(clGetEventProfilingInfo(l->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL), err,
+                               "clGetEventProfilingInfo(%s, END) on %s", what, tusk_cl_describe(c->cl));
+        if (st)
+            return st;
+        ns += b > a ? (uint64_t)(b - a) : 0;
+    }
+    *ms += (double)ns * 1e-6;
+    return TUSK_OK;
+}
+
+static int set_arg(psa_cl_t *c, cl_kernel k, const char *kname, cl_uint index, size_t size, const void *value,
+                   tusk_error_t *err)
+{
+    return tusk_cl_check(clSetKernelArg(k, index, size, value), err, "clSetKernelArg(%s, %u, %zu bytes) on %s",
+                         kname, (unsigned)index, size, tusk_cl_describe(c->cl));
+}
+
+/* Make *mem hold at least `need` elements of `elem` bytes (content lost).
+ * Only while the device is idle. */
+static int ensure_buffer(psa_cl_t *c, cl_mem *mem, size_t *cap, size_t need, size_t elem, cl_mem_flags flags,
+                         const char *what, tusk_error_t *err)
+{
+    if (need == 0)
+        need = 1;
+    if (*mem && *cap >= need)
+        return TUSK_OK;
+    size_t n = need + need / 4; /* some room for the next, larger batch */
+    tusk_cl_buffer_release(c->cl, mem);
+    *cap = 0;
+    int st = tusk_cl_buffer_new(c->cl, what, flags, n * elem, NULL, mem, err);
+    if (st == TUSK_ELIMIT && n > need) { /* the room did not fit: exactly what is needed */
+        n = need;
+        st = tusk_cl_buffer_new(c->cl, what, flags, n * elem, NULL, mem, err);
+    }
+    if (st == TUSK_OK)
+        *cap = n;
+    return st;
+}
+
+/* ---- construction ------------------------------------------------------------ */
+
+static void unbuild(psa_cl_t *c)
+{
+    if (c->search)
+        clReleaseKernel(c->search);
+    if (c->reduce)
+        clReleaseKernel(c->reduce);
+    if (c->program)
+        clReleaseProgram(c->program);
+    c->search = c->reduce = NULL;
+    c->program = NULL;
+}
+
+static int build(psa_cl_t *c, tusk_error_t *err)
+{
+    const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
+    for (;;) {
+        char opt[512] = "", val[64];
+        int st;
+        float p = (float)c->e->cfg.p;
+        snprintf(val, sizeof val, "%af", (double)p);
+        char s_[16], wg_[16], pg_[16], pw_[16];
+        snprintf(s_, sizeof s_, "%u", c->samples);
+        snprintf(wg_, sizeof wg_, "%u", c->wg);
+        snprintf(pg_, sizeof pg_, "%u", c->pg);
+        snprintf(pw_, sizeof pw_, "%u", c->pow);
+        if ((st = tusk_cl_define(opt, sizeof opt, "PSA_S", s_, err)) ||
+            (st = tusk_cl_define(opt, sizeof opt, "PSA_WG", wg_, err)) ||
+            (st = tusk_cl_define(opt, sizeof opt, "PSA_PG", pg_, err)) ||
+            (st = tusk_cl_define(opt, sizeof opt, "PSA_P", val, err)) ||
+            (st = tusk_cl_define(opt, sizeof opt, "PSA_POW", pw_, err)))
+            return st;
+        if ((st = tusk_cl_program_build(c->cl, "psa.cl", tusk_psa_kernel_source,
+                                        (size_t)tusk_psa_kernel_source_size, opt, &c->program, err)) ||
+            (st = tusk_cl_kernel_new(c->cl, c->program, "psa_search", &c->search, err)) ||
+            (st = tusk_cl_kernel_new(c->cl, c->program, "psa_reduce", &c->reduce, err)))
+            return st;
+        size_t kmax = 0;
+        cl_ulong lmem = 0;
+        if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->search, dev->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                                         sizeof kmax, &kmax, NULL),
+                                err, "clGetKernelWorkGroupInfo(psa_search, CL_KERNEL_WORK_GROUP_SIZE) on %s",
+                                tusk_cl_describe(c->cl))) ||
+            (st = tusk_cl_check(clGetKernelWorkGroupInfo(c->search, dev->device, CL_KERNEL_LOCAL_MEM_SIZE,
+                                                         sizeof lmem, &lmem, NULL),
+                                err, "clGetKernelWorkGroupInfo(psa_search, CL_KERNEL_LOCAL_MEM_SIZE) on %s",
+                                tusk_cl_describe(c->cl))))
+            return st;
+        if (kmax >= c->wg && lmem <= dev->local_mem)
+            return TUSK_OK;
+        /* The kernel cannot run that wide (registers), or its local memory
+         * does not fit: narrower, or fewer problems a group. */
+        unbuild(c);
+        if (kmax < c->wg && kmax >= 1)
+            c->wg = (unsigned)floor_pow2(kmax);
+        else if (lmem > dev->local_mem && c->pg > 1)
+            c->pg /= 2;
+        else
+            return tusk_error_set(err, TUSK_ELIMIT,
+                                  "psa_search on %s: %zu work-items a group at most and %llu bytes of local memory "
+                                  "needed of %llu",
+                                  tusk_cl_describe(c->cl), kmax, (unsigned long long)lmem,
+                                  (unsigned long long)dev->local_mem);
+    }
+}
+
+/* The basis into device buffers: as many segments a buffer as the largest
+ * allocation (part_limit) takes. */
+static int upload_basis(psa_cl_t *c, tusk_error_t *err)
+{
+    const psa_engine_t *e = c->e;
+    const size_t per_point = (size_t)PSA_CHANNELS * c->samples * sizeof(float);
+    cl_command_queue q = tusk_cl_queue(c->cl);
+    cl_uint n[PSA_SEGMENTS];
+    size_t largest = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        n[s] = (cl_uint)e->npoints[s];
+        largest = e->npoints[s] > largest ? e->npoints[s] : largest;
+    }
+    c->tiles_max = (unsigned)((largest + c->wg - 1) / c->wg);
+    if (largest > UINT32_MAX / PSA_CHANNELS / PSA_MAX_SAMPLES)
+        return tusk_error_set(err, TUSK_ELIMIT, "a segment of %zu basis points: too many for the kernel's indexes",
+                              largest);
+    int st = tusk_cl_buffer_new(c->cl, "PSA points per segment", CL_MEM_READ_ONLY, sizeof n, NULL, &c->seg_n, err);
+    if (st)
+        return st;
+    st = tusk_cl_check(clEnqueueWriteBuffer(q, c->seg_n, CL_TRUE, 0, sizeof n, n, 0, NULL, NULL), err,
+                       "clEnqueueWriteBuffer(PSA points per segment) on %s", tusk_cl_describe(c->cl));
+    if (st)
+        return st;
+    /* Parts of consecutive segments. */
+    unsigned s = 0;
+    c->nparts = 0;
+    while (s < PSA_SEGMENTS) {
+        basis_part_t *p = &c->part[c->nparts];
+        size_t bytes = 0;
+        p->first = s;
+        while (s < PSA_SEGMENTS) {
+            size_t b = e->npoints[s] * per_point;
+            if (bytes > 0 && bytes + b > c->part_limit)
+                break;
+            bytes += b;
+            c->seg_part[s] = c->nparts;
+            s++;
+        }
+        p->last = s - 1;
+        c->nparts++;
+        char what[96];
+        snprintf(what, sizeof what, "PSA basis, segments %u to %u", p->first, p->last);
+        cl_ulong off[PSA_SEGMENTS] = {0};
+        size_t at = 0;
+        for (unsigned t = p->first; t <= p->last; t++) {
+            off[t] = at;
+            at += e->npoints[t] * (size_t)PSA_CHANNELS * c->samples;
+        }
+        if ((st = tusk_cl_buffer_new(c->cl, what, CL_MEM_READ_ONLY, bytes ? bytes : sizeof(float), NULL, &p->basis,
+                                     err)) ||
+            (st = tusk_cl_buffer_new(c->cl, "PSA basis offsets", CL_MEM_READ_ONLY, sizeof off, NULL, &p->offsets,
+                                     err)))
+            return st;
+        st = tusk_cl_check(clEnqueueWriteBuffer(q, p->offsets, CL_TRUE, 0, sizeof off, off, 0, NULL, NULL), err,
+                           "clEnqueueWriteBuffer(PSA basis offsets) on %s", tusk_cl_describe(c->cl));
+        for (unsigned t = p->first; t <= p->last && !st; t++)
+            if (e->npoints[t])
+                st = tusk_cl_check(clEnqueueWriteBuffer(q, p->basis, CL_TRUE, off[t] * sizeof(float),
+                                                        e->npoints[t] * per_point, e->block[t], 0, NULL, NULL),
+                                   err, "clEnqueueWriteBuffer(PSA basis of segment %u, %zu bytes) on %s", t,
+                                   e->npoints[t] * per_point, tusk_cl_describe(c->cl));
+        if (st)
+            return st;
+    }
+    return TUSK_OK;
+}
+
+/* Run psa_pow_check on values spanning what the search meets; the largest
+ * relative error against pow in double precision into c->pow_error. */
+static int check_pow(psa_cl_t *c, tusk_error_t *err)
+{
+    const cl_uint n = POW_CHECK_N;
+    const double p = (double)(float)c->e->cfg.p;
+    float *x = malloc(2 * n * sizeof *x);
+    if (!x)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    float *y = x + n;
+    x[0] = 0.0f;
+    for (cl_uint i = 1; i < n; i++) {
+        double v = POW_CHECK_LO * pow(POW_CHECK_HI / POW_CHECK_LO, (double)(i - 1) / (n - 2));
+        x[i] = (float)(i % 2 ? v : -v);
+    }
+    cl_kernel k = NULL;
+    cl_mem mx = NULL, my = NULL;
+    const char *dev = tusk_cl_describe(c->cl);
+    cl_command_queue q = tusk_cl_queue(c->cl);
+    const size_t global = n;
+    int st;
+    if (!(st = tusk_cl_kernel_new(c->cl, c->program, "psa_pow_check", &k, err)) &&
+        !(st = tusk_cl_buffer_new(c->cl, "PSA power check in", CL_MEM_READ_ONLY, n * sizeof *x, NULL, &mx, err)) &&
+        !(st = tusk_cl_buffer_new(c->cl, "PSA power check out", CL_MEM_WRITE_ONLY, n * sizeof *y, NULL, &my, err)) &&
+        !(st = tusk_cl_check(clEnqueueWriteBuffer(q, mx, CL_TRUE, 0, n * sizeof *x, x, 0, NULL, NULL), err,
+                             "clEnqueueWriteBuffer(PSA power check) on %s", dev)) &&
+        !(st = set_arg(c, k, "psa_pow_check", 0, sizeof mx, &mx, err)) &&
+        !(st = set_arg(c, k, "psa_pow_check", 1, sizeof my, &my, err)) &&
+        !(st = set_arg(c, k, "psa_pow_check", 2, sizeof n, &n, err)) &&
+        !(st = tusk_cl_run(c->cl, k, 1, &global, NULL, NULL, err)))
+        st = tusk_cl_check(clEnqueueReadBuffer(q, my, CL_TRUE, 0, n * sizeof *y, y, 0, NULL, NULL), err,
+                           "clEnqueueReadBuffer(PSA power check) on %s", dev);
+    if (!st) {
+        double worst = y[0] == 0.0f ? 0.0 : INFINITY;
+        for (cl_uint i = 1; i < n; i++) {
+            double exact = pow(fabs((double)x[i]), p);
+            double rel = fabs((double)y[i] - exact) / exact;
+            if (!(rel <= worst)) /* NaN too */
+                worst = isnan(rel) ? INFINITY : rel;
+        }
+        c->pow_error = worst;
+    }
+    tusk_cl_buffer_release(c->cl, &mx);
+    tusk_cl_buffer_release(c->cl, &my);
+    if (k)
+        clReleaseKernel(k);
+    free(x);
+    return st;
+}
+
+int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance, tusk_error_t *err)
+{
+    *out = NULL;
+    if (!engine)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_new: no engine");
+    unsigned long pow_env = 0, wg_env, pg_env, chunk_env, part_env;
+    const char *pw = getenv("TUSK_PSA_CL_POW");
+    if (pw && *pw) {
+        if (strcmp(pw, "powr") == 0)
+            pow_env = 1 + POW_POWR;
+        else if (strcmp(pw, "native") == 0)
+            pow_env = 1 + POW_NATIVE;
+        else if (strcmp(pw, "poly") == 0)
+            pow_env = 1 + POW_POLY;
+        else
+            return tusk_error_set(err, TUSK_EPARAM, "$TUSK_PSA_CL_POW = %s: must be powr, native or poly", pw);
+    }
+    int st;
+    if ((st = env_unsigned("TUSK_PSA_CL_WG", 1, 1024, &wg_env, err)) ||
+        (st = env_unsigned("TUSK_PSA_CL_PG", 1, PG_MAX, &pg_env, err)) ||
+        (st = env_unsigned("TUSK_PSA_CL_CHUNK", 1, 1u << 24, &chunk_env, err)) ||
+        (st = env_unsigned("TUSK_PSA_CL_PART_BYTES", 1, ULONG_MAX, &part_env, err)))
+        return st;
+    psa_cl_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    c->e = engine;
+    c->samples = engine->samples;
+    c->chunk_override = chunk_env;
+    tusk_cl_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.device = setting;
+    cfg.instance = instance;
+    if ((st = tusk_cl_new(&c->cl, &cfg, err)) != TUSK_OK)
+        goto fail;
+    const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
+    c->part_limit = part_env && part_env < dev->max_alloc ? part_env : (size_t)dev->max_alloc;
+    cl_int rc;
+    c->upq = clCreateCommandQueue(tusk_cl_context(c->cl), dev->device, CL_QUEUE_PROFILING_ENABLE, &rc);
+    if ((st = tusk_cl_check(rc, err, "clCreateCommandQueue (PSA uploads) on %s", tusk_cl_describe(c->cl))))
+        goto fail;
+
+    /* Kernel shape: WG points a group (a power of two within the device's
+     * limit), PG problems a group (local memory permitting). */
+    size_t wg = wg_env ? floor_pow2(wg_env) : WG_DEFAULT;
+    if (dev->max_work_group_size > 0 && wg > dev->max_work_group_size)
+        wg = floor_pow2(dev->max_work_group_size);
+    c->wg = (unsigned)wg;
+    c->pg = pg_env ? (unsigned)pg_env : PG_DEFAULT;
+    for (;;) { /* the kernel's local memory: traces of a channel, or the reduction's keys */
+        size_t traces = (size_t)c->pg * c->samples * sizeof(float), keys = (size_t)c->pg * wg * sizeof(cl_ulong);
+        if (c->pg == 1 || (traces > keys ? traces : keys) + 12 * c->pg <= dev->local_mem)
+            break;
+        c->pg /= 2;
+    }
+    const float p = (float)engine->cfg.p;
+    if (p == 2.0f)
+        c->pow = POW_SQUARE;
+    else if (p == 1.0f)
+        c->pow = POW_ABS;
+    else if (pow_env)
+        c->pow = (unsigned)(pow_env - 1);
+    else /* GPUs: the hardware's exp2 and log2; CPUs: polynomials, which vectorise (README.md) */
+        c->pow = dev->type & CL_DEVICE_TYPE_GPU ? POW_NATIVE : POW_POLY;
+    if ((st = build(c, err)) || (st = check_pow(c, err)))
+        goto fail;
+    if (c->pow_error > POW_TERM_TOLERANCE && c->pow != POW_POWR) {
+        /* Not good enough on this device: the precise function. */
+        unbuild(c);
+        c->pow = POW_POWR;
+        if ((st = build(c, err)) || (st = check_pow(c, err)))
+            goto fail;
+    }
+    if (c->pow_error > POW_TERM_TOLERANCE) {
+        st = tusk_error_set(err, TUSK_ECL, "%s: |d|^%g by %s is off by %.3g (relative), more than %g",
+                            tusk_cl_describe(c->cl), engine->cfg.p, pow_names[c->pow], c->pow_error,
+                            POW_TERM_TOLERANCE);
+        goto fail;
+    }
+    if ((st = upload_basis(c, err)))
+        goto fail;
+    snprintf(c->describe, sizeof c->describe, "%s; %u points x %u problems a work-group, %s (terms within %.2g)",
+             tusk_cl_describe(c->cl), c->wg, c->pg, pow_names[c->pow], c->pow_error);
+    *out = c;
+    return TUSK_OK;
+fail:
+    psa_cl_destroy(&c);
+    return st;
+}
+
+void psa_cl_destroy(psa_cl_t **cl)
+{
+    if (!cl || !*cl)
+        return;
+    psa_cl_t *c = *cl;
+    if (c->cl) {
+        if (c->upq)
+            clFinish(c->upq);
+        clFinish(tusk_cl_queue(c->cl));
+        for (unsigned i = 0; i < PSA_SEGMENTS; i++) {
+            tusk_cl_buffer_release(c->cl, &c->part[i].basis);
+            tusk_cl_buffer_release(c->cl, &c->part[i].offsets);
+        }
+        for (int i = 0; i < 2; i++) {
+            tusk_cl_buffer_release(c->cl, &c->set[i].info);
+            tusk_cl_buffer_release(c->cl, &c->set[i].trace);
+            tusk_cl_buffer_release(c->cl, &c->set[i].work);
+            tusk_cl_buffer_release(c->cl, &c->set[i].part);
+        }
+        tusk_cl_buffer_release(c->cl, &c->seg_n);
+        tusk_cl_buffer_release(c->cl, &c->out);
+        tusk_cl_pinned_destroy(&c->stage);
+    }
+    events_release(&c->up_ev);
+    events_release(&c->k_ev);
+    unbuild(c);
+    if (c->upq)
+        clReleaseCommandQueue(c->upq);
+    tusk_cl_destroy(&c->cl);
+    free(c->up_ev.ev);
+    free(c->k_ev.ev);
+    free(c->done);
+    free(c->perm);
+    free(c->result);
+    free(c->chunks);
+    free(c);
+    *cl = NULL;
+}
+
+const char *psa_cl_describe(const psa_cl_t *cl)
+{
+    return cl->describe;
+}
+
+void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats)
+{
+    *stats = cl->stats;
+}
+
+/* ---- the search ------------------------------------------------------------------ */
+
+/* Refuse what the kernels cannot take: before anything is changed. */
+static int check_batch(const psa_cl_t *c, const psa_batch_t *b, tusk_error_t *err)
+{
+    const psa_engine_t *e = c->e;
+    if (b->samples != c->samples)
+        return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", b->samples,
+                              c->samples);
+    for (size_t i = 0; i < b->n; i++) {
+        unsigned s = b->segment[i];
+        if (s >= PSA_SEGMENTS || !e->npoints[s])
+            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i, s);
+        if (b->cand && b->cand_start[i + 1] > b->cand_start[i])
+            return tusk_error_set(err, TUSK_EINVAL,
+                                  "problem %zu has a candidate list of %u points: the OpenCL backend searches "
+                                  "every point (full mode only)",
+                                  i, (unsigned)(b->cand_start[i + 1] - b->cand_start[i]));
+        unsigned nch = b->n_channels[i];
+        if (nch > PSA_CHANNELS)
+            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: %u channels, more than %d", i, nch, PSA_CHANNELS);
+        const uint8_t *ch = b->channel + i * PSA_CHANNELS;
+        for (unsigned j = 0; j < nch; j++)
+            if (ch[j] >= PSA_CHANNELS || (j > 0 && ch[j] <= ch[j - 1]))
+                return tusk_error_set(err, TUSK_EINVAL,
+                                      "problem %zu: channel %u (number %u of its list) is not a basis channel "
+                                      "above the one before",
+                                      i, ch[j], j);
+    }
+    return TUSK_OK;
+}
+
+static size_t tiles_of(const psa_cl_t *c, unsigned s)
+{
+    return (c->e->npoints[s] + c->wg - 1) / c->wg;
+}
+
+/* Sort by segment and cut into chunks; sizes of everything. */
+static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *groups_total, size_t *floats_total,
+                tusk_error_t *err)
+{
+    const size_t n = b->n, S = c->samples;
+    if (grow_array((void **)&c->perm, &c->perm_cap, n, sizeof *c->perm) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu problems)", n);
+    if (grow_array((void **)&c->result, &c->result_cap, 2 * n, sizeof *c->result) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu problems)", n);
+    size_t count[PSA_SEGMENTS] = {0}, start[PSA_SEGMENTS];
+    for (size_t i = 0; i < n; i++)
+        count[b->segment[i]]++;
+    size_t at = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        start[s] = at;
+        at += count[s];
+    }
+    for (size_t i = 0; i < n; i++)
+        c->perm[start[b->segment[i]]++] = (uint32_t)i;
+
+    size_t per = c->chunk_override;
+    if (!per) {
+        per = (n + CHUNK_PARTS - 1) / CHUNK_PARTS;
+        per = per < CHUNK_MIN ? CHUNK_MIN : per > CHUNK_MAX ? CHUNK_MAX : per;
+    }
+    size_t k = 0, i = 0, G = 0, F = 0;
+    while (i < n) {
+        if (grow_array((void **)&c->chunks, &c->chunks_cap, k + 1, sizeof *c->chunks) != 0)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        chunk_t *ch = &c->chunks[k];
+        ch->begin = i;
+        ch->floats = 0;
+        ch->groups = 0;
+        ch->trace_at = F;
+        ch->work_at = G;
+        size_t run = 0; /* problems of the current segment so far in this chunk */
+        while (i < n && i - ch->begin < per) {
+            const size_t pi = c->perm[i];
+            size_t f = (size_t)b->n_channels[pi] * S;
+            if (i > ch->begin && ch->floats + f > CHUNK_FLOATS)
+                break;
+            if (i > ch->begin && b->segment[c->perm[i - 1]] != b->segment[pi])
+                run = 0;
+            if (run % c->pg == 0)
+                ch->groups += tiles_of(c, b->segment[pi]);
+            run++;
+            ch->floats += f;
+            i++;
+        }
+        ch->end = i;
+        G += ch->groups;
+        F += ch->floats;
+        k++;
+    }
+    if (k > 0 && grow_array((void **)&c->done, &c->done_cap, k, sizeof *c->done) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    *nchunks = k;
+    *groups_total = G;
+    *floats_total = F;
+    return TUSK_OK;
+}
+
+/* Device and pinned memory for the plan (the device is idle). */
+static int reserve(psa_cl_t *c, size_t n, size_t nchunks, size_t G, size_t F, tusk_error_t *err)
+{
+    size_t mp = 0, mf = 0, mg = 0;
+    for (size_t k = 0; k < nchunks; k++) {
+        const chunk_t *ch = &c->chunks[k];
+        mp = ch->end - ch->begin > mp ? ch->end - ch->begin : mp;
+        mf = ch->floats > mf ? ch->floats : mf;
+        mg = ch->groups > mg ? ch->groups : mg;
+    }
+    int st = TUSK_OK;
+    for (int s = 0; s < 2 && s < (int)nchunks && !st; s++) {
+        buffer_set_t *b = &c->set[s];
+        char what[4][48];
+        snprintf(what[0], sizeof what[0], "PSA problem info %d", s);
+        snprintf(what[1], sizeof what[1], "PSA problem traces %d", s);
+        snprintf(what[2], sizeof what[2], "PSA work list %d", s);
+        snprintf(what[3], sizeof what[3], "PSA partial minima %d", s);
+        if ((st = ensure_buffer(c, &b->info, &b->info_cap, mp, 4 * sizeof(cl_uint), CL_MEM_READ_ONLY, what[0],
+                                err)) ||
+            (st = ensure_buffer(c, &b->trace, &b->trace_cap, mf, sizeof(float), CL_MEM_READ_ONLY, what[1], err)) ||
+            (st = ensure_buffer(c, &b->work, &b->work_cap, mg, 4 * sizeof(cl_uint), CL_MEM_READ_ONLY, what[2],
+                                err)) ||
+            (st = ensure_buffer(c, &b->part, &b->part_cap, mp * c->tiles_max, 2 * sizeof(cl_uint),
+                                CL_MEM_READ_WRITE, what[3], err)))
+            return st;
+    }
+    if ((st = ensure_buffer(c, &c->out, &c->out_cap, n, 2 * sizeof(cl_uint), CL_MEM_WRITE_ONLY, "PSA results", err)))
+        return st;
+    size_t need = (n + G) * 4 * sizeof(cl_uint) + F * sizeof(float);
+    if (!c->stage || tusk_cl_pinned_size(c->stage) < need) {
+        tusk_cl_pinned_destroy(&c->stage);
+        size_t want = need + need / 4;
+        st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", want, &c->stage, err);
+        if (st == TUSK_ELIMIT)
+            st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", need, &c->stage, err);
+    }
+    return st;
+}
+
+/* Chunk k's info, traces and work list into the staging area; the work
+ * list's range for each basis part. */
+static void pack(psa_cl_t *c, const psa_batch_t *b, size_t k, cl_uint *info, cl_uint *work, float *trace,
+                 size_t pbegin[PSA_SEGMENTS], size_t pend[PSA_SEGMENTS])
+{
+    const chunk_t *ch = &c->chunks[k];
+    const size_t S = c->samples;
+    bool seen[PSA_SEGMENTS] = {false};
+    for (unsigned p = 0; p < c->nparts; p++)
+        pbegin[p] = pend[p] = 0;
+    size_t f = 0, g = 0;
+    for (size_t i = ch->begin; i < ch->end; i++) {
+        const size_t pi = c->perm[i], r = i - ch->begin;
+        const unsigned nch = b->n_channels[pi], s = b->segment[pi];
+        uint64_t mask = 0;
+        for (unsigned j = 0; j < nch; j++)
+            mask |= (uint64_t)1 << b->channel[pi * PSA_CHANNELS + j];
+        cl_uint *in = info + 4 * r;
+        in[0] = (cl_uint)f;
+        in[1] = (cl_uint)(mask & 0xFFFFFFFFu);
+        in[2] = (cl_uint)(mask >> 32);
+        in[3] = s;
+        memcpy(trace + f, b->trace + pi * PSA_CHANNELS * S, (size_t)nch * S * sizeof(float));
+        f += (size_t)nch * S;
+    }
+    /* Work list: for each run of one segment, groups of pg problems, each
+     * over every tile of the segment. */
+    size_t i = ch->begin;
+    while (i < ch->end) {
+        const unsigned s = b->segment[c->perm[i]], part = c->seg_part[s];
+        size_t e = i;
+        while (e < ch->end && b->segment[c->perm[e]] == s)
+            e++;
+        if (!seen[part])
+            pbegin[part] = g;
+        seen[part] = true;
+        const size_t tiles = tiles_of(c, s);
+        for (size_t first = i; first < e; first += c->pg) {
+            size_t cnt = e - first < c->pg ? e - first : c->pg;
+            for (size_t t = 0; t < tiles; t++) {
+                cl_uint *w = work + 4 * g++;
+                w[0] = s;
+                w[1] = (cl_uint)t;
+                w[2] = (cl_uint)(first - ch->begin);
+                w[3] = (cl_uint)cnt;
+            }
+        }
+        pend[part] = g;
+        i = e;
+    }
+}
+
+/* Everything enqueued is finished or abandoned; events released. */
+static void settle(psa_cl_t *c)
+{
+    clFinish(c->upq);
+    clFinish(tusk_cl_queue(c->cl));
+    events_release(&c->up_ev);
+    events_release(&c->k_ev);
+}
+
+static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, size_t n, tusk_error_t *err)
+{
+    const chunk_t *ch = &c->chunks[k];
+    const buffer_set_t *bs = &c->set[k & 1];
+    const char *dev = tusk_cl_describe(c->cl);
+    char *base = tusk_cl_pinned_ptr(c->stage);
+    cl_uint *info_all = (cl_uint *)(void *)base;
+    cl_uint *work_all = info_all + 4 * n;
+    float *trace_all = (float *)(void *)(work_all + 4 * G);
+    cl_uint *info = info_all + 4 * ch->begin, *work = work_all + 4 * ch->work_at;
+    float *trace = trace_all + ch->trace_at;
+    size_t pbegin[PSA_SEGMENTS], pend[PSA_SEGMENTS];
+    pack(c, b, k, info, work, trace, pbegin, pend);
+
+    const size_t np = ch->end - ch->begin;
+    cl_event wait_free = k >= 2 ? c->done[k - 2] : NULL;
+    cl_event ev[3] = {NULL, NULL, NULL};
+    int nev = 0, st;
+    cl_int rc = clEnqueueWriteBuffer(c->upq, bs->info, CL_FALSE, 0, np * 4 * sizeof(cl_uint), info, wait_free ? 1 : 0,
+                                     wait_free ? &wait_free : NULL, &ev[nev]);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA problem info, chunk %zu, %zu problems) on %s", k, np,
+                            dev)))
+        return st;
+    nev++;
+    rc = clEnqueueWriteBuffer(c->upq, bs->work, CL_FALSE, 0, ch->groups * 4 * sizeof(cl_uint), work, 0, NULL,
+                              &ev[nev]);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA work list, chunk %zu, %zu groups) on %s", k,
+                            ch->groups, dev))) {
+        events_push(&c->up_ev, ev[0]);
+        return st;
+    }
+    nev++;
+    if (ch->floats) {
+        rc = clEnqueueWriteBuffer(c->upq, bs->trace, CL_FALSE, 0, ch->floats * sizeof(float), trace, 0, NULL,
+                                  &ev[nev]);
+        if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA problem traces, chunk %zu, %zu floats) on %s", k,
+                                ch->floats, dev))) {
+            for (int i = 0; i < nev; i++)
+                events_push(&c->up_ev, ev[i]);
+            return st;
+        }
+        nev++;
+    }
+    for (int i = 0; i < nev; i++)
+        if (events_push(&c->up_ev, ev[i]) != 0) {
+            for (int j = i; j < nev; j++)
+                clReleaseEvent(ev[j]);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+        }
+    if ((st = tusk_cl_check(clFlush(c->upq), err, "clFlush (PSA uploads) on %s", dev)))
+        return st;
+
+    /* The search, one launch per basis part with problems in the chunk. */
+    cl_command_queue q = tusk_cl_queue(c->cl);
+    const cl_uint stride = c->tiles_max;
+    bool first = true;
+    for (unsigned p = 0; p < c->nparts; p++) {
+        if (pend[p] == pbegin[p])
+            continue;
+        const cl_uint wbase = (cl_uint)pbegin[p];
+        if ((st = set_arg(c, c->search, "psa_search", 0, sizeof(cl_mem), &c->part[p].basis, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 1, sizeof(cl_mem), &c->part[p].offsets, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 2, sizeof(cl_mem), &c->seg_n, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 3, sizeof(cl_mem), &bs->work, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 4, sizeof wbase, &wbase, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 5, sizeof(cl_mem), &bs->info, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 6, sizeof(cl_mem), &bs->trace, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 7, sizeof stride, &stride, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 8, sizeof(cl_mem), &bs->part, err)))
+            return st;
+        const size_t local = c->wg, global = (pend[p] - pbegin[p]) * local;
+        cl_event kev = NULL;
+        rc = clEnqueueNDRangeKernel(q, c->search, 1, NULL, &global, &local, first ? (cl_uint)nev : 0,
+                                    first ? ev : NULL, &kev);
+        if ((st = tusk_cl_check(rc, err,
+                                "clEnqueueNDRangeKernel(psa_search, chunk %zu, segments %u to %u, global %zu, local "
+                                "%zu) on %s",
+                                k, c->part[p].first, c->part[p].last, global, local, dev)))
+            return st;
+        if (events_push(&c->k_ev, kev) != 0) {
+            clReleaseEvent(kev);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+        }
+        c->stats.launches++;
+        first = false;
+    }
+    const cl_uint nprob = (cl_uint)np, obase = (cl_uint)ch->begin;
+    if ((st = set_arg(c, c->reduce, "psa_reduce", 0, sizeof(cl_mem), &bs->info, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 1, sizeof(cl_mem), &c->seg_n, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 2, sizeof nprob, &nprob, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof stride, &stride, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof(cl_mem), &bs->part, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof obase, &obase, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof(cl_mem), &c->out, err)))
+        return st;
+    const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
+    cl_event rev = NULL;
+    rc = clEnqueueNDRangeKernel(q, c->reduce, 1, NULL, &global, NULL, 0, NULL, &rev);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, chunk %zu, global %zu) on %s", k, global,
+                            dev)))
+        return st;
+    if (events_push(&c->k_ev, rev) != 0) {
+        clReleaseEvent(rev);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+    }
+    c->stats.launches++;
+    c->done[k] = rev;
+    return tusk_cl_check(clFlush(q), err, "clFlush (PSA kernels) on %s", dev);
+}
+
+int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    int st = check_batch(c, b, err);
+    if (st || b->n == 0)
+        return st;
+    if (b->n > UINT32_MAX / 4)
+        return tusk_error_set(err, TUSK_EINVAL, "a batch of %zu problems: too many for one search", b->n);
+    const size_t n = b->n;
+    size_t nchunks, G, F;
+    if ((st = plan(c, b, &nchunks, &G, &F, err)) || (st = reserve(c, n, nchunks, G, F, err)))
+        return st;
+    for (size_t k = 0; k < nchunks && !st; k++)
+        st = enqueue_chunk(c, b, k, G, n, err);
+    cl_event rev = NULL;
+    if (!st) {
+        cl_int rc = clEnqueueReadBuffer(tusk_cl_queue(c->cl), c->out, CL_TRUE, 0, n * 2 * sizeof(cl_uint), c->result,
+                                        0, NULL, &rev);
+        st = tusk_cl_check(rc, err, "clEnqueueReadBuffer(PSA results, %zu problems) on %s", n,
+                           tusk_cl_describe(c->cl));
+    }
+    if (!st)
+        st = tusk_cl_check(clFinish(c->upq), err, "clFinish (PSA uploads) on %s", tusk_cl_describe(c->cl));
+    if (!st) {
+        event_list_t r = {&rev, 1, 1};
+        st = events_ms(c, &c->up_ev, "PSA upload", &c->stats.upload_ms, err);
+        if (!st)
+            st = events_ms(c, &c->k_ev, "PSA kernel", &c->stats.kernel_ms, err);
+        if (!st)
+            st = events_ms(c, &r, "PSA result download", &c->stats.download_ms, err);
+    }
+    if (rev)
+        clReleaseEvent(rev);
+    settle(c);
+    if (st)
+        return st;
+    for (size_t k = 0; k < n; k++) {
+        const size_t i = c->perm[k];
+        float f;
+        memcpy(&f, &c->result[2 * k + 1], sizeof f);
+        b->best[i] = c->result[2 * k];
+        b->fom[i] = f;
+    }
+    c->stats.problems += n;
+    return TUSK_OK;
+}
+
+/* ---- as a psa_analyse backend --------------------------------------------------- */
+
+static int backend_search(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+{
+    psa_cl_t *c = ctx;
+    if (e != c->e)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_backend_cl: the engine is not the one the device was set up for");
+    return psa_cl_search(c, b, err);
+}
+
+psa_backend_t psa_backend_cl(psa_cl_t *cl)
+{
+    return (psa_backend_t){backend_search, cl, false};
+}

@@ -1,0 +1,36 @@
+/* psa_private.h - what the PSA backends share inside libtusk-psa. */
+#ifndef TUSK_PSA_PRIVATE_H
+#define TUSK_PSA_PRIVATE_H
+
+#include "tusk/grid.h"
+#include "tusk/psa.h"
+
+struct psa_engine {
+    psa_config_t cfg;
+    const det_basis_t *basis;
+    det_grid_t *grid;
+    unsigned samples;                    /* basis samples, all compared */
+    double sample_ns;
+    unsigned rings, sectors;
+    size_t npoints[PSA_SEGMENTS];
+    const float *block[PSA_SEGMENTS];    /* [channel][sample][point] */
+    uint8_t mask[PSA_SEGMENTS][PSA_CHANNELS]; /* before leaving out other hits */
+    unsigned mask_n[PSA_SEGMENTS];
+    uint32_t *coarse[PSA_SEGMENTS];      /* adaptive: the coarse sub-grid's points */
+    size_t coarse_n[PSA_SEGMENTS];
+    double basis_t0;                     /* mean leading-edge offset of the basis' core, samples */
+    /* psa_analyse's working memory */
+    float *work;                         /* per crystal: calibrated traces, 37 x n_samples */
+    size_t work_cap;
+    psa_batch_t *batch;
+};
+
+/* |d|^p as the reference computes it. */
+float psa_pow(float d, float p);
+
+/* The leading-edge time (samples) of a trace starting at its sample 0:
+ * the line through its 10 % and 50 % crossings of `amplitude`, at 0.
+ * NaN if it never crosses. */
+double psa_leading_edge(const float *trace, unsigned n, double amplitude);
+
+#endif

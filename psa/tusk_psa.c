@@ -1,0 +1,1373 @@
+/* tusk-psa - pulse shape analysis from the command line.
+ *
+ *   tusk-psa validate --basis FILE [--events N] [--energy KEV] [--seed S]
+ *                     [--noise KEV] [--set KEY=VALUE]... [--plot DIR]
+ *                     [--threads N] [--backend fast|reference|opencl]
+ *                     [--device SETTING] [--array FILE]
+ *       simulate decays into one crystal (libtusk-sim), analyse every
+ *       read-out crystal (libtusk-psa) and measure the position residuals
+ *       PSA - truth per hit segment; a report on stdout, with --plot the
+ *       histograms as CSV files and a PNG (gnuplot)
+ *   tusk-psa run --basis FILE [--set KEY=VALUE]... [--backend B] [--device D]
+ *                [--threads N] [-q] -i IN.adf -o OUT.adf
+ *       offline analysis of an ADF file: data:crystal -> data:psa, every
+ *       other frame copied unchanged, in order (what the psa actor does)
+ *
+ * --set KEY=VALUE: PSA keys (tusk/psa.h: p, mode, mask, include_hit,
+ * include_core, residual, t0_search, threshold_kev, gain,
+ * baseline_samples) go to the analysis; with validate, the simulation's
+ * keys (tusk/sim.h: source, energy, noise_kev, ...) to the simulation;
+ * gain, a key of both, to both (they must agree). --backend opencl runs
+ * the grid search on an OpenCL device (tusk/psa_cl.h; full search only).
+ *
+ * validate's temporary array file (crystal.0 = 0 0: one crystal on the
+ * beam axis, facing the target) goes to $TMPDIR or /tmp and is removed
+ * once the simulation has read it.
+ *
+ * Exit statuses: 0 fine, 1 failure (bad basis, configuration, simulation,
+ * input or output file; gnuplot missing), 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tusk/adf_crystal.h"
+#include "tusk/adf_file.h"
+#include "tusk/adf_psa.h"
+#include "tusk/adf_reader.h"
+#include "tusk/adf_truth.h"
+#include "tusk/adf_writer.h"
+#include "tusk/basis.h"
+#include "tusk/params.h"
+#include "tusk/psa.h"
+#include "tusk/psa_cl.h"
+#include "tusk/sim.h"
+
+#define PROG "tusk-psa"
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define BATCH 256             /* crystals analysed together */
+#define DEFAULT_EVENTS "200000"
+#define DEFAULT_ENERGY "1000"
+#define HIST_BIN 0.5          /* mm */
+#define HIST_AXIS_MAX 40.0    /* per-axis histograms: -40 .. 40 mm */
+#define HIST_3D_MAX 80.0      /* 3D: 0 .. 80 mm */
+#define PLOT_NAME "psa-residuals"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " COMMAND [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  validate --basis FILE [--events N] [--energy KEV] [--seed S] [--noise KEV]\n"
+            "           [--set KEY=VALUE]... [--plot DIR] [--threads N] [--backend B [--device D]]\n"
+            "           [--array FILE]\n"
+            "           simulate N decays (" DEFAULT_EVENTS ") of a line (" DEFAULT_ENERGY " keV) into one crystal\n"
+            "           facing the target, analyse every read-out crystal and report the\n"
+            "           position residuals PSA - truth; --plot: histograms (CSV) and a PNG\n"
+            "  run      --basis FILE [--set KEY=VALUE]... [--backend B [--device D]] [--threads N] [-q]\n"
+            "           -i IN.adf -o OUT.adf\n"
+            "           analyse an ADF file: data:crystal -> data:psa, other frames copied\n"
+            "\n"
+            "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, t0_search,\n"
+            "threshold_kev, gain, baseline_samples; psa/README.md); with validate also the\n"
+            "simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
+            "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"
+            "N, P.D or a name; default $TUSK_CL_DEVICE, else any; full search only).\n"
+            "--threads: of the fast backend (0: one per CPU, the default).\n");
+}
+
+/* ---- options ------------------------------------------------------------------ */
+
+static const char *const psa_keys[] = {"p",        "mode",          "mask", "include_hit",      "include_core",
+                                       "residual", "t0_search", "threshold_kev", "gain", "baseline_samples",
+                                       NULL};
+
+static bool in_list(const char *const *list, const char *key)
+{
+    for (; *list; list++)
+        if (strcmp(*list, key) == 0)
+            return true;
+    return false;
+}
+
+typedef struct opts {
+    bool validate;
+    const char *basis, *array, *plot, *in, *out, *backend, *device;
+    tusk_params_t *psa; /* PSA settings */
+    tusk_params_t *sim; /* simulation settings given (validate) */
+    unsigned threads;
+    bool quiet;
+} opts_t;
+
+static int set_param(tusk_params_t *p, const char *key, const char *value)
+{
+    tusk_error_t err;
+    if (tusk_params_set(p, key, value, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": --set %s=%s: %s\n", key, value, err.message);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static bool parse_u64(const char *opt, const char *text, uint64_t max, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(text, &end, 10);
+    if (end == text || *end || errno || text[0] == '-' || x > max) {
+        fprintf(stderr, PROG ": %s: expected a whole number from 0 to %llu, got '%s'\n", opt,
+                (unsigned long long)max, text);
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+static bool parse_double(const char *opt, const char *text, double lo, double hi, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (end == text || *end || errno || !isfinite(x) || x < lo || x > hi) {
+        fprintf(stderr, PROG ": %s: expected a number from %g to %g, got '%s'\n", opt, lo, hi, text);
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+/* A --set KEY=VALUE: where it goes. */
+static int route_set(opts_t *o, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        fprintf(stderr, PROG ": --set %s: expected KEY=VALUE\n", arg);
+        return EXIT_USAGE;
+    }
+    *eq = '\0';
+    const char *key = arg, *value = eq + 1;
+    int st = 0;
+    bool is_psa = in_list(psa_keys, key);
+    bool is_sim = o->validate && in_list(sim_known_keys(), key);
+    if (is_sim && (strcmp(key, "basis") == 0 || strcmp(key, "array") == 0 || strcmp(key, "truth") == 0)) {
+        fprintf(stderr, PROG ": --set %s: not a setting here (%s)\n", key,
+                strcmp(key, "truth") == 0 ? "validate needs the truth" : "use --basis and --array");
+        return EXIT_USAGE;
+    }
+    if (!is_psa && !is_sim) {
+        fprintf(stderr, PROG ": --set %s: unknown key; PSA keys: p, mode, mask, include_hit, include_core, residual, "
+                        "t0_search, threshold_kev, gain, baseline_samples%s\n",
+                key, o->validate ? "; simulation keys: see sim/README.md (source, energy, noise_kev, ...)" : "");
+        return EXIT_USAGE;
+    }
+    if (is_psa)
+        st = set_param(o->psa, key, value);
+    if (!st && is_sim)
+        st = set_param(o->sim, key, value);
+    return st;
+}
+
+static int parse_options(int argc, char **argv, opts_t *o)
+{
+    enum { O_BASIS = 256, O_EVENTS, O_ENERGY, O_SEED, O_NOISE, O_SET, O_PLOT, O_THREADS, O_BACKEND, O_ARRAY, O_DEVICE };
+    static const struct option longs[] = {{"basis", required_argument, NULL, O_BASIS},
+                                          {"events", required_argument, NULL, O_EVENTS},
+                                          {"energy", required_argument, NULL, O_ENERGY},
+                                          {"seed", required_argument, NULL, O_SEED},
+                                          {"noise", required_argument, NULL, O_NOISE},
+                                          {"set", required_argument, NULL, O_SET},
+                                          {"plot", required_argument, NULL, O_PLOT},
+                                          {"threads", required_argument, NULL, O_THREADS},
+                                          {"backend", required_argument, NULL, O_BACKEND},
+                                          {"array", required_argument, NULL, O_ARRAY},
+                                          {"device", required_argument, NULL, O_DEVICE},
+                                          {"input", required_argument, NULL, 'i'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    o->backend = "fast";
+    int c, st;
+    uint64_t u;
+    double d;
+    optind = 1;
+    int li = -1;
+    opterr = 0; /* its messages would name the command, not the program */
+    while ((c = getopt_long(argc, argv, ":i:o:qh", longs, &li)) != -1) {
+        /* Options of one command only. */
+        bool sim_only = c == O_EVENTS || c == O_ENERGY || c == O_SEED || c == O_NOISE || c == O_PLOT || c == O_ARRAY;
+        bool run_only = c == 'i' || c == 'o' || c == 'q';
+        if ((sim_only && !o->validate) || (run_only && o->validate)) {
+            if (c >= 256 || li >= 0)
+                fprintf(stderr, PROG ": --%s is not an option of %s\n", longs[li].name,
+                        o->validate ? "validate" : "run");
+            else
+                fprintf(stderr, PROG ": -%c is not an option of %s\n", c, o->validate ? "validate" : "run");
+            return EXIT_USAGE;
+        }
+        li = -1;
+        switch (c) {
+        case O_BASIS: o->basis = optarg; break;
+        case O_EVENTS:
+            if (!parse_u64("--events", optarg, UINT64_C(1) << 40, &u))
+                return EXIT_USAGE;
+            if (u == 0) {
+                fprintf(stderr, PROG ": --events: at least 1\n");
+                return EXIT_USAGE;
+            }
+            if ((st = set_param(o->sim, "events", optarg)))
+                return st;
+            break;
+        case O_ENERGY:
+            if (!parse_double("--energy", optarg, 1.0, 10000.0, &d))
+                return EXIT_USAGE;
+            if ((st = set_param(o->sim, "energy", optarg)))
+                return st;
+            break;
+        case O_SEED:
+            if (!parse_u64("--seed", optarg, UINT64_MAX, &u))
+                return EXIT_USAGE;
+            if ((st = set_param(o->sim, "seed", optarg)))
+                return st;
+            break;
+        case O_NOISE:
+            if (!parse_double("--noise", optarg, 0.0, 1000.0, &d))
+                return EXIT_USAGE;
+            if ((st = set_param(o->sim, "noise_kev", optarg)))
+                return st;
+            break;
+        case O_SET:
+            if ((st = route_set(o, optarg)))
+                return st;
+            break;
+        case O_PLOT: o->plot = optarg; break;
+        case O_THREADS:
+            if (!parse_u64("--threads", optarg, 256, &u))
+                return EXIT_USAGE;
+            o->threads = (unsigned)u;
+            break;
+        case O_BACKEND:
+            if (strcmp(optarg, "fast") != 0 && strcmp(optarg, "reference") != 0 && strcmp(optarg, "opencl") != 0) {
+                fprintf(stderr, PROG ": --backend: expected fast, reference or opencl, got '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            o->backend = optarg;
+            break;
+        case O_ARRAY: o->array = optarg; break;
+        case O_DEVICE: o->device = optarg; break;
+        case 'i': o->in = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage(stdout); return -1;
+        case ':':
+            if (optopt && optopt < 256)
+                fprintf(stderr, PROG ": -%c needs a value\n", optopt);
+            else
+                fprintf(stderr, PROG ": %s needs a value\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            if (optopt)
+                fprintf(stderr, PROG ": unknown option '-%c' (" PROG " --help lists them)\n", optopt);
+            else
+                fprintf(stderr, PROG ": unknown option '%s' (" PROG " --help lists them)\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (!o->basis) {
+        fprintf(stderr, PROG ": --basis FILE is required (make one with tusk-basis gen)\n");
+        return EXIT_USAGE;
+    }
+    if (o->device && strcmp(o->backend, "opencl") != 0) {
+        fprintf(stderr, PROG ": --device is for --backend opencl\n");
+        return EXIT_USAGE;
+    }
+    if (!o->validate && (!o->in || !o->out)) {
+        fprintf(stderr, PROG " run: -i IN.adf and -o OUT.adf are required\n");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* ---- shared: basis, engine, backend ----------------------------------------------- */
+
+typedef struct analysis {
+    det_basis_t *basis;
+    psa_engine_t *engine;
+    psa_cl_t *cl;
+    psa_backend_t backend;
+    psa_config_t cfg;
+} analysis_t;
+
+static void analysis_free(analysis_t *a)
+{
+    psa_cl_destroy(&a->cl);
+    psa_engine_destroy(&a->engine);
+    det_basis_destroy(&a->basis);
+}
+
+static int analysis_open(analysis_t *a, const opts_t *o)
+{
+    memset(a, 0, sizeof *a);
+    tusk_error_t err;
+    psa_config_default(&a->cfg);
+    if (psa_config_read(&a->cfg, o->psa, "--set", &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return EXIT_FAIL;
+    }
+    det_basis_expect_t expect = {PSA_SEGMENTS, PSA_CHANNELS, 0, 0.0};
+    if (det_basis_load(&a->basis, o->basis, &expect, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return EXIT_FAIL;
+    }
+    if (psa_engine_new(&a->engine, a->basis, &a->cfg, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", o->basis, err.message);
+        analysis_free(a);
+        return EXIT_FAIL;
+    }
+    if (strcmp(o->backend, "opencl") == 0) {
+        if (a->cfg.mode == PSA_MODE_ADAPTIVE) {
+            fprintf(stderr, PROG ": mode = adaptive runs on the CPU backends only (--backend fast or reference)\n");
+            analysis_free(a);
+            return EXIT_FAIL;
+        }
+        if (psa_cl_new(&a->cl, a->engine, o->device, 0, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": --backend opencl: %s\n", err.message);
+            analysis_free(a);
+            return EXIT_FAIL;
+        }
+        a->backend = psa_backend_cl(a->cl);
+    } else {
+        a->backend = strcmp(o->backend, "reference") == 0 ? psa_backend_reference() : psa_backend_fast(o->threads);
+    }
+    return 0;
+}
+
+static const char *yes_no(bool b)
+{
+    return b ? "yes" : "no";
+}
+
+static void describe_psa(FILE *f, const analysis_t *a, const char *backend)
+{
+    static const char *const masks[] = {"neighbours", "square", "all"};
+    const psa_config_t *c = &a->cfg;
+    fprintf(f,
+            "PSA: backend %s%s%s, p = %g, mode %s, mask %s, include_hit %s, include_core %s, residual %s, "
+            "t0_search %u, threshold %g keV\n",
+            backend, a->cl ? " on " : "", a->cl ? psa_cl_describe(a->cl) : "", c->p, c->mode == PSA_MODE_ADAPTIVE ? "adaptive" : "full", masks[c->mask], yes_no(c->include_hit),
+            yes_no(c->include_core), yes_no(c->residual), c->t0_search, c->threshold_kev);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+typedef struct vec {
+    double *v;
+    size_t n, cap;
+} vec_t;
+
+static bool vec_push(vec_t *v, double x)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 1024;
+        double *p = realloc(v->v, cap * sizeof *p);
+        if (!p)
+            return false;
+        v->v = p;
+        v->cap = cap;
+    }
+    v->v[v->n++] = x;
+    return true;
+}
+
+static void vec_free(vec_t *v)
+{
+    free(v->v);
+    memset(v, 0, sizeof *v);
+}
+
+typedef struct hist {
+    double lo;
+    size_t bins;
+    uint64_t *count;
+    uint64_t under, over, total;
+} hist_t;
+
+static bool hist_make(hist_t *h, const vec_t *v, double lo, double hi)
+{
+    memset(h, 0, sizeof *h);
+    h->lo = lo;
+    h->bins = (size_t)llround((hi - lo) / HIST_BIN);
+    h->count = calloc(h->bins, sizeof *h->count);
+    if (!h->count)
+        return false;
+    for (size_t i = 0; i < v->n; i++) {
+        double k = floor((v->v[i] - lo) / HIST_BIN);
+        if (k < 0)
+            h->under++;
+        else if (k >= (double)h->bins)
+            h->over++;
+        else
+            h->count[(size_t)k]++;
+    }
+    h->total = v->n;
+    return true;
+}
+
+static double bin_centre(const hist_t *h, size_t i)
+{
+    return h->lo + ((double)i + 0.5) * HIST_BIN;
+}
+
+/* Full width at half maximum: from the highest bin outwards to the first
+ * bin at or below half of it on each side, the crossing interpolated
+ * linearly between bin centres. NAN when a side never drops that low. */
+static double hist_fwhm(const hist_t *h)
+{
+    size_t m = 0;
+    for (size_t i = 1; i < h->bins; i++)
+        if (h->count[i] > h->count[m])
+            m = i;
+    if (h->count[m] == 0)
+        return NAN;
+    double half = 0.5 * (double)h->count[m];
+    double left = NAN, right = NAN;
+    for (size_t i = m; i > 0; i--)
+        if ((double)h->count[i - 1] <= half) {
+            double a = (double)h->count[i - 1], b = (double)h->count[i];
+            left = bin_centre(h, i - 1) + (half - a) / (b - a) * HIST_BIN;
+            break;
+        }
+    for (size_t i = m; i + 1 < h->bins; i++)
+        if ((double)h->count[i + 1] <= half) {
+            double a = (double)h->count[i], b = (double)h->count[i + 1];
+            right = bin_centre(h, i) + (a - half) / (a - b) * HIST_BIN;
+            break;
+        }
+    return right - left;
+}
+
+typedef struct moments {
+    double mean, rms, sd;
+} moments_t;
+
+static moments_t moments(const vec_t *v)
+{
+    moments_t m = {NAN, NAN, NAN};
+    if (!v->n)
+        return m;
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        s += v->v[i];
+        s2 += v->v[i] * v->v[i];
+    }
+    m.mean = s / (double)v->n;
+    m.rms = sqrt(s2 / (double)v->n);
+    double var = s2 / (double)v->n - m.mean * m.mean;
+    m.sd = sqrt(var > 0 ? var : 0);
+    return m;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct dist3 {
+    size_t n;
+    double median, mean, within5, within10; /* fractions */
+} dist3_t;
+
+/* Sorts v. */
+static dist3_t dist3(vec_t *v)
+{
+    dist3_t d = {v->n, NAN, NAN, NAN, NAN};
+    if (!v->n)
+        return d;
+    qsort(v->v, v->n, sizeof *v->v, cmp_double);
+    d.median = v->n % 2 ? v->v[v->n / 2] : 0.5 * (v->v[v->n / 2 - 1] + v->v[v->n / 2]);
+    double s = 0;
+    size_t w5 = 0, w10 = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        s += v->v[i];
+        w5 += v->v[i] <= 5.0;
+        w10 += v->v[i] <= 10.0;
+    }
+    d.mean = s / (double)v->n;
+    d.within5 = (double)w5 / (double)v->n;
+    d.within10 = (double)w10 / (double)v->n;
+    return d;
+}
+
+/* ---- validate ------------------------------------------------------------------------ */
+
+/* The truth of one read-out crystal, by segment. */
+typedef struct seg_truth {
+    unsigned n;           /* interaction points */
+    double energy;        /* keV */
+    double wsum[3];       /* energy-weighted position sum */
+    float first[3];       /* the first point's position */
+} seg_truth_t;
+
+typedef struct rec_truth {
+    seg_truth_t seg[PSA_SEGMENTS];
+} rec_truth_t;
+
+typedef struct results {
+    uint64_t events, records, hits, single, multi, no_truth, outside_points;
+    vec_t axis[3];        /* single: PSA - truth, x y z */
+    vec_t d3;             /* single: 3D */
+    vec_t d3_alone;       /* single, in a crystal with one hit segment */
+    vec_t d3_multi;       /* several points: 3D to their energy-weighted centroid */
+    vec_t multi_axis[3];
+    double sim_s, psa_s;
+    psa_stats_t stats;
+} results_t;
+
+static void results_free(results_t *r)
+{
+    for (int a = 0; a < 3; a++) {
+        vec_free(&r->axis[a]);
+        vec_free(&r->multi_axis[a]);
+    }
+    vec_free(&r->d3);
+    vec_free(&r->d3_alone);
+    vec_free(&r->d3_multi);
+}
+
+static void truth_of(const adf_truth_t *t, unsigned crystal, rec_truth_t *rt, results_t *r)
+{
+    memset(rt, 0, sizeof *rt);
+    for (unsigned i = 0; i < t->n_points; i++) {
+        const adf_truth_point_t *p = &t->point[i];
+        if (p->crystal != crystal)
+            continue;
+        if (p->segment < 0 || p->segment >= PSA_SEGMENTS) {
+            r->outside_points++;
+            continue;
+        }
+        seg_truth_t *s = &rt->seg[p->segment];
+        if (s->n == 0)
+            memcpy(s->first, p->local, sizeof s->first);
+        s->n++;
+        s->energy += p->energy;
+        for (int a = 0; a < 3; a++)
+            s->wsum[a] += (double)p->energy * p->local[a];
+    }
+}
+
+/* Analyse n records and compare with their truth. */
+static int analyse_batch(analysis_t *an, const adf_crystal_t *rec, const rec_truth_t *rt, size_t n, adf_psa_t *out,
+                         results_t *r)
+{
+    tusk_error_t err;
+    double t0 = now_s();
+    if (psa_analyse(an->engine, &an->backend, rec, n, out, &r->stats, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": analysing the simulated crystals: %s\n", err.message);
+        return EXIT_FAIL;
+    }
+    r->psa_s += now_s() - t0;
+    bool ok = true;
+    for (size_t k = 0; k < n; k++) {
+        const adf_psa_t *p = &out[k];
+        r->records++;
+        for (unsigned h = 0; h < p->n_hits; h++) {
+            const adf_psa_hit_t *hit = &p->hit[h];
+            r->hits++;
+            if (hit->segment < 0 || hit->segment >= PSA_SEGMENTS) {
+                r->no_truth++;
+                continue;
+            }
+            const seg_truth_t *s = &rt[k].seg[hit->segment];
+            const double pos[3] = {hit->x, hit->y, hit->z};
+            double d[3], d2 = 0;
+            if (s->n == 0) {
+                r->no_truth++;
+            } else if (s->n == 1) {
+                r->single++;
+                for (int a = 0; a < 3; a++) {
+                    d[a] = pos[a] - s->first[a];
+                    d2 += d[a] * d[a];
+                    ok = ok && vec_push(&r->axis[a], d[a]);
+                }
+                ok = ok && vec_push(&r->d3, sqrt(d2));
+                if (p->n_hits == 1)
+                    ok = ok && vec_push(&r->d3_alone, sqrt(d2));
+            } else {
+                r->multi++;
+                for (int a = 0; a < 3; a++) {
+                    d[a] = pos[a] - (s->energy > 0 ? s->wsum[a] / s->energy : s->first[a]);
+                    d2 += d[a] * d[a];
+                    ok = ok && vec_push(&r->multi_axis[a], d[a]);
+                }
+                ok = ok && vec_push(&r->d3_multi, sqrt(d2));
+            }
+        }
+    }
+    if (!ok) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* A temporary array configuration: one crystal facing the target. */
+static int temp_array(char *path, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, cap, "%s/tusk-psa-array-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, PROG ": cannot make a temporary array file %s: %s\n", path, strerror(errno));
+        return EXIT_FAIL;
+    }
+    static const char text[] = "# tusk-psa validate: one crystal facing the target\ncrystal.0 = 0 0\n";
+    ssize_t w = write(fd, text, sizeof text - 1);
+    int e = errno;
+    if (close(fd) != 0 || w != (ssize_t)(sizeof text - 1)) {
+        fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(w < 0 ? e : errno ? errno : EIO));
+        unlink(path);
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void fmt_mm(char *buf, size_t cap, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, cap, "%.2f", v);
+    else
+        snprintf(buf, cap, "n/a");
+}
+
+static void print_dist3(FILE *f, const char *title, const dist3_t *d)
+{
+    fprintf(f, "%s (%zu hits):\n", title, d->n);
+    if (!d->n) {
+        fprintf(f, "  (none)\n");
+        return;
+    }
+    fprintf(f, "  median          %.2f mm\n", d->median);
+    fprintf(f, "  mean            %.2f mm\n", d->mean);
+    fprintf(f, "  within 5 mm     %.1f %%\n", 100.0 * d->within5);
+    fprintf(f, "  within 10 mm    %.1f %%\n", 100.0 * d->within10);
+}
+
+typedef struct report {
+    hist_t axis[3], d3, d3_alone, d3_multi;
+    moments_t m[3];
+    double fwhm[3];
+    dist3_t single, alone, multi;
+} report_t;
+
+static void report_free(report_t *rep)
+{
+    for (int a = 0; a < 3; a++)
+        free(rep->axis[a].count);
+    free(rep->d3.count);
+    free(rep->d3_alone.count);
+    free(rep->d3_multi.count);
+}
+
+static void print_report(FILE *f, const opts_t *o, const analysis_t *an, sim_t *sim, results_t *r, report_t *rep)
+{
+    const det_basis_shape_t *bs = det_basis_shape(an->basis);
+    double g = bs->grid_mm;
+    static const char axes[3] = {'x', 'y', 'z'};
+    fprintf(f, "tusk-psa validate: basis %s: %zu points on a %.2f mm grid, %u samples of %.1f ns\n", o->basis,
+            det_basis_points(an->basis), g, bs->samples, bs->sample_ns);
+    fprintf(f, "simulation:\n");
+    const char *desc = sim_describe(sim);
+    for (const char *p = desc; *p;) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(f, "  %.*s\n", len, p);
+        p += len + (nl ? 1 : 0);
+    }
+    describe_psa(f, an, o->backend);
+    sim_stats_t ss = sim_stats(sim);
+    fprintf(f, "\n");
+    fprintf(f, "decays                        %llu\n", (unsigned long long)ss.decays);
+    fprintf(f, "events                        %llu (crystal records analysed: %llu)\n",
+            (unsigned long long)r->events, (unsigned long long)r->records);
+    fprintf(f, "hits                          %llu (hit segments found by PSA)\n", (unsigned long long)r->hits);
+    fprintf(f, "single-interaction hits       %llu (one truth point in the hit segment)\n",
+            (unsigned long long)r->single);
+    fprintf(f, "multi-interaction hits        %llu (several truth points in the segment)\n",
+            (unsigned long long)r->multi);
+    fprintf(f, "hits without a truth point    %llu (no interaction in that segment)\n",
+            (unsigned long long)r->no_truth);
+    if (r->outside_points)
+        fprintf(f, "truth points in no segment    %llu (not matched)\n", (unsigned long long)r->outside_points);
+    fprintf(f, "\nresiduals PSA - truth, single-interaction hits (mm; FWHM from 0.5 mm bins):\n");
+    fprintf(f, "  axis     mean      RMS    sigma     FWHM\n");
+    for (int a = 0; a < 3; a++) {
+        char fw[32];
+        fmt_mm(fw, sizeof fw, rep->fwhm[a]);
+        fprintf(f, "  %c     %7.2f  %7.2f  %7.2f  %7s\n", axes[a], rep->m[a].mean, rep->m[a].rms, rep->m[a].sd, fw);
+    }
+    fprintf(f, "\n");
+    print_dist3(f, "3D distance, single-interaction hits", &rep->single);
+    print_dist3(f, "3D distance, single-interaction hits in crystals with one hit segment", &rep->alone);
+    print_dist3(f, "3D distance to the energy-weighted centroid, multi-interaction hits", &rep->multi);
+    fprintf(f,
+            "\nbasis grid step %.2f mm: the nearest basis point, what a perfect search finds, is up to\n"
+            "g*sqrt(3)/2 = %.2f mm away in 3D and g/2 = %.2f mm per axis (uniform: RMS g/sqrt(12) = %.2f mm,\n"
+            "FWHM about g), more next to a segment border, where the segment's own points are sparser.\n",
+            g, g * sqrt(3.0) / 2, g / 2, g / sqrt(12.0));
+    fprintf(f, "time: simulation %.2f s, PSA %.2f s (%.0f crystals/s, %.0f hits/s)\n", r->sim_s, r->psa_s,
+            r->psa_s > 0 ? (double)r->records / r->psa_s : 0.0, r->psa_s > 0 ? (double)r->hits / r->psa_s : 0.0);
+}
+
+/* ---- plot -------------------------------------------------------------------------- */
+
+static char *path_in(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static int write_csv(const char *dir, const char *name, const char *header, const hist_t *h, size_t nh)
+{
+    char *path = path_in(dir, name);
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, PROG ": cannot write %s/%s: %s\n", dir, name, path ? strerror(errno) : "out of memory");
+        free(path);
+        return EXIT_FAIL;
+    }
+    fprintf(f, "%s\n", header);
+    for (size_t i = 0; i < h[0].bins; i++) {
+        fprintf(f, "%.2f,%.2f", h[0].lo + (double)i * HIST_BIN, h[0].lo + (double)(i + 1) * HIST_BIN);
+        for (size_t k = 0; k < nh; k++)
+            fprintf(f, ",%llu", (unsigned long long)h[k].count[i]);
+        fputc('\n', f);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+        free(path);
+        return EXIT_FAIL;
+    }
+    free(path);
+    return 0;
+}
+
+/* A single-quoted gnuplot string (quotes doubled, control characters as spaces). */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+    }
+    fputc('\'', f);
+}
+
+static int write_script(const char *dir, const analysis_t *an, const results_t *r, const report_t *rep)
+{
+    char *path = path_in(dir, PLOT_NAME ".gp");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, PROG ": cannot write %s/" PLOT_NAME ".gp: %s\n", dir, path ? strerror(errno) : "out of memory");
+        free(path);
+        return EXIT_FAIL;
+    }
+    const psa_config_t *c = &an->cfg;
+    double g = det_basis_shape(an->basis)->grid_mm;
+    /* The per-axis range: most of the distribution, at least two grid steps. */
+    double span = 0;
+    for (int a = 0; a < 3; a++)
+        if (isfinite(rep->m[a].rms) && 4 * rep->m[a].rms > span)
+            span = 4 * rep->m[a].rms;
+    if (span < 2 * g)
+        span = 2 * g;
+    span = ceil(span / 5) * 5;
+    if (span > HIST_AXIS_MAX)
+        span = HIST_AXIS_MAX;
+    double span3 = 0;
+    if (isfinite(rep->single.median))
+        span3 = 4 * rep->single.median;
+    if (span3 < 2 * g)
+        span3 = 2 * g;
+    span3 = ceil(span3 / 5) * 5;
+    if (span3 > HIST_3D_MAX)
+        span3 = HIST_3D_MAX;
+    char title[512];
+    static const char *const masks[] = {"neighbours", "square", "all"};
+    snprintf(title, sizeof title, "PSA - truth: %.1f mm basis, p = %g, %s search, %s mask%s%s", g, c->p,
+             c->mode == PSA_MODE_ADAPTIVE ? "adaptive" : "full", masks[c->mask], c->include_hit ? " + hit" : "",
+             c->include_core ? " + core" : "");
+    double ns = r->single ? (double)r->single : 1, nm = r->multi ? (double)r->multi : 1;
+    double na = r->d3_alone.n ? (double)r->d3_alone.n : 1;
+    fprintf(f,
+            "# " PLOT_NAME ".gp - written by tusk-psa validate; the data are in " PLOT_NAME "-axes.csv and\n"
+            "# " PLOT_NAME "-3d.csv (counts per 0.5 mm bin). Redraw: cd to this folder; gnuplot " PLOT_NAME ".gp\n"
+            "set encoding utf8\n"
+            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "    set terminal pngcairo size 1000,420 font 'Sans,10'\n"
+            "} else {\n"
+            "    set terminal png size 1000,420 font 'Sans,10'\n"
+            "}\n"
+            "set output '" PLOT_NAME ".png'\n"
+            "set datafile separator ','\n"
+            "g = %.6g          # basis grid step, mm\n"
+            "n_single = %.0f\n"
+            "n_alone = %.0f\n"
+            "n_multi = %.0f\n"
+            "set multiplot layout 1,2 title ",
+            g, ns, na, nm);
+    put_quoted(f, title);
+    fprintf(f,
+            " noenhanced\n"
+            "set style data histeps\n"
+            "set tics out nomirror\n"
+            "set grid lc rgb '#dddddd'\n"
+            "set key top right\n"
+            "set title sprintf('per axis, %%d single-interaction hits', n_single) noenhanced\n"
+            "set xlabel 'PSA - truth (mm)'\n"
+            "set ylabel 'fraction of hits per 0.5 mm'\n"
+            "set xrange [%.6g:%.6g]\n"
+            "set yrange [0:*]\n"
+            "set arrow 1 from -g/2, graph 0 to -g/2, graph 1 nohead dt 2 lc rgb '#888888'\n"
+            "set arrow 2 from g/2, graph 0 to g/2, graph 1 nohead dt 2 lc rgb '#888888'\n"
+            "set label 1 '±g/2' at g/2, graph 0.75 offset 0.5,0 tc rgb '#666666'\n"
+            "plot '" PLOT_NAME "-axes.csv' skip 1 using (($1+$2)/2):($3/n_single) title 'x' lw 1.5 lc rgb '#0072b2', \\\n"
+            "     '' skip 1 using (($1+$2)/2):($4/n_single) title 'y' lw 1.5 lc rgb '#d55e00', \\\n"
+            "     '' skip 1 using (($1+$2)/2):($5/n_single) title 'z' lw 1.5 lc rgb '#009e73'\n"
+            "unset arrow\n"
+            "unset label\n"
+            "set title '3D distance' noenhanced\n"
+            "set xlabel 'distance (mm)'\n"
+            "set xrange [0:%.6g]\n"
+            "set arrow 1 from g*sqrt(3)/2, graph 0 to g*sqrt(3)/2, graph 1 nohead dt 2 lc rgb '#888888'\n"
+            "set label 1 'g√3/2' at g*sqrt(3)/2, graph 0.75 offset 0.5,0 tc rgb '#666666'\n"
+            "plot '" PLOT_NAME "-3d.csv' skip 1 using (($1+$2)/2):($3/n_single) title 'single interaction: to the "
+            "point' lw 1.5 lc rgb '#0072b2', \\\n"
+            "     '' skip 1 using (($1+$2)/2):($4/n_alone) title 'single, the crystal''s only hit' lw 1.5 lc rgb "
+            "'#009e73', \\\n"
+            "     '' skip 1 using (($1+$2)/2):($5/n_multi) title 'several: to their centroid' lw 1.5 dt 2 lc rgb "
+            "'#d55e00'\n"
+            "unset multiplot\n",
+            -span, span, span3);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+        free(path);
+        return EXIT_FAIL;
+    }
+    free(path);
+    return 0;
+}
+
+/* Run gnuplot ($TUSK_GNUPLOT, else gnuplot from PATH) on DIR/NAME.gp in DIR,
+ * its output into DIR/NAME.log (removed when empty). */
+static int run_gnuplot(const char *dir)
+{
+    const char *env = getenv("TUSK_GNUPLOT");
+    const char *prog = env && *env ? env : "gnuplot";
+    char *abs = NULL;
+    if (prog[0] != '/' && strchr(prog, '/')) {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, PROG ": getcwd: %s\n", strerror(errno));
+            return EXIT_FAIL;
+        }
+        abs = path_in(cwd, prog);
+        if (!abs) {
+            fprintf(stderr, PROG ": out of memory\n");
+            return EXIT_FAIL;
+        }
+        prog = abs;
+    }
+    char *log = path_in(dir, PLOT_NAME ".log"), *png = path_in(dir, PLOT_NAME ".png");
+    int rc = EXIT_FAIL;
+    int pfd[2] = {-1, -1};
+    if (!log || !png) {
+        fprintf(stderr, PROG ": out of memory\n");
+        goto done;
+    }
+    if (unlink(png) != 0 && errno != ENOENT) {
+        fprintf(stderr, PROG ": cannot replace %s: %s\n", png, strerror(errno));
+        goto done;
+    }
+    if (pipe(pfd) != 0) {
+        fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
+        goto done;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
+        goto done;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        int e = 0;
+        if (chdir(dir) != 0) {
+            e = errno;
+        } else {
+            int lf = open(PLOT_NAME ".log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            int nf = open("/dev/null", O_RDONLY);
+            if (lf < 0 || nf < 0 || dup2(nf, 0) < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
+                e = errno;
+        }
+        if (!e) {
+            fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+            char *argv[] = {(char *)prog, (char *)"./" PLOT_NAME ".gp", NULL};
+            execvp(prog, argv);
+            e = errno;
+        }
+        ssize_t w = write(pfd[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    close(pfd[1]);
+    pfd[1] = -1;
+    int e = 0;
+    ssize_t got;
+    while ((got = read(pfd[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)sizeof e) {
+        if (e == ENOENT)
+            fprintf(stderr,
+                    PROG ": gnuplot not found ('%s'; Debian: apt-get install gnuplot-nox): no picture; the "
+                         "histograms are in %s/" PLOT_NAME "-axes.csv and -3d.csv, the script in %s/" PLOT_NAME ".gp\n",
+                    prog, dir, dir);
+        else
+            fprintf(stderr, PROG ": cannot run gnuplot ('%s' in %s): %s\n", prog, dir, strerror(e));
+        goto done;
+    }
+    struct stat st;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(png, &st) != 0 || st.st_size == 0) {
+        fprintf(stderr, PROG ": gnuplot ('%s') failed on %s/" PLOT_NAME ".gp (exit status %d); see %s\n", prog, dir,
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1, log);
+        goto done;
+    }
+    if (stat(log, &st) == 0 && st.st_size == 0)
+        unlink(log);
+    rc = 0;
+done:
+    if (pfd[0] >= 0)
+        close(pfd[0]);
+    if (pfd[1] >= 0)
+        close(pfd[1]);
+    free(abs);
+    free(log);
+    free(png);
+    return rc;
+}
+
+static int plot(const opts_t *o, const analysis_t *an, const results_t *r, const report_t *rep, const char *text)
+{
+    if (mkdir(o->plot, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, PROG ": --plot %s: %s\n", o->plot, strerror(errno));
+        return EXIT_FAIL;
+    }
+    const hist_t three[3] = {rep->d3, rep->d3_alone, rep->d3_multi};
+    int rc = write_csv(o->plot, PLOT_NAME "-axes.csv", "bin_low_mm,bin_high_mm,x,y,z", rep->axis, 3);
+    if (!rc)
+        rc = write_csv(o->plot, PLOT_NAME "-3d.csv", "bin_low_mm,bin_high_mm,single,single_one_hit_segment,multi_centroid",
+                       three, 3);
+    if (!rc) {
+        char *path = path_in(o->plot, PLOT_NAME ".txt");
+        FILE *f = path ? fopen(path, "w") : NULL;
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, PROG ": cannot write %s/" PLOT_NAME ".txt\n", o->plot);
+            rc = EXIT_FAIL;
+        }
+        free(path);
+    }
+    if (!rc)
+        rc = write_script(o->plot, an, r, rep);
+    if (!rc)
+        rc = run_gnuplot(o->plot);
+    if (!rc)
+        printf("%s/" PLOT_NAME ".png (data: " PLOT_NAME "-axes.csv, " PLOT_NAME "-3d.csv, report: " PLOT_NAME
+               ".txt, script: " PLOT_NAME ".gp)\n",
+               o->plot);
+    return rc;
+}
+
+static int cmd_validate(opts_t *o)
+{
+    analysis_t an;
+    int rc = analysis_open(&an, o);
+    if (rc)
+        return rc;
+    char array[4096] = "";
+    bool temp = false;
+    if (!o->array) {
+        if ((rc = temp_array(array, sizeof array))) {
+            analysis_free(&an);
+            return rc;
+        }
+        temp = true;
+    }
+    /* Defaults, then what was given (o->sim's entries replace them). */
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    rc = p ? 0 : EXIT_FAIL;
+    const char *defaults[][2] = {{"basis", o->basis},   {"array", temp ? array : o->array}, {"source", "line"},
+                                 {"energy", DEFAULT_ENERGY}, {"events", DEFAULT_EVENTS},     {"truth", "yes"}};
+    for (size_t i = 0; !rc && i < sizeof defaults / sizeof defaults[0]; i++)
+        if (tusk_params_set(p, defaults[i][0], defaults[i][1], &err) != TUSK_OK)
+            rc = EXIT_FAIL;
+    for (size_t i = 0; !rc && i < tusk_params_count(o->sim); i++)
+        if (tusk_params_set(p, tusk_params_key(o->sim, i), tusk_params_value(o->sim, i), &err) != TUSK_OK)
+            rc = EXIT_FAIL;
+    sim_t *sim = NULL;
+    if (rc)
+        fprintf(stderr, PROG ": %s\n", p ? err.message : "out of memory");
+    else if (sim_new(&sim, p, "simulation", &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        rc = EXIT_FAIL;
+    }
+    tusk_params_destroy(&p);
+    if (temp)
+        unlink(array);
+    if (rc) {
+        analysis_free(&an);
+        return rc;
+    }
+    adf_crystal_t *rec = malloc(BATCH * sizeof *rec);
+    rec_truth_t *rt = malloc(BATCH * sizeof *rt);
+    adf_psa_t *out = malloc(BATCH * sizeof *out);
+    results_t r;
+    memset(&r, 0, sizeof r);
+    if (!rec || !rt || !out) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = EXIT_FAIL;
+    }
+    size_t n = 0;
+    double t0 = now_s();
+    while (!rc) {
+        const sim_event_t *ev;
+        if (sim_next(sim, &ev, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": simulating: %s\n", err.message);
+            rc = EXIT_FAIL;
+            break;
+        }
+        if (!ev)
+            break;
+        r.events++;
+        for (size_t c = 0; c < ev->n_crystals; c++) {
+            rec[n] = ev->crystal[c];
+            truth_of(ev->truth, ev->crystal[c].crystal_id, &rt[n], &r);
+            if (++n == BATCH) {
+                rc = analyse_batch(&an, rec, rt, n, out, &r);
+                n = 0;
+                if (rc)
+                    break;
+            }
+        }
+    }
+    if (!rc && n)
+        rc = analyse_batch(&an, rec, rt, n, out, &r);
+    r.sim_s = now_s() - t0 - r.psa_s;
+    free(rec);
+    free(rt);
+    free(out);
+    report_t rep;
+    memset(&rep, 0, sizeof rep);
+    if (!rc) {
+        bool ok = true;
+        for (int a = 0; a < 3; a++) {
+            ok = ok && hist_make(&rep.axis[a], &r.axis[a], -HIST_AXIS_MAX, HIST_AXIS_MAX);
+            rep.m[a] = moments(&r.axis[a]);
+            rep.fwhm[a] = ok ? hist_fwhm(&rep.axis[a]) : NAN;
+        }
+        ok = ok && hist_make(&rep.d3, &r.d3, 0, HIST_3D_MAX) && hist_make(&rep.d3_alone, &r.d3_alone, 0, HIST_3D_MAX) &&
+             hist_make(&rep.d3_multi, &r.d3_multi, 0, HIST_3D_MAX);
+        rep.single = dist3(&r.d3);
+        rep.alone = dist3(&r.d3_alone);
+        rep.multi = dist3(&r.d3_multi);
+        if (!ok) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rc = EXIT_FAIL;
+        }
+    }
+    if (!rc) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rc = EXIT_FAIL;
+        } else {
+            print_report(mem, o, &an, sim, &r, &rep);
+            fclose(mem);
+            fputs(text, stdout);
+            if (r.single == 0) {
+                fprintf(stderr, PROG ": no single-interaction hits to measure: simulate more decays (--events)\n");
+                rc = EXIT_FAIL;
+            } else if (o->plot) {
+                rc = plot(o, &an, &r, &rep, text);
+            }
+        }
+        free(text);
+    }
+    report_free(&rep);
+    results_free(&r);
+    sim_destroy(&sim);
+    analysis_free(&an);
+    return rc;
+}
+
+/* ---- run ------------------------------------------------------------------------- */
+
+typedef struct bytes {
+    uint8_t *p;
+    size_t n, cap;
+} bytes_t;
+
+static bool bytes_reserve(bytes_t *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap < b->n + more)
+        cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p)
+        return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+typedef struct runner {
+    const opts_t *o;
+    analysis_t *an;
+    adf_file_writer_t *w;
+    adf_reader_t *reader;
+    adf_writer_t *writer;
+    bytes_t pending;      /* the frames read since the last flush, as they were */
+    bytes_t outbuf;
+    adf_crystal_t *rec;
+    adf_psa_t *res;
+    size_t n;             /* crystals pending */
+    uint64_t frames, crystals, others, hits;
+    double psa_s;
+    psa_stats_t stats;
+} runner_t;
+
+/* Analyse the pending crystals; write every pending frame, in order. */
+static int flush(runner_t *r)
+{
+    tusk_error_t err;
+    adf_error_t ae;
+    if (r->n) {
+        double t0 = now_s();
+        if (psa_analyse(r->an->engine, &r->an->backend, r->rec, r->n, r->res, &r->stats, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
+            return EXIT_FAIL;
+        }
+        r->psa_s += now_s() - t0;
+    }
+    size_t bound = r->pending.n + r->n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    r->outbuf.n = 0;
+    if (!bytes_reserve(&r->outbuf, bound)) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_FAIL;
+    }
+    adf_writer_reset(r->writer, r->outbuf.p, r->outbuf.cap);
+    adf_reader_reset(r->reader, r->pending.p, r->pending.n, 0);
+    adf_frame_t fr;
+    size_t k = 0;
+    int st;
+    while ((st = adf_reader_next(r->reader, &fr)) == ADF_OK) {
+        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
+            r->hits += r->res[k].n_hits;
+            st = adf_psa_encode(r->writer, fr.key.event, fr.key.timestamp, &r->res[k++], &ae);
+        } else {
+            st = adf_writer_put_frame(r->writer, &fr);
+            if (st != ADF_OK)
+                ae = *adf_writer_error(r->writer);
+        }
+        if (st != ADF_OK) {
+            fprintf(stderr, PROG ": %s: writing the frame of event %u: %s\n", r->o->out, (unsigned)fr.key.event,
+                    ae.message);
+            return EXIT_FAIL;
+        }
+    }
+    if (st != ADF_END) {
+        fprintf(stderr, PROG ": internal error re-reading the frames: %s\n", adf_reader_error(r->reader)->message);
+        return EXIT_FAIL;
+    }
+    if (adf_file_writer_write(r->w, r->outbuf.p, adf_writer_used(r->writer), &ae) != ADF_OK) {
+        fprintf(stderr, PROG ": %s\n", ae.message);
+        return EXIT_FAIL;
+    }
+    r->pending.n = 0;
+    r->n = 0;
+    return 0;
+}
+
+static int cmd_run(opts_t *o)
+{
+    analysis_t an;
+    int rc = analysis_open(&an, o);
+    if (rc)
+        return rc;
+    runner_t r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.an = &an;
+    adf_error_t ae;
+    adf_file_reader_t *in = adf_file_reader_open(o->in, NULL, &ae);
+    if (!in) {
+        fprintf(stderr, PROG ": %s\n", ae.message);
+        analysis_free(&an);
+        return EXIT_FAIL;
+    }
+    r.w = adf_file_writer_open(o->out, &ae);
+    if (!r.w) {
+        fprintf(stderr, PROG ": %s\n", ae.message);
+        adf_file_reader_destroy(&in);
+        analysis_free(&an);
+        return EXIT_FAIL;
+    }
+    r.reader = adf_reader_new(ADF_ON_ERROR_STOP);
+    r.writer = adf_writer_new();
+    r.rec = malloc(BATCH * sizeof *r.rec);
+    r.res = malloc(BATCH * sizeof *r.res);
+    if (!r.reader || !r.writer || !r.rec || !r.res) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = EXIT_FAIL;
+    }
+    double t0 = now_s();
+    adf_frame_t fr;
+    while (!rc) {
+        int st = adf_file_reader_next(in, &fr);
+        if (st == ADF_END)
+            break;
+        if (st != ADF_OK) {
+            fprintf(stderr, PROG ": %s\n", adf_file_reader_error(in)->message);
+            rc = EXIT_FAIL;
+            break;
+        }
+        r.frames++;
+        if (!bytes_reserve(&r.pending, ADF_KEY_SIZE + (size_t)fr.payload_size)) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rc = EXIT_FAIL;
+            break;
+        }
+        if (adf_key_encode(&fr.key, r.pending.p + r.pending.n, &ae) != ADF_OK) {
+            fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
+            rc = EXIT_FAIL;
+            break;
+        }
+        memcpy(r.pending.p + r.pending.n + ADF_KEY_SIZE, fr.payload, fr.payload_size);
+        r.pending.n += ADF_KEY_SIZE + (size_t)fr.payload_size;
+        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
+            if (adf_crystal_decode(&fr, &r.rec[r.n], &ae) != ADF_OK) {
+                fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
+                rc = EXIT_FAIL;
+                break;
+            }
+            r.n++;
+            r.crystals++;
+        } else {
+            r.others++;
+        }
+        if (r.n == BATCH || r.pending.n >= (8u << 20))
+            rc = flush(&r);
+    }
+    if (!rc)
+        rc = flush(&r);
+    double dt = now_s() - t0;
+    uint64_t bytes = adf_file_writer_bytes(r.w);
+    if (adf_file_writer_close(&r.w, &ae) != ADF_OK && !rc) {
+        fprintf(stderr, PROG ": %s\n", ae.message);
+        rc = EXIT_FAIL;
+    }
+    if (rc && strcmp(o->out, "-") != 0)
+        unlink(o->out); /* no half-written output passes for a result */
+    if (!rc && !o->quiet) {
+        describe_psa(stderr, &an, o->backend);
+        fprintf(stderr,
+                PROG " run: %s: %llu frames: %llu data:crystal -> data:psa (%llu hits), %llu other frames copied; "
+                     "%llu bytes to %s in %.2f s (PSA %.2f s, %.0f crystals/s)\n",
+                o->in, (unsigned long long)r.frames, (unsigned long long)r.crystals, (unsigned long long)r.hits,
+                (unsigned long long)r.others, (unsigned long long)bytes, o->out, dt, r.psa_s,
+                r.psa_s > 0 ? (double)r.crystals / r.psa_s : 0.0);
+    }
+    free(r.pending.p);
+    free(r.outbuf.p);
+    free(r.rec);
+    free(r.res);
+    adf_reader_destroy(&r.reader);
+    adf_writer_destroy(&r.writer);
+    adf_file_reader_destroy(&in);
+    analysis_free(&an);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    if (strcmp(argv[1], "validate") == 0) {
+        o.validate = true;
+    } else if (strcmp(argv[1], "run") != 0) {
+        fprintf(stderr, PROG ": unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    o.psa = tusk_params_new();
+    o.sim = tusk_params_new();
+    int rc;
+    if (!o.psa || !o.sim) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = EXIT_FAIL;
+    } else {
+        rc = parse_options(argc - 1, argv + 1, &o);
+        if (rc == -1)
+            rc = 0; /* --help */
+        else if (rc == 0)
+            rc = o.validate ? cmd_validate(&o) : cmd_run(&o);
+    }
+    tusk_params_destroy(&o.psa);
+    tusk_params_destroy(&o.sim);
+    return rc;
+}

@@ -1,0 +1,415 @@
+/* check_psa.c - pulse shape analysis on the CPU (tusk/psa.h): masks, the
+ * reference and the fast search on planted and random problems, the
+ * adaptive mode, and psa_analyse on simulated events against the
+ * simulation's truth.
+ *
+ * A coarse basis (8 mm points, 3 mm fields) is made in main, before the
+ * tests fork, into a temporary folder; main uses no Check assertions
+ * (they cannot report outside a test). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "setuputil.h"
+#include "testutil.h"
+#include "tusk/basis.h"
+#include "tusk/generate.h"
+#include "tusk/psa.h"
+#include "tusk/sim.h"
+
+static char dir[512], basis_path[600], array1_path[600];
+
+static det_basis_t *load_basis(void)
+{
+    det_basis_t *b;
+    tusk_error_t err;
+    ck_assert_msg(det_basis_load(&b, basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    return b;
+}
+
+static psa_engine_t *engine_of(const det_basis_t *b, const psa_config_t *cfg)
+{
+    psa_engine_t *e;
+    tusk_error_t err;
+    ck_assert_msg(psa_engine_new(&e, b, cfg, &err) == TUSK_OK, "%s", err.message);
+    return e;
+}
+
+/* ---- masks ------------------------------------------------------------------- */
+
+static unsigned seg(unsigned sector, unsigned ring)
+{
+    return sector * 6 + ring;
+}
+
+static bool has(const uint8_t *ch, unsigned n, unsigned c)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (ch[i] == c)
+            return true;
+    return false;
+}
+
+START_TEST(test_masks)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = engine_of(b, &cfg);
+    uint8_t ch[PSA_CHANNELS];
+    /* C4 (sector 2, ring 3): B4, D4, C3, C5; not itself, not the core. */
+    unsigned n = psa_engine_mask(e, seg(2, 3), NULL, ch);
+    ck_assert_uint_eq(n, 4);
+    ck_assert(has(ch, n, seg(1, 3)) && has(ch, n, seg(3, 3)) && has(ch, n, seg(2, 2)) && has(ch, n, seg(2, 4)));
+    for (unsigned i = 1; i < n; i++)
+        ck_assert_uint_lt(ch[i - 1], ch[i]);
+    /* A1 (front ring): F1, B1, A2 and the diagonals F2, B2. Sectors wrap. */
+    n = psa_engine_mask(e, seg(0, 0), NULL, ch);
+    ck_assert_uint_eq(n, 5);
+    ck_assert(has(ch, n, seg(5, 0)) && has(ch, n, seg(1, 0)) && has(ch, n, seg(0, 1)) && has(ch, n, seg(5, 1)) &&
+              has(ch, n, seg(1, 1)));
+    /* Another hit segment is left out. */
+    bool other[PSA_SEGMENTS] = {false};
+    other[seg(1, 3)] = true;
+    n = psa_engine_mask(e, seg(2, 3), other, ch);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(!has(ch, n, seg(1, 3)));
+    psa_engine_destroy(&e);
+    ck_assert_ptr_null(e);
+
+    cfg.mask = PSA_MASK_SQUARE;
+    cfg.include_hit = cfg.include_core = true;
+    e = engine_of(b, &cfg);
+    n = psa_engine_mask(e, seg(2, 3), NULL, ch);
+    ck_assert_uint_eq(n, 10); /* 3 x 3 + core */
+    ck_assert(has(ch, n, seg(2, 3)) && has(ch, n, PSA_CORE) && has(ch, n, seg(1, 2)));
+    n = psa_engine_mask(e, seg(2, 5), NULL, ch); /* back ring: 3 x 2 + core */
+    ck_assert_uint_eq(n, 7);
+    psa_engine_destroy(&e);
+
+    cfg.mask = PSA_MASK_ALL;
+    cfg.include_hit = cfg.include_core = false;
+    e = engine_of(b, &cfg);
+    ck_assert_uint_eq(psa_engine_mask(e, 7, NULL, ch), 35);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+START_TEST(test_config)
+{
+    psa_config_t c;
+    psa_config_default(&c);
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    const char *good = "p = 0.5\nmode = adaptive\nmask = all\ninclude_core = yes\nresidual = on\nt0_search = 2\n";
+    ck_assert_int_eq(tusk_params_parse(p, good, strlen(good), "t", &err), TUSK_OK);
+    ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
+    ck_assert(c.p == 0.5 && c.mode == PSA_MODE_ADAPTIVE && c.mask == PSA_MASK_ALL && c.include_core && c.residual &&
+              c.t0_search == 2 && !c.include_hit);
+    tusk_params_destroy(&p);
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {{"p = 0\n", "p = 0"}, {"p = 5\n", "p = 5"},          {"mode = quick\n", "quick"},
+               {"mask = ring\n", "ring"}, {"t0_search = 20\n", "t0_search"}, {"gain = -1\n", "gain"},
+               {"residual = maybe\n", "residual"}, {"baseline_samples = 0\n", "baseline_samples"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = tusk_params_new();
+        ck_assert_int_eq(tusk_params_parse(p, bad[i].text, strlen(bad[i].text), "t", &err), TUSK_OK);
+        psa_config_default(&c);
+        ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_EPARAM);
+        tu_assert_error(&err, TUSK_EPARAM, bad[i].needle);
+        tu_assert_error(&err, TUSK_EPARAM, "psa.conf");
+        tusk_params_destroy(&p);
+    }
+}
+END_TEST
+
+/* ---- searches ------------------------------------------------------------------ */
+
+/* Problem with the traces of point q of segment s (times `scale`) plus
+ * Gaussian-ish noise of `noise` (normalised units). */
+static void add_planted(const psa_engine_t *e, psa_batch_t *batch, unsigned s, uint32_t q, float noise,
+                        const bool *others)
+{
+    const det_basis_t *b = psa_engine_basis(e);
+    const unsigned S = psa_engine_samples(e);
+    long i = psa_batch_add(batch, s);
+    ck_assert_int_ge(i, 0);
+    uint8_t ch[PSA_CHANNELS];
+    unsigned n = psa_engine_mask(e, s, others, ch);
+    batch->n_channels[i] = (uint16_t)n;
+    memcpy(batch->channel + i * PSA_CHANNELS, ch, n);
+    float tr[PSA_MAX_SAMPLES];
+    for (unsigned j = 0; j < n; j++) {
+        det_basis_trace(b, s, q, ch[j], tr);
+        for (unsigned t = 0; t < S; t++)
+            batch->trace[((size_t)i * PSA_CHANNELS + j) * S + t] =
+                tr[t] + noise * (float)(tu_uniform() + tu_uniform() + tu_uniform() - 1.5);
+    }
+}
+
+START_TEST(test_planted_exact)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.include_hit = true; /* the hit segment's own trace: every point differs */
+    psa_engine_t *e = engine_of(b, &cfg);
+    psa_batch_t *batch;
+    tusk_error_t err;
+    ck_assert_int_eq(psa_batch_new(&batch, psa_engine_samples(e), 4, &err), TUSK_OK);
+    uint32_t want[200];
+    for (unsigned k = 0; k < 200; k++) {
+        unsigned s = tu_below(36);
+        want[k] = tu_below((uint32_t)det_basis_segment_points(b, s));
+        add_planted(e, batch, s, want[k], 0.0f, NULL);
+    }
+    ck_assert_uint_eq(batch->n, 200);
+    ck_assert_int_eq(psa_search_reference(e, batch, &err), TUSK_OK);
+    for (unsigned k = 0; k < 200; k++) {
+        ck_assert_uint_eq(batch->best[k], want[k]);
+        ck_assert_float_eq(batch->fom[k], 0.0f);
+    }
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        memset(batch->best, 0xFF, 200 * sizeof *batch->best);
+        ck_assert_int_eq(psa_search_fast(e, batch, threads, &err), TUSK_OK);
+        for (unsigned k = 0; k < 200; k++) {
+            ck_assert_uint_eq(batch->best[k], want[k]);
+            ck_assert_float_eq(batch->fom[k], 0.0f);
+        }
+    }
+    psa_batch_destroy(&batch);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* Fast against reference on noisy and on random problems, with the default
+ * mask and random other hits: the same point, or one whose reference FoM
+ * is within PSA_FOM_TOLERANCE of the minimum. */
+START_TEST(test_fast_agrees)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.p = 0.3 + 0.5 * tu_uniform();
+    psa_engine_t *e = engine_of(b, &cfg);
+    psa_batch_t *ref, *fast;
+    tusk_error_t err;
+    const unsigned S = psa_engine_samples(e);
+    ck_assert_int_eq(psa_batch_new(&ref, S, 4, &err), TUSK_OK);
+    for (unsigned k = 0; k < 600; k++) {
+        unsigned s = tu_below(36);
+        bool others[PSA_SEGMENTS] = {false};
+        for (unsigned o = tu_below(4); o > 0; o--)
+            others[tu_below(36)] = true;
+        add_planted(e, ref, s, tu_below((uint32_t)det_basis_segment_points(b, s)), k % 3 == 0 ? 1.0f : 0.05f,
+                    others);
+    }
+    ck_assert_int_eq(psa_batch_new(&fast, S, ref->n, &err), TUSK_OK);
+    for (size_t i = 0; i < ref->n; i++) {
+        ck_assert_int_ge(psa_batch_add(fast, ref->segment[i]), 0);
+        fast->n_channels[i] = ref->n_channels[i];
+    }
+    memcpy(fast->channel, ref->channel, ref->n * PSA_CHANNELS);
+    memcpy(fast->trace, ref->trace, ref->n * PSA_CHANNELS * S * sizeof(float));
+    ck_assert_int_eq(psa_search_reference(e, ref, &err), TUSK_OK);
+    ck_assert_int_eq(psa_search_fast(e, fast, 2, &err), TUSK_OK);
+    unsigned differ = 0;
+    for (size_t i = 0; i < ref->n; i++) {
+        float at_fast = psa_fom(e, ref, i, fast->best[i]);
+        tu_check(fabsf(fast->fom[i] - at_fast) <= PSA_FOM_TOLERANCE * at_fast + 1e-6f);
+        if (fast->best[i] != ref->best[i]) {
+            differ++;
+            ck_assert_msg(at_fast - ref->fom[i] <= PSA_FOM_TOLERANCE * ref->fom[i],
+                          "problem %zu: fast %u (FoM %.8g), reference %u (FoM %.8g)", i, fast->best[i], at_fast,
+                          ref->best[i], ref->fom[i]);
+        }
+    }
+    ck_assert_uint_le(differ, 3);
+    psa_batch_destroy(&ref);
+    psa_batch_destroy(&fast);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+START_TEST(test_bad_batches)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = engine_of(b, &cfg);
+    psa_batch_t *batch;
+    tusk_error_t err;
+    ck_assert_int_eq(psa_batch_new(&batch, psa_engine_samples(e) + 1, 4, &err), TUSK_OK);
+    ck_assert_int_eq(psa_search_reference(e, batch, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "samples");
+    psa_batch_destroy(&batch);
+    ck_assert_int_eq(psa_batch_new(&batch, psa_engine_samples(e), 4, &err), TUSK_OK);
+    psa_batch_add(batch, 40);
+    ck_assert_int_eq(psa_search_fast(e, batch, 1, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "segment 40");
+    psa_batch_clear(batch);
+    ck_assert_int_eq(psa_search_fast(e, batch, 0, &err), TUSK_OK); /* empty */
+    psa_batch_destroy(&batch);
+    ck_assert_int_eq(psa_batch_new(&batch, 0, 4, &err), TUSK_EINVAL);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* ---- psa_analyse on simulated events --------------------------------------------- */
+
+typedef struct residuals {
+    unsigned single, within, hits;
+    double sum3d;
+} residuals_t;
+
+/* Simulate `decays` of 1 MeV in one crystal, analyse every record, and
+ * compare single-interaction crystals with the truth. */
+static residuals_t run_simulated(const psa_config_t *cfg, const psa_backend_t *be, unsigned decays, adf_psa_t **keep,
+                                 size_t *kept)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1000\nevents = %u\nseed = 7\n",
+             basis_path, array1_path, decays);
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_params_parse(p, text, strlen(text), "t", &err), TUSK_OK);
+    sim_t *sim;
+    ck_assert_msg(sim_new(&sim, p, "t", &err) == TUSK_OK, "%s", err.message);
+    tusk_params_destroy(&p);
+    det_basis_t *b = load_basis();
+    psa_engine_t *e = engine_of(b, cfg);
+    residuals_t r = {0};
+    const sim_event_t *ev;
+    size_t cap = 0, n = 0;
+    adf_psa_t *all = NULL;
+    adf_psa_t *out = malloc(sizeof *out);
+    while (sim_next(sim, &ev, &err) == TUSK_OK && ev) {
+        ck_assert_int_eq(ev->n_crystals, 1);
+        ck_assert_msg(psa_analyse(e, be, ev->crystal, 1, out, NULL, &err) == TUSK_OK, "%s", err.message);
+        r.hits += out->n_hits;
+        if (keep) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 64;
+                all = realloc(all, cap * sizeof *all);
+                ck_assert_ptr_nonnull(all);
+            }
+            all[n++] = *out;
+        }
+        if (ev->truth->n_points != 1 || out->n_hits != 1)
+            continue;
+        const adf_truth_point_t *t = &ev->truth->point[0];
+        if (t->segment != out->hit[0].segment)
+            continue;
+        double dx = out->hit[0].x - t->local[0], dy = out->hit[0].y - t->local[1], dz = out->hit[0].z - t->local[2];
+        double d = sqrt(dx * dx + dy * dy + dz * dz);
+        r.single++;
+        r.sum3d += d;
+        r.within += d < 12.0;
+    }
+    free(out);
+    if (keep) {
+        *keep = all;
+        *kept = n;
+    }
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+    sim_destroy(&sim);
+    return r;
+}
+
+/* Photo-absorbed 1 MeV gammas with a single interaction: the grid search
+ * must land near the truth. The basis has 8 mm points, so the nearest
+ * point is up to 7 mm away; 12 mm = 1.5 grid steps. */
+START_TEST(test_analyse_finds_truth)
+{
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_backend_t ref = psa_backend_reference(), fast = psa_backend_fast(2);
+    adf_psa_t *a, *b2;
+    size_t na, nb;
+    residuals_t r = run_simulated(&cfg, &ref, 400000, &a, &na);
+    run_simulated(&cfg, &fast, 400000, &b2, &nb);
+    printf("single interactions: %u, within 12 mm: %u (%.0f %%), mean 3D error %.1f mm\n", r.single, r.within,
+           100.0 * r.within / (r.single ? r.single : 1), r.sum3d / (r.single ? r.single : 1));
+    ck_assert_uint_gt(r.single, 100);
+    ck_assert_msg(r.within >= 0.6 * r.single, "%u of %u within 12 mm", r.within, r.single);
+    /* Reference and fast agree hit for hit (near-ties aside: at most 1 %). */
+    ck_assert_uint_eq(na, nb);
+    unsigned differ = 0, hits = 0;
+    for (size_t i = 0; i < na; i++) {
+        ck_assert_uint_eq(a[i].n_hits, b2[i].n_hits);
+        for (unsigned h = 0; h < a[i].n_hits; h++, hits++)
+            differ += a[i].hit[h].x != b2[i].hit[h].x || a[i].hit[h].y != b2[i].hit[h].y ||
+                      a[i].hit[h].z != b2[i].hit[h].z;
+    }
+    ck_assert_msg(differ * 100 <= hits, "%u of %u hits differ", differ, hits);
+    free(a);
+    free(b2);
+}
+END_TEST
+
+/* The other modes run and find as many hits; adaptive lands near full. */
+START_TEST(test_modes)
+{
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_backend_t fast = psa_backend_fast(2);
+    residuals_t full = run_simulated(&cfg, &fast, 150000, NULL, NULL);
+    cfg.mode = PSA_MODE_ADAPTIVE;
+    residuals_t adaptive = run_simulated(&cfg, &fast, 150000, NULL, NULL);
+    cfg.mode = PSA_MODE_FULL;
+    cfg.residual = true;
+    cfg.t0_search = 1;
+    residuals_t residual = run_simulated(&cfg, &fast, 150000, NULL, NULL);
+    printf("within 12 mm: full %u/%u, adaptive %u/%u, residual+t0 %u/%u\n", full.within, full.single,
+           adaptive.within, adaptive.single, residual.within, residual.single);
+    ck_assert_uint_eq(full.hits, adaptive.hits);
+    ck_assert_uint_eq(full.hits, residual.hits);
+    ck_assert_uint_ge(adaptive.within, 0.8 * full.within);
+    ck_assert_uint_ge(residual.within, 0.8 * full.within);
+}
+END_TEST
+
+static void make_files(void)
+{
+    su_make_dir(dir, sizeof dir, "check_psa");
+    snprintf(basis_path, sizeof basis_path, "%s/basis.tbs", dir);
+    su_coarse_basis(basis_path, DET_SAMPLE_FLOAT32, "check_psa");
+    snprintf(array1_path, sizeof array1_path, "%s/one.conf", dir);
+    su_write_file(array1_path, "crystal.0 = 0 0\n", "check_psa");
+}
+
+int main(void)
+{
+    make_files();
+    Suite *s = suite_create("psa");
+    TCase *tc = tcase_create("engine");
+    tcase_add_test(tc, test_masks);
+    tcase_add_test(tc, test_config);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("search");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_planted_exact);
+    tcase_add_test(tc, test_fast_agrees);
+    tcase_add_test(tc, test_bad_batches);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("analyse");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_analyse_finds_truth);
+    tcase_add_test(tc, test_modes);
+    suite_add_tcase(s, tc);
+    int rc = tu_run(s);
+    remove(basis_path);
+    remove(array1_path);
+    su_need(rmdir(dir) == 0, "check_psa", "removing the test folder");
+    return rc;
+}

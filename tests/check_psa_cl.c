@@ -1,0 +1,798 @@
+/* check_psa_cl.c - the OpenCL backend of the PSA grid search
+ * (tusk/psa_cl.h) against the reference (psa_search_reference, the
+ * oracle), on the device TUSK_CL_TEST_DEVICE names (default: any, which is
+ * PoCL's CPU device in CI). Skipped (exit 77) only on a host without any
+ * OpenCL device.
+ *
+ * main makes, before the tests fork, a synthetic basis (random traces on
+ * grid points, cores rising 0 -> 1; segments of 1, 127, 128, 129 and
+ * random numbers of points, so tiles end everywhere) and a small real one
+ * (det_basis_generate, 8 mm points) for psa_analyse on simulated records.
+ *
+ * The rule for agreement (tusk/psa.h): the same best index, or else the
+ * reference's FoM at the device's index within PSA_FOM_TOLERANCE
+ * (relative) of the reference minimum; and the device's FoM within
+ * PSA_FOM_TOLERANCE of the reference's FoM at the device's index. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "setuputil.h"
+#include "testutil.h"
+#include "tusk/basis.h"
+#include "tusk/cl.h"
+#include "tusk/crystal.h"
+#include "tusk/generate.h"
+#include "tusk/psa.h"
+#include "tusk/psa_cl.h"
+#include "tusk/sim.h"
+
+#define SAMPLES 32
+#define TOL PSA_FOM_TOLERANCE
+
+static det_basis_t *basis;        /* synthetic */
+static char dir[512], real_basis_path[600], array_path[600];
+
+static const char *test_device(void)
+{
+    const char *d = getenv("TUSK_CL_TEST_DEVICE");
+    return d && *d ? d : "any";
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static void need(bool ok, const char *what)
+{
+    su_need(ok, "check_psa_cl", what);
+}
+
+static unsigned points_of_segment(unsigned s)
+{
+    switch (s) {
+    case 0: return 1;
+    case 1: return 128;
+    case 2: return 129;
+    case 3: return 127;
+    case 4: return 300;
+    default: return 20 + tu_below(281);
+    }
+}
+
+/* Random segment traces, a core rising 0 -> 1 (a tanh step), points at
+ * grid nodes (i % 20, i / 20, segment). */
+static void make_synthetic_basis(void)
+{
+    det_config_t dc;
+    det_config_default(&dc);
+    dc.samples = SAMPLES;
+    char text[8192];
+    need(det_config_format(&dc, text, sizeof text) < sizeof text, "det_config_format");
+    const double g = 2.0;
+    det_basis_shape_t sh = {PSA_SEGMENTS, PSA_CHANNELS, SAMPLES, 10.0, g, text, "check_psa_cl"};
+    tusk_error_t err;
+    need(det_basis_new(&basis, &sh, &err) == TUSK_OK, "det_basis_new");
+    float tr[PSA_CHANNELS * SAMPLES];
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        unsigned n = points_of_segment(s);
+        for (unsigned i = 0; i < n; i++) {
+            for (unsigned c = 0; c < PSA_SEGMENTS; c++)
+                for (unsigned t = 0; t < SAMPLES; t++)
+                    tr[c * SAMPLES + t] = (float)(1.5 * tu_uniform() - 0.4);
+            double t0 = 6.0 + 8.0 * tu_uniform(), w = 1.0 + 2.0 * tu_uniform();
+            for (unsigned t = 0; t < SAMPLES; t++)
+                tr[PSA_CORE * SAMPLES + t] = (float)(0.5 * (1.0 + tanh((t - t0) / w)));
+            float pos[3] = {(float)((i % 20 + 0.5) * g), (float)((i / 20 + 0.5) * g), (float)((s + 0.5) * g)};
+            need(det_basis_add(basis, s, pos, tr, &err) == TUSK_OK, "det_basis_add");
+        }
+    }
+}
+
+/* A small real basis and a one-crystal array for the simulation. */
+static void make_real_basis(void)
+{
+    snprintf(real_basis_path, sizeof real_basis_path, "%s/basis.tbs", dir);
+    su_coarse_basis(real_basis_path, DET_SAMPLE_FLOAT32, "check_psa_cl");
+    snprintf(array_path, sizeof array_path, "%s/one.conf", dir);
+    su_write_file(array_path, "crystal.0 = 0 0\n", "check_psa_cl");
+}
+
+/* Whether the host has any OpenCL device, asked in a child process so that
+ * the runtime starts in the tests' processes only: 1 yes, 0 no. */
+static int any_device(void)
+{
+    pid_t pid = fork();
+    need(pid >= 0, "fork");
+    if (pid == 0) {
+        tusk_cl_devices_t *devs = NULL;
+        tusk_error_t err;
+        if (tusk_cl_devices_new(&devs, &err) != TUSK_OK) {
+            fprintf(stderr, "check_psa_cl: listing OpenCL devices: %s\n", err.message);
+            _exit(2);
+        }
+        size_t n = tusk_cl_devices_count(devs);
+        tusk_cl_devices_destroy(&devs);
+        _exit(n > 0 ? 0 : 3);
+    }
+    int status = 0;
+    need(waitpid(pid, &status, 0) == pid, "waitpid");
+    need(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
+         "listing the OpenCL devices");
+    return WEXITSTATUS(status) == 0;
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static psa_engine_t *engine_of(double p, enum psa_mask mask, bool include_hit, bool include_core)
+{
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.p = p;
+    cfg.mask = mask;
+    cfg.include_hit = include_hit;
+    cfg.include_core = include_core;
+    psa_engine_t *e = NULL;
+    tusk_error_t err;
+    ck_assert_msg(psa_engine_new(&e, basis, &cfg, &err) == TUSK_OK, "%s", err.message);
+    return e;
+}
+
+static psa_cl_t *cl_of(const psa_engine_t *e)
+{
+    psa_cl_t *cl = NULL;
+    tusk_error_t err;
+    int rc = psa_cl_new(&cl, e, test_device(), 0, &err);
+    ck_assert_msg(rc == TUSK_OK, "psa_cl_new on '%s': %s", test_device(), err.message);
+    ck_assert_ptr_nonnull(cl);
+    return cl;
+}
+
+static psa_batch_t *batch_new(size_t cap)
+{
+    psa_batch_t *b = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(psa_batch_new(&b, SAMPLES, cap, &err), TUSK_OK);
+    return b;
+}
+
+enum kind { NOISY, RANDOM, PLANTED, ANY_CHANNELS, KINDS };
+
+/* Append a problem of segment s. NOISY: a random point's traces plus noise
+ * of a random size; RANDOM: random traces; PLANTED: point *q's traces
+ * exactly (*q < 0: a random point; the point is returned); ANY_CHANNELS:
+ * a random ascending set of any basis channels (none, sometimes), noisy.
+ * Channels from psa_engine_mask with random other hits except for
+ * ANY_CHANNELS. */
+static long add_problem(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum kind kind, long *planted)
+{
+    const unsigned S = b->samples;
+    const size_t N = det_basis_segment_points(basis, s);
+    uint8_t ch[PSA_CHANNELS];
+    unsigned nch = 0;
+    if (kind == ANY_CHANNELS) {
+        double frac = tu_below(4) == 0 ? 0.0 : tu_uniform();
+        for (unsigned c = 0; c < PSA_CHANNELS; c++)
+            if (tu_uniform() < frac)
+                ch[nch++] = (uint8_t)c;
+    } else {
+        bool others[PSA_SEGMENTS] = {false};
+        double frac = kind == PLANTED ? 0.0 : 0.3 * tu_uniform(); /* planted: channels enough to tell points apart */
+        for (unsigned t = 0; t < PSA_SEGMENTS; t++)
+            others[t] = t != s && tu_uniform() < frac;
+        nch = psa_engine_mask(e, s, others, ch);
+    }
+    long i = psa_batch_add(b, s);
+    ck_assert_int_ge(i, 0);
+    b->n_channels[i] = (uint16_t)nch;
+    memcpy(b->channel + (size_t)i * PSA_CHANNELS, ch, nch);
+    long q = planted && *planted >= 0 ? *planted : (long)tu_below((uint32_t)N);
+    if (planted)
+        *planted = q;
+    double noise = kind == PLANTED ? 0.0 : 0.001 + 0.05 * tu_uniform();
+    float tr[SAMPLES];
+    for (unsigned j = 0; j < nch; j++) {
+        float *m = b->trace + ((size_t)i * PSA_CHANNELS + j) * S;
+        det_basis_trace(basis, s, (size_t)q, ch[j], tr);
+        for (unsigned t = 0; t < S; t++)
+            m[t] = kind == RANDOM ? (float)(2.0 * tu_uniform() - 0.5)
+                                  : tr[t] + (float)(noise * (2.0 * tu_uniform() - 1.0));
+    }
+    return i;
+}
+
+typedef struct agreement {
+    size_t problems, index_differs;
+    double max_rel_fom;           /* |device FoM - reference FoM at that index| / reference */
+    double max_rel_min;           /* where the index differs: (ref FoM at device's - ref min) / ref min */
+} agreement_t;
+
+/* Run the device on b, then the reference, and check the rule. */
+static agreement_t check_against_reference(psa_cl_t *cl, const psa_engine_t *e, psa_batch_t *b)
+{
+    tusk_error_t err;
+    const size_t n = b->n;
+    for (size_t i = 0; i < n; i++) { /* poison */
+        b->best[i] = UINT32_MAX;
+        b->fom[i] = -1.0f;
+    }
+    int rc = psa_cl_search(cl, b, &err);
+    ck_assert_msg(rc == TUSK_OK, "psa_cl_search: %s", err.message);
+    uint32_t *best = malloc((n ? n : 1) * sizeof *best);
+    float *fom = malloc((n ? n : 1) * sizeof *fom);
+    ck_assert_ptr_nonnull(best);
+    ck_assert_ptr_nonnull(fom);
+    memcpy(best, b->best, n * sizeof *best);
+    memcpy(fom, b->fom, n * sizeof *fom);
+    ck_assert_int_eq(psa_search_reference(e, b, &err), TUSK_OK);
+    agreement_t a = {n, 0, 0.0, 0.0};
+    for (size_t i = 0; i < n; i++) {
+        const unsigned s = b->segment[i];
+        const size_t N = det_basis_segment_points(basis, s);
+        ck_assert_msg(best[i] < N, "problem %zu (segment %u, %zu points): device's best %u", i, s, N, best[i]);
+        const float rmin = b->fom[i];
+        const float at = psa_fom(e, b, i, best[i]);
+        if (isinf(rmin)) { /* every FoM inf or NaN: point 0, inf */
+            ck_assert_msg(best[i] == b->best[i] && isinf(fom[i]),
+                          "problem %zu: reference (%u, %g), device (%u, %g)", i, b->best[i], rmin, best[i],
+                          fom[i]);
+            continue;
+        }
+        double rel = fabs((double)fom[i] - at) / fmax(fabs(at), 1e-30);
+        if (rel > a.max_rel_fom)
+            a.max_rel_fom = rel;
+        ck_assert_msg(fabs((double)fom[i] - at) <= TOL * fabs(at) + 1e-30,
+                      "problem %zu (segment %u, %u channels): device FoM %.9g at point %u, the reference's there "
+                      "%.9g",
+                      i, s, b->n_channels[i], fom[i], best[i], at);
+        if (best[i] != b->best[i]) {
+            a.index_differs++;
+            double d = ((double)at - rmin) / fmax(rmin, 1e-30);
+            if (d > a.max_rel_min)
+                a.max_rel_min = d;
+            ck_assert_msg(at - rmin <= TOL * rmin,
+                          "problem %zu (segment %u): device's point %u has FoM %.9g, the reference's best %u has "
+                          "%.9g",
+                          i, s, best[i], at, b->best[i], rmin);
+        }
+    }
+    free(best);
+    free(fom);
+    return a;
+}
+
+static void print_agreement(const char *what, const psa_cl_t *cl, agreement_t a)
+{
+    printf("%s on %s: %zu problems, %zu other index (near-ties), FoM max relative difference %.3g, "
+           "other-index excess %.3g\n",
+           what, psa_cl_describe(cl), a.problems, a.index_differs, a.max_rel_fom, a.max_rel_min);
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(test_random_problems_agree)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(16);
+    for (int i = 0; i < 800; i++)
+        add_problem(e, b, tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+    agreement_t a = check_against_reference(cl, e, b);
+    print_agreement("random problems, p = 0.3", cl, a);
+    /* Near-ties are rare: random traces have well-separated FoMs. */
+    ck_assert_uint_le(a.index_differs, 8);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    ck_assert_ptr_null(cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* A problem whose traces are exactly point q's: q itself, FoM 0 (every
+ * other point has random, different traces, so no tie). Points at the
+ * tile edges and the last point of every segment. */
+START_TEST(test_planted_points_exact)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(16);
+    long want[PSA_SEGMENTS * 6];
+    size_t k = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        const long N = (long)det_basis_segment_points(basis, s);
+        const long qs[] = {0, N - 1, 127, 128, 129, -1};
+        for (size_t j = 0; j < sizeof qs / sizeof qs[0]; j++) {
+            long q = qs[j];
+            if (q >= N)
+                continue;
+            add_problem(e, b, s, PLANTED, &q);
+            want[k++] = q;
+        }
+    }
+    tusk_error_t err;
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_OK);
+    for (size_t i = 0; i < b->n; i++) {
+        ck_assert_msg(b->best[i] == (uint32_t)want[i], "problem %zu (segment %u): planted %ld, found %u (FoM %g)", i,
+                      b->segment[i], want[i], b->best[i], b->fom[i]);
+        ck_assert_msg(b->fom[i] == 0.0f, "problem %zu: FoM %g at the planted point", i, b->fom[i]);
+    }
+    agreement_t a = check_against_reference(cl, e, b);
+    ck_assert_uint_eq(a.index_differs, 0);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+START_TEST(test_batch_of_one_and_empty)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(1);
+    tusk_error_t err;
+    psa_cl_stats_t st0, st1;
+    /* Empty: nothing launched, nothing written. */
+    psa_cl_stats(cl, &st0);
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_OK);
+    psa_cl_stats(cl, &st1);
+    ck_assert_uint_eq(st1.launches, st0.launches);
+    ck_assert_uint_eq(st1.problems, 0);
+    /* One problem, a few times over (each segment kind). */
+    for (int r = 0; r < 6; r++) {
+        psa_batch_clear(b);
+        long q = -1;
+        unsigned s = r < 5 ? (unsigned)r : tu_below(PSA_SEGMENTS);
+        add_problem(e, b, s, r % 2 ? NOISY : PLANTED, &q);
+        agreement_t a = check_against_reference(cl, e, b);
+        ck_assert_uint_eq(a.index_differs, 0);
+        if (r % 2 == 0)
+            ck_assert_uint_eq(b->best[0], (uint32_t)q);
+    }
+    psa_cl_stats(cl, &st1);
+    ck_assert_uint_eq(st1.problems, 6);
+    ck_assert_uint_ge(st1.launches, 12); /* a search and a reduction each */
+    /* Empty again after use. */
+    psa_batch_clear(b);
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_OK);
+    psa_cl_stats(cl, &st0);
+    ck_assert_uint_eq(st0.launches, st1.launches);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* Several thousand problems over every segment: several chunks, both
+ * buffer sets, the uploads overlapping the kernels. */
+START_TEST(test_big_batch_all_segments)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(64);
+    const size_t n = 6000;
+    for (size_t i = 0; i < n; i++)
+        add_problem(e, b, i < PSA_SEGMENTS ? (unsigned)i : tu_below(PSA_SEGMENTS),
+                    tu_below(3) ? NOISY : (enum kind)tu_below(KINDS), NULL);
+    psa_cl_stats_t st0, st1;
+    psa_cl_stats(cl, &st0);
+    double t0 = now_ms();
+    tusk_error_t err;
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_OK);
+    double dev_ms = now_ms() - t0;
+    psa_cl_stats(cl, &st1);
+    ck_assert_uint_eq(st1.problems - st0.problems, n);
+    ck_assert_uint_ge(st1.launches - st0.launches, 6); /* 6000 problems: 3 chunks at least */
+    ck_assert(st1.kernel_ms > st0.kernel_ms);
+    ck_assert(st1.upload_ms >= st0.upload_ms && st1.download_ms >= st0.download_ms);
+    t0 = now_ms();
+    agreement_t a = check_against_reference(cl, e, b);
+    double both_ms = now_ms() - t0;
+    print_agreement("6000 problems", cl, a);
+    printf("6000 problems: device %.1f ms (kernels %.1f, uploads %.2f, download %.2f ms), reference about %.0f ms\n",
+           dev_ms, st1.kernel_ms - st0.kernel_ms, st1.upload_ms - st0.upload_ms, st1.download_ms - st0.download_ms,
+           both_ms - dev_ms);
+    ck_assert_uint_le(a.index_differs, 30);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* Small chunks ($TUSK_PSA_CL_CHUNK): many chunks through two buffer sets;
+ * batches growing and shrinking on one psa_cl_t. */
+START_TEST(test_chunks_and_growth)
+{
+    setenv("TUSK_PSA_CL_CHUNK", "97", 1);
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_SQUARE, false, false);
+    psa_cl_t *cl = cl_of(e);
+    unsetenv("TUSK_PSA_CL_CHUNK");
+    const size_t sizes[] = {3, 250, 1500, 40, 2100, 1};
+    for (size_t r = 0; r < sizeof sizes / sizeof sizes[0]; r++) {
+        psa_batch_t *b = batch_new(1);
+        for (size_t i = 0; i < sizes[r]; i++)
+            add_problem(e, b, tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+        psa_cl_stats_t st0, st1;
+        psa_cl_stats(cl, &st0);
+        agreement_t a = check_against_reference(cl, e, b);
+        psa_cl_stats(cl, &st1);
+        ck_assert_uint_ge(st1.launches - st0.launches, 2 * ((sizes[r] + 96) / 97));
+        ck_assert_uint_le(a.index_differs, 1 + sizes[r] / 200);
+        psa_batch_destroy(&b);
+    }
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* A basis split over several device buffers (as when it exceeds the
+ * device's largest allocation): a search launch per buffer. */
+START_TEST(test_split_basis)
+{
+    setenv("TUSK_PSA_CL_PART_BYTES", "2000000", 1);
+    setenv("TUSK_PSA_CL_CHUNK", "300", 1);
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, true);
+    psa_cl_t *cl = cl_of(e);
+    unsetenv("TUSK_PSA_CL_PART_BYTES");
+    unsetenv("TUSK_PSA_CL_CHUNK");
+    psa_batch_t *b = batch_new(16);
+    for (int i = 0; i < 1000; i++)
+        add_problem(e, b, i < PSA_SEGMENTS ? (unsigned)i : tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+    long q = 299;
+    add_problem(e, b, 4, PLANTED, &q);
+    psa_cl_stats_t st0, st1;
+    psa_cl_stats(cl, &st0);
+    agreement_t a = check_against_reference(cl, e, b);
+    psa_cl_stats(cl, &st1);
+    /* 4 chunks of about 10 segments each; a segment's block is 0.1 to
+     * 1.4 MB, so a chunk's segments lie in several buffers: more than a
+     * search and a reduction per chunk. */
+    ck_assert_uint_ge(st1.launches - st0.launches, 4 * 3);
+    ck_assert_uint_le(a.index_differs, 3);
+    ck_assert_uint_eq(b->best[b->n - 1], 299);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* Candidate lists are the adaptive mode's: refused, nothing changed. An
+ * all-empty candidate list is a full search. */
+START_TEST(test_candidates_refused)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(8);
+    for (int i = 0; i < 5; i++)
+        add_problem(e, b, tu_below(PSA_SEGMENTS), NOISY, NULL);
+    b->cand_cap = 16;
+    b->cand = calloc(b->cand_cap, sizeof *b->cand);
+    ck_assert_ptr_nonnull(b->cand);
+    for (size_t i = 0; i <= b->n; i++)
+        b->cand_start[i] = 0;
+    /* Empty ranges: searched in full. */
+    agreement_t a = check_against_reference(cl, e, b);
+    ck_assert_uint_eq(a.index_differs, 0);
+    /* Problem 3 gets a list of 2 points. */
+    b->cand_start[4] = b->cand_start[5] = 2;
+    for (size_t i = 0; i < b->n; i++) {
+        b->best[i] = 77;
+        b->fom[i] = 7.0f;
+    }
+    tusk_error_t err;
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "candidate");
+    ck_assert_ptr_nonnull(strstr(err.message, "problem 3"));
+    for (size_t i = 0; i < b->n; i++)
+        ck_assert(b->best[i] == 77 && b->fom[i] == 7.0f);
+    /* And so psa_analyse's backend says it takes none. */
+    ck_assert(!psa_backend_cl(cl).candidates);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+START_TEST(test_bad_batches_refused)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    tusk_error_t err;
+    /* Other samples than the basis'. */
+    psa_batch_t *b = NULL;
+    ck_assert_int_eq(psa_batch_new(&b, SAMPLES + 1, 4, &err), TUSK_OK);
+    psa_batch_add(b, 5);
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "samples");
+    psa_batch_destroy(&b);
+    /* Channels not ascending, a channel past the core, a bad segment. */
+    b = batch_new(4);
+    add_problem(e, b, 7, NOISY, NULL);
+    long i = add_problem(e, b, 9, PLANTED, NULL);
+    ck_assert_uint_ge(b->n_channels[i], 2);
+    uint8_t *ch = b->channel + (size_t)i * PSA_CHANNELS;
+    uint8_t keep = ch[1];
+    ch[1] = ch[0];
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "problem 1");
+    ch[1] = keep;
+    keep = ch[b->n_channels[i] - 1];
+    ch[b->n_channels[i] - 1] = PSA_CHANNELS;
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "channel 37");
+    ch[b->n_channels[i] - 1] = keep;
+    b->segment[0] = PSA_SEGMENTS;
+    ck_assert_int_eq(psa_cl_search(cl, b, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "segment 36");
+    b->segment[0] = 7;
+    agreement_t a = check_against_reference(cl, e, b);
+    ck_assert_uint_eq(a.index_differs, 0);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* NaN and inf in a trace make every FoM NaN or inf: the reference keeps
+ * point 0 with inf, and so must the device. */
+START_TEST(test_nan_and_inf_traces)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(8);
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3; k++) {
+        long i = add_problem(e, b, 4 + (unsigned)k, NOISY, NULL);
+        b->trace[((size_t)i * PSA_CHANNELS + b->n_channels[i] - 1) * SAMPLES + 3] = bad[k];
+    }
+    add_problem(e, b, 4, NOISY, NULL);
+    check_against_reference(cl, e, b);
+    for (int k = 0; k < 3; k++)
+        ck_assert(b->best[k] == 0 && isinf(b->fom[k]));
+    ck_assert(isfinite(b->fom[3]));
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* Other exponents (p = 1 and 2 take exact forms), every channel with the
+ * hit segment and the core (mask bits past 31), each power function. The
+ * one in use has passed psa_cl_new's check (its terms within 2e-6 of the
+ * exact |d|^p), falling back to powr where the chosen one did not (the
+ * polynomials at p = 3.9 on some devices). */
+START_TEST(test_exponents_and_masks)
+{
+    static const struct {
+        double p;
+        enum psa_mask mask;
+        bool hit, core;
+        const char *pow;
+        const char *needle;
+    } cases[] = {
+        {1.0, PSA_MASK_ALL, true, true, NULL, "fabs"},
+        {2.0, PSA_MASK_NEIGHBOURS, false, true, NULL, "d*d"},
+        {0.5, PSA_MASK_ALL, true, true, "native", "native_powr"},
+        {1.7, PSA_MASK_SQUARE, false, true, "powr", "powr"},
+        {0.3, PSA_MASK_NEIGHBOURS, true, false, "native", "native_powr"},
+        {0.3, PSA_MASK_ALL, false, false, "poly", "polynomial"},
+        {0.3, PSA_MASK_SQUARE, false, true, "powr", "powr"},
+        {3.9, PSA_MASK_NEIGHBOURS, false, false, "poly", "pow"},
+        {0.3, PSA_MASK_NEIGHBOURS, false, false, NULL, "pow"}, /* the device's default */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c].pow)
+            setenv("TUSK_PSA_CL_POW", cases[c].pow, 1);
+        else
+            unsetenv("TUSK_PSA_CL_POW");
+        psa_engine_t *e = engine_of(cases[c].p, cases[c].mask, cases[c].hit, cases[c].core);
+        psa_cl_t *cl = cl_of(e);
+        const char *d = psa_cl_describe(cl);
+        ck_assert_msg(strstr(d, cases[c].needle), "%s", d);
+        const char *within = strstr(d, "terms within ");
+        ck_assert_msg(within && strtod(within + 13, NULL) <= 2e-6, "%s", d);
+        psa_batch_t *b = batch_new(16);
+        for (int i = 0; i < 300; i++)
+            add_problem(e, b, tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+        long q = 17;
+        add_problem(e, b, 4, PLANTED, &q);
+        agreement_t a = check_against_reference(cl, e, b);
+        char what[64];
+        snprintf(what, sizeof what, "p = %g", cases[c].p);
+        print_agreement(what, cl, a);
+        ck_assert_uint_le(a.index_differs, 3);
+        ck_assert_uint_eq(b->best[b->n - 1], 17);
+        ck_assert(b->fom[b->n - 1] == 0.0f);
+        psa_batch_destroy(&b);
+        psa_cl_destroy(&cl);
+        psa_engine_destroy(&e);
+    }
+    unsetenv("TUSK_PSA_CL_POW");
+}
+END_TEST
+
+START_TEST(test_setup_errors)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = (psa_cl_t *)&cl;
+    tusk_error_t err;
+    ck_assert_int_eq(psa_cl_new(&cl, e, "no-such-device-zq", 0, &err), TUSK_ENODEV);
+    ck_assert_ptr_null(cl);
+    tu_assert_error(&err, TUSK_ENODEV, "no-such-device-zq");
+    setenv("TUSK_PSA_CL_POW", "fast", 1);
+    ck_assert_int_eq(psa_cl_new(&cl, e, test_device(), 0, &err), TUSK_EPARAM);
+    tu_assert_error(&err, TUSK_EPARAM, "TUSK_PSA_CL_POW");
+    unsetenv("TUSK_PSA_CL_POW");
+    setenv("TUSK_PSA_CL_PG", "0", 1);
+    ck_assert_int_eq(psa_cl_new(&cl, e, test_device(), 0, &err), TUSK_EPARAM);
+    tu_assert_error(&err, TUSK_EPARAM, "TUSK_PSA_CL_PG");
+    unsetenv("TUSK_PSA_CL_PG");
+    /* Odd work-group shapes still agree: 1 problem, 32 points a group. */
+    setenv("TUSK_PSA_CL_PG", "1", 1);
+    setenv("TUSK_PSA_CL_WG", "32", 1);
+    cl = cl_of(e);
+    ck_assert_ptr_nonnull(strstr(psa_cl_describe(cl), "32 points x 1 problems"));
+    psa_batch_t *b = batch_new(16);
+    for (int i = 0; i < 200; i++)
+        add_problem(e, b, tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+    agreement_t a = check_against_reference(cl, e, b);
+    ck_assert_uint_le(a.index_differs, 2);
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_cl_destroy(&cl); /* twice: a no-op */
+    psa_cl_destroy(NULL);
+    unsetenv("TUSK_PSA_CL_PG");
+    unsetenv("TUSK_PSA_CL_WG");
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* psa_analyse with the device's backend and with the reference, on
+ * records of the simulation (the real basis): the same hits. */
+START_TEST(test_analyse_matches_reference)
+{
+    tusk_error_t err;
+    det_basis_t *rb = NULL;
+    ck_assert_msg(det_basis_load(&rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    tusk_params_t *p = tusk_params_new();
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
+             real_basis_path, array_path, (unsigned long long)tu_rand());
+    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
+    sim_t *sim = NULL;
+    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
+    const size_t want = 120;
+    adf_crystal_t *rec = malloc(want * sizeof *rec);
+    ck_assert_ptr_nonnull(rec);
+    size_t n = 0;
+    const sim_event_t *ev;
+    while (n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
+        for (size_t i = 0; i < ev->n_crystals && n < want; i++)
+            rec[n++] = ev->crystal[i];
+    ck_assert_uint_eq(n, want);
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = NULL;
+    ck_assert_msg(psa_engine_new(&e, rb, &cfg, &err) == TUSK_OK, "%s", err.message);
+    psa_cl_t *cl = cl_of(e);
+    adf_psa_t *out_ref = malloc(n * sizeof *out_ref), *out_cl = malloc(n * sizeof *out_cl);
+    ck_assert(out_ref && out_cl);
+    psa_stats_t s_ref = {0}, s_cl = {0};
+    psa_backend_t be_ref = psa_backend_reference(), be_cl = psa_backend_cl(cl);
+    ck_assert_msg(psa_analyse(e, &be_ref, rec, n, out_ref, &s_ref, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse(e, &be_cl, rec, n, out_cl, &s_cl, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(s_ref.hits, s_cl.hits);
+    ck_assert_uint_eq(s_ref.problems, s_cl.problems);
+    ck_assert_uint_gt(s_cl.hits, n / 2);
+    size_t same = 0, hits = 0;
+    for (size_t c = 0; c < n; c++) {
+        ck_assert_uint_eq(out_ref[c].n_hits, out_cl[c].n_hits);
+        ck_assert_uint_eq(out_ref[c].crystal_id, out_cl[c].crystal_id);
+        for (unsigned h = 0; h < out_ref[c].n_hits; h++) {
+            const adf_psa_hit_t *r = &out_ref[c].hit[h], *d = &out_cl[c].hit[h];
+            hits++;
+            ck_assert_int_eq(r->segment, d->segment);
+            ck_assert(r->energy == d->energy && r->time == d->time);
+            if (r->x == d->x && r->y == d->y && r->z == d->z)
+                same++;
+            else /* a near-tie: the device's FoM within tolerance of the reference minimum */
+                ck_assert_msg(d->fom - r->fom <= 2 * TOL * r->fom,
+                              "crystal %zu hit %u: reference (%g %g %g) FoM %.9g, device (%g %g %g) FoM %.9g", c, h,
+                              r->x, r->y, r->z, r->fom, d->x, d->y, d->z, d->fom);
+            ck_assert_msg(fabs((double)d->fom - r->fom) <= 2 * TOL * r->fom + 1e-30, "crystal %zu hit %u: FoM %.9g, "
+                          "reference %.9g", c, h, d->fom, r->fom);
+        }
+    }
+    printf("psa_analyse, %zu simulated crystals: %zu hits, %zu at the reference's point\n", n, hits, same);
+    ck_assert_uint_ge(same, hits - hits / 50);
+    /* Adaptive mode needs candidate lists: refused with this backend. */
+    psa_engine_destroy(&e);
+    cfg.mode = PSA_MODE_ADAPTIVE;
+    ck_assert_int_eq(psa_engine_new(&e, rb, &cfg, &err), TUSK_OK);
+    ck_assert_int_eq(psa_analyse(e, &be_cl, rec, 1, out_cl, NULL, &err), TUSK_EINVAL);
+    psa_engine_destroy(&e);
+    psa_cl_destroy(&cl);
+    free(out_ref);
+    free(out_cl);
+    free(rec);
+    sim_destroy(&sim);
+    tusk_params_destroy(&p);
+    det_basis_destroy(&rb);
+}
+END_TEST
+
+int main(void)
+{
+    tu_seed();
+    if (!any_device()) {
+        printf("check_psa_cl: SKIPPED - no OpenCL device on this host (CI has PoCL: apt-get install "
+               "pocl-opencl-icd)\n");
+        return 77;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/tusk-psa-cl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    need(mkdtemp(dir) != NULL, "mkdtemp");
+    /* The program-binary cache in the test folder, not the user's. */
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("TUSK_CL_CACHE_DIR", cache, 1);
+    unsetenv("TUSK_PSA_CL_POW");
+    unsetenv("TUSK_PSA_CL_WG");
+    unsetenv("TUSK_PSA_CL_PG");
+    unsetenv("TUSK_PSA_CL_CHUNK");
+    unsetenv("TUSK_PSA_CL_PART_BYTES");
+    make_synthetic_basis();
+    make_real_basis();
+
+    Suite *s = suite_create("psa_cl");
+    TCase *tc = tcase_create("search");
+    /* PoCL compiles each program with LLVM, and the reference is slow. */
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_random_problems_agree);
+    tcase_add_test(tc, test_planted_points_exact);
+    tcase_add_test(tc, test_batch_of_one_and_empty);
+    tcase_add_test(tc, test_big_batch_all_segments);
+    tcase_add_test(tc, test_chunks_and_growth);
+    tcase_add_test(tc, test_split_basis);
+    tcase_add_test(tc, test_candidates_refused);
+    tcase_add_test(tc, test_bad_batches_refused);
+    tcase_add_test(tc, test_nan_and_inf_traces);
+    tcase_add_test(tc, test_exponents_and_masks);
+    tcase_add_test(tc, test_setup_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("analyse");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_analyse_matches_reference);
+    suite_add_tcase(s, tc);
+    int rc = tu_run(s);
+
+    det_basis_destroy(&basis);
+    remove(real_basis_path);
+    remove(array_path);
+    DIR *d = opendir(cache);
+    if (d) {
+        struct dirent *f;
+        while ((f = readdir(d)) != NULL)
+            if (f->d_name[0] != '.') {
+                char path[1200];
+                snprintf(path, sizeof path, "%s/%s", cache, f->d_name);
+                remove(path);
+            }
+        closedir(d);
+    }
+    rmdir(cache);
+    rmdir(dir);
+    return rc;
+}
