@@ -5,15 +5,19 @@
  *   basis     the signal basis file (required; tusk-basis gen)
  *   backend   reference | fast | opencl (fast): the plain C oracle, the
  *             vectorised multi-threaded CPU search, or the OpenCL kernel
- *   threads   threads of the fast backend (0: one per CPU)
+ *   threads   threads of the fast backend and of the preprocessing (0: one
+ *             per CPU)
+ *   batch     crystals per analysis call (0: the whole input buffer; a
+ *             buffer's <size> in the topology bounds it anyway)
  *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices
  *   p, mode, mask, include_hit, include_core, residual, t0_search,
  *   threshold_kev, gain, baseline_samples: the analysis (psa/README.md)
  *
- * Every input buffer is one batch: all its data:crystal frames are
- * analysed together (one search launch for the OpenCL backend), then the
+ * Every input buffer is one batch (or batches of `batch` crystals): its
+ * data:crystal frames are analysed together (one search for the OpenCL
+ * backend), then the
  * output holds, in input order, a data:psa frame for each data:crystal
  * frame and every other frame (data:truth, meta frames) unchanged. When
  * the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT and
@@ -33,7 +37,8 @@
 TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in, data:psa out",
                    "basis: signal basis file (required)\n"
                    "backend: reference | fast | opencl (fast)\n"
-                   "threads: threads of the fast backend (0: one per CPU)\n"
+                   "threads: threads of the fast backend and the preprocessing (0: one per CPU)\n"
+                   "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "p, mode, mask, include_hit, include_core, residual, t0_search, threshold_kev, gain, "
                    "baseline_samples: the analysis (psa/README.md)\n");
@@ -55,9 +60,10 @@ typedef struct filter {
     uint8_t *staged;          /* the output of one input buffer */
     size_t staged_cap, staged_size;
     psa_stats_t stats;
+    uint64_t batch;           /* crystals per psa_analyse call, 0: all */
 } filter_t;
 
-static const char *const known_keys[] = {"basis", "backend", "threads", "device", "p", "mode", "mask",
+static const char *const known_keys[] = {"basis", "backend", "threads", "batch", "device", "p", "mode", "mask",
                                          "include_hit", "include_core", "residual", "t0_search", "threshold_kev",
                                          "gain", "baseline_samples", NULL};
 
@@ -97,7 +103,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
     int backend = basis ? ak_config_choice(&cfg, "backend", backends, BACKEND_FAST) : -1;
     uint64_t threads;
     if (!basis || backend < 0 || !ak_config_u64(&cfg, "threads", 0, 0, 256, &threads) ||
-        !ak_config_base(&cfg, &f->base))
+        !ak_config_u64(&cfg, "batch", 0, 0, UINT32_MAX, &f->batch) || !ak_config_base(&cfg, &f->base))
         goto fail;
     psa_config_t pc;
     psa_config_default(&pc);
@@ -210,9 +216,14 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         n++;
     }
     tusk_error_t err;
-    if (n && psa_analyse(f->engine, &f->backend, f->crystals, n, f->results, &f->stats, &err) != TUSK_OK)
-        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s",
-                       err.message);
+    size_t step = f->batch ? (size_t)f->batch : (n ? n : 1);
+    for (size_t first = 0; first < n; first += step) {
+        size_t count = n - first < step ? n - first : step;
+        if (psa_analyse(f->engine, &f->backend, f->crystals + first, count, f->results + first, &f->stats, &err) !=
+            TUSK_OK)
+            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
+                           "%s", err.message);
+    }
     /* Output in input order: data:psa for data:crystal, the rest as it is.
      * A data:psa frame is smaller than its data:crystal frame, so the
      * input's size bounds the output's. */

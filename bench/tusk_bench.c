@@ -9,7 +9,8 @@
  * CPU path on one thread and on all, and OpenCL on each --device. A row
  * gives events/s and FoM terms/s; "search" rows time the search alone
  * (for OpenCL: uploads, kernels and downloads), the "end to end" rows
- * psa_analyse from data:crystal records (preprocessing included). */
+ * psa_analyse from data:crystal records (preprocessing included, on
+ * --threads threads). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -41,7 +42,9 @@ static void usage(FILE *out)
             "  --reference N       events for the (slow) reference (200)\n"
             "  --threads N         threads of the all-cores fast row (0: one per CPU)\n"
             "  --device SETTING    an OpenCL device to measure (repeatable; tusk-cl list)\n"
-            "  --seed S            simulation seed (1)\n");
+            "  --seed S            simulation seed (1)\n"
+            "  --end-to-end N      data:crystal records per psa_analyse call in the end-to-end rows\n"
+            "                      (the simulated ones repeated; 78 kB each in memory) (4000)\n");
 }
 
 static double now_s(void)
@@ -53,7 +56,7 @@ static double now_s(void)
 
 typedef struct opts {
     const char *basis;
-    unsigned long events, batch, reference, threads, seed;
+    unsigned long events, batch, reference, threads, seed, e2e;
     double seconds;
     const char *device[MAX_DEVICES];
     unsigned devices;
@@ -205,14 +208,23 @@ static int cl_fn(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t 
     return psa_cl_search(ctx, b, err);
 }
 
-/* psa_analyse over the records, repeated for `seconds`. */
-static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *rec, size_t n,
-                      double seconds)
+/* psa_analyse over `want` records (the simulated ones repeated), repeated
+ * for `seconds`. */
+static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *sim, size_t nsim,
+                      size_t want, double seconds)
 {
+    size_t n = want;
     adf_psa_t *out = malloc(n * sizeof *out);
+    adf_crystal_t *rec = malloc(n * sizeof *rec);
     tusk_error_t err;
-    if (!out)
+    if (!out || !rec || !nsim) {
+        fprintf(stderr, PROG ": out of memory (%zu records)\n", n);
+        free(out);
+        free(rec);
         return EXIT_FAIL;
+    }
+    for (size_t i = 0; i < n; i++)
+        rec[i] = sim[i % nsim];
     psa_stats_t st = {0};
     unsigned reps = 0;
     double t0 = now_s(), t;
@@ -220,6 +232,7 @@ static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be,
         if (psa_analyse(e, be, rec, n, out, &st, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", row, err.message);
             free(out);
+            free(rec);
             return EXIT_FAIL;
         }
         reps++;
@@ -228,6 +241,7 @@ static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be,
     printf("| %s | single, end to end | %zu | %.3f | %.0f | %.3g |\n", row, n * reps, t, n * reps / t,
            (double)st.fom_terms / t);
     free(out);
+    free(rec);
     return 0;
 }
 
@@ -241,6 +255,7 @@ static int cmd_psa(const opts_t *o)
     }
     psa_config_t pc;
     psa_config_default(&pc);
+    pc.threads = (unsigned)o->threads;
     psa_engine_t *e = NULL;
     if (psa_engine_new(&e, basis, &pc, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", o->basis, err.message);
@@ -281,14 +296,14 @@ static int cmd_psa(const opts_t *o)
         rc = measure("fast CPU, 1 thread", "single", fast_fn, (void *)(uintptr_t)1, e, single, ns, o->seconds);
     if (rc == 0)
         rc = measure("fast CPU, 1 thread", "multi", fast_fn, (void *)(uintptr_t)1, e, multi, nm, o->seconds);
-    snprintf(row, sizeof row, "fast CPU, %u threads", all);
+    snprintf(row, sizeof row, "fast CPU, %u thread%s", all, all == 1 ? "" : "s");
     if (rc == 0)
         rc = measure(row, "single", fast_fn, (void *)(uintptr_t)all, e, single, ns, o->seconds);
     if (rc == 0)
         rc = measure(row, "multi", fast_fn, (void *)(uintptr_t)all, e, multi, nm, o->seconds);
     if (rc == 0) {
         psa_backend_t be = psa_backend_fast(all);
-        rc = end_to_end(row, e, &be, r.single, r.n_single, o->seconds);
+        rc = end_to_end(row, e, &be, r.single, r.n_single, o->e2e, o->seconds);
     }
     for (unsigned d = 0; rc == 0 && d < o->devices; d++) {
         psa_cl_t *cl = NULL;
@@ -303,7 +318,7 @@ static int cmd_psa(const opts_t *o)
             rc = measure(row, "multi", cl_fn, cl, e, multi, nm, o->seconds);
         if (rc == 0) {
             psa_backend_t be = psa_backend_cl(cl);
-            rc = end_to_end(row, e, &be, r.single, r.n_single, o->seconds);
+            rc = end_to_end(row, e, &be, r.single, r.n_single, o->e2e, o->seconds);
         }
         psa_cl_destroy(&cl);
     }
@@ -327,12 +342,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    opts_t o = {NULL, 2000, 20000, 200, 0, 1, 2.0, {NULL}, 0};
+    opts_t o = {NULL, 2000, 20000, 200, 0, 1, 4000, 2.0, {NULL}, 0};
     static const struct option longs[] = {
         {"basis", required_argument, NULL, 'b'},   {"events", required_argument, NULL, 'n'},
         {"batch", required_argument, NULL, 'B'},   {"seconds", required_argument, NULL, 's'},
         {"reference", required_argument, NULL, 'r'}, {"threads", required_argument, NULL, 't'},
         {"device", required_argument, NULL, 'd'},  {"seed", required_argument, NULL, 'S'},
+        {"end-to-end", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     optind = 2;
     int c;
@@ -356,6 +372,9 @@ int main(int argc, char **argv)
             break;
         case 'S':
             ok = parse_ul("--seed", optarg, &o.seed);
+            break;
+        case 'e':
+            ok = parse_ul("--end-to-end", optarg, &o.e2e) && o.e2e > 0;
             break;
         case 's': {
             char *end;

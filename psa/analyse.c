@@ -86,36 +86,113 @@ static double find_t0(const psa_engine_t *e, const float *work, unsigned n)
     return le - e->basis_t0;
 }
 
-/* Add problem(s) for hit k of a crystal: one per T0 shift. Returns the
- * index of the first, or -1 (out of memory). */
-static long add_problems(const psa_engine_t *e, psa_batch_t *b, const float *work, unsigned n, const hitlist_t *h,
-                         unsigned k)
+/* Which crystal, hit and T0 shift a problem of the batch is. */
+typedef struct slot {
+    uint32_t crystal;
+    uint8_t hit;
+    int8_t shift;
+} slot_t;
+
+/* Where the preprocessed crystals are. */
+typedef struct prepared {
+    const adf_crystal_t *in;
+    size_t n;
+    hitlist_t *hits;
+    float *traces;             /* crystal c at c * PSA_CHANNELS * per */
+    size_t per;
+} prepared_t;
+
+typedef struct prep_job {
+    const psa_engine_t *e;
+    const prepared_t *p;
+    psa_batch_t *b;
+    const slot_t *slots;
+} prep_job_t;
+
+/* Baseline, calibration, hits and T0 of crystals first, first + step, ... */
+static void prep_crystals(void *ctx, size_t first, size_t step, size_t n)
 {
-    const unsigned S = e->samples, s = h->seg[k];
-    bool others[PSA_SEGMENTS];
-    memcpy(others, h->is_hit, sizeof others);
-    others[s] = false;
-    uint8_t ch[PSA_CHANNELS];
-    unsigned nch = psa_engine_mask(e, s, others, ch);
-    const float inv = 1.0f / h->energy[k];
-    long first = -1;
-    int K = (int)e->cfg.t0_search;
-    for (int shift = -K; shift <= K; shift++) {
-        long i = psa_batch_add(b, s);
-        if (i < 0)
-            return -1;
-        if (first < 0)
-            first = i;
-        b->n_channels[i] = (uint16_t)nch;
-        memcpy(b->channel + (size_t)i * PSA_CHANNELS, ch, nch);
-        for (unsigned j = 0; j < nch; j++) {
-            const float *v = work + (size_t)ch[j] * n;
-            float *m = b->trace + ((size_t)i * PSA_CHANNELS + j) * S;
+    prep_job_t *j = ctx;
+    const prepared_t *p = j->p;
+    for (size_t c = first; c < n; c += step) {
+        float *w = p->traces + c * PSA_CHANNELS * p->per;
+        calibrate(j->e, &p->in[c], w);
+        find_hits(j->e, &p->in[c], &p->hits[c]);
+        p->hits[c].t0 = find_t0(j->e, w, p->in[c].n_samples);
+    }
+}
+
+/* The normalised, aligned traces of problems first, first + step, ... */
+static void fill_problems(void *ctx, size_t first, size_t step, size_t n)
+{
+    prep_job_t *j = ctx;
+    const unsigned S = j->e->samples;
+    psa_batch_t *b = j->b;
+    for (size_t i = first; i < n; i += step) {
+        const slot_t *sl = &j->slots[i];
+        const hitlist_t *h = &j->p->hits[sl->crystal];
+        const unsigned len = j->p->in[sl->crystal].n_samples;
+        const float *work = j->p->traces + (size_t)sl->crystal * PSA_CHANNELS * j->p->per;
+        const float inv = 1.0f / h->energy[sl->hit];
+        const double t0 = h->t0 + sl->shift;
+        for (unsigned k = 0; k < b->n_channels[i]; k++) {
+            const float *v = work + (size_t)b->channel[i * PSA_CHANNELS + k] * len;
+            float *m = b->trace + (i * PSA_CHANNELS + k) * S;
             for (unsigned t = 0; t < S; t++)
-                m[t] = at_time(v, n, h->t0 + shift + t) * inv;
+                m[t] = at_time(v, len, t0 + t) * inv;
         }
     }
-    return first;
+}
+
+/* Append the problems of every crystal's hits `next` .. (all of them, or
+ * one with one_round): one per hit and T0 shift, masks set here, traces
+ * filled on `threads` threads. *slots grows with the batch. Returns the
+ * problems added, or -1 (out of memory). */
+static long build_problems(const psa_engine_t *e, psa_batch_t *b, slot_t **slots, size_t *slot_cap,
+                           const prepared_t *p, bool one_round, unsigned threads)
+{
+    const size_t start = b->n;
+    const int K = (int)e->cfg.t0_search;
+    for (size_t c = 0; c < p->n; c++) {
+        const hitlist_t *h = &p->hits[c];
+        unsigned last = one_round ? (h->next < h->n ? h->next + 1 : h->next) : h->n;
+        for (unsigned k = h->next; k < last; k++) {
+            const unsigned s = h->seg[k];
+            bool others[PSA_SEGMENTS];
+            memcpy(others, h->is_hit, sizeof others);
+            others[s] = false;
+            uint8_t ch[PSA_CHANNELS];
+            unsigned nch = psa_engine_mask(e, s, others, ch);
+            for (int shift = -K; shift <= K; shift++) {
+                long i = psa_batch_add(b, s);
+                if (i < 0)
+                    return -1;
+                if ((size_t)i >= *slot_cap) {
+                    size_t cap = *slot_cap ? 2 * *slot_cap : 256;
+                    while (cap <= (size_t)i)
+                        cap *= 2;
+                    slot_t *ns = realloc(*slots, cap * sizeof *ns);
+                    if (!ns)
+                        return -1;
+                    *slots = ns;
+                    *slot_cap = cap;
+                }
+                (*slots)[i] = (slot_t){(uint32_t)c, (uint8_t)k, (int8_t)shift};
+                b->n_channels[i] = (uint16_t)nch;
+                memcpy(b->channel + (size_t)i * PSA_CHANNELS, ch, nch);
+            }
+        }
+    }
+    prep_job_t job = {e, p, b, *slots};
+    psa_parallel(start, b->n, threads, fill_problems, &job);
+    return (long)(b->n - start);
+}
+
+/* Steps 1 and 2 for every crystal, on `threads` threads. */
+static void prepare(const psa_engine_t *e, const prepared_t *p, unsigned threads)
+{
+    prep_job_t job = {e, p, NULL, NULL};
+    psa_parallel(0, p->n, threads, prep_crystals, &job);
 }
 
 /* Subtract energy x the basis signal of point q of segment s, placed at
@@ -262,11 +339,9 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
     }
     hitlist_t *hits = (hitlist_t *)(void *)e->work;
     float *traces = (float *)(void *)(hits + n);
+    prepared_t prep = {in, n, hits, traces, per};
+    prepare(e, &prep, e->cfg.threads);
     for (size_t c = 0; c < n; c++) {
-        float *w = traces + c * PSA_CHANNELS * per;
-        calibrate(e, &in[c], w);
-        find_hits(e, &in[c], &hits[c]);
-        hits[c].t0 = find_t0(e, w, in[c].n_samples);
         adf_psa_t *o = &out[c];
         memset(o, 0, sizeof *o);
         o->crystal_id = in[c].crystal_id;
@@ -283,19 +358,10 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
     int rc = TUSK_OK;
     for (;;) {
         psa_batch_clear(e->batch);
-        size_t nprob = 0;
-        for (size_t c = 0; c < n && rc == TUSK_OK; c++) {
-            hitlist_t *h = &hits[c];
-            unsigned last = e->cfg.residual ? (h->next < h->n ? h->next + 1 : h->next) : h->n;
-            for (unsigned k = h->next; k < last; k++) {
-                if (add_problems(e, e->batch, traces + c * PSA_CHANNELS * per, in[c].n_samples, h, k) < 0) {
-                    rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
-                    break;
-                }
-                nprob++;
-            }
-        }
-        if (rc != TUSK_OK || nprob == 0)
+        long nprob = build_problems(e, e->batch, &e->slots, &e->slot_cap, &prep, e->cfg.residual, e->cfg.threads);
+        if (nprob < 0)
+            rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
+        if (rc != TUSK_OK || nprob <= 0)
             break;
         st->problems += e->batch->n;
         if ((rc = search(e, be, st, err)) != TUSK_OK)
@@ -363,26 +429,28 @@ int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_ba
     if (batch->samples != e->samples)
         return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", batch->samples,
                               e->samples);
-    float *work = malloc((size_t)PSA_CHANNELS * ADF_CRYSTAL_MAX_SAMPLES * sizeof *work);
-    if (!work)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    int rc = TUSK_OK;
-    for (size_t c = 0; c < n && rc == TUSK_OK; c++) {
-        if (in[c].n_samples < e->cfg.baseline_samples + 2 || in[c].n_samples > ADF_CRYSTAL_MAX_SAMPLES) {
-            rc = tusk_error_set(err, TUSK_EINVAL, "crystal %u (record %zu): %u samples per channel", in[c].crystal_id,
-                                c, in[c].n_samples);
-            break;
-        }
-        hitlist_t h;
-        calibrate(e, &in[c], work);
-        find_hits(e, &in[c], &h);
-        h.t0 = find_t0(e, work, in[c].n_samples);
-        for (unsigned k = 0; k < h.n; k++)
-            if (add_problems(e, batch, work, in[c].n_samples, &h, k) < 0) {
-                rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
-                break;
-            }
+    size_t per = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (in[c].n_samples < e->cfg.baseline_samples + 2 || in[c].n_samples > ADF_CRYSTAL_MAX_SAMPLES)
+            return tusk_error_set(err, TUSK_EINVAL, "crystal %u (record %zu): %u samples per channel",
+                                  in[c].crystal_id, c, in[c].n_samples);
+        per = in[c].n_samples > per ? in[c].n_samples : per;
     }
-    free(work);
+    hitlist_t *hits = malloc((n ? n : 1) * sizeof *hits);
+    float *traces = malloc((n ? n : 1) * PSA_CHANNELS * (per ? per : 1) * sizeof *traces);
+    slot_t *slots = NULL;
+    size_t slot_cap = 0;
+    int rc = TUSK_OK;
+    if (!hits || !traces) {
+        rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu crystals)", n);
+    } else {
+        prepared_t prep = {in, n, hits, traces, per};
+        prepare(e, &prep, e->cfg.threads);
+        if (build_problems(e, batch, &slots, &slot_cap, &prep, false, e->cfg.threads) < 0)
+            rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
+    }
+    free(slots);
+    free(traces);
+    free(hits);
     return rc;
 }

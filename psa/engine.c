@@ -19,6 +19,7 @@ void psa_config_default(psa_config_t *c)
     c->threshold_kev = 20.0;
     c->gain = 2.0;
     c->baseline_samples = 8;
+    c->threads = 0;
 }
 
 static int prefixed(int st, tusk_error_t *err, const char *origin)
@@ -49,7 +50,7 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
     static const char *const modes[] = {"full", "adaptive", NULL};
     static const char *const masks[] = {"neighbours", "square", "all", NULL};
     int mode = (int)c->mode, mask = (int)c->mask, st;
-    uint64_t t0 = c->t0_search, nb = c->baseline_samples;
+    uint64_t t0 = c->t0_search, nb = c->baseline_samples, th = c->threads;
     if ((st = prefixed(tusk_params_double(p, "p", c->p, &c->p, err), err, origin)) ||
         (st = choice(p, "mode", modes, &mode, origin, err)) || (st = choice(p, "mask", masks, &mask, origin, err)) ||
         (st = prefixed(tusk_params_bool(p, "include_hit", c->include_hit, &c->include_hit, err), err, origin)) ||
@@ -59,8 +60,12 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
         (st = prefixed(tusk_params_double(p, "threshold_kev", c->threshold_kev, &c->threshold_kev, err), err,
                        origin)) ||
         (st = prefixed(tusk_params_double(p, "gain", c->gain, &c->gain, err), err, origin)) ||
-        (st = prefixed(tusk_params_u64(p, "baseline_samples", nb, &nb, err), err, origin)))
+        (st = prefixed(tusk_params_u64(p, "baseline_samples", nb, &nb, err), err, origin)) ||
+        (st = prefixed(tusk_params_u64(p, "threads", th, &th, err), err, origin)))
         return st;
+    if (th > 256)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: threads = %llu: at most 256", origin, (unsigned long long)th);
+    c->threads = (unsigned)th;
     c->mode = (enum psa_mode)mode;
     c->mask = (enum psa_mask)mask;
     if (!(c->p > 0.0 && c->p <= 4.0))
@@ -329,6 +334,7 @@ void psa_engine_destroy(psa_engine_t **engine)
         free(e->coarse[s]);
     free(e->work);
     psa_batch_destroy(&e->batch);
+    free(e->slots);
     free(e);
     *engine = NULL;
 }

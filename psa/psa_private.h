@@ -23,7 +23,18 @@ struct psa_engine {
     float *work;                         /* per crystal: calibrated traces, 37 x n_samples */
     size_t work_cap;
     psa_batch_t *batch;
+    struct slot *slots;                  /* which crystal, hit and shift each problem is */
+    size_t slot_cap;
 };
+
+/* A parallel for over items begin .. end - 1: fn(ctx, first, step, end)
+ * handles items first, first + step, ... < end; one call per thread
+ * (threads 0: one per online CPU, at most one per item), the calling
+ * thread taking part. Should a thread not start, its share runs on the
+ * calling thread. */
+typedef void (*psa_work_fn)(void *ctx, size_t first, size_t step, size_t end);
+void psa_parallel(size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx);
+unsigned psa_threads(unsigned threads, size_t items);
 
 /* |d|^p as the reference computes it. */
 float psa_pow(float d, float p);

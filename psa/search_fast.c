@@ -14,10 +14,8 @@
  * -fno-trapping-math (no FP exceptions are used), without which GCC
  * does not if-convert the selects of the power function. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "psa_private.h"
 
@@ -144,26 +142,18 @@ static void search_list(const psa_engine_t *e, psa_batch_t *b, size_t i)
 typedef struct job {
     const psa_engine_t *e;
     psa_batch_t *b;
-    size_t first, step;
-    int failed;
 } job_t;
 
-static void *run(void *arg)
+static void run(void *ctx, size_t first, size_t step, size_t end)
 {
-    job_t *j = arg;
-    float *acc = malloc(CHUNK * sizeof *acc);
-    if (!acc) {
-        j->failed = 1;
-        return NULL;
-    }
-    for (size_t i = j->first; i < j->b->n; i += j->step) {
+    job_t *j = ctx;
+    float acc[CHUNK];
+    for (size_t i = first; i < end; i += step) {
         if (j->b->cand && j->b->cand_start[i + 1] > j->b->cand_start[i])
             search_list(j->e, j->b, i);
         else
             search_all(j->e, j->b, i, acc);
     }
-    free(acc);
-    return NULL;
 }
 
 int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err)
@@ -175,37 +165,7 @@ int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tus
         if (b->segment[i] >= PSA_SEGMENTS || !e->npoints[b->segment[i]])
             return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i,
                                   b->segment[i]);
-    if (threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (unsigned)n : 1;
-    }
-    if (threads > 256)
-        threads = 256;
-    if (threads > b->n)
-        threads = b->n ? (unsigned)b->n : 1;
-    job_t jobs[256];
-    pthread_t tid[256];
-    unsigned started = 0;
-    for (unsigned k = 0; k < threads; k++) {
-        jobs[k] = (job_t){e, b, k, threads, 0};
-        if (k > 0) {
-            if (pthread_create(&tid[k], NULL, run, &jobs[k]) != 0)
-                break;
-            started = k;
-        }
-    }
-    /* Whatever did not get a thread of its own runs here. */
-    for (unsigned k = started + 1; k < threads; k++)
-        run(&jobs[k]);
-    run(&jobs[0]);
-    int failed = jobs[0].failed;
-    for (unsigned k = 1; k <= started; k++) {
-        pthread_join(tid[k], NULL);
-        failed |= jobs[k].failed;
-    }
-    for (unsigned k = started + 1; k < threads; k++)
-        failed |= jobs[k].failed;
-    if (failed)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (search scratch)");
+    job_t job = {e, b};
+    psa_parallel(0, b->n, threads, run, &job);
     return TUSK_OK;
 }

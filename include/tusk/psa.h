@@ -82,12 +82,13 @@ typedef struct psa_config {
     double threshold_kev;      /* net-charge segment threshold (20) */
     double gain;               /* ADC channels per keV, segments and core high gain (2, as tusk-sim) */
     unsigned baseline_samples; /* samples averaged for the baseline (8) */
+    unsigned threads;          /* preprocessing threads of psa_analyse (0: one per CPU) */
 } psa_config_t;
 
 void psa_config_default(psa_config_t *cfg);
 /* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
  * include_hit, include_core, residual, t0_search, threshold_kev, gain,
- * baseline_samples. Absent keys keep cfg's value; messages start with
+ * baseline_samples, threads. Absent keys keep cfg's value; messages start with
  * `origin` and name the key. */
 int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
 
