@@ -225,14 +225,15 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
                            "%s", err.message);
     }
     /* Output in input order: data:psa for data:crystal, the rest as it is.
-     * A data:psa frame is smaller than its data:crystal frame, so the
-     * input's size bounds the output's. */
-    if (in_size > f->staged_cap) {
-        uint8_t *s = realloc(f->staged, in_size);
+     * A data:psa frame is mostly smaller than its data:crystal frame, but
+     * not for very short traces with many hits: room for the largest. */
+    size_t need = (size_t)in_size + n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    if (need > f->staged_cap) {
+        uint8_t *s = realloc(f->staged, need);
         if (!s)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%u bytes)", in_size);
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
         f->staged = s;
-        f->staged_cap = in_size;
+        f->staged_cap = need;
     }
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
     adf_reader_reset(f->reader, in, in_size, 0);
