@@ -1,6 +1,7 @@
 /* engine.c - PSA settings, search batches and the engine: masks, the
  * adaptive mode's coarse sub-grids, the basis' own T0 (see tusk/psa.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,9 +41,12 @@ static int choice(const tusk_params_t *p, const char *key, const char *const *na
             *v = i;
             return TUSK_OK;
         }
-    return tusk_error_set(err, TUSK_EPARAM, "%s: %s = %s: not one of %s%s%s%s%s", origin, key, s, names[0],
-                          names[1] ? ", " : "", names[1] ? names[1] : "", names[1] && names[2] ? ", " : "",
-                          names[1] && names[2] ? names[2] : "");
+    char list[128] = "";
+    for (int i = 0; names[i]; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
+    }
+    return tusk_error_set(err, TUSK_EPARAM, "%s: %s = %s: not one of %s", origin, key, s, list);
 }
 
 int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin, tusk_error_t *err)
@@ -174,17 +178,9 @@ static void make_masks(psa_engine_t *e)
                 int r2 = ring + dr, s2 = ((sec + ds) % (int)S + (int)S) % (int)S;
                 if (r2 < 0 || r2 >= (int)R)
                     continue;
-                bool take;
-                switch (e->cfg.mask) {
-                case PSA_MASK_ALL:
-                    take = true;
-                    break;
-                case PSA_MASK_SQUARE:
-                    take = true;
-                    break;
-                default: /* neighbours: a cross, plus ring 1's diagonals for a front-ring hit */
-                    take = ds == 0 || dr == 0 || (ring == 0 && dr == 1);
-                }
+                /* square (and all): the 3 x 3 block; neighbours: a cross,
+                 * plus ring 1's diagonals for a front-ring hit. */
+                bool take = e->cfg.mask != PSA_MASK_NEIGHBOURS || ds == 0 || dr == 0 || (ring == 0 && dr == 1);
                 if (take)
                     on[s2 * R + r2] = true;
             }

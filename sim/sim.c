@@ -11,6 +11,7 @@
 
 #include "transport.h"
 #include "tusk/basis.h"
+#include "tusk/compton.h"
 #include "tusk/crystal.h"
 #include "tusk/gexs.h"
 #include "tusk/simresponse.h"
@@ -19,7 +20,7 @@
 #include "tusk/textfile.h"
 
 #define MAX_CONFIG_BYTES (1u << 20)
-#define PHOTON_STACK 2 * SIM_MAX_GAMMAS
+#define PHOTON_STACK 4 /* per gamma; two at most are used, see transport() */
 
 typedef struct photon {
     double pos[3], dir[3];
@@ -329,8 +330,10 @@ static int transport(sim_t *s, const sim_decay_t *d, double *escaped, tusk_error
                     ph.e_kev = st.e_kev;
                     continue;
                 }
-                if (st.annihilation && n + 2 <= PHOTON_STACK) {
-                    const double m = 510.99895;
+                if (st.annihilation) {
+                    /* At most two photons wait: 511 keV ones never pair, and
+                     * the stack starts empty for every gamma. */
+                    const double m = COMPTON_MEC2_KEV;
                     stack[n++] = (photon_t){{p[0], p[1], p[2]}, {-st.ann_dir[0], -st.ann_dir[1], -st.ann_dir[2]}, m, g};
                     stack[n++] = (photon_t){{p[0], p[1], p[2]}, {st.ann_dir[0], st.ann_dir[1], st.ann_dir[2]}, m, g};
                 }
