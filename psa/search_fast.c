@@ -12,7 +12,15 @@
  * threads. On x86-64 with GCC the inner loop is also built for AVX2 and
  * AVX-512 and picked at run time; the library is compiled with
  * -fno-trapping-math (no FP exceptions are used), without which GCC
- * does not if-convert the selects of the power function. */
+ * does not if-convert the selects of the power function.
+ *
+ * Where the CPU has AVX-512 the inner loop is written with intrinsics
+ * instead (accumulate_avx512): getmant/getexp split |d| into mantissa and
+ * exponent and scalef rebuilds 2^y, one instruction each where the
+ * portable code needs about ten, which halves the instructions per term.
+ * Its polynomials are Chebyshev fits of the same accuracy (relative error
+ * under 6e-7 at p = 0.3). Every term is independent of the others, so
+ * early termination is unchanged. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,11 @@
 #define PSA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define PSA_CLONES
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define PSA_AVX512 1
+#include <immintrin.h>
 #endif
 
 static inline float as_float(int32_t i)
@@ -72,6 +85,77 @@ PSA_CLONES static void accumulate(float *restrict acc, const float *restrict row
         acc[q] += fast_pow(m - row[q], p);
 }
 
+typedef void (*accumulate_fn)(float *restrict acc, const float *restrict row, float m, size_t n, float p);
+
+#ifdef PSA_AVX512
+/* |d|^p for 16 lanes: |d| = 2^e m with m in [0.75, 1.5), log2 m by a
+ * degree-8 polynomial in m - 1, then 2^y = 2^n 2^f, n = round(y), f in
+ * [-1/2, 1/2] by a degree-5 polynomial; scalef gives 0 or +inf where 2^y
+ * leaves the float range. As fast_pow: 0 for |d| < 1e-30, +inf for NaN
+ * and infinite |d|. */
+__attribute__((target("avx512f"))) static inline __m512 pow16(__m512 d, __m512 p)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 x = _mm512_abs_ps(d);
+    __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_zero);
+    __m512 e = _mm512_getexp_ps(x);
+    e = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, one, _CMP_LT_OQ), e, one); /* m was halved */
+    __m512 t = _mm512_sub_ps(m, one);
+    __m512 l = _mm512_set1_ps(-0.0938960967f);
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(0.202076588f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(-0.250414432f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(0.290264516f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(-0.360368292f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(0.480842665f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(-0.72135008f));
+    l = _mm512_fmadd_ps(l, t, _mm512_set1_ps(1.44269527f));
+    l = _mm512_fmadd_ps(l, t, e); /* log2 |d| */
+    __m512 y = _mm512_mul_ps(l, p);
+    __m512 n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(y, n);
+    __m512 q = _mm512_set1_ps(0.00133908634f);
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(0.00967603192f));
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(0.0555035711f));
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(0.240221075f));
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(0.693147188f));
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(1.00000008f));
+    __m512 r = _mm512_scalef_ps(q, n);
+    __mmask16 bad = _mm512_cmp_ps_mask(x, _mm512_set1_ps(3.4028235e38f), _CMP_NLE_UQ);
+    __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(1e-30f), _CMP_LT_OQ);
+    r = _mm512_mask_mov_ps(r, bad, _mm512_set1_ps(INFINITY));
+    return _mm512_mask_mov_ps(r, tiny, _mm512_setzero_ps());
+}
+
+__attribute__((target("avx512f"))) static void accumulate_avx512(float *restrict acc, const float *restrict row,
+                                                                  float m, size_t n, float p)
+{
+    const __m512 vm = _mm512_set1_ps(m), vp = _mm512_set1_ps(p);
+    size_t q = 0;
+    for (; q + 16 <= n; q += 16) {
+        __m512 d = _mm512_sub_ps(vm, _mm512_loadu_ps(row + q));
+        _mm512_storeu_ps(acc + q, _mm512_add_ps(_mm512_loadu_ps(acc + q), pow16(d, vp)));
+    }
+    if (q < n) {
+        __mmask16 k = (__mmask16)((1u << (n - q)) - 1u);
+        __m512 d = _mm512_sub_ps(vm, _mm512_maskz_loadu_ps(k, row + q));
+        _mm512_mask_storeu_ps(acc + q, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, acc + q), pow16(d, vp)));
+    }
+}
+#endif
+
+/* The inner loop for this CPU; TUSK_PSA_PORTABLE=1 keeps the portable one
+ * (for comparing the two). */
+static accumulate_fn pick_accumulate(void)
+{
+#ifdef PSA_AVX512
+    const char *portable = getenv("TUSK_PSA_PORTABLE");
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && !(portable && *portable == '1'))
+        return accumulate_avx512;
+#endif
+    return accumulate;
+}
+
 static float min_of(const float *a, size_t n)
 {
     float m = INFINITY;
@@ -81,7 +165,7 @@ static float min_of(const float *a, size_t n)
 }
 
 /* One problem over every point of its segment. */
-static void search_all(const psa_engine_t *e, psa_batch_t *b, size_t i, float *acc)
+static void search_all(const psa_engine_t *e, psa_batch_t *b, size_t i, float *acc, accumulate_fn accumulate_row)
 {
     const unsigned S = b->samples, s = b->segment[i];
     const size_t N = e->npoints[s];
@@ -97,7 +181,7 @@ static void search_all(const psa_engine_t *e, psa_batch_t *b, size_t i, float *a
             unsigned ch = b->channel[i * PSA_CHANNELS + j];
             const float *m = b->trace + (i * PSA_CHANNELS + j) * S;
             for (unsigned t = 0; t < S; t++)
-                accumulate(acc, blk + ((size_t)ch * S + t) * N + c0, m[t], cn, p);
+                accumulate_row(acc, blk + ((size_t)ch * S + t) * N + c0, m[t], cn, p);
             beaten = min_of(acc, cn) > best;
         }
         if (beaten)
@@ -142,6 +226,7 @@ static void search_list(const psa_engine_t *e, psa_batch_t *b, size_t i)
 typedef struct job {
     const psa_engine_t *e;
     psa_batch_t *b;
+    accumulate_fn accumulate_row;
 } job_t;
 
 static void run(void *ctx, size_t first, size_t step, size_t end)
@@ -152,7 +237,7 @@ static void run(void *ctx, size_t first, size_t step, size_t end)
         if (j->b->cand && j->b->cand_start[i + 1] > j->b->cand_start[i])
             search_list(j->e, j->b, i);
         else
-            search_all(j->e, j->b, i, acc);
+            search_all(j->e, j->b, i, acc, j->accumulate_row);
     }
 }
 
@@ -165,7 +250,7 @@ int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tus
         if (b->segment[i] >= PSA_SEGMENTS || !e->npoints[b->segment[i]])
             return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i,
                                   b->segment[i]);
-    job_t job = {e, b};
+    job_t job = {e, b, pick_accumulate()};
     psa_parallel(0, b->n, threads, run, &job);
     return TUSK_OK;
 }
