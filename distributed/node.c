@@ -484,6 +484,25 @@ static void finish_run(node_t *n)
     ended(n);
 }
 
+/* Tell the actors below that input `in_h` is done without output of ours
+ * (the actor held it back, or it was itself an empty marker), so every
+ * link's loss count holds. */
+static int send_empty(node_t *n, const tusk_wire_header_t *in_h, tusk_error_t *err)
+{
+    tusk_wire_header_t e = header_for(n, 0);
+    e.input_actor = in_h->source_actor;
+    e.input_instance = in_h->source_instance;
+    e.input_seq = in_h->seq;
+    e.flags = TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY;
+    e.payload_size = 0;
+    for (unsigned s = 0; s < n->n_sinks; s++) {
+        int rc = send_balanced(n, &n->sinks[s], &e, NULL, err);
+        if (rc != TUSK_OK)
+            return rc;
+    }
+    return TUSK_OK;
+}
+
 /* Process one input buffer from (source actor h->source_actor, instance
  * h->source_instance); its outputs carry where they came from. */
 static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *in_h, zmq_msg_t *body,
@@ -537,17 +556,8 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
             return rc;
         wrote = true;
     } while (flow == TUSK_FLOW_MORE);
-    if (!wrote || h.flags != TUSK_WIRE_COMPLETES) {
-        /* No output finished this input: say so, so the loss count holds. */
-        tusk_wire_header_t e = h;
-        e.flags = TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY;
-        e.payload_size = 0;
-        for (unsigned s = 0; s < n->n_sinks; s++) {
-            int rc = send_balanced(n, &n->sinks[s], &e, NULL, err);
-            if (rc != TUSK_OK)
-                return rc;
-        }
-    }
+    if (!wrote || h.flags != TUSK_WIRE_COMPLETES)
+        return send_empty(n, in_h, err); /* no output finished this input */
     return TUSK_OK;
 }
 
@@ -608,11 +618,12 @@ static void receive_one(node_t *n, unsigned j)
             if (d)
                 d->count++;
         }
-        if (!(h.flags & TUSK_WIRE_EMPTY)) {
+        if (!(h.flags & TUSK_WIRE_EMPTY))
             rc = process_buffer(n, j, &h, &body, &err);
-            if (rc != TUSK_OK && n->state != ST_EXIT)
-                fail(n, &err);
-        }
+        else if (n->spec->actor_class == TUSK_FILTER)
+            rc = send_empty(n, &h, &err); /* pass the marker on: the link above us completed */
+        if (rc != TUSK_OK && n->state != ST_EXIT)
+            fail(n, &err);
     }
     zmq_msg_close(&hdr);
     zmq_msg_close(&body);
