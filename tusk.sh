@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # tusk.sh - set up, build and run tusk on a Debian machine.
 #
-#   ./tusk.sh demo  [CONFIGURE-OPTIONS...]   build, then run the demo
+#   ./tusk.sh demo [--distributed] [CONFIGURE-OPTIONS...]
+#                       build, then run the main job: config/agata-demo.xml,
+#                       the AGATA chain (simulation -> PSA x2 -> event
+#                       builder -> tracking -> spectra) in the emulator, or
+#                       with --distributed as processes over ZeroMQ
 #   ./tusk.sh check [CONFIGURE-OPTIONS...]   build, then run the test suite
+#   ./tusk.sh tour  [CONFIGURE-OPTIONS...]   build, then show the plumbing:
+#                       tusk-adf, load sharing, tusk-run, a failing actor
 #   ./tusk.sh distcheck                      build the release tarball and test it
 #
 # Missing Debian packages are installed with apt-get (as root, or through
@@ -91,8 +97,44 @@ run_check() {
     check_summary
 }
 
+# The main job: the AGATA chain of config/agata-demo.xml, run in
+# $build/demo (its config/ is the source tree's, so the topology's relative
+# paths hold), with the coarse demo basis made once and kept in config/.
 run_demo() {
-    local out="$build/demo" adf="$build/tusk-adf" emulate="$build/tusk-emulate"
+    local distributed=$1 out="$build/demo" basis="$top/config/crystal-coarse.tbs"
+    export TUSK_ACTOR_PATH="$build/actors/.libs"
+    if [ ! -f "$basis" ]; then
+        say "tusk-basis gen: the coarse demo basis (made once, kept as config/crystal-coarse.tbs)"
+        "$build/tusk-basis" gen -c "$top/config/crystal-coarse.conf" --int16 -o "$basis.tmp"
+        mv "$basis.tmp" "$basis"
+    else
+        say "demo basis: $basis (delete it to make it again)"
+    fi
+    mkdir -p "$out"
+    cd "$out"
+    ln -sfn "$top/config" config
+    rm -rf spectra
+    if [ "$distributed" = yes ]; then
+        say "tusk-run config/agata-demo.xml: sim -> psa x2 -> builder -> tracker -> spectra, one process each"
+        "$build/tusk-run" --no-live config/agata-demo.xml
+    else
+        say "tusk-emulate config/agata-demo.xml: sim -> psa x2 -> builder -> tracker -> spectra, in one process"
+        "$build/tusk-emulate" config/agata-demo.xml
+    fi
+    say "demo done"
+    echo "spectra (CSV), peak table (summary.csv) and pictures in $out/spectra:"
+    ls "$out/spectra"
+    local pic
+    for pic in "$out"/spectra/*.png "$out"/spectra/*.svg; do
+        [ -f "$pic" ] && echo "picture: $pic"
+    done
+    return 0
+}
+
+# The plumbing, on synthetic data: tusk-adf, load sharing, tusk-run and a
+# failing actor.
+run_tour() {
+    local out="$build/tour" adf="$build/tusk-adf" emulate="$build/tusk-emulate"
     # The actors of this build, not installed ones.
     export TUSK_ACTOR_PATH="$build/actors/.libs"
     mkdir -p "$out"
@@ -114,16 +156,26 @@ run_demo() {
     "$emulate" -q "$top/config/fault.xml" || echo "(exit status $?: the failure above is the expected one)"
     say "tusk-adf dump -v output.adf (first 4 frames)"
     "$adf" dump -v -n 4 output.adf
-    say "demo done: files in $out"
+    say "tour done: files in $out"
 }
 
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
 demo)
+    distributed=no
+    if [ "${1:-}" = --distributed ]; then
+        distributed=yes
+        shift
+    fi
     install_missing
     configure_and_build "$@"
-    run_demo
+    run_demo "$distributed"
+    ;;
+tour)
+    install_missing
+    configure_and_build "$@"
+    run_tour
     ;;
 check)
     install_missing
@@ -137,7 +189,7 @@ distcheck)
     make -j"$jobs" distcheck
     ;;
 *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] && exit 2
     die "unknown command '$cmd'"
     ;;

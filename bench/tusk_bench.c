@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_track.h"
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
@@ -334,6 +335,8 @@ static int cmd_psa(const opts_t *o)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "track") == 0)
+        return bench_track_main(argc - 1, argv + 1);
     if (argc < 2 || strcmp(argv[1], "psa") != 0) {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             usage(stdout);

@@ -145,7 +145,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_wire_one(data, size);
     fuzz_cl_cache_one(data, size);
     fuzz_basis_one(data, size);
-    run->executions += 8;
+    fuzz_chain_one(data, size);
+    run->executions += 9;
 }
 
 /* The whole input and its prefixes. */

@@ -42,6 +42,10 @@ int fuzz_cl_cache_one(const uint8_t *data, size_t size);
 /* libtusk-detector's signal-basis files (psa/BASIS.md). */
 int fuzz_basis_one(const uint8_t *data, size_t size);
 
+/* The buffers of the chain's later stages: event builder, tracker,
+ * spectra. */
+int fuzz_chain_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
 #define FUZZ_DECODER_TYPES 6

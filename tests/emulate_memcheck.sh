@@ -3,8 +3,9 @@
 # leak check), with no error: tusk-emulate on config/passthrough.xml (its
 # output equals its input), on config/fault.xml (the error path) and on
 # config/sim-demo.xml (the simulation producer), tusk-psa run on its
-# output (the PSA), and a distributed run of config/passthrough.xml with tusk-run and every
-# tusk-actor under valgrind.
+# output (the PSA), tusk-emulate on config/agata-demo.xml (the main job:
+# event builder, tracking and spectra too), and a distributed run of
+# config/passthrough.xml with tusk-run and every tusk-actor under valgrind.
 # Skipped, visibly, when valgrind is missing.
 set -eu
 if [ -z "${VALGRIND:-}" ]; then
@@ -56,6 +57,15 @@ for backend in reference fast; do
         2>psa.err || { cat psa.err >&2; fail "valgrind or tusk-psa run ($backend) failed"; }
     "$b/tusk-adf" check "psa-$backend.adf" >/dev/null || fail "tusk-psa run ($backend) wrote a bad file"
 done
+echo "emulate_memcheck: valgrind tusk-emulate config/agata-demo.xml (the main job: sim, psa x2, builder, tracker, spectra; 1500 decays)"
+sed -e "s|>config/crystal-coarse.tbs<|>$tmp/basis.tbs<|" \
+    -e "s|>config/array-demonstrator.conf<|>$s/config/array-demonstrator.conf<|" \
+    -e "s|>config/sim-co60.conf<|>$s/config/sim-co60.conf<|" \
+    -e "s|<parameter name=\"events\">[0-9]*</parameter>|<parameter name=\"events\">1500</parameter><parameter name=\"basis\">$tmp/basis.tbs</parameter>|" \
+    -e "s|<parameter name=\"out\">spectra</parameter>|<parameter name=\"out\">$tmp/spectra</parameter><parameter name=\"plot\">no</parameter>|" \
+    "$s/config/agata-demo.xml" >agata.xml
+vg "$b/tusk-emulate" -q agata.xml >agata.err 2>&1 || { cat agata.err >&2; fail "valgrind or the main chain failed"; }
+[ -s spectra/summary.csv ] || fail "the main chain under valgrind wrote no summary.csv"
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER

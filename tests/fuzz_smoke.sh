@@ -75,7 +75,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
-targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis"
+targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done

@@ -1,0 +1,222 @@
+/* tracking.c - filter: gamma-ray tracking (tusk/track.h, tusk/track_cl.h),
+ * built events in, data:tracked frames added.
+ *
+ * Parameters:
+ *   array     the array geometry (required; the simulation's array file)
+ *   points    psa | truth | truth_segments (psa): the hits of
+ *             event:data:psa composites, or the data:truth points
+ *             (tracking/README.md)
+ *   backend   reference | opencl (reference)
+ *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
+ *             default $TUSK_CL_DEVICE or any); load-shared instances
+ *             spread over matching devices with "gpu:instance"
+ *   batch     events per tracking call (0: the whole input buffer)
+ *   cone_deg, recluster_deg, max_points, fom_max, single_min_prob, w0_mm,
+ *   w1_mm, inner_radius_mm, min_point_kev: the algorithm (tusk/track.h)
+ *
+ * Every input buffer is tracked as one batch (one kernel launch per pass
+ * for the OpenCL backend): in the psa mode each event:data:psa composite
+ * is copied to the output followed by a data:tracked frame with its event
+ * number and timestamp; in the truth modes each data:truth frame is, and
+ * composites pass unchanged. Every other frame is copied as it is, in
+ * order. When the output buffer is full the call returns
+ * TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A malformed
+ * frame, or one that does not decode, is TUSK_ACTOR_EDATA naming its
+ * offset.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AK_FILTER
+#include "actorkit.h"
+#include "tusk/simarray.h"
+#include "tusk/track.h"
+#include "tusk/track_cl.h"
+
+TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:truth) in, data:tracked added",
+                   "array: the array geometry file (required)\n"
+                   "points: psa | truth | truth_segments (psa)\n"
+                   "backend: reference | opencl (reference)\n"
+                   "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
+                   "batch: events per tracking call (0: the whole input buffer)\n"
+                   "cone_deg, recluster_deg, max_points, fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm, "
+                   "min_point_kev: the algorithm (tracking/README.md)\n");
+
+enum { BACKEND_REFERENCE, BACKEND_OPENCL };
+
+typedef struct filter {
+    ak_base_t base;
+    sim_array_t *array;
+    track_t *tracker;
+    track_cl_t *cl;
+    track_batch_t *batch;
+    adf_writer_t *writer;
+    ak_copier_t copier;
+    uint8_t *staged;          /* the output of one input buffer */
+    size_t staged_cap, staged_size;
+    uint64_t batch_events;    /* events per tracking call, 0: all */
+    uint64_t buffers;
+} filter_t;
+
+static const char *const known_keys[] = {"array",  "points",  "backend",         "device", "batch",
+                                         "cone_deg", "recluster_deg", "max_points", "fom_max",
+                                         "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm",
+                                         "min_point_kev", NULL};
+
+AK_STANDARD_HOOKS(filter_t)
+
+static void free_filter(filter_t *f)
+{
+    if (!f)
+        return;
+    track_cl_destroy(&f->cl);
+    track_destroy(&f->tracker);
+    sim_array_destroy(&f->array);
+    track_batch_destroy(&f->batch);
+    adf_writer_destroy(&f->writer);
+    ak_copier_free(&f->copier);
+    free(f->staged);
+    free(f);
+}
+
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code)
+{
+    ak_config_t cfg;
+    filter_t *f = NULL;
+    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+        goto fail;
+    f = calloc(1, sizeof *f);
+    if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = track_batch_new())) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
+    static const char *const backends[] = {"reference", "opencl", NULL};
+    const char *array = ak_config_required(&cfg, "array", "the array geometry file (as the simulation's)");
+    int backend = array ? ak_config_choice(&cfg, "backend", backends, BACKEND_REFERENCE) : -1;
+    if (!array || backend < 0 || !ak_config_u64(&cfg, "batch", 0, 0, UINT32_MAX, &f->batch_events) ||
+        !ak_config_base(&cfg, &f->base))
+        goto fail;
+    track_config_t tc;
+    track_config_default(&tc);
+    tusk_error_t err;
+    if (track_config_read(&tc, cfg.params, false, "tracking parameters", &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+        goto fail;
+    }
+    if (sim_array_load(&f->array, array, NULL, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG,
+                       "parameter 'array': %s", err.message);
+        goto fail;
+    }
+    if (track_new(&f->tracker, &tc, f->array, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+        goto fail;
+    }
+    if (backend == BACKEND_OPENCL &&
+        track_cl_new(&f->cl, f->tracker, tusk_params_string(cfg.params, "device", NULL), f->base.instance, &err) !=
+            TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "backend = opencl: %s", err.message);
+        goto fail;
+    }
+    ak_config_close(&cfg);
+    return f;
+fail:
+    free_filter(f);
+    ak_config_close(&cfg);
+    return NULL;
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    (void)algo_data;
+    ak_ok(error_code);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&f->copier);
+    track_stats_reset(f->tracker);
+    f->buffers = 0;
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    track_stats_t s;
+    track_stats(f->tracker, &s);
+    char line[768];
+    track_stats_format(&s, line, sizeof line);
+    fprintf(stderr, "tracking %s: %s points: %s%s%s\n", f->base.label,
+            track_points_name(track_config(f->tracker)->points), line, f->cl ? "; on " : "",
+            f->cl ? track_cl_describe(f->cl) : "");
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    ak_ok(error_code);
+    free_filter(algo_data);
+}
+
+/* Track the batch's events, `batch_events` at a time when set (the
+ * results land in the same batch either way). */
+static int track_all(filter_t *f, tusk_error_t *err)
+{
+    size_t n = track_batch_events(f->batch), step = f->batch_events ? (size_t)f->batch_events : (n ? n : 1);
+    int st = TUSK_OK;
+    for (size_t first = 0; first < n && !st; first += step) {
+        size_t count = n - first < step ? n - first : step;
+        st = f->cl ? track_cl_run_range(f->cl, f->batch, first, count, err)
+                   : track_run_range(f->tracker, f->batch, first, count, err);
+    }
+    return st;
+}
+
+/* Track one input buffer into f->staged. */
+static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
+{
+    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    if (code != TUSK_ACTOR_OK) {
+        *error_code = code;
+        return code;
+    }
+    tusk_error_t err;
+    f->buffers++;
+    if (track_frames_read(f->tracker, f->batch, in, in_size, 0, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                       "input %s", err.message);
+    if (track_all(f, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
+                       "%s", err.message);
+    size_t need = (size_t)in_size + track_frames_extra(f->batch);
+    if (need > f->staged_cap) {
+        uint8_t *s = realloc(f->staged, need);
+        if (!s)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
+        f->staged = s;
+        f->staged_cap = need;
+    }
+    adf_writer_reset(f->writer, f->staged, f->staged_cap);
+    if (track_frames_write(f->tracker, f->batch, in, in_size, f->writer, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
+    f->staged_size = adf_writer_used(f->writer);
+    return TUSK_ACTOR_OK;
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    /* A call after MORE_OUTPUT goes on copying what this input gave. */
+    if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
+        return;
+    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+}

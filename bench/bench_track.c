@@ -1,0 +1,284 @@
+/* bench_track.c - `tusk-bench track`: gamma-ray tracking speed.
+ *
+ *   tusk-bench track --basis FILE [--multiplicity N] [--events N] [--array FILE]
+ *                    [--points MODE] [--device SETTING]... [--seconds S] [--seed S]
+ *
+ * Events are simulated first (not timed; tusk/sim.h): multiplicity 1 is a
+ * 1332.5 keV line, multiplicity M > 1 the benchmark source (M gammas
+ * evenly spaced from 80 keV to 2.6 MeV), by default in the 86-crystal
+ * shell (config/array-shell.conf, from the current folder), and their truth_segments points
+ * (a perfect PSA) go into one batch. Then, timed: the CPU reference
+ * (track_run, one thread) and OpenCL on each --device (track_cl_run: one
+ * launch a pass for the whole batch), each repeated until --seconds have
+ * passed. A row gives events/s and orders (permutations) evaluated per
+ * second; without --multiplicity both 1 and 30 are measured. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_track.h"
+#include "tusk/sim.h"
+#include "tusk/track.h"
+#include "tusk/track_cl.h"
+
+#define PROG "tusk-bench track"
+#define MAX_DEVICES 8
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " --basis FILE [OPTIONS]\n"
+            "\n"
+            "  --basis FILE        the signal basis the simulation needs (tusk-basis gen)\n"
+            "  --array FILE        the array (config/array-shell.conf: run from the source tree)\n"
+            "  --multiplicity N    gammas an event: 1 (a 1332.5 keV line) or N of 80 keV - 2.6 MeV\n"
+            "                      (default: both 1 and 30)\n"
+            "  --events N          simulated events in the batch (500)\n"
+            "  --points MODE       truth or truth_segments (truth_segments)\n"
+            "  --device SETTING    an OpenCL device to measure (repeatable; tusk-cl list)\n"
+            "  --seconds S         least time per measurement (1)\n"
+            "  --seed S            simulation seed (1)\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct opts {
+    const char *basis, *array, *points;
+    unsigned long multiplicity, events, seed;
+    double seconds;
+    const char *device[MAX_DEVICES];
+    unsigned devices;
+} opts_t;
+
+static bool parse_ul(const char *opt, const char *s, unsigned long *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(s, &end, 10);
+    if (end == s || *end || errno || s[0] == '-') {
+        fprintf(stderr, PROG ": %s: '%s' is not a whole number\n", opt, s);
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+/* Simulate until o->events events, their points into batch. */
+static int simulate(const opts_t *o, unsigned long m, track_t *t, track_batch_t *b, sim_t **simp)
+{
+    char text[2048];
+    if (m == 1)
+        snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 0\nseed = %lu\n",
+                 o->basis, o->array, o->seed);
+    else
+        snprintf(text, sizeof text,
+                 "basis = %s\narray = %s\nsource = multiplicity\nmultiplicity = %lu\nevents = 0\nseed = %lu\n",
+                 o->basis, o->array, m, o->seed);
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    if (!p || tusk_params_parse(p, text, strlen(text), "bench", &err) != TUSK_OK ||
+        sim_new(simp, p, "simulation", &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", p ? err.message : "out of memory");
+        tusk_params_destroy(&p);
+        return 1;
+    }
+    tusk_params_destroy(&p);
+    bool seg = track_config(t)->points == TRACK_POINTS_TRUTH_SEGMENTS;
+    const sim_event_t *ev;
+    while (track_batch_events(b) < o->events) {
+        if (sim_next(*simp, &ev, &err) != TUSK_OK || !ev) {
+            fprintf(stderr, PROG ": simulation: %s\n", ev ? err.message : "ended early");
+            return 1;
+        }
+        if (track_batch_begin(b, ev->event, ev->timestamp, &err) != TUSK_OK ||
+            track_add_truth(t, b, ev->truth, seg, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct row {
+    double events_s, orders_s, seconds;
+    uint64_t runs;
+    track_stats_t per_run;
+} row_t;
+
+/* Run the batch until `seconds` have passed (at least once), on cl or the
+ * CPU; per_run: the statistics of one run. */
+static int measure(const opts_t *o, track_t *t, track_cl_t *cl, track_batch_t *b, row_t *r)
+{
+    tusk_error_t err;
+    memset(r, 0, sizeof *r);
+    track_stats_reset(t);
+    double t0 = now_s(), dt;
+    do {
+        int st = cl ? track_cl_run(cl, b, &err) : track_run(t, b, &err);
+        if (st) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            return 1;
+        }
+        if (r->runs++ == 0)
+            track_stats(t, &r->per_run);
+        dt = now_s() - t0;
+    } while (dt < o->seconds);
+    track_stats_t s;
+    track_stats(t, &s);
+    r->seconds = dt;
+    r->events_s = (double)s.events / dt;
+    r->orders_s = (double)s.permutations / dt;
+    return 0;
+}
+
+static void print_row(const char *what, const row_t *r)
+{
+    printf("  %-58s %12.0f %14.3g %6llu runs\n", what, r->events_s, r->orders_s, (unsigned long long)r->runs);
+}
+
+static int bench_one(const opts_t *o, unsigned long m)
+{
+    track_config_t cfg;
+    track_config_default(&cfg);
+    cfg.points = (enum track_points)track_points_parse(o->points);
+    sim_t *sim = NULL;
+    track_t *t = NULL;
+    track_batch_t *b = track_batch_new();
+    tusk_error_t err;
+    int rc = 1;
+    if (!b)
+        goto done;
+    /* the array the simulation uses, for the inner radius */
+    if (track_new(&t, &cfg, NULL, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        goto done;
+    }
+    if (simulate(o, m, t, b, &sim))
+        goto done;
+    track_destroy(&t);
+    if (track_new(&t, &cfg, sim_array(sim), &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        goto done;
+    }
+    printf("multiplicity %lu: %zu events, %zu %s points (%.1f an event), %zu crystals\n", m,
+           track_batch_events(b), track_batch_points(b), o->points,
+           (double)track_batch_points(b) / (double)track_batch_events(b), sim_array_count(sim_array(sim)));
+    printf("  %-58s %12s %14s\n", "backend", "events/s", "orders/s");
+    row_t r;
+    if (measure(o, t, NULL, b, &r))
+        goto done;
+    char line[768];
+    track_stats_format(&r.per_run, line, sizeof line);
+    print_row("reference (CPU, 1 thread)", &r);
+    printf("    per batch: %s\n", line);
+    for (unsigned d = 0; d < o->devices; d++) {
+        track_cl_t *cl = NULL;
+        if (track_cl_new(&cl, t, o->device[d], 0, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": --device %s: %s\n", o->device[d], err.message);
+            goto done;
+        }
+        /* a first run builds what the device needs (buffers) */
+        if (track_cl_run(cl, b, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            track_cl_destroy(&cl);
+            goto done;
+        }
+        track_cl_stats_t c0, c1;
+        track_cl_stats(cl, &c0);
+        int st = measure(o, t, cl, b, &r);
+        track_cl_stats(cl, &c1);
+        if (st) {
+            track_cl_destroy(&cl);
+            goto done;
+        }
+        char what[512];
+        snprintf(what, sizeof what, "opencl: %.40s", track_cl_describe(cl));
+        print_row(what, &r);
+        printf("    kernels %.3f ms a batch (%llu launches a batch); device: %s\n",
+               (c1.kernel_ms - c0.kernel_ms) / (double)r.runs,
+               (unsigned long long)((c1.launches - c0.launches) / r.runs), track_cl_describe(cl));
+        track_cl_destroy(&cl);
+    }
+    rc = 0;
+done:
+    track_destroy(&t);
+    track_batch_destroy(&b);
+    sim_destroy(&sim);
+    return rc;
+}
+
+int bench_track_main(int argc, char **argv)
+{
+    opts_t o = {NULL, "config/array-shell.conf", "truth_segments", 0, 500, 1, 1.0, {NULL}, 0};
+    static const struct option longs[] = {
+        {"basis", required_argument, NULL, 'b'},  {"array", required_argument, NULL, 'a'},
+        {"multiplicity", required_argument, NULL, 'm'}, {"events", required_argument, NULL, 'n'},
+        {"points", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'd'},
+        {"seconds", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "b:n:h", longs, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'b':
+            o.basis = optarg;
+            break;
+        case 'a':
+            o.array = optarg;
+            break;
+        case 'm':
+            ok = parse_ul("--multiplicity", optarg, &o.multiplicity) && o.multiplicity >= 1 && o.multiplicity <= 64;
+            break;
+        case 'n':
+            ok = parse_ul("--events", optarg, &o.events) && o.events > 0;
+            break;
+        case 'p':
+            o.points = optarg;
+            ok = strcmp(optarg, "truth") == 0 || strcmp(optarg, "truth_segments") == 0;
+            break;
+        case 'S':
+            ok = parse_ul("--seed", optarg, &o.seed);
+            break;
+        case 's': {
+            char *end;
+            o.seconds = strtod(optarg, &end);
+            ok = end != optarg && !*end && o.seconds >= 0.0 && o.seconds < 3600.0;
+            break;
+        }
+        case 'd':
+            if (o.devices == MAX_DEVICES) {
+                fprintf(stderr, PROG ": at most %d --device\n", MAX_DEVICES);
+                return 2;
+            }
+            o.device[o.devices++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            ok = false;
+        }
+        if (!ok) {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o.basis || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.multiplicity)
+        return bench_one(&o, o.multiplicity);
+    int rc = bench_one(&o, 1);
+    return rc ? rc : bench_one(&o, 30);
+}

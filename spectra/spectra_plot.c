@@ -1,0 +1,276 @@
+/* spectra_plot.c - the pictures of the spectra, drawn by gnuplot.
+ *
+ * DIR/spectra.dat holds the spectra drawn (columns: bin centre in keV,
+ * singles, addback, tracked). DIR/spectra.gp overlays them with a log
+ * scale; DIR/lines.gp zooms on each configured line (one panel per line,
+ * linear scale, up to LINES_DRAWN of them) from the same data. Scripts name
+ * their files without the folder, so `cd DIR && gnuplot spectra.gp`
+ * redraws by hand.
+ *
+ * gnuplot ($TUSK_GNUPLOT, else "gnuplot" from PATH) runs as a child
+ * process through posix_spawn, no shell: `gnuplot -e "cd 'DIR'" ./NAME.gp`
+ * with stdin from /dev/null and its output in DIR/NAME.log (removed when
+ * empty after success). A missing program, a failing exit status or no
+ * picture is TUSK_EIO naming the script (and the log). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <tusk/spectrum.h>
+
+extern char **environ;
+
+#define LINES_DRAWN 8
+#define PATH_CAP (SPEC_OUT_MAX + 64)
+
+/* The spectra drawn, in spectra.dat's column order (2, 3, 4). */
+static const spec_kind_t drawn[] = {SPEC_SINGLES, SPEC_ADDBACK, SPEC_TRACKED};
+static const char *const colours[] = {"#000000", "#d55e00", "#0072b2"};
+
+static const char *ext_of(spec_format_t f)
+{
+    return f == SPEC_SVG ? "svg" : "png";
+}
+
+/* The first non-empty line of a file ("(no output)" when none). */
+static void first_line(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "(no output)");
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return;
+    char line[400];
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[strspn(line, " \t")]) {
+            snprintf(out, cap, "%s", line);
+            break;
+        }
+    }
+    fclose(fp);
+}
+
+/* The program to run: `prog` itself when it has a '/', else the first
+ * executable PROG in $PATH. Looked up here rather than left to
+ * posix_spawnp, whose exec failure some environments (valgrind) report
+ * only as exit status 127. */
+static bool find_program(const char *prog, char *out, size_t cap)
+{
+    if (strchr(prog, '/')) {
+        snprintf(out, cap, "%s", prog);
+        return access(prog, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path && *path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        int len = snprintf(out, cap, "%.*s/%s", (int)n, n ? p : ".", prog);
+        if (len > 0 && (size_t)len < cap && access(out, X_OK) == 0)
+            return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+static int run_gnuplot(const char *dir, const char *name, const char *picture, tusk_error_t *err)
+{
+    const char *env = getenv("TUSK_GNUPLOT");
+    const char *prog = env && *env ? env : "gnuplot";
+    char exe[4096];
+    char script[PATH_CAP], arg[64], log[PATH_CAP], cd[PATH_CAP + 16];
+    snprintf(script, sizeof script, "%s/%s.gp", dir, name);
+    /* Loaded after the cd, from the folder. */
+    snprintf(arg, sizeof arg, "./%s.gp", name);
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    snprintf(cd, sizeof cd, "cd '%s'", dir);
+    if (unlink(picture) != 0 && errno != ENOENT)
+        return tusk_error_set(err, TUSK_EIO, "spectra: cannot replace %s: %s", picture, strerror(errno));
+
+    if (!find_program(prog, exe, sizeof exe))
+        return tusk_error_set(err, TUSK_EIO,
+                              "gnuplot not found ('%s'%s; Debian: apt-get install gnuplot-nox, or set "
+                              "TUSK_GNUPLOT); script: %s",
+                              prog, strchr(prog, '/') ? " is not an executable file" : " is not in PATH", script);
+
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "spectra: out of memory starting gnuplot");
+    int rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (!rc)
+        rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!rc)
+        rc = posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+    char *argv[] = {(char *)prog, (char *)"-e", cd, arg, NULL};
+    pid_t pid = 0;
+    if (!rc)
+        rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc == ENOENT || rc == ENOTDIR)
+        return tusk_error_set(err, TUSK_EIO,
+                              "gnuplot not found ('%s': %s; Debian: apt-get install gnuplot-nox, or set "
+                              "TUSK_GNUPLOT); script: %s",
+                              prog, strerror(rc), script);
+    if (rc)
+        return tusk_error_set(err, TUSK_EIO, "cannot start gnuplot ('%s': %s); script: %s", prog, strerror(rc),
+                              script);
+    int status = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    char line[400];
+    if (w < 0)
+        return tusk_error_set(err, TUSK_EIO, "waiting for gnuplot ('%s'): %s; script: %s", prog, strerror(errno),
+                              script);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        first_line(log, line, sizeof line);
+        return tusk_error_set(err, TUSK_EIO, "gnuplot ('%s') failed (%s %d): %s; script: %s; log: %s", prog,
+                              WIFEXITED(status) ? "exit status" : "signal",
+                              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line, script, log);
+    }
+    struct stat st;
+    if (stat(picture, &st) != 0 || st.st_size == 0) {
+        first_line(log, line, sizeof line);
+        return tusk_error_set(err, TUSK_EIO, "gnuplot ('%s') wrote no picture %s: %s; script: %s; log: %s", prog,
+                              picture, line, script, log);
+    }
+    if (stat(log, &st) == 0 && st.st_size == 0)
+        unlink(log);
+    return TUSK_OK;
+}
+
+static void put_terminal(FILE *fp, spec_format_t format, const char *name, int width, int height)
+{
+    fprintf(fp, "# %s.gp - written by tusk (spectra/spectra_plot.c); data in spectra.dat.\n"
+                "# Redraw by hand: cd to this folder, then: gnuplot %s.gp\n",
+            name, name);
+    if (format == SPEC_SVG)
+        fprintf(fp, "set terminal svg size %d,%d dynamic font 'Sans,12'\n", width, height);
+    else
+        fprintf(fp,
+                "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                "    set terminal pngcairo size %d,%d font 'Sans,11'\n"
+                "} else {\n"
+                "    set terminal png size %d,%d\n"
+                "}\n",
+                width, height, width, height);
+    fprintf(fp, "set output '%s.%s'\n", name, ext_of(format));
+}
+
+static int close_script(FILE *fp, const char *path, tusk_error_t *err)
+{
+    int bad = ferror(fp);
+    if (fclose(fp) != 0)
+        bad = 1;
+    return bad ? tusk_error_set(err, TUSK_EIO, "spectra: cannot write %s", path) : TUSK_OK;
+}
+
+/* `plot` clauses for the spectra with counts; false when none has any. */
+static bool put_series(FILE *fp, const bool *has, bool log_scale)
+{
+    bool any = false;
+    for (size_t k = 0; k < 3; k++) {
+        if (!has[k])
+            continue;
+        fprintf(fp, "%s'spectra.dat' using 1:%s with histeps lc rgb '%s' title '%s'", any ? ", \\\n     " : "plot ",
+                log_scale ? (k == 0 ? "($2 > 0 ? $2 : 0.1)" : k == 1 ? "($3 > 0 ? $3 : 0.1)" : "($4 > 0 ? $4 : 0.1)")
+                          : (k == 0 ? "2" : k == 1 ? "3" : "4"),
+                colours[k], spec_kind_name(drawn[k]));
+        any = true;
+    }
+    if (any)
+        fputc('\n', fp);
+    return any;
+}
+
+int spec_plot(const spec_t *spec, const char *dir, tusk_error_t *err)
+{
+    if (!spec || !dir || !*dir)
+        return tusk_error_set(err, TUSK_EINVAL, "spec_plot: no spectra or no folder");
+    if (strpbrk(dir, "'\n\r"))
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "spectra: the folder '%s' has a quote or a line break, which a gnuplot script cannot "
+                              "name",
+                              dir);
+    if (strlen(dir) >= SPEC_OUT_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "spectra: folder name too long");
+    const spec_config_t *c = spec_config(spec);
+    size_t nbins = spec_bins(spec);
+    const uint64_t *h[3];
+    bool has[3];
+    for (size_t k = 0; k < 3; k++) {
+        h[k] = spec_histogram(spec, drawn[k]);
+        has[k] = spec_total_counts(h[k], nbins, c->bin_kev, 0.0) > 0;
+    }
+    char path[PATH_CAP], picture[PATH_CAP];
+    snprintf(path, sizeof path, "%s/spectra.dat", dir);
+    FILE *fp = fopen(path, "w");
+    if (!fp)
+        return tusk_error_set(err, TUSK_EIO, "spectra: cannot write %s: %s", path, strerror(errno));
+    fputs("# energy_kev singles addback tracked (counts per bin)\n", fp);
+    for (size_t b = 0; b < nbins; b++)
+        fprintf(fp, "%.10g %llu %llu %llu\n", spec_bin_centre(spec, b), (unsigned long long)h[0][b],
+                (unsigned long long)h[1][b], (unsigned long long)h[2][b]);
+    int st = close_script(fp, path, err);
+    if (st)
+        return st;
+
+    /* The whole range, log scale. */
+    snprintf(path, sizeof path, "%s/spectra.gp", dir);
+    if (!(fp = fopen(path, "w")))
+        return tusk_error_set(err, TUSK_EIO, "spectra: cannot write %s: %s", path, strerror(errno));
+    put_terminal(fp, c->format, "spectra", 1200, 700);
+    fprintf(fp,
+            "set title 'Energy spectra' noenhanced\n"
+            "set xlabel 'Energy (keV)'\n"
+            "set ylabel 'Counts per %g keV'\n"
+            "set xrange [0:%.10g]\n"
+            "set grid\n"
+            "set key top right\n",
+            c->bin_kev, (double)nbins * c->bin_kev);
+    if (has[0] || has[1] || has[2]) {
+        /* Empty bins drawn at 0.1, under the axis: a step needs both its
+         * ends, and a lone full bin between empty ones would vanish. */
+        fputs("set logscale y\nset yrange [0.5:*]\n", fp);
+        put_series(fp, has, true);
+    } else {
+        fputs("set label 'no counts' at graph 0.5, 0.5 center\nset yrange [0:1]\nplot 0 notitle\n", fp);
+    }
+    if ((st = close_script(fp, path, err)))
+        return st;
+    snprintf(picture, sizeof picture, "%s/spectra.%s", dir, ext_of(c->format));
+    if ((st = run_gnuplot(dir, "spectra", picture, err)))
+        return st;
+
+    if (c->n_lines == 0 || !(has[0] || has[1] || has[2]))
+        return TUSK_OK;
+    /* A panel per line, linear scale. */
+    unsigned n = c->n_lines < LINES_DRAWN ? c->n_lines : LINES_DRAWN;
+    unsigned cols = n < 3 ? n : 3, rows = (n + cols - 1) / cols;
+    snprintf(path, sizeof path, "%s/lines.gp", dir);
+    if (!(fp = fopen(path, "w")))
+        return tusk_error_set(err, TUSK_EIO, "spectra: cannot write %s: %s", path, strerror(errno));
+    put_terminal(fp, c->format, "lines", 500 * (int)cols, 400 * (int)rows);
+    if (c->n_lines > n)
+        fprintf(fp, "# %u lines configured, the first %u drawn\n", c->n_lines, n);
+    fprintf(fp, "set multiplot layout %u,%u title 'Peaks (+-2 x peak_window_kev)' noenhanced\n", rows, cols);
+    fputs("set grid\nset xlabel 'Energy (keV)'\nset key top right\n", fp);
+    for (unsigned l = 0; l < n; l++) {
+        double w = 2 * c->peak_window_kev;
+        fprintf(fp, "set title '%.2f keV'\nset xrange [%.10g:%.10g]\n", c->lines[l], c->lines[l] - w,
+                c->lines[l] + w);
+        put_series(fp, has, false);
+    }
+    fputs("unset multiplot\n", fp);
+    if ((st = close_script(fp, path, err)))
+        return st;
+    snprintf(picture, sizeof picture, "%s/lines.%s", dir, ext_of(c->format));
+    return run_gnuplot(dir, "lines", picture, err);
+}

@@ -1,0 +1,150 @@
+#!/bin/sh
+# tusk_track_cli.sh - tusk-track and the tracking actor as a user runs them:
+# a simulated 60Co file (tusk-sim, with its data:truth frames) tracked with
+# the truth and truth_segments points, every frame copied and a
+# data:tracked frame after each data:truth; the OpenCL backend (PoCL's CPU
+# device, when there is one) gives the same file; the tracking actor in a
+# topology (tusk-emulate) writes what tusk-track writes; --help; bad
+# settings, missing and corrupt files give errors that name them.
+#
+# Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT): top_builddir,
+# top_srcdir, abs_top_builddir.
+set -eu
+
+top_builddir=${top_builddir:-.}
+name=tusk_track_cli
+tool=$top_builddir/tusk-track
+# shellcheck source=tests/cli_lib.sh
+. "${abs_top_srcdir:-${top_srcdir:-..}}/tests/cli_lib.sh"
+src=$(cd "${abs_top_srcdir:-${top_srcdir:-..}}" && pwd)
+b=$(cd "$top_builddir" && pwd)
+adf=$b/tusk-adf
+array=$src/config/array-demonstrator.conf
+TUSK_CL_CACHE=off
+export TUSK_CL_CACHE
+
+count() { # FILE TYPE: frames of TYPE in FILE (0 when none)
+    "$adf" stats "$1" | awk -v t="$2" '$1 == t {n = $2} END {print n + 0}'
+}
+
+step "a small simulated file: 60Co, 3000 decays, with the truth"
+run "$b/tusk-basis" gen -c "$src/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o "$tmp/basis.tbs"
+expect_status 0 "tusk-basis gen"
+run "$b/tusk-sim" run "$src/config/sim-co60.conf" --set "basis=$tmp/basis.tbs" --events 3000 --seed 5 -q \
+    -o "$tmp/co60.adf"
+expect_status 0 "tusk-sim run"
+truths=$(count "$tmp/co60.adf" data:truth)
+frames=$("$adf" stats "$tmp/co60.adf" | awk '$1 == "frames:" {print $2}')
+[ "$truths" -gt 100 ] || fail "the simulation made only $truths events"
+
+step "--help"
+run "$tool" --help
+expect_status 0 "--help"
+expect_in out "tusk-track run IN.adf -o OUT.adf --array FILE" "--help"
+expect_in out "truth_segments" "--help"
+
+step "run --points truth: a data:tracked frame after every data:truth, every frame copied"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/truth.adf" --array "$array" --points truth
+expect_status 0 "run --points truth"
+expect_in err "$truths events tracked (truth points" "the summary"
+expect_in err "gammas accepted" "the summary"
+[ "$(count "$tmp/truth.adf" data:tracked)" = "$truths" ] || fail "$(count "$tmp/truth.adf" data:tracked) data:tracked frames for $truths events"
+out_frames=$("$adf" stats "$tmp/truth.adf" | awk '$1 == "frames:" {print $2}')
+[ "$out_frames" -eq $((frames + truths)) ] || fail "$out_frames frames out of $frames in and $truths added"
+run "$adf" check "$tmp/truth.adf"
+expect_status 0 "tusk-adf check on the output"
+# every data:truth is followed by the data:tracked of its event
+"$adf" dump "$tmp/truth.adf" | awk '
+    /data:truth/   {want = $0; sub(/.*event /, "", want); sub(/ .*/, "", want); next}
+    /data:tracked/ {got = $0; sub(/.*event /, "", got); sub(/ .*/, "", got); if (got != want) bad++; want = ""; next}
+    {if (want != "") bad++; want = ""}
+    END {exit bad > 0}' || fail "a data:tracked frame does not follow the data:truth of its event"
+# 1332 keV gammas come out at their energy
+run "$adf" dump -v "$tmp/truth.adf"
+expect_status 0 "tusk-adf dump -v"
+grep -E -q 'E? ?1332\.[0-9]' "$tmp/out" || fail "no 1332 keV gamma in the tracked output"
+
+step "run --points truth_segments, in one call of tusk-track per file"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/seg.adf" --array "$array" --points truth_segments --set fom_max=3 -q
+expect_status 0 "run --points truth_segments"
+[ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
+[ "$(count "$tmp/seg.adf" data:tracked)" = "$truths" ] || fail "truth_segments: wrong number of data:tracked frames"
+
+step "run --points psa on a file without event:data:psa composites: copied, a note says why"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/psa.adf" --array "$array"
+expect_status 0 "run --points psa"
+expect_in err "no event:data:psa frames" "the note"
+cmp "$tmp/co60.adf" "$tmp/psa.adf" || fail "without composites the output should be the input"
+
+if "$b/tusk-cl" which cpu >/dev/null 2>&1; then
+    step "--backend opencl on the CPU device writes the same file"
+    run "$tool" run "$tmp/co60.adf" -o "$tmp/cl.adf" --array "$array" --points truth --backend opencl --device cpu
+    expect_status 0 "run --backend opencl"
+    expect_in err "opencl on" "the summary names the device"
+    cmp "$tmp/truth.adf" "$tmp/cl.adf" || fail "the OpenCL backend's file differs from the reference's"
+else
+    echo "$name: no OpenCL CPU device: the opencl step is skipped"
+fi
+
+step "the tracking actor in a topology writes what tusk-track writes"
+cat >"$tmp/chain.xml" <<EOF
+<configuration>
+  <producer>
+    <name>reader</name>
+    <binary_code>file_producer</binary_code>
+    <size>262144</size>
+    <parameter name="file">$tmp/co60.adf</parameter>
+  </producer>
+  <intermediary>
+    <name>tracker</name>
+    <binary_code>tracking</binary_code>
+    <data_source>reader</data_source>
+    <size>65536</size>
+    <parameter name="array">$array</parameter>
+    <parameter name="points">truth</parameter>
+    <parameter name="batch">50</parameter>
+  </intermediary>
+  <consumer>
+    <name>writer</name>
+    <binary_code>file_writer</binary_code>
+    <data_source>tracker</data_source>
+    <parameter name="file">$tmp/chain.adf</parameter>
+  </consumer>
+</configuration>
+EOF
+run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/chain.xml"
+expect_status 0 "tusk-emulate with the tracking actor"
+expect_in err "tracking tracker[0]: truth points: $truths events" "the actor's summary"
+cmp "$tmp/truth.adf" "$tmp/chain.adf" || fail "the actor's output differs from tusk-track's"
+sed "s|<parameter name=\"points\">truth</parameter>|<parameter name=\"points\">truth</parameter><parameter name=\"cone\">5</parameter>|" \
+    "$tmp/chain.xml" >"$tmp/bad.xml"
+run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/bad.xml"
+[ "$rc" -ne 0 ] || fail "a misspelt actor parameter was accepted"
+expect_in err "cone" "the message names the parameter"
+
+step "errors name what is wrong"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/x.adf" --array "$array" --set cone=5
+expect_status 1 "an unknown --set key"
+expect_in err "cone" "an unknown --set key"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/x.adf" --array "$array" --set max_points=9
+expect_status 1 "max_points out of range"
+expect_in err "max_points" "max_points out of range"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/x.adf" --array "$array" --points everything
+expect_status 2 "a bad --points"
+expect_in err "everything" "a bad --points"
+run "$tool" run "$tmp/none.adf" -o "$tmp/x.adf" --array "$array"
+expect_status 1 "a missing input"
+expect_in err "none.adf" "a missing input"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/x.adf" --array "$tmp/none.conf"
+expect_status 1 "a missing array"
+expect_in err "none.conf" "a missing array"
+head -c 5000 "$tmp/co60.adf" >"$tmp/cut.adf"
+run "$tool" run "$tmp/cut.adf" -o "$tmp/x.adf" --array "$array" --points truth
+expect_status 1 "a truncated input"
+expect_in err "cut.adf" "a truncated input"
+[ ! -e "$tmp/x.adf" ] || fail "a failed run left its output"
+run "$tool" run "$tmp/co60.adf" --array "$array"
+expect_status 2 "no -o"
+run "$tool" frobnicate
+expect_status 2 "an unknown command"
+echo "$name: all steps passed"

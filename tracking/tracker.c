@@ -1,0 +1,999 @@
+/* tracker.c - gamma-ray tracking, the CPU reference (tusk/track.h):
+ * settings, batches of points, point extraction, clustering, the figure
+ * of merit, the search over orders and the pipeline that both backends
+ * share (tracking_private.h). The algorithm is in README.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracking_private.h"
+#include "tusk/compton.h"
+#include "tusk/gexs.h"
+
+#define PI 3.14159265358979323846
+#define DEG (PI / 180.0)
+#define SPLIT_FACTOR 0.8    /* oversize clusters: the angle shrinks by this a step ... */
+#define SPLIT_MIN_DEG 0.01  /* ... down to this, then they are cut in index order */
+
+/* ---- settings ---------------------------------------------------------------- */
+
+static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "fom_max",
+                                         "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm", "min_point_kev",
+                                         NULL};
+
+static const char *const points_names[] = {"psa", "truth", "truth_segments", NULL};
+
+void track_config_default(track_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->points = TRACK_POINTS_PSA;
+    cfg->cone_deg = 20.0;
+    cfg->recluster_deg = 10.0;
+    cfg->max_points = 7;
+    cfg->fom_max = 3.5;
+    cfg->single_min_prob = 0.05;
+    cfg->w0_mm = 3.0;
+    cfg->w1_mm = 6.0;
+    cfg->inner_radius_mm = 0.0;
+    cfg->min_point_kev = 0.0;
+}
+
+const char *const *track_known_keys(void)
+{
+    return known_keys;
+}
+
+const char *track_points_name(enum track_points p)
+{
+    return (unsigned)p < 3 ? points_names[p] : "?";
+}
+
+int track_points_parse(const char *text)
+{
+    for (int i = 0; points_names[i]; i++)
+        if (text && strcmp(text, points_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int read_double(const tusk_params_t *p, const char *origin, const char *key, double *v, tusk_error_t *err)
+{
+    int st = tusk_params_double(p, key, *v, v, err);
+    if (st)
+        tusk_error_prefix(err, "%s", origin);
+    return st;
+}
+
+int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool strict, const char *origin,
+                      tusk_error_t *err)
+{
+    if (!origin)
+        origin = "tracking";
+    int st;
+    if (strict && (st = tusk_params_expect(params, known_keys, err))) {
+        tusk_error_prefix(err, "%s", origin);
+        return st;
+    }
+    const char *pts = tusk_params_get(params, "points");
+    if (pts) {
+        int k = track_points_parse(pts);
+        if (k < 0)
+            return tusk_error_set(err, TUSK_EPARAM, "%s: points: '%s' is not psa, truth or truth_segments", origin,
+                                  pts);
+        cfg->points = (enum track_points)k;
+    }
+    uint64_t mp = cfg->max_points;
+    if ((st = tusk_params_u64(params, "max_points", mp, &mp, err))) {
+        tusk_error_prefix(err, "%s", origin);
+        return st;
+    }
+    if (mp < 1 || mp > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: max_points: %llu is outside 1 to %d", origin,
+                              (unsigned long long)mp, TRACK_MAX_CLUSTER);
+    cfg->max_points = (unsigned)mp;
+    if ((st = read_double(params, origin, "cone_deg", &cfg->cone_deg, err)) ||
+        (st = read_double(params, origin, "recluster_deg", &cfg->recluster_deg, err)) ||
+        (st = read_double(params, origin, "fom_max", &cfg->fom_max, err)) ||
+        (st = read_double(params, origin, "single_min_prob", &cfg->single_min_prob, err)) ||
+        (st = read_double(params, origin, "w0_mm", &cfg->w0_mm, err)) ||
+        (st = read_double(params, origin, "w1_mm", &cfg->w1_mm, err)) ||
+        (st = read_double(params, origin, "inner_radius_mm", &cfg->inner_radius_mm, err)) ||
+        (st = read_double(params, origin, "min_point_kev", &cfg->min_point_kev, err)))
+        return st;
+    return track_config_check(cfg, origin, err);
+}
+
+int track_config_check(const track_config_t *c, const char *origin, tusk_error_t *err)
+{
+    if (!origin)
+        origin = "tracking";
+    if ((unsigned)c->points > TRACK_POINTS_TRUTH_SEGMENTS)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: points: unknown mode %d", origin, (int)c->points);
+    if (!(c->cone_deg > 0.0 && c->cone_deg < 180.0))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: cone_deg: %g is outside (0, 180) degrees", origin, c->cone_deg);
+    if (!(c->recluster_deg > 0.0 && c->recluster_deg < c->cone_deg))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: recluster_deg: %g must be above 0 and below cone_deg (%g)",
+                              origin, c->recluster_deg, c->cone_deg);
+    if (c->max_points < 1 || c->max_points > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: max_points: %u is outside 1 to %d", origin, c->max_points,
+                              TRACK_MAX_CLUSTER);
+    if (!isfinite(c->fom_max))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: fom_max: %g is not finite", origin, c->fom_max);
+    if (!(c->single_min_prob > 0.0 && c->single_min_prob <= 1.0))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: single_min_prob: %g is outside (0, 1]", origin,
+                              c->single_min_prob);
+    if (!(c->w0_mm >= 0.0 && c->w1_mm >= 0.0 && c->w0_mm + c->w1_mm > 0.0 && c->w0_mm < 1e3 && c->w1_mm < 1e3))
+        return tusk_error_set(err, TUSK_EPARAM,
+                              "%s: w0_mm, w1_mm: %g and %g mm: both must be in [0, 1000) and one above 0", origin,
+                              c->w0_mm, c->w1_mm);
+    if (!(c->inner_radius_mm >= 0.0 && c->inner_radius_mm < 1e5))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: inner_radius_mm: %g is outside [0, 100000) mm", origin,
+                              c->inner_radius_mm);
+    if (!(c->min_point_kev >= 0.0 && c->min_point_kev < 1e4))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: min_point_kev: %g is outside [0, 10000) keV", origin,
+                              c->min_point_kev);
+    return TUSK_OK;
+}
+
+/* ---- batches --------------------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+track_batch_t *track_batch_new(void)
+{
+    return calloc(1, sizeof(track_batch_t));
+}
+
+void track_batch_destroy(track_batch_t **batch)
+{
+    if (!batch || !*batch)
+        return;
+    free((*batch)->ev);
+    free((*batch)->pt);
+    free((*batch)->g);
+    free(*batch);
+    *batch = NULL;
+}
+
+void track_batch_clear(track_batch_t *b)
+{
+    b->n_ev = b->n_pt = b->n_g = 0;
+}
+
+size_t track_batch_events(const track_batch_t *b)
+{
+    return b->n_ev;
+}
+
+size_t track_batch_points(const track_batch_t *b)
+{
+    return b->n_pt;
+}
+
+int track_batch_begin(track_batch_t *b, uint32_t event, uint64_t timestamp, tusk_error_t *err)
+{
+    if (grow((void **)&b->ev, &b->ev_cap, b->n_ev + 1, sizeof *b->ev))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu events)", b->n_ev + 1);
+    trk_event_t *e = &b->ev[b->n_ev++];
+    memset(e, 0, sizeof *e);
+    e->event = event;
+    e->timestamp = timestamp;
+    e->first = b->n_pt;
+    return TUSK_OK;
+}
+
+int track_batch_add(track_batch_t *b, const track_point_t *p, tusk_error_t *err)
+{
+    if (b->n_ev == 0)
+        return tusk_error_set(err, TUSK_EINVAL, "track_batch_add: no event begun");
+    if (b->n_pt >= UINT32_MAX)
+        return tusk_error_set(err, TUSK_ELIMIT, "more than %u points in a batch", (unsigned)UINT32_MAX);
+    if (grow((void **)&b->pt, &b->pt_cap, b->n_pt + 1, sizeof *b->pt))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu points)", b->n_pt + 1);
+    b->pt[b->n_pt++] = *p;
+    b->ev[b->n_ev - 1].n++;
+    return TUSK_OK;
+}
+
+const track_point_t *track_batch_event_points(const track_batch_t *b, size_t i, size_t *n, uint32_t *event,
+                                              uint64_t *timestamp)
+{
+    const trk_event_t *e = &b->ev[i];
+    if (n)
+        *n = e->n;
+    if (event)
+        *event = e->event;
+    if (timestamp)
+        *timestamp = e->timestamp;
+    return b->pt + e->first;
+}
+
+void track_batch_result(const track_batch_t *b, size_t i, adf_tracked_t *out)
+{
+    const trk_event_t *e = &b->ev[i];
+    out->n_gammas = (uint16_t)e->g_n;
+    out->status = e->status;
+    for (size_t k = 0; k < e->g_n; k++)
+        out->gamma[k] = b->g[e->g_first + k];
+}
+
+/* ---- the tracker ------------------------------------------------------------------- */
+
+static void make_table(track_t *t)
+{
+    t->ln_e0 = log(TRK_TABLE_E_MIN);
+    double step = (log(TRK_TABLE_E_MAX) - t->ln_e0) / (TRK_TABLE_N - 1);
+    t->inv_step = 1.0 / step;
+    const double per_mm = GEXS_DENSITY / 10.0; /* cm^2/g -> 1/mm */
+    for (int i = 0; i < TRK_TABLE_N; i++) {
+        gexs_mu_t mu;
+        gexs_mass_attenuation(exp(t->ln_e0 + i * step), &mu);
+        t->table[TRK_MU_TOTAL][i] = log(mu.total * per_mm);
+        t->table[TRK_MU_COMPTON][i] = log(mu.compton * per_mm);
+        t->table[TRK_MU_PHOTO][i] = log(mu.photo * per_mm);
+    }
+}
+
+int track_new(track_t **out, const track_config_t *cfg, const sim_array_t *array, tusk_error_t *err)
+{
+    *out = NULL;
+    int st = track_config_check(cfg, "tracking", err);
+    if (st)
+        return st;
+    track_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    t->cfg = *cfg;
+    t->array = array;
+    if (cfg->inner_radius_mm > 0.0) {
+        t->inner_radius = cfg->inner_radius_mm;
+    } else if (array) {
+        double r = INFINITY;
+        for (size_t i = 0; i < sim_array_count(array); i++)
+            r = fmin(r, sim_array_place(array, i)->distance);
+        t->inner_radius = r;
+    } else {
+        t->inner_radius = 235.0;
+    }
+    make_table(t);
+    *out = t;
+    return TUSK_OK;
+}
+
+void track_destroy(track_t **tp)
+{
+    if (!tp || !*tp)
+        return;
+    track_t *t = *tp;
+    free(t->cl);
+    free(t->label);
+    free(t->idx);
+    free(t->merge);
+    free(t->keys);
+    free(t->psa);
+    free(t->truth);
+    free(t);
+    *tp = NULL;
+}
+
+const track_config_t *track_config(const track_t *t)
+{
+    return &t->cfg;
+}
+
+double track_inner_radius(const track_t *t)
+{
+    return t->inner_radius;
+}
+
+void track_stats(const track_t *t, track_stats_t *s)
+{
+    *s = t->stats;
+}
+
+void track_stats_reset(track_t *t)
+{
+    memset(&t->stats, 0, sizeof t->stats);
+}
+
+size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap,
+                     "%llu events, %llu points (%llu ignored), %llu clusters (%llu split), %llu orders; "
+                     "%llu gammas accepted (%llu single, %llu in the second pass; %.0f keV), %llu clusters "
+                     "rejected in the first pass, %llu left unaccepted (%llu points, %.0f keV), %llu gammas "
+                     "beyond a frame's %d",
+                     (unsigned long long)s->events, (unsigned long long)s->points,
+                     (unsigned long long)s->points_ignored, (unsigned long long)s->clusters,
+                     (unsigned long long)s->splits, (unsigned long long)s->permutations,
+                     (unsigned long long)s->accepted, (unsigned long long)s->accepted_single,
+                     (unsigned long long)s->accepted_second, s->accepted_kev, (unsigned long long)s->rejected,
+                     (unsigned long long)s->unaccepted, (unsigned long long)s->unaccepted_points, s->unaccepted_kev,
+                     (unsigned long long)s->gammas_truncated, ADF_TRACKED_MAX_GAMMAS);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* ---- point extraction ------------------------------------------------------------------- */
+
+static bool finite3(const double v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+/* Add a point unless its energy is at or below min_point_kev. */
+static int add_point(track_t *t, track_batch_t *b, const double world[3], double energy, unsigned crystal,
+                     int segment, tusk_error_t *err)
+{
+    if (!(energy > t->cfg.min_point_kev)) {
+        t->stats.points_ignored++;
+        return TUSK_OK;
+    }
+    track_point_t p = {{(float)world[0], (float)world[1], (float)world[2]},
+                       (float)energy,
+                       (uint16_t)crystal,
+                       (int16_t)segment};
+    return track_batch_add(b, &p, err);
+}
+
+int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, tusk_error_t *err)
+{
+    if (!t->array)
+        return tusk_error_set(err, TUSK_EINVAL, "psa points need the array geometry (setting 'array')");
+    for (size_t r = 0; r < n; r++) {
+        const adf_psa_t *p = &psa[r];
+        int idx = sim_array_index_of(t->array, p->crystal_id);
+        if (idx < 0)
+            return tusk_error_set(err, TUSK_EINVAL, "crystal %u is not in the array", (unsigned)p->crystal_id);
+        for (unsigned h = 0; h < p->n_hits; h++) {
+            const adf_psa_hit_t *hit = &p->hit[h];
+            double local[3] = {hit->x, hit->y, hit->z}, world[3];
+            if (!finite3(local) || !isfinite(hit->energy))
+                return tusk_error_set(err, TUSK_EINVAL, "crystal %u, hit %u: position or energy not finite",
+                                      (unsigned)p->crystal_id, h);
+            sim_array_to_world(t->array, (size_t)idx, local, world);
+            int st = add_point(t, b, world, hit->energy, p->crystal_id, hit->segment, err);
+            if (st)
+                return st;
+        }
+    }
+    return TUSK_OK;
+}
+
+int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool segments, tusk_error_t *err)
+{
+    int st;
+    for (unsigned i = 0; i < truth->n_points; i++) {
+        const adf_truth_point_t *q = &truth->point[i];
+        double w[3] = {q->world[0], q->world[1], q->world[2]};
+        if (!finite3(w) || !isfinite(q->energy))
+            return tusk_error_set(err, TUSK_EINVAL, "truth point %u: position or energy not finite", i);
+    }
+    if (!segments) {
+        for (unsigned i = 0; i < truth->n_points; i++) {
+            const adf_truth_point_t *q = &truth->point[i];
+            double w[3] = {q->world[0], q->world[1], q->world[2]};
+            if ((st = add_point(t, b, w, q->energy, q->crystal, q->segment, err)))
+                return st;
+        }
+        return TUSK_OK;
+    }
+    /* Energy-weighted centroids per (crystal, segment), in order of first
+     * appearance: crystal, segment, E, E x, E y, E z. */
+    if (grow((void **)&t->merge, &t->merge_cap, (size_t)truth->n_points * 6 + 6, sizeof *t->merge))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    size_t ng = 0;
+    for (unsigned i = 0; i < truth->n_points; i++) {
+        const adf_truth_point_t *q = &truth->point[i];
+        size_t g = 0;
+        while (g < ng && !(t->merge[6 * g] == q->crystal && t->merge[6 * g + 1] == q->segment))
+            g++;
+        double *m = t->merge + 6 * g;
+        if (g == ng) {
+            ng++;
+            m[0] = q->crystal;
+            m[1] = q->segment;
+            m[2] = m[3] = m[4] = m[5] = 0.0;
+        }
+        double e = q->energy > 0.0f ? q->energy : 0.0;
+        m[2] += e;
+        for (int k = 0; k < 3; k++)
+            m[3 + k] += e * q->world[k];
+    }
+    for (size_t g = 0; g < ng; g++) {
+        const double *m = t->merge + 6 * g;
+        double w[3] = {0.0, 0.0, 0.0};
+        if (m[2] > 0.0)
+            for (int k = 0; k < 3; k++)
+                w[k] = m[3 + k] / m[2];
+        if ((st = add_point(t, b, w, m[2], (unsigned)m[0], (int)m[1], err)))
+            return st;
+    }
+    return TUSK_OK;
+}
+
+/* ---- the figure of merit ----------------------------------------------------------------- */
+
+/* ln mu (1/mm) of the three tables at energy e, linear in ln E. */
+static void lookup(const track_t *t, double e, double *lt, double *lc, double *lp)
+{
+    double x = (log(e) - t->ln_e0) * t->inv_step;
+    if (!(x > 0.0))
+        x = 0.0; /* NaN too */
+    if (x > TRK_TABLE_N - 1)
+        x = TRK_TABLE_N - 1;
+    int i = (int)x;
+    if (i > TRK_TABLE_N - 2)
+        i = TRK_TABLE_N - 2;
+    double f = x - i;
+    *lt = t->table[0][i] + f * (t->table[0][i + 1] - t->table[0][i]);
+    *lc = t->table[1][i] + f * (t->table[1][i + 1] - t->table[1][i]);
+    *lp = t->table[2][i] + f * (t->table[2][i + 1] - t->table[2][i]);
+}
+
+/* A cluster's geometry in double precision. */
+typedef struct geo {
+    unsigned n;
+    double p[TRACK_MAX_CLUSTER][3];
+    double e[TRACK_MAX_CLUSTER];
+    double s2[TRACK_MAX_CLUSTER];    /* sigma^2, mm^2 */
+    double depth[TRACK_MAX_CLUSTER]; /* germanium before the point, from the target */
+    double dist[TRACK_MAX_CLUSTER][TRACK_MAX_CLUSTER];
+    double e0;
+} geo_t;
+
+static void geo_init(const track_t *t, const track_point_t *pts, unsigned n, geo_t *g)
+{
+    g->n = n;
+    g->e0 = 0.0;
+    for (unsigned i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            g->p[i][k] = pts[i].pos[k];
+        g->e[i] = pts[i].energy;
+        g->e0 += g->e[i];
+        double s = t->cfg.w0_mm + t->cfg.w1_mm * sqrt(100.0 / g->e[i]);
+        g->s2[i] = s * s;
+        double r = sqrt(g->p[i][0] * g->p[i][0] + g->p[i][1] * g->p[i][1] + g->p[i][2] * g->p[i][2]);
+        g->depth[i] = r > t->inner_radius ? r - t->inner_radius : 0.0;
+    }
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < n; j++) {
+            double d[3] = {g->p[j][0] - g->p[i][0], g->p[j][1] - g->p[i][1], g->p[j][2] - g->p[i][2]};
+            g->dist[i][j] = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+}
+
+/* The scattering term at vertex v, coming from a (-1: the target) and
+ * going to b, energies e_in before and e_out after: half the squared
+ * difference of the angles from positions and from energies (plus how far
+ * the energies are beyond the Compton edge, in cos) over the angular
+ * variance from the points' position resolution. */
+static double angle_term(const geo_t *g, int a, unsigned v, unsigned b, double e_in, double e_out)
+{
+    double A[3], B[3];
+    for (int k = 0; k < 3; k++) {
+        A[k] = g->p[v][k] - (a < 0 ? 0.0 : g->p[a][k]);
+        B[k] = g->p[b][k] - g->p[v][k];
+    }
+    double dot = A[0] * B[0] + A[1] * B[1] + A[2] * B[2];
+    double cx = A[1] * B[2] - A[2] * B[1], cy = A[2] * B[0] - A[0] * B[2], cz = A[0] * B[1] - A[1] * B[0];
+    double theta_p = atan2(sqrt(cx * cx + cy * cy + cz * cz), dot);
+    double c = 1.0 - COMPTON_MEC2_KEV * (1.0 / e_out - 1.0 / e_in);
+    double excess = 0.0;
+    if (c < -1.0) {
+        excess = -1.0 - c;
+        c = -1.0;
+    } else if (c > 1.0) {
+        excess = c - 1.0;
+        c = 1.0;
+    }
+    double theta_e = acos(c);
+    double a2 = A[0] * A[0] + A[1] * A[1] + A[2] * A[2] + TRK_EPS_MM2;
+    double b2 = B[0] * B[0] + B[1] * B[1] + B[2] * B[2] + TRK_EPS_MM2;
+    double var = ((a < 0 ? 0.0 : g->s2[a]) + g->s2[v]) / a2 + (g->s2[v] + g->s2[b]) / b2;
+    double d = theta_p - theta_e;
+    return 0.5 * (d * d + excess * excess) / var;
+}
+
+/* Attenuation over the path to point i (prev: the point before it, -1
+ * the target), plus -ln of the interaction's share of the attenuation
+ * (Compton before the last point, photo-absorption at it), at energy e. */
+static double path_term(const track_t *t, const geo_t *g, int prev, unsigned i, bool last, double e)
+{
+    double lt, lc, lp;
+    lookup(t, e, &lt, &lc, &lp);
+    double d = prev < 0 ? g->depth[i] : g->dist[prev][i];
+    return exp(lt) * d + (lt - (last ? lp : lc));
+}
+
+static double fom_of(const track_t *t, const geo_t *g, const unsigned *perm)
+{
+    unsigned n = g->n;
+    double L = 0.0, e = g->e0, e_prev = 0.0;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = perm[k];
+        L += path_term(t, g, k ? (int)perm[k - 1] : -1, i, k == n - 1, e);
+        if (k >= 1)
+            L += angle_term(g, k >= 2 ? (int)perm[k - 2] : -1, perm[k - 1], i, e_prev, e);
+        e_prev = e;
+        e -= g->e[i];
+    }
+    return L / (2.0 * n - 1.0);
+}
+
+double track_fom(const track_t *t, const track_point_t *points, const unsigned *perm, unsigned n)
+{
+    if (n < 1 || n > TRACK_MAX_CLUSTER)
+        return INFINITY;
+    geo_t g;
+    geo_init(t, points, n, &g);
+    return fom_of(t, &g, perm);
+}
+
+uint32_t trk_factorial(unsigned n)
+{
+    uint32_t f = 1;
+    for (unsigned i = 2; i <= n; i++)
+        f *= i;
+    return f;
+}
+
+void track_perm_of_rank(unsigned n, uint32_t rank, unsigned *perm)
+{
+    unsigned avail[TRACK_MAX_CLUSTER];
+    for (unsigned i = 0; i < n; i++)
+        avail[i] = i;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t f = trk_factorial(n - 1 - i);
+        unsigned d = (unsigned)(rank / f);
+        rank %= f;
+        perm[i] = avail[d];
+        for (unsigned j = d; j + 1 < n - i; j++)
+            avail[j] = avail[j + 1];
+    }
+}
+
+uint32_t track_rank_of_perm(unsigned n, const unsigned *perm)
+{
+    uint32_t r = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned smaller = 0;
+        for (unsigned j = i + 1; j < n; j++)
+            smaller += perm[j] < perm[i];
+        r += smaller * trk_factorial(n - 1 - i);
+    }
+    return r;
+}
+
+/* Depth-first over the orders in lexicographic order, the terms summed
+ * as fom_of sums them (so the values are the same to the bit); the first
+ * strictly lowest wins, which is the lowest rank among equals. */
+typedef struct search {
+    const track_t *t;
+    const geo_t *g;
+    unsigned perm[TRACK_MAX_CLUSTER], best_perm[TRACK_MAX_CLUSTER];
+    double best;
+    uint64_t orders;
+} search_t;
+
+static void dfs(search_t *s, unsigned k, unsigned used, double L, double e, double e_prev)
+{
+    const geo_t *g = s->g;
+    unsigned n = g->n;
+    for (unsigned i = 0; i < n; i++) {
+        if (used & (1u << i))
+            continue;
+        double L2 = L + path_term(s->t, g, k ? (int)s->perm[k - 1] : -1, i, k == n - 1, e);
+        if (k >= 1)
+            L2 += angle_term(g, k >= 2 ? (int)s->perm[k - 2] : -1, s->perm[k - 1], i, e_prev, e);
+        s->perm[k] = i;
+        if (k == n - 1) {
+            s->orders++;
+            double f = L2 / (2.0 * n - 1.0);
+            if (f < s->best) {
+                s->best = f;
+                memcpy(s->best_perm, s->perm, n * sizeof *s->perm);
+            }
+        } else {
+            dfs(s, k + 1, used | (1u << i), L2, e - g->e[i], e);
+        }
+    }
+}
+
+double track_best_order(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm,
+                        uint64_t *orders)
+{
+    if (orders)
+        *orders = 0;
+    if (n < 1 || n > TRACK_MAX_CLUSTER)
+        return INFINITY;
+    geo_t g;
+    geo_init(t, points, n, &g);
+    search_t s;
+    s.t = t;
+    s.g = &g;
+    s.best = INFINITY;
+    s.orders = 0;
+    for (unsigned i = 0; i < n; i++)
+        s.best_perm[i] = i;
+    dfs(&s, 0, 0, 0.0, g.e0, 0.0);
+    memcpy(best_perm, s.best_perm, n * sizeof *best_perm);
+    if (orders)
+        *orders = s.orders;
+    return s.best;
+}
+
+/* ---- clustering ------------------------------------------------------------------------- */
+
+static unsigned find(unsigned *parent, unsigned i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+size_t track_cluster(const track_point_t *pts, size_t n, double angle_deg, unsigned *label)
+{
+    if (n == 0)
+        return 0;
+    /* label[] serves as the union-find forest first. */
+    double cmin = cos(angle_deg * DEG);
+    for (size_t i = 0; i < n; i++)
+        label[i] = (unsigned)i;
+    for (size_t i = 0; i < n; i++) {
+        double ri = sqrt((double)pts[i].pos[0] * pts[i].pos[0] + (double)pts[i].pos[1] * pts[i].pos[1] +
+                         (double)pts[i].pos[2] * pts[i].pos[2]);
+        for (size_t j = i + 1; j < n; j++) {
+            double rj = sqrt((double)pts[j].pos[0] * pts[j].pos[0] + (double)pts[j].pos[1] * pts[j].pos[1] +
+                             (double)pts[j].pos[2] * pts[j].pos[2]);
+            double dot = (double)pts[i].pos[0] * pts[j].pos[0] + (double)pts[i].pos[1] * pts[j].pos[1] +
+                         (double)pts[i].pos[2] * pts[j].pos[2];
+            double rr = ri * rj;
+            /* angle < angle_deg <=> cos > cos(angle); a point at the origin joins nothing */
+            if (rr > 0.0 && dot > cmin * rr) {
+                unsigned a = find(label, (unsigned)i), b = find(label, (unsigned)j);
+                if (a != b)
+                    label[a > b ? a : b] = a < b ? a : b;
+            }
+        }
+    }
+    /* Roots are the smallest index of their tree: point every label at its
+     * root, then number the roots in index order (a root comes before the
+     * rest of its tree, so its number is there when they need it). */
+    for (size_t i = 0; i < n; i++)
+        label[i] = find(label, (unsigned)i);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        label[i] = label[i] == i ? (unsigned)count++ : label[label[i]];
+    return count;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------ */
+
+void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        out[i] = b->pt[c->pt[i]];
+}
+
+static int push_cluster(track_t *t, const trk_cluster_t *c, tusk_error_t *err)
+{
+    if (grow((void **)&t->cl, &t->cl_cap, t->cl_n + 1, sizeof *t->cl))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu clusters)", t->cl_n + 1);
+    t->cl[t->cl_n++] = *c;
+    return TUSK_OK;
+}
+
+/* Add the cluster of points idx[0..cnt) (batch indices, ascending) of
+ * event ev, made at `angle`; one of more than max_points points is
+ * reclustered at angles shrinking by SPLIT_FACTOR until it falls apart
+ * (each part treated the same way); below SPLIT_MIN_DEG (points in
+ * nearly the same direction) it is cut into runs of max_points in index
+ * order. */
+static int add_cluster(track_t *t, const track_batch_t *b, uint32_t ev, const uint32_t *idx, size_t cnt, double angle,
+                       unsigned pass, unsigned flags, tusk_error_t *err)
+{
+    unsigned maxp = t->cfg.max_points;
+    if (cnt <= maxp) {
+        trk_cluster_t c;
+        memset(&c, 0, sizeof c);
+        c.ev = ev;
+        c.n = (uint8_t)cnt;
+        c.pass = (uint8_t)pass;
+        c.flags = (uint16_t)flags;
+        c.angle = angle;
+        memcpy(c.pt, idx, cnt * sizeof *idx);
+        return push_cluster(t, &c, err);
+    }
+    if (!(flags & TRACK_GAMMA_SPLIT))
+        t->stats.splits++;
+    flags |= TRACK_GAMMA_SPLIT;
+    track_point_t *pts = malloc(cnt * sizeof *pts);
+    unsigned *lab = malloc(cnt * sizeof *lab);
+    uint32_t *sub = malloc(cnt * sizeof *sub);
+    int st = TUSK_OK;
+    if (!pts || !lab || !sub) {
+        st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < cnt; i++)
+        pts[i] = b->pt[idx[i]];
+    double a = angle;
+    size_t parts = 1;
+    while (parts == 1 && a >= SPLIT_MIN_DEG) {
+        a *= SPLIT_FACTOR;
+        parts = track_cluster(pts, cnt, a, lab);
+    }
+    if (parts > 1) {
+        for (size_t p = 0; p < parts && !st; p++) {
+            size_t m = 0;
+            for (size_t i = 0; i < cnt; i++)
+                if (lab[i] == p)
+                    sub[m++] = idx[i];
+            st = add_cluster(t, b, ev, sub, m, a, pass, flags, err);
+        }
+    } else {
+        for (size_t s = 0; s < cnt && !st; s += maxp)
+            st = add_cluster(t, b, ev, idx + s, cnt - s < maxp ? cnt - s : maxp, a, pass, flags, err);
+    }
+done:
+    free(pts);
+    free(lab);
+    free(sub);
+    return st;
+}
+
+/* The clusters of event ev at `angle` (first pass). */
+static int cluster_event(track_t *t, const track_batch_t *b, uint32_t ev, tusk_error_t *err)
+{
+    const trk_event_t *e = &b->ev[ev];
+    if (e->n == 0)
+        return TUSK_OK;
+    if (grow((void **)&t->label, &t->label_cap, e->n, sizeof *t->label) ||
+        grow((void **)&t->idx, &t->idx_cap, e->n, sizeof *t->idx))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    unsigned *lab = t->label;
+    uint32_t *idx = t->idx;
+    size_t k = track_cluster(b->pt + e->first, e->n, t->cfg.cone_deg, lab);
+    int st = TUSK_OK;
+    for (size_t c = 0; c < k && !st; c++) {
+        size_t m = 0;
+        for (size_t i = 0; i < e->n; i++)
+            if (lab[i] == c)
+                idx[m++] = (uint32_t)(e->first + i);
+        st = add_cluster(t, b, ev, idx, m, t->cfg.cone_deg, 0, 0, err);
+    }
+    return st;
+}
+
+/* FoM of the evaluator's order (or the single point's), and acceptance. */
+static void decide(track_t *t, const track_batch_t *b, trk_cluster_t *c)
+{
+    track_point_t pts[TRACK_MAX_CLUSTER];
+    unsigned perm[TRACK_MAX_CLUSTER];
+    trk_cluster_points(b, c, pts);
+    if (c->n == 1)
+        c->rank = 0;
+    track_perm_of_rank(c->n, c->rank, perm);
+    c->fom = track_fom(t, pts, perm, c->n);
+    if (c->n == 1)
+        c->accepted = c->fom <= -log(t->cfg.single_min_prob); /* exp(-FoM) is the probability */
+    else
+        c->accepted = c->fom <= t->cfg.fom_max; /* NaN: rejected */
+    t->stats.clusters++;
+    t->stats.permutations += trk_factorial(c->n);
+}
+
+static double cluster_energy(const track_batch_t *b, const trk_cluster_t *c)
+{
+    double e = 0.0;
+    for (unsigned i = 0; i < c->n; i++)
+        e += b->pt[c->pt[i]].energy;
+    return e;
+}
+
+typedef struct sortable {
+    adf_tracked_gamma_t g;
+    uint32_t first_point;
+} sortable_t;
+
+static int by_energy(const void *x, const void *y)
+{
+    const sortable_t *a = x, *b = y;
+    if (a->g.energy != b->g.energy)
+        return a->g.energy > b->g.energy ? -1 : 1;
+    return (a->first_point > b->first_point) - (a->first_point < b->first_point);
+}
+
+/* Accepted clusters into the gammas of events first .. first + n - 1,
+ * appended to the batch's. */
+static int collect(track_t *t, track_batch_t *b, size_t first, size_t n_ev, tusk_error_t *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->cl_n; i++)
+        total += t->cl[i].accepted;
+    sortable_t *s = malloc((total ? total : 1) * sizeof *s);
+    size_t *count = calloc(n_ev + 1, sizeof *count);
+    size_t *fill = malloc((n_ev ? n_ev : 1) * sizeof *fill);
+    if (!s || !count || !fill || grow((void **)&b->g, &b->g_cap, b->n_g + total, sizeof *b->g)) {
+        free(s);
+        free(count);
+        free(fill);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu gammas)", total);
+    }
+    for (size_t i = 0; i < t->cl_n; i++)
+        count[t->cl[i].ev - first + 1] += t->cl[i].accepted;
+    for (size_t e = 0; e < n_ev; e++)
+        count[e + 1] += count[e]; /* count[e]: where event first + e's gammas start in s */
+    memcpy(fill, count, n_ev * sizeof *fill);
+    for (size_t i = 0; i < t->cl_n; i++) {
+        const trk_cluster_t *c = &t->cl[i];
+        if (!c->accepted)
+            continue;
+        unsigned perm[TRACK_MAX_CLUSTER];
+        track_perm_of_rank(c->n, c->rank, perm);
+        const track_point_t *p1 = &b->pt[c->pt[perm[0]]], *p2 = &b->pt[c->pt[perm[c->n > 1 ? 1 : 0]]];
+        sortable_t *x = &s[fill[c->ev - first]++];
+        memset(x, 0, sizeof *x);
+        x->g.energy = (float)cluster_energy(b, c);
+        memcpy(x->g.first, p1->pos, sizeof x->g.first);
+        memcpy(x->g.second, p2->pos, sizeof x->g.second);
+        x->g.fom = (float)c->fom;
+        x->g.n_points = c->n;
+        x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass ? TRACK_GAMMA_RECLUSTER : 0) |
+                                 c->flags);
+        x->first_point = c->pt[0];
+    }
+    for (size_t e = 0; e < n_ev; e++) {
+        size_t a = count[e], n = count[e + 1] - count[e];
+        qsort(s + a, n, sizeof *s, by_energy);
+        trk_event_t *ev = &b->ev[first + e];
+        ev->g_first = b->n_g;
+        ev->g_n = n < ADF_TRACKED_MAX_GAMMAS ? n : ADF_TRACKED_MAX_GAMMAS;
+        ev->status = 0;
+        if (n > ADF_TRACKED_MAX_GAMMAS) {
+            ev->status |= TRACK_EVENT_TRUNCATED;
+            t->stats.gammas_truncated += n - ADF_TRACKED_MAX_GAMMAS;
+        }
+        for (size_t k = 0; k < ev->g_n; k++)
+            b->g[b->n_g++] = s[a + k].g;
+    }
+    free(s);
+    free(count);
+    free(fill);
+    return TUSK_OK;
+}
+
+int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, trk_eval_fn eval, void *ctx,
+                 tusk_error_t *err)
+{
+    if (first > b->n_ev || n_ev > b->n_ev - first)
+        return tusk_error_set(err, TUSK_EINVAL, "events %zu to %zu of a batch of %zu", first, first + n_ev, b->n_ev);
+    int st = TUSK_OK;
+    t->cl_n = 0;
+    if (first == 0)
+        b->n_g = 0;
+    for (size_t e = first; e < first + n_ev && !st; e++)
+        st = cluster_event(t, b, (uint32_t)e, err);
+    if (st)
+        return st;
+    size_t n1 = t->cl_n;
+    if ((st = eval(ctx, t, b, t->cl, n1, err)))
+        return st;
+    for (size_t i = 0; i < n1; i++)
+        decide(t, b, &t->cl[i]);
+
+    /* Second pass: each rejected cluster's points at a smaller angle (by
+     * recluster_deg / cone_deg); one that does not fall apart stays
+     * rejected without a second evaluation. */
+    const double shrink = t->cfg.recluster_deg / t->cfg.cone_deg;
+    for (size_t i = 0; i < n1 && !st; i++) {
+        if (t->cl[i].accepted)
+            continue;
+        t->stats.rejected++;
+        trk_cluster_t c = t->cl[i]; /* t->cl moves as clusters are added */
+        track_point_t pts[TRACK_MAX_CLUSTER];
+        unsigned lab[TRACK_MAX_CLUSTER];
+        trk_cluster_points(b, &c, pts);
+        double angle = c.angle * shrink;
+        size_t parts = track_cluster(pts, c.n, angle, lab);
+        if (parts < 2) {
+            t->stats.unaccepted++;
+            t->stats.unaccepted_points += c.n;
+            t->stats.unaccepted_kev += cluster_energy(b, &c);
+            continue;
+        }
+        for (size_t p = 0; p < parts && !st; p++) {
+            uint32_t sub[TRACK_MAX_CLUSTER];
+            size_t m = 0;
+            for (unsigned k = 0; k < c.n; k++)
+                if (lab[k] == p)
+                    sub[m++] = c.pt[k];
+            st = add_cluster(t, b, c.ev, sub, m, angle, 1, c.flags, err);
+        }
+    }
+    if (st)
+        return st;
+    if (t->cl_n > n1 && (st = eval(ctx, t, b, t->cl + n1, t->cl_n - n1, err)))
+        return st;
+    for (size_t i = n1; i < t->cl_n; i++) {
+        trk_cluster_t *c = &t->cl[i];
+        decide(t, b, c);
+        if (!c->accepted) {
+            t->stats.unaccepted++;
+            t->stats.unaccepted_points += c->n;
+            t->stats.unaccepted_kev += cluster_energy(b, c);
+        }
+    }
+    for (size_t i = 0; i < t->cl_n; i++) {
+        const trk_cluster_t *c = &t->cl[i];
+        if (!c->accepted)
+            continue;
+        t->stats.accepted++;
+        t->stats.accepted_single += c->n == 1;
+        t->stats.accepted_second += c->pass == 1;
+        t->stats.accepted_kev += cluster_energy(b, c);
+    }
+    t->stats.events += n_ev;
+    for (size_t e = first; e < first + n_ev; e++)
+        t->stats.points += b->ev[e].n;
+    return collect(t, b, first, n_ev, err);
+}
+
+/* The CPU evaluator: every order, depth first. */
+static int eval_cpu(void *ctx, track_t *t, const track_batch_t *b, trk_cluster_t *c, size_t n, tusk_error_t *err)
+{
+    (void)ctx;
+    (void)err;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].n < 2)
+            continue;
+        track_point_t pts[TRACK_MAX_CLUSTER];
+        unsigned perm[TRACK_MAX_CLUSTER];
+        trk_cluster_points(b, &c[i], pts);
+        track_best_order(t, pts, c[i].n, perm, NULL);
+        c[i].rank = track_rank_of_perm(c[i].n, perm);
+    }
+    return TUSK_OK;
+}
+
+int track_run(track_t *t, track_batch_t *b, tusk_error_t *err)
+{
+    return trk_pipeline(t, b, 0, b->n_ev, eval_cpu, NULL, err);
+}
+
+int track_run_range(track_t *t, track_batch_t *b, size_t first, size_t n, tusk_error_t *err)
+{
+    return trk_pipeline(t, b, first, n, eval_cpu, NULL, err);
+}
+
+int track_event(track_t *t, const track_point_t *points, size_t n, adf_tracked_t *out, tusk_error_t *err)
+{
+    track_batch_t *b = track_batch_new();
+    if (!b)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    int st = track_batch_begin(b, 0, 0, err);
+    for (size_t i = 0; i < n && !st; i++)
+        st = track_batch_add(b, &points[i], err);
+    if (!st)
+        st = track_run(t, b, err);
+    if (!st)
+        track_batch_result(b, 0, out);
+    track_batch_destroy(&b);
+    return st;
+}
