@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bench_track.h"
+#include "bench_util.h"
 #include "tusk/sim.h"
 #include "tusk/track.h"
 #include "tusk/track_cl.h"
@@ -44,13 +45,6 @@ static void usage(FILE *out)
             "  --seed S            simulation seed (1)\n");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 typedef struct opts {
     const char *basis, *array, *points;
     unsigned long multiplicity, events, seed;
@@ -58,19 +52,6 @@ typedef struct opts {
     const char *device[MAX_DEVICES];
     unsigned devices;
 } opts_t;
-
-static bool parse_ul(const char *opt, const char *s, unsigned long *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(s, &end, 10);
-    if (end == s || *end || errno || s[0] == '-') {
-        fprintf(stderr, PROG ": %s: '%s' is not a whole number\n", opt, s);
-        return false;
-    }
-    *v = x;
-    return true;
-}
 
 /* Simulate until o->events events, their points into batch. */
 static int simulate(const opts_t *o, unsigned long m, track_t *t, track_batch_t *b, sim_t **simp)
@@ -121,7 +102,7 @@ static int measure(const opts_t *o, track_t *t, track_cl_t *cl, track_batch_t *b
     tusk_error_t err;
     memset(r, 0, sizeof *r);
     track_stats_reset(t);
-    double t0 = now_s(), dt;
+    double t0 = bench_now_s(), dt;
     do {
         int st = cl ? track_cl_run(cl, b, &err) : track_run(t, b, &err);
         if (st) {
@@ -130,7 +111,7 @@ static int measure(const opts_t *o, track_t *t, track_cl_t *cl, track_batch_t *b
         }
         if (r->runs++ == 0)
             track_stats(t, &r->per_run);
-        dt = now_s() - t0;
+        dt = bench_now_s() - t0;
     } while (dt < o->seconds);
     track_stats_t s;
     track_stats(t, &s);
@@ -237,17 +218,18 @@ int bench_track_main(int argc, char **argv)
             o.array = optarg;
             break;
         case 'm':
-            ok = parse_ul("--multiplicity", optarg, &o.multiplicity) && o.multiplicity >= 1 && o.multiplicity <= 64;
+            ok = bench_parse_ul(PROG, "--multiplicity", optarg, &o.multiplicity) && o.multiplicity >= 1 &&
+                 o.multiplicity <= 64;
             break;
         case 'n':
-            ok = parse_ul("--events", optarg, &o.events) && o.events > 0;
+            ok = bench_parse_ul(PROG, "--events", optarg, &o.events) && o.events > 0;
             break;
         case 'p':
             o.points = optarg;
             ok = strcmp(optarg, "truth") == 0 || strcmp(optarg, "truth_segments") == 0;
             break;
         case 'S':
-            ok = parse_ul("--seed", optarg, &o.seed);
+            ok = bench_parse_ul(PROG, "--seed", optarg, &o.seed);
             break;
         case 's': {
             char *end;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_track.h"
+#include "bench_util.h"
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
@@ -48,13 +49,6 @@ static void usage(FILE *out)
             "                      (the simulated ones repeated; 78 kB each in memory) (4000)\n");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 typedef struct opts {
     const char *basis;
     unsigned long events, batch, reference, threads, seed, e2e;
@@ -62,19 +56,6 @@ typedef struct opts {
     const char *device[MAX_DEVICES];
     unsigned devices;
 } opts_t;
-
-static bool parse_ul(const char *opt, const char *s, unsigned long *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(s, &end, 10);
-    if (end == s || *end || errno) {
-        fprintf(stderr, PROG ": %s: '%s' is not a whole number\n", opt, s);
-        return false;
-    }
-    *v = x;
-    return true;
-}
 
 /* Simulated data:crystal records of one crystal, split by hit segments. */
 typedef struct records {
@@ -144,14 +125,14 @@ static int measure(const char *row, const char *kind, search_fn fn, void *ctx, c
     tusk_error_t err;
     uint64_t terms = terms_of(e, b);
     unsigned reps = 0;
-    double t0 = now_s(), t;
+    double t0 = bench_now_s(), t;
     do {
         if (fn(ctx, e, b, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", row, err.message);
             return EXIT_FAIL;
         }
         reps++;
-        t = now_s() - t0;
+        t = bench_now_s() - t0;
     } while (t < seconds);
     printf("| %s | %s | %zu | %.3f | %.0f | %.3g |\n", row, kind, events * reps, t, events * reps / t,
            (double)terms * reps / t);
@@ -228,7 +209,7 @@ static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be,
         rec[i] = sim[i % nsim];
     psa_stats_t st = {0};
     unsigned reps = 0;
-    double t0 = now_s(), t;
+    double t0 = bench_now_s(), t;
     do {
         if (psa_analyse(e, be, rec, n, out, &st, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", row, err.message);
@@ -237,7 +218,7 @@ static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be,
             return EXIT_FAIL;
         }
         reps++;
-        t = now_s() - t0;
+        t = bench_now_s() - t0;
     } while (t < seconds);
     printf("| %s | single, end to end | %zu | %.3f | %.0f | %.3g |\n", row, n * reps, t, n * reps / t,
            (double)st.fom_terms / t);
@@ -362,22 +343,22 @@ int main(int argc, char **argv)
             o.basis = optarg;
             break;
         case 'n':
-            ok = parse_ul("--events", optarg, &o.events) && o.events > 0;
+            ok = bench_parse_ul(PROG, "--events", optarg, &o.events) && o.events > 0;
             break;
         case 'B':
-            ok = parse_ul("--batch", optarg, &o.batch) && o.batch > 0;
+            ok = bench_parse_ul(PROG, "--batch", optarg, &o.batch) && o.batch > 0;
             break;
         case 'r':
-            ok = parse_ul("--reference", optarg, &o.reference) && o.reference > 0;
+            ok = bench_parse_ul(PROG, "--reference", optarg, &o.reference) && o.reference > 0;
             break;
         case 't':
-            ok = parse_ul("--threads", optarg, &o.threads);
+            ok = bench_parse_ul(PROG, "--threads", optarg, &o.threads);
             break;
         case 'S':
-            ok = parse_ul("--seed", optarg, &o.seed);
+            ok = bench_parse_ul(PROG, "--seed", optarg, &o.seed);
             break;
         case 'e':
-            ok = parse_ul("--end-to-end", optarg, &o.e2e) && o.e2e > 0;
+            ok = bench_parse_ul(PROG, "--end-to-end", optarg, &o.e2e) && o.e2e > 0;
             break;
         case 's': {
             char *end;
