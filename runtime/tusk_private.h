@@ -5,7 +5,6 @@
 #include <stddef.h>
 
 #include "tusk/error.h"
-
-char *tusk_strdup(const char *s);
+#include "base/str.h"
 
 #endif

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tusk_private.h"
+#include "tusk/error.h"
+#include "base/str.h"
 
 const char *tusk_strerror(int code)
 {

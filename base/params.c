@@ -9,7 +9,8 @@
 
 #include "tusk/params.h"
 #include "tusk/textfile.h"
-#include "tusk_private.h"
+#include "tusk/error.h"
+#include "base/str.h"
 
 struct tusk_params {
     size_t n, cap;

@@ -1,0 +1,75 @@
+/* parse.c - numbers from text, strictly (see parse.h). */
+#include "base/parse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int tusk_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!text || text[0] < '0' || text[0] > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int tusk_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *out)
+{
+    uint64_t v;
+    if (tusk_parse_u64(text, min, max, &v) != 0)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+int tusk_parse_double(const char *text, double min, double max, double *out)
+{
+    if (!text || !*text || text[0] == ' ' || text[0] == '\t' || text[0] == '\n')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || errno == ERANGE || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+bool tusk_cli_u64(const char *prog, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (tusk_parse_u64(text, min, max, out) == 0)
+        return true;
+    if (max == UINT64_MAX)
+        fprintf(stderr, "%s: %s wants a whole number of at least %" PRIu64 ", not '%s'\n", prog, opt, min,
+                text ? text : "");
+    else
+        fprintf(stderr, "%s: %s wants a whole number from %" PRIu64 " to %" PRIu64 ", not '%s'\n", prog, opt, min,
+                max, text ? text : "");
+    return false;
+}
+
+bool tusk_cli_unsigned(const char *prog, const char *opt, const char *text, unsigned min, unsigned max,
+                       unsigned *out)
+{
+    uint64_t v;
+    if (!tusk_cli_u64(prog, opt, text, min, max, &v))
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+bool tusk_cli_double(const char *prog, const char *opt, const char *text, double min, double max, double *out)
+{
+    if (tusk_parse_double(text, min, max, out) == 0)
+        return true;
+    fprintf(stderr, "%s: %s wants a finite number from %g to %g, not '%s'\n", prog, opt, min, max,
+            text ? text : "");
+    return false;
+}

@@ -1,0 +1,27 @@
+/* parse.h - numbers from text, strictly (internal).
+ *
+ * strtoull alone takes "-1" (as a huge number), " 7", "7x" and "" without
+ * complaint; strtod takes "nan" and "1e999". These take a number only when
+ * the whole text is one, in range:
+ *   whole numbers: decimal digits only (no sign, no space, no suffix);
+ *   real numbers:  what strtod reads, finite, and nothing after it.
+ * They return 0 and store the value, or -1 and leave *out alone. */
+#ifndef TUSK_BASE_PARSE_H
+#define TUSK_BASE_PARSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int tusk_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+int tusk_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *out);
+int tusk_parse_double(const char *text, double min, double max, double *out);
+
+/* For command-line tools: parse, or print "PROG: OPT wants a whole number
+ * from MIN to MAX, not 'TEXT'" (or "of at least MIN") to stderr and
+ * return false. */
+bool tusk_cli_u64(const char *prog, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out);
+bool tusk_cli_unsigned(const char *prog, const char *opt, const char *text, unsigned min, unsigned max,
+                       unsigned *out);
+bool tusk_cli_double(const char *prog, const char *opt, const char *text, double min, double max, double *out);
+
+#endif
