@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# device-bundle.sh [DIR] - pack an installed tusk for a GPU machine that has
+# no build tools, no network and no OpenCL ICD loader (the benchmark
+# machines of BENCHMARKS.md).
+#
+# Here (a Debian 12 build machine):
+#   - configures a --prefix=/opt/tusk build in build-device/ and installs
+#     it into DIR/root (make install DESTDIR=...);
+#   - copies into DIR/lib every shared library the installed programs and
+#     actors need, except glibc's own (the target has its own glibc);
+#   - downloads the ocl-icd-libopencl1 and clinfo packages into DIR/debs;
+#   - copies tools/device-env.sh into DIR.
+# DIR defaults to .device (git-ignored); name it in the device tool's
+# `carry`. There, before anything else:
+#     source .device/device-env.sh
+# which unpacks the loader, registers NVIDIA's ICD, puts /opt/tusk on PATH
+# and sets LD_LIBRARY_PATH and TUSK_ACTOR_PATH (see device-env.sh).
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-$top/.device}
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+build=$top/build-device
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cd "$top"
+[ -x configure ] && [ ! configure.ac -nt configure ] && [ ! Makefile.am -nt Makefile.in ] || autoreconf -fi
+mkdir -p "$build"
+cd "$build"
+if [ ! -f Makefile ]; then
+    "$top/configure" --prefix=/opt/tusk -q
+fi
+make -j"$jobs" >/dev/null
+rm -rf "$out"
+mkdir -p "$out/root" "$out/lib" "$out/debs"
+make install DESTDIR="$out/root" >/dev/null
+# libtool .la files name this machine's paths; the target needs none.
+find "$out/root" -name '*.la' -delete
+
+# Shared libraries: everything ldd names that is not glibc's.
+glibc='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|linux-vdso)\.so'
+find "$out/root/opt/tusk" -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
+    xargs -0 -r env LD_LIBRARY_PATH="$out/root/opt/tusk/lib" ldd 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |
+    while read -r name path; do
+        [[ $name =~ $glibc ]] && continue
+        case $path in "$out"/*) continue ;; esac
+        cp -L "$path" "$out/lib/$name"
+    done
+
+cd "$out/debs"
+apt-get download ocl-icd-libopencl1 clinfo >/dev/null
+cp "$top/tools/device-env.sh" "$out/device-env.sh"
+du -sh "$out" | awk '{ print "device-bundle: " $1 " in " "'"$out"'" }'
