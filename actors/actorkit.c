@@ -165,6 +165,7 @@ bool ak_copier_init(ak_copier_t *c)
     c->writer = adf_writer_new();
     c->resume = 0;
     c->resume_size = 0;
+    c->done_frames = 0;
     if (!c->reader || !c->writer) {
         ak_copier_free(c);
         return false;
@@ -182,6 +183,30 @@ void ak_copier_reset(ak_copier_t *c)
 {
     c->resume = 0;
     c->resume_size = 0;
+    c->done_frames = 0;
+}
+
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* Input malformed at `offset` (what: the reader's message): fail with the
+ * accounting of the whole input: `frames` frames (the first `passed`
+ * bytes) passed on, the rest not (`why`, when not "" : why the frames
+ * before the damage could not go either). Forgets the pending input. */
+static unsigned input_failure(ak_copier_t *c, ak_base_t *base, unsigned in_size, uint64_t offset, uint64_t frames,
+                              uint64_t passed, const char *what, const char *why)
+{
+    unsigned code = TUSK_ACTOR_OK;
+    ak_copier_reset(c);
+    if (offset == ADF_NO_OFFSET || offset > in_size || passed > in_size)
+        return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s", in_size, what);
+    return ak_fail(base, &code, TUSK_ACTOR_EDATA,
+                   "input buffer of %u bytes: %s; passed on before it: %llu frame%s (%llu bytes), not passed on: the "
+                   "%llu bytes from offset %llu to the end of the buffer%s",
+                   in_size, what, (unsigned long long)frames, plural(frames), (unsigned long long)passed,
+                   (unsigned long long)(in_size - passed), (unsigned long long)passed, why);
 }
 
 unsigned ak_copy_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size, void *out,
@@ -203,34 +228,54 @@ unsigned ak_copy_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigne
                            in_size, left, prev);
         }
         start = c->resume;
-        ak_copier_reset(c);
+        c->resume = 0;
+        c->resume_size = 0;
+    } else {
+        c->done_frames = 0;
     }
     adf_reader_reset(c->reader, in_size ? (const uint8_t *)in + start : NULL, in_size - start, start);
     adf_writer_reset(c->writer, out, out_size);
     adf_frame_t f;
     int rc;
+    unsigned frames = 0; /* copied by this call */
     while ((rc = adf_reader_next(c->reader, &f)) == ADF_OK) {
-        if (f.key.length > out_size)
+        if (f.key.length > out_size) {
+            if (frames > 0)
+                break; /* the frames before it go out first */
+            ak_copier_reset(c);
             return ak_fail(base, &code, TUSK_ACTOR_EDATA,
                            "input offset %llu: frame of %u bytes is larger than the whole output buffer of %u "
                            "bytes",
                            (unsigned long long)f.offset, (unsigned)f.key.length, out_size);
-        int w = adf_writer_put_frame(c->writer, &f);
-        if (w == ADF_EFULL) {
-            c->resume = (size_t)f.offset;
-            c->resume_size = in_size;
-            *used = (unsigned)adf_writer_used(c->writer);
-            return TUSK_ACTOR_MORE_OUTPUT;
         }
-        if (w != ADF_OK)
+        int w = adf_writer_put_frame(c->writer, &f);
+        if (w == ADF_EFULL)
+            break;
+        if (w != ADF_OK) {
+            ak_copier_reset(c);
             return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input offset %llu: cannot copy the frame: %s",
                            (unsigned long long)f.offset, adf_writer_error(c->writer)->message);
+        }
+        frames++;
     }
-    if (rc != ADF_END)
-        return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s", in_size,
-                       adf_reader_error(c->reader)->message);
+    if (rc == ADF_END) {
+        *used = (unsigned)adf_writer_used(c->writer);
+        c->done_frames = 0;
+        return TUSK_ACTOR_OK;
+    }
+    /* The output is full (or the next frame is too large for it), or the
+     * input is malformed at the error's offset. What was copied goes out
+     * first ("more output"); the next call, with the same input, goes on
+     * from there (and fails there when nothing before the malformed frame
+     * is left to copy). */
+    uint64_t stop = rc == ADF_OK ? f.offset : adf_reader_error(c->reader)->offset;
+    if (rc != ADF_OK && (frames == 0 || stop == ADF_NO_OFFSET || stop > in_size))
+        return input_failure(c, base, in_size, stop, c->done_frames, start, adf_reader_error(c->reader)->message, "");
+    c->resume = (size_t)stop;
+    c->resume_size = in_size;
+    c->done_frames += frames;
     *used = (unsigned)adf_writer_used(c->writer);
-    return TUSK_ACTOR_OK;
+    return TUSK_ACTOR_MORE_OUTPUT;
 }
 
 unsigned ak_check_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size)
@@ -244,5 +289,121 @@ unsigned ak_check_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsign
     if (rc != ADF_END)
         return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s", in_size,
                        adf_reader_error(c->reader)->message);
+    return TUSK_ACTOR_OK;
+}
+
+unsigned ak_forward_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size, void *out,
+                           unsigned out_size, unsigned *used)
+{
+    *used = 0;
+    if (!in)
+        in_size = 0;
+    if (c->resume_size == 0) {
+        if (ak_check_frames(c, base, in, in_size) == TUSK_ACTOR_OK)
+            return TUSK_ACTOR_FORWARD;
+        /* Malformed: copy the frames before the damage, if each fits. */
+        adf_error_t damage = *adf_reader_error(c->reader);
+        uint64_t bad = damage.offset;
+        if (bad == ADF_NO_OFFSET || bad > in_size)
+            return input_failure(c, base, in_size, bad, 0, 0, damage.message, "");
+        adf_reader_reset(c->reader, in, (size_t)bad, 0);
+        adf_frame_t f;
+        uint32_t largest = 0;
+        while (adf_reader_next(c->reader, &f) == ADF_OK)
+            largest = f.key.length > largest ? f.key.length : largest;
+        if (largest > out_size) {
+            char why[128];
+            snprintf(why, sizeof why, " (a frame before it, of %u bytes, is larger than the whole output buffer of %u "
+                     "bytes)", (unsigned)largest, out_size);
+            return input_failure(c, base, in_size, bad, 0, 0, damage.message, why);
+        }
+    }
+    return ak_copy_frames(c, base, in, in_size, out, out_size, used);
+}
+
+/* ---- what arrived ------------------------------------------------------------------ */
+
+void ak_types_reset(ak_types_t *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+static void types_add(ak_types_t *t, uint32_t type)
+{
+    t->frames++;
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->type[i] == type) {
+            t->count[i]++;
+            return;
+        }
+    if (t->n == AK_TYPES_MAX) {
+        t->more++;
+        return;
+    }
+    t->type[t->n] = type;
+    t->count[t->n++] = 1;
+}
+
+void ak_types_tally(ak_types_t *t, ak_copier_t *c, const void *in, unsigned in_size)
+{
+    t->buffers++;
+    adf_reader_reset(c->reader, in_size ? in : NULL, in ? in_size : 0, 0);
+    adf_frame_t f;
+    while (adf_reader_next(c->reader, &f) == ADF_OK)
+        types_add(t, f.key.type);
+}
+
+uint64_t ak_types_count(const ak_types_t *t, uint32_t type)
+{
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->type[i] == type)
+            return t->count[i];
+    return 0;
+}
+
+void ak_types_format(const ak_types_t *t, char *buf, size_t cap)
+{
+    size_t used = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (unsigned i = 0; i < t->n && used < cap; i++) {
+        const char *name = adf_type_name(t->type[i]);
+        char hex[16];
+        if (!name) {
+            snprintf(hex, sizeof hex, "0x%08X", (unsigned)t->type[i]);
+            name = hex;
+        }
+        int k = snprintf(buf + used, cap - used, "%s%s %llu", i ? ", " : "", name, (unsigned long long)t->count[i]);
+        used += k > 0 ? (size_t)k : 0;
+    }
+    if (t->more && used < cap)
+        snprintf(buf + used, cap - used, ", %llu of further types", (unsigned long long)t->more);
+    else if (t->n == 0 && cap)
+        snprintf(buf, cap, "none");
+}
+
+unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *t, uint32_t expected,
+                         const char *does, const uint32_t *passed, size_t n_passed, unsigned *error_code)
+{
+    if (ak_types_count(t, expected) > 0)
+        return TUSK_ACTOR_OK;
+    const char *want = adf_type_name(expected) ? adf_type_name(expected) : "?";
+    uint64_t wrong = t->more; /* unknown: counted as data */
+    for (unsigned i = 0; i < t->n; i++) {
+        bool by_design = adf_type_kind(t->type[i]) != 0x01u; /* meta and conf frames */
+        for (size_t k = 0; k < n_passed && !by_design; k++)
+            by_design = t->type[i] == passed[k];
+        wrong += by_design ? 0 : t->count[i];
+    }
+    char seen[384];
+    ak_types_format(t, seen, sizeof seen);
+    if (wrong > 0)
+        return ak_fail(base, error_code, TUSK_ACTOR_EDATA,
+                       "no %s frame arrived, which %s %s: %llu frames in %llu buffers, of types %s (is it fed by "
+                       "the right actor?)",
+                       want, actor, does, (unsigned long long)t->frames, (unsigned long long)t->buffers, seen);
+    fprintf(stderr, "%s %s: WARNING: no %s frame arrived (%llu buffers, %llu frames%s%s)\n", actor, base->label, want,
+            (unsigned long long)t->buffers, (unsigned long long)t->frames, t->frames ? ": " : "",
+            t->frames ? seen : "");
     return TUSK_ACTOR_OK;
 }

@@ -164,6 +164,7 @@ typedef struct ak_copier {
     adf_writer_t *writer;
     size_t resume;          /* offset in the pending input where the next call goes on */
     unsigned resume_size;   /* size of that input; 0 when no input is pending */
+    uint64_t done_frames;   /* frames of the pending input already copied */
 } ak_copier_t;
 
 /* false when out of memory. */
@@ -178,7 +179,13 @@ AK_HIDDEN void ak_copier_reset(ak_copier_t *copier);
  * the same input), TUSK_ACTOR_EDATA (malformed frame, or one larger than
  * the whole output buffer) or TUSK_ACTOR_ESTATE (a different input while
  * one is pending), with the message (naming the input offset) in base.
- * *used is set in every case. */
+ * *used is set in every case.
+ *
+ * A malformed frame after valid ones loses nothing valid: the frames
+ * before it go out with TUSK_ACTOR_MORE_OUTPUT, and the next call (same
+ * input) fails at it, its message accounting for the whole input: the
+ * frames and bytes passed on before the offset, the bytes from it on that
+ * were not. */
 AK_HIDDEN unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
                                   void *out, unsigned out_size, unsigned *used);
 
@@ -186,5 +193,43 @@ AK_HIDDEN unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const vo
  * does, without the copy): TUSK_ACTOR_OK or TUSK_ACTOR_EDATA with the
  * message in base. */
 AK_HIDDEN unsigned ak_check_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size);
+
+/* Hand `in` on unchanged when it is whole, well-formed frames
+ * (TUSK_ACTOR_FORWARD, *used = 0). Otherwise copy it as ak_copy_frames
+ * does, so the frames before a malformed one still go out before the
+ * failure (and a call after MORE_OUTPUT goes on copying). */
+AK_HIDDEN unsigned ak_forward_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
+                                     void *out, unsigned out_size, unsigned *used);
+
+/* ---- what arrived: frame types tallied, for the end-of-run check ---------- */
+#define AK_TYPES_MAX 16
+
+typedef struct ak_types {
+    uint64_t buffers, frames;
+    uint32_t type[AK_TYPES_MAX];  /* the first AK_TYPES_MAX distinct types, in order of arrival */
+    uint64_t count[AK_TYPES_MAX];
+    unsigned n;
+    uint64_t more;                /* frames of further types */
+} ak_types_t;
+
+AK_HIDDEN void ak_types_reset(ak_types_t *types);
+/* Tally one input buffer's frames (after ak_check_frames passed it). */
+AK_HIDDEN void ak_types_tally(ak_types_t *types, ak_copier_t *copier, const void *in, unsigned in_size);
+AK_HIDDEN uint64_t ak_types_count(const ak_types_t *types, uint32_t type);
+/* "data:psa 340, meta:eof 1" (types without a name as 0x%08X), "none". */
+AK_HIDDEN void ak_types_format(const ak_types_t *types, char *buf, size_t cap);
+
+/* The end-of-run check of a filter that works on frames of type
+ * `expected` (`does`: what it does with them, e.g. "analyses") and passes
+ * others on. When none of that type arrived:
+ *   - if data frames of other types did (any but meta and conf frames and
+ *     the `passed` types, which it passes on by design), it was fed the
+ *     wrong data: TUSK_ACTOR_EDATA, the message (in base) naming the
+ *     types that arrived and the one it takes;
+ *   - otherwise (no input at all, or only frames it passes on) a warning
+ *     line on stderr: "ACTOR LABEL: WARNING: no ... frame arrived".
+ * Returns the status written to *error_code (TUSK_ACTOR_OK or EDATA). */
+AK_HIDDEN unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *types, uint32_t expected,
+                                   const char *does, const uint32_t *passed, size_t n_passed, unsigned *error_code);
 
 #endif

@@ -7,7 +7,10 @@
  *                             "fault injected: error at block N" (or
  *                             "... error in process_start", ...)
  *                    crash    raise(SIGSEGV)
- *                    stall    sleep stall_seconds, then carry on
+ *                    stall    sleep stall_seconds, then carry on (a hook call
+ *                             that takes that long: the process stays alive)
+ *                    freeze   raise(SIGSTOP): the whole process stops, as a
+ *                             hung host would (it falls silent)
  *                    corrupt  pass the data on with the class byte (byte 7)
  *                             of the first frame's key set to 0x00
  *                    exit     _exit(3)
@@ -26,6 +29,10 @@
  *                  "instance": the host sets that key to each instance's
  *                  own number in parameters.conf.
  *   stall_seconds  how long a stall lasts, fractions allowed (3600)
+ *   hold           true: hold every block back (no output) and give it all
+ *                  out at the flush, as an event builder with an endless
+ *                  window does (false). The misbehaviour still happens
+ *                  at its block.
  *
  * Every other block is copied as by passthrough. corrupt needs hook=block;
  * if block N yields no output, the first later output is corrupted.
@@ -41,18 +48,19 @@
 #define AK_FILTER
 #include "actorkit.h"
 
-TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, corrupts, exits or is killed on purpose",
-                   "action: error | crash | stall | corrupt | exit | kill: what to do (required)\n"
+TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, freezes, corrupts, exits or is killed on purpose",
+                   "action: error | crash | stall | freeze | corrupt | exit | kill: what to do (required)\n"
                    "hook: block | initialise | start | stop: the hook in which to act (block)\n"
                    "at_block: 1-based process_block call at which to act, with hook=block (1)\n"
                    "only_instance: only this instance (0-based) misbehaves (all instances)\n"
                    "once: a marker file: only the first to create it misbehaves, across restarts (none)\n"
-                   "stall_seconds: how long a stall lasts, in seconds (3600)\n");
+                   "stall_seconds: how long a stall lasts, in seconds (3600)\n"
+                   "hold: true: no output until the flush, which gives out everything (false)\n");
 
-enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL };
+enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL, ACT_FREEZE };
 enum hook { HOOK_BLOCK, HOOK_INITIALISE, HOOK_START, HOOK_STOP };
 
-static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", "kill", NULL};
+static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", "kill", "freeze", NULL};
 static const char *const hook_names[] = {"block", "initialise", "start", "stop", NULL};
 static const char *const hook_functions[] = {"process_block", "process_initialise", "process_start",
                                              "process_stop"};
@@ -68,10 +76,13 @@ typedef struct fault {
     char *once;            /* marker file (NULL: none) */
     uint64_t blocks;       /* process_block calls so far */
     bool corrupt_pending;  /* corrupt the next output that has a frame */
+    bool hold;             /* hold everything until the flush */
+    uint8_t *held;         /* what was held back */
+    size_t n_held, cap_held;
 } fault_t;
 
 static const char *const known_keys[] = {"action",        "hook", "at_block", "only_instance",
-                                         "stall_seconds", "once", NULL};
+                                         "stall_seconds", "once", "hold",     NULL};
 
 AK_STANDARD_HOOKS(fault_t)
 
@@ -81,6 +92,7 @@ static void free_fault(fault_t *f)
         return;
     ak_copier_free(&f->copier);
     free(f->once);
+    free(f->held);
     free(f);
 }
 
@@ -96,14 +108,15 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_required(&cfg, "action", "error, crash, stall, corrupt, exit or kill"))
+    if (!ak_config_required(&cfg, "action", "error, crash, stall, freeze, corrupt, exit or kill"))
         goto fail;
     int action = ak_config_choice(&cfg, "action", action_names, -1);
     int hook = action < 0 ? -1 : ak_config_choice(&cfg, "hook", hook_names, HOOK_BLOCK);
     uint64_t only = 0;
     if (hook < 0 || !ak_config_u64(&cfg, "at_block", 1, 1, UINT64_MAX, &f->at_block) ||
         !ak_config_double(&cfg, "stall_seconds", 3600, 0, 1e9, &f->stall_seconds) ||
-        !ak_config_u64(&cfg, "only_instance", 0, 0, UINT32_MAX, &only) || !ak_config_base(&cfg, &f->base))
+        !ak_config_u64(&cfg, "only_instance", 0, 0, UINT32_MAX, &only) || !ak_config_bool(&cfg, "hold", false, &f->hold) ||
+        !ak_config_base(&cfg, &f->base))
         goto fail;
     f->action = (enum action)action;
     f->hook = (enum hook)hook;
@@ -169,6 +182,9 @@ static void act(fault_t *f, enum hook hook, unsigned *error_code)
     case ACT_KILL:
         raise(SIGKILL);
         break;
+    case ACT_FREEZE:
+        raise(SIGSTOP); /* until a SIGCONT or a SIGKILL */
+        break;
     case ACT_CORRUPT: break;
     }
 }
@@ -200,6 +216,7 @@ void process_initialise(void *algo_data, unsigned int *error_code)
     ak_copier_reset(&f->copier);
     f->blocks = 0;
     f->corrupt_pending = false;
+    f->n_held = 0;
     hook_point(algo_data, HOOK_INITIALISE, error_code);
 }
 
@@ -218,12 +235,23 @@ void process_reset(void *algo_data, unsigned int *error_code)
     fault_t *f = algo_data;
     ak_ok(error_code);
     ak_copier_reset(&f->copier);
+    f->n_held = 0;
 }
 
 void process_unload(void *algo_data, unsigned int *error_code)
 {
     ak_ok(error_code);
     free_fault(algo_data);
+}
+
+/* corrupt: the class byte of the first frame's key of the next output that
+ * has one. */
+static void corrupt_if_pending(fault_t *f, void *out, unsigned used, unsigned status)
+{
+    if ((status == TUSK_ACTOR_OK || status == TUSK_ACTOR_MORE_OUTPUT) && f->corrupt_pending && used >= ADF_KEY_SIZE) {
+        ((uint8_t *)out)[7] = 0x00;
+        f->corrupt_pending = false;
+    }
 }
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
@@ -242,11 +270,46 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         if (*error_code != TUSK_ACTOR_OK)
             return;
     }
+    if (f->hold) {
+        /* Whole frames only, kept for the flush. */
+        if ((*error_code = ak_check_frames(&f->copier, &f->base, input_buffer, size_of_input_buffer)) !=
+            TUSK_ACTOR_OK)
+            return;
+        if (f->n_held + size_of_input_buffer > f->cap_held) {
+            size_t cap = 2 * (f->n_held + size_of_input_buffer);
+            uint8_t *h = realloc(f->held, cap);
+            if (!h) {
+                ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory holding %zu bytes", cap);
+                return;
+            }
+            f->held = h;
+            f->cap_held = cap;
+        }
+        memcpy(f->held + f->n_held, input_buffer, size_of_input_buffer);
+        f->n_held += size_of_input_buffer;
+        return;
+    }
     *error_code = ak_copy_frames(&f->copier, &f->base, input_buffer, size_of_input_buffer, output_buffer,
                                  size_of_output_buffer, used_size_of_output_buffer);
-    if ((*error_code == TUSK_ACTOR_OK || *error_code == TUSK_ACTOR_MORE_OUTPUT) && f->corrupt_pending &&
-        *used_size_of_output_buffer >= ADF_KEY_SIZE) {
-        ((uint8_t *)output_buffer)[7] = 0x00;
-        f->corrupt_pending = false;
+    corrupt_if_pending(f, output_buffer, *used_size_of_output_buffer, *error_code);
+}
+
+/* With hold: everything held goes out now, in as many buffers as it takes. */
+void process_flush(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
+{
+    fault_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    if (!f->hold || f->n_held == 0)
+        return;
+    if (f->n_held > UINT32_MAX) {
+        ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "more than 4 GiB held back");
+        return;
     }
+    *error_code = ak_copy_frames(&f->copier, &f->base, f->held, (unsigned)f->n_held, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+    corrupt_if_pending(f, output_buffer, *used_size_of_output_buffer, *error_code);
+    if (*error_code == TUSK_ACTOR_OK)
+        f->n_held = 0;
 }

@@ -4,8 +4,8 @@
  *   file      the ADF file to replay (required; opened at registration, so
  *             a missing or unreadable file is a configuration error)
  *   on_error  stop | resync (stop): a malformed frame fails the block with
- *             TUSK_ACTOR_EDATA naming the file and offset, or is skipped
- *             and counted (one line on stderr at process_stop)
+ *             TUSK_ACTOR_EDATA, or is skipped and counted (one line on
+ *             stderr at process_stop)
  *   repeat    passes over the file (1)
  *
  * Each call fills the output buffer with whole frames, never part of one:
@@ -14,10 +14,21 @@
  * the whole output buffer is a TUSK_ACTOR_EDATA error. The last call
  * returns TUSK_ACTOR_END_OF_DATA together with the last frames. Frames go
  * out unchanged; no meta:eof is added. process_reset rewinds the file.
+ *
+ * Nothing valid is dropped with a failure: when a call meets a malformed
+ * frame (on_error=stop), a frame too large for the buffer or a read error
+ * after it has put frames into the buffer, it returns those frames as a
+ * normal buffer and the next call fails. The message names the file, the
+ * byte offset and what is wrong there, and accounts for the whole file:
+ * the frames and bytes delivered before that offset and the bytes from it
+ * to the end of the file that were not.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define AK_PRODUCER
 #include "actorkit.h"
@@ -47,6 +58,11 @@ typedef struct producer {
     /* on_error=resync: malformed frames skipped, bytes of closed passes. */
     uint64_t malformed;
     uint64_t skipped_closed;
+    /* Delivered in this run (every pass), for the accounting in messages. */
+    uint64_t frames_out, bytes_out;
+    /* A failure met after frames were put into the buffer: those went out,
+     * this status (message in base) is what every later call returns. */
+    unsigned failed;
 } producer_t;
 
 static const char *const known_keys[] = {"file", "on_error", "repeat", NULL};
@@ -89,6 +105,9 @@ static void rewind_state(producer_t *p)
     p->has_pending = false;
     p->malformed = 0;
     p->skipped_closed = 0;
+    p->frames_out = 0;
+    p->bytes_out = 0;
+    p->failed = TUSK_ACTOR_OK;
 }
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
@@ -171,14 +190,6 @@ void process_unload(void *algo_data, unsigned int *error_code)
     free_producer(algo_data);
 }
 
-static unsigned too_big(producer_t *p, unsigned *error_code, uint64_t offset, uint32_t length, unsigned size)
-{
-    return ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA,
-                   "%s: the frame at offset %llu is %u bytes, larger than the whole output buffer of %u bytes "
-                   "(give the producer a larger <size>)",
-                   p->path, (unsigned long long)offset, (unsigned)length, size);
-}
-
 /* Keep the frame that did not fit for the next call. */
 static bool keep_pending(producer_t *p, const adf_frame_t *f)
 {
@@ -198,12 +209,66 @@ static bool keep_pending(producer_t *p, const adf_frame_t *f)
     return true;
 }
 
+/* The size of the file, or false when it has none (a pipe, standard
+ * input) or cannot be asked. */
+static bool file_size(const producer_t *p, uint64_t *size)
+{
+    struct stat st;
+    int rc = strcmp(p->path, "-") == 0 ? fstat(STDIN_FILENO, &st) : stat(p->path, &st);
+    if (rc != 0 || !S_ISREG(st.st_mode))
+        return false;
+    *size = (uint64_t)st.st_size;
+    return true;
+}
+
+/* A failure at file offset `offset` (ADF_NO_OFFSET: unknown; what: the
+ * problem there). The
+ * message adds the accounting: what was delivered before it (counting the
+ * `frames`, `bytes` of this call's buffer, which go out when the call
+ * returns them) and what from `offset` on was not. With frames in this
+ * call's buffer the call succeeds and the failure waits for the next;
+ * without, it fails now. */
+static void fail_at(producer_t *p, unsigned *error_code, unsigned code, uint64_t offset, uint64_t frames,
+                    uint64_t bytes, const char *fmt, ...) AK_PRINTF(7, 8);
+static void fail_at(producer_t *p, unsigned *error_code, unsigned code, uint64_t offset, uint64_t frames,
+                    uint64_t bytes, const char *fmt, ...)
+{
+    char what[AK_MESSAGE_MAX], pass[64] = "", rest[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (p->repeat > 1)
+        snprintf(pass, sizeof pass, " (pass %llu of %llu)", (unsigned long long)p->pass,
+                 (unsigned long long)p->repeat);
+    uint64_t size;
+    if (offset == ADF_NO_OFFSET)
+        snprintf(rest, sizeof rest, "the rest of the input was not");
+    else if (file_size(p, &size) && size >= offset)
+        snprintf(rest, sizeof rest, "the %llu bytes from offset %llu to the end of the file were not",
+                 (unsigned long long)(size - offset), (unsigned long long)offset);
+    else
+        snprintf(rest, sizeof rest, "the rest of the input from offset %llu was not", (unsigned long long)offset);
+    unsigned dummy;
+    uint64_t n = p->frames_out + frames;
+    ak_fail(&p->base, &dummy, code, "%s%s: %s; delivered before it: %llu frame%s (%llu bytes), %s", p->path, pass,
+            what, (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)(p->bytes_out + bytes), rest);
+    if (frames > 0)
+        p->failed = code;
+    else
+        *error_code = code;
+}
+
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
 {
     producer_t *p = algo_data;
     ak_ok(error_code);
     *used_size_of_output_buffer = 0;
+    if (p->failed) {
+        *error_code = p->failed; /* the message is still in base */
+        return;
+    }
     if (p->ended) {
         *error_code = TUSK_ACTOR_END_OF_DATA;
         return;
@@ -215,48 +280,59 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
     }
     adf_writer_t *w = p->writer;
     adf_writer_reset(w, output_buffer, size_of_output_buffer);
+    uint64_t frames = 0; /* put into this buffer */
     if (p->has_pending) {
         if (p->pending_key.length > size_of_output_buffer) {
-            too_big(p, error_code, p->pending_offset, p->pending_key.length, size_of_output_buffer);
+            fail_at(p, error_code, TUSK_ACTOR_EDATA, p->pending_offset, 0, 0,
+                    "the frame at offset %llu is %u bytes, larger than the whole output buffer of %u bytes "
+                    "(give the producer a larger <size>)",
+                    (unsigned long long)p->pending_offset, (unsigned)p->pending_key.length, size_of_output_buffer);
             return;
         }
         if (adf_writer_put(w, &p->pending_key, p->pending, p->pending_size) != ADF_OK) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA, "%s: offset %llu: %s", p->path,
+            fail_at(p, error_code, TUSK_ACTOR_EDATA, p->pending_offset, 0, 0, "offset %llu: %s",
                     (unsigned long long)p->pending_offset, adf_writer_error(w)->message);
             return;
         }
         p->has_pending = false;
+        frames++;
     }
-    while (true) {
+    while (p->failed == TUSK_ACTOR_OK && *error_code == TUSK_ACTOR_OK) {
         adf_frame_t f;
         int rc = adf_file_reader_next(p->reader, &f);
+        uint64_t used = adf_writer_used(w);
         if (rc == ADF_OK) {
             p->pass_frames++;
             if (f.key.length > size_of_output_buffer) {
-                too_big(p, error_code, f.offset, f.key.length, size_of_output_buffer);
-                return;
+                fail_at(p, error_code, TUSK_ACTOR_EDATA, f.offset, frames, used,
+                        "the frame at offset %llu is %u bytes, larger than the whole output buffer of %u bytes "
+                        "(give the producer a larger <size>)",
+                        (unsigned long long)f.offset, (unsigned)f.key.length, size_of_output_buffer);
+                break;
             }
             int put = adf_writer_put_frame(w, &f);
             if (put == ADF_EFULL) {
                 if (!keep_pending(p, &f))
-                    ak_fail(&p->base, error_code, TUSK_ACTOR_ERESOURCE,
-                            "%s: out of memory keeping the %u-byte frame at offset %llu for the next buffer",
-                            p->path, (unsigned)f.key.length, (unsigned long long)f.offset);
+                    fail_at(p, error_code, TUSK_ACTOR_ERESOURCE, f.offset, frames, used,
+                            "out of memory keeping the %u-byte frame at offset %llu for the next buffer",
+                            (unsigned)f.key.length, (unsigned long long)f.offset);
                 break;
             }
             if (put != ADF_OK) {
-                ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA, "%s: offset %llu: %s", p->path,
+                fail_at(p, error_code, TUSK_ACTOR_EDATA, f.offset, frames, used, "offset %llu: %s",
                         (unsigned long long)f.offset, adf_writer_error(w)->message);
-                return;
+                break;
             }
+            frames++;
         } else if (rc == ADF_END) {
             /* A pass without a single frame: the next ones would be empty too. */
             if (p->pass < p->repeat && p->pass_frames > 0) {
                 adf_error_t err;
                 if (!open_reader(p, &err)) {
-                    ak_fail(&p->base, error_code, err.code == ADF_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EIO,
-                            "pass %llu: %s", (unsigned long long)(p->pass + 1), err.message);
-                    return;
+                    /* Nothing of the new pass was read: its whole file is missing. */
+                    fail_at(p, error_code, err.code == ADF_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EIO, 0,
+                            frames, used, "pass %llu: %s", (unsigned long long)(p->pass + 1), err.message);
+                    break;
                 }
                 p->pass++;
                 continue;
@@ -264,17 +340,26 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
             p->ended = true;
             *error_code = TUSK_ACTOR_END_OF_DATA;
             break;
-        } else if (rc == ADF_EIO || rc == ADF_ENOMEM) {
-            ak_fail(&p->base, error_code, rc == ADF_EIO ? TUSK_ACTOR_EIO : TUSK_ACTOR_ERESOURCE, "%s",
-                    adf_file_reader_error(p->reader)->message);
-            return;
-        } else if (p->options.on_error == ADF_ON_ERROR_RESYNC) {
-            p->malformed++;
         } else {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA, "%s: %s", p->path,
-                    adf_file_reader_error(p->reader)->message);
-            return;
+            const adf_error_t *e = adf_file_reader_error(p->reader);
+            if (rc != ADF_EIO && rc != ADF_ENOMEM && p->options.on_error == ADF_ON_ERROR_RESYNC) {
+                p->malformed++;
+                continue;
+            }
+            unsigned code = rc == ADF_EIO ? TUSK_ACTOR_EIO : rc == ADF_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA;
+            /* The reader's message names the offset; a read error's names
+             * the file too, which fail_at puts first already. */
+            const char *what = e->message;
+            size_t n = strlen(p->path);
+            if (strncmp(what, p->path, n) == 0 && what[n] == ':' && what[n + 1] == ' ')
+                what += n + 2;
+            fail_at(p, error_code, code, e->offset, frames, used, "%s", what);
+            break;
         }
     }
+    if (*error_code != TUSK_ACTOR_OK && *error_code != TUSK_ACTOR_END_OF_DATA)
+        return;
     *used_size_of_output_buffer = (unsigned)adf_writer_used(w);
+    p->frames_out += frames;
+    p->bytes_out += *used_size_of_output_buffer;
 }

@@ -3,11 +3,13 @@
  * Parameters:
  *   forward  true: check the framing, then hand the input on unchanged
  *            (TUSK_ACTOR_FORWARD: the host passes the buffer on without a
- *            copy) instead of copying the frames (false).
+ *            copy) instead of copying the frames (false). A malformed
+ *            input is copied instead, so its valid frames still go out.
  *
  * Every frame is read and written again (adf_reader +
  * adf_writer_put_frame), so the framing is checked on the way: a malformed
- * frame is a TUSK_ACTOR_EDATA error naming its offset in the input buffer.
+ * frame is a TUSK_ACTOR_EDATA error naming its offset in the input buffer,
+ * after the frames before it went out (TUSK_ACTOR_MORE_OUTPUT).
  * When the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT
  * and the next call, which gets the same input again, goes on from the
  * first frame not yet copied. A frame larger than the whole output buffer
@@ -87,13 +89,10 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
                    unsigned int *error_code)
 {
     passthrough_t *p = algo_data;
-    if (p->forward) {
-        *used_size_of_output_buffer = 0;
-        *error_code = ak_check_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer);
-        if (*error_code == TUSK_ACTOR_OK)
-            *error_code = TUSK_ACTOR_FORWARD;
-        return;
-    }
-    *error_code = ak_copy_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer, output_buffer,
-                                 size_of_output_buffer, used_size_of_output_buffer);
+    if (p->forward)
+        *error_code = ak_forward_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer, output_buffer,
+                                        size_of_output_buffer, used_size_of_output_buffer);
+    else
+        *error_code = ak_copy_frames(&p->copier, &p->base, input_buffer, size_of_input_buffer, output_buffer,
+                                     size_of_output_buffer, used_size_of_output_buffer);
 }

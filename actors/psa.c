@@ -13,7 +13,8 @@
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices
  *   p, mode, mask, include_hit, include_core, residual, t0_search,
- *   threshold_kev, gain, baseline_samples: the analysis (psa/README.md)
+ *   threshold_kev, gain, baseline_samples, max_kev: the analysis
+ *   (psa/README.md)
  *
  * Every input buffer is one batch (or batches of `batch` crystals): its
  * data:crystal frames are analysed together (one search for the OpenCL
@@ -23,6 +24,15 @@
  * the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT and
  * goes on with the same input. A malformed frame or a data:crystal that
  * does not decode is TUSK_ACTOR_EDATA naming its offset.
+ *
+ * Nothing is dropped silently. A data:crystal record with a non-finite
+ * energy, or one beyond +-max_kev, is rejected: no data:psa for it, the
+ * first one described on stderr (offset, event, crystal, which value),
+ * all counted in process_stop's summary. A run in which no data:crystal
+ * frame arrived but data of other types did (say data:psa, from a wrong
+ * topology) fails in process_stop (TUSK_ACTOR_EDATA, naming the types
+ * that came); one with no data:crystal and nothing else either (no input,
+ * or only frames passed on by design) ends with a WARNING line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +51,7 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
                    "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "p, mode, mask, include_hit, include_core, residual, t0_search, threshold_kev, gain, "
-                   "baseline_samples: the analysis (psa/README.md)\n");
+                   "baseline_samples, max_kev: the analysis (psa/README.md)\n");
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 
@@ -61,11 +71,14 @@ typedef struct filter {
     size_t staged_cap, staged_size;
     psa_stats_t stats;
     uint64_t batch;           /* crystals per psa_analyse call, 0: all */
+    uint64_t *offsets;        /* input offset of each decoded record */
+    ak_types_t types;         /* what arrived */
+    bool described;           /* the first rejected record was described */
 } filter_t;
 
 static const char *const known_keys[] = {"basis", "backend", "threads", "batch", "device", "p", "mode", "mask",
                                          "include_hit", "include_core", "residual", "t0_search", "threshold_kev",
-                                         "gain", "baseline_samples", NULL};
+                                         "gain", "baseline_samples", "max_kev", NULL};
 
 AK_STANDARD_HOOKS(filter_t)
 
@@ -81,6 +94,7 @@ static void free_filter(filter_t *f)
     ak_copier_free(&f->copier);
     free(f->crystals);
     free(f->results);
+    free(f->offsets);
     free(f->staged);
     free(f);
 }
@@ -157,15 +171,29 @@ void process_reset(void *algo_data, unsigned int *error_code)
     ak_ok(error_code);
     ak_copier_reset(&f->copier);
     memset(&f->stats, 0, sizeof f->stats);
+    ak_types_reset(&f->types);
+    f->described = false;
 }
 
 void process_stop(void *algo_data, unsigned int *error_code)
 {
     filter_t *f = algo_data;
     ak_ok(error_code);
-    fprintf(stderr, "psa %s: %llu crystals, %llu hits, %.3g FoM terms%s%s\n", f->base.label,
-            (unsigned long long)f->stats.crystals, (unsigned long long)f->stats.hits, (double)f->stats.fom_terms,
-            f->cl ? " on " : "", f->cl ? psa_cl_describe(f->cl) : "");
+    const psa_stats_t *st = &f->stats;
+    const uint64_t rejected = st->rejected_nonfinite + st->rejected_range;
+    fprintf(stderr, "psa %s: %llu crystals, %llu hits (%llu on the hit's own trace only), %.3g FoM terms%s%s\n",
+            f->base.label, (unsigned long long)st->crystals, (unsigned long long)st->hits,
+            (unsigned long long)st->own_trace, (double)st->fom_terms, f->cl ? " on " : "",
+            f->cl ? psa_cl_describe(f->cl) : "");
+    if (rejected)
+        fprintf(stderr,
+                "psa %s: WARNING: %llu data:crystal records REJECTED, no data:psa for them: %llu with a non-finite "
+                "energy, %llu with an energy beyond max_kev = %g keV\n",
+                f->base.label, (unsigned long long)rejected, (unsigned long long)st->rejected_nonfinite,
+                (unsigned long long)st->rejected_range, psa_engine_config(f->engine)->max_kev);
+    static const uint32_t passed[] = {ADF_TYPE_DATA_TRUTH};
+    ak_types_expect(&f->base, "psa", &f->types, ADF_TYPE_DATA_CRYSTAL, "analyses", passed,
+                    sizeof passed / sizeof passed[0], error_code);
 }
 
 void process_unload(void *algo_data, unsigned int *error_code)
@@ -187,7 +215,10 @@ static bool reserve(filter_t *f, size_t n)
     adf_psa_t *r = realloc(f->results, cap * sizeof *r);
     if (r)
         f->results = r;
-    if (!c || !r)
+    uint64_t *o = realloc(f->offsets, cap * sizeof *o);
+    if (o)
+        f->offsets = o;
+    if (!c || !r || !o)
         return false;
     f->cap = cap;
     return true;
@@ -201,6 +232,7 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         *error_code = code;
         return code;
     }
+    ak_types_tally(&f->types, &f->copier, in, in_size);
     size_t n = 0;
     adf_frame_t fr;
     adf_error_t ae;
@@ -213,7 +245,7 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         if (adf_crystal_decode(&fr, &f->crystals[n], &ae) != ADF_OK)
             return ak_fail(&f->base, error_code, TUSK_ACTOR_EDATA, "input offset %llu: %s",
                            (unsigned long long)fr.offset, ae.message);
-        n++;
+        f->offsets[n++] = fr.offset;
     }
     tusk_error_t err;
     size_t step = f->batch ? (size_t)f->batch : (n ? n : 1);
@@ -239,6 +271,20 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
     adf_reader_reset(f->reader, in, in_size, 0);
     size_t k = 0;
     while (adf_reader_next(f->reader, &fr) == ADF_OK) {
+        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL && (f->results[k].psa_status & PSA_REJECTED)) {
+            if (!f->described) {
+                f->described = true;
+                char why[160];
+                psa_record_check(psa_engine_config(f->engine), &f->crystals[k], why, sizeof why);
+                fprintf(stderr,
+                        "psa %s: WARNING: input offset %llu (event %u, crystal %u): %s: record rejected, no "
+                        "data:psa for it (further rejections are counted in the summary)\n",
+                        f->base.label, (unsigned long long)f->offsets[k], (unsigned)fr.key.event,
+                        (unsigned)f->crystals[k].crystal_id, why);
+            }
+            k++;
+            continue;
+        }
         int rc = fr.key.type == ADF_TYPE_DATA_CRYSTAL
                      ? adf_psa_encode(f->writer, fr.key.event, fr.key.timestamp, &f->results[k++], &ae)
                      : adf_writer_put_frame(f->writer, &fr);

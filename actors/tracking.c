@@ -23,6 +23,14 @@
  * TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A malformed
  * frame, or one that does not decode, is TUSK_ACTOR_EDATA naming its
  * offset.
+ *
+ * A run in which no frame of the type the mode tracks arrived
+ * (event:data:psa, or data:truth in the truth modes) but data of other
+ * types did (say data:psa before the event builder) fails in
+ * process_stop (TUSK_ACTOR_EDATA, naming the types that came); one with
+ * nothing at all, or only frames passed on by design (meta and conf
+ * frames, data:truth in the psa mode, event:data:psa in the truth
+ * modes), ends with a WARNING line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +38,7 @@
 
 #define AK_FILTER
 #include "actorkit.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/track.h"
 #include "tusk/track_cl.h"
 
@@ -47,7 +55,7 @@ enum { BACKEND_REFERENCE, BACKEND_OPENCL };
 
 typedef struct filter {
     ak_base_t base;
-    sim_array_t *array;
+    array_t *array;
     track_t *tracker;
     track_cl_t *cl;
     track_batch_t *batch;
@@ -57,6 +65,7 @@ typedef struct filter {
     size_t staged_cap, staged_size;
     uint64_t batch_events;    /* events per tracking call, 0: all */
     uint64_t buffers;
+    ak_types_t types;         /* what arrived */
 } filter_t;
 
 static const char *const known_keys[] = {"array",  "points",  "backend",         "device", "batch",
@@ -72,7 +81,7 @@ static void free_filter(filter_t *f)
         return;
     track_cl_destroy(&f->cl);
     track_destroy(&f->tracker);
-    sim_array_destroy(&f->array);
+    array_destroy(&f->array);
     track_batch_destroy(&f->batch);
     adf_writer_destroy(&f->writer);
     ak_copier_free(&f->copier);
@@ -105,7 +114,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
     }
-    if (sim_array_load(&f->array, array, NULL, &err) != TUSK_OK) {
+    if (array_load(&f->array, array, NULL, &err) != TUSK_OK) {
         ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG,
                        "parameter 'array': %s", err.message);
         goto fail;
@@ -141,6 +150,7 @@ void process_reset(void *algo_data, unsigned int *error_code)
     ak_copier_reset(&f->copier);
     track_stats_reset(f->tracker);
     f->buffers = 0;
+    ak_types_reset(&f->types);
 }
 
 void process_stop(void *algo_data, unsigned int *error_code)
@@ -154,6 +164,11 @@ void process_stop(void *algo_data, unsigned int *error_code)
     fprintf(stderr, "tracking %s: %s points: %s%s%s\n", f->base.label,
             track_points_name(track_config(f->tracker)->points), line, f->cl ? "; on " : "",
             f->cl ? track_cl_describe(f->cl) : "");
+    const bool psa = track_config(f->tracker)->points == TRACK_POINTS_PSA;
+    const uint32_t passed = psa ? ADF_TYPE_DATA_TRUTH : ADF_TYPE_EVENT_DATA_PSA;
+    ak_types_expect(&f->base, "tracking", &f->types, psa ? ADF_TYPE_EVENT_DATA_PSA : ADF_TYPE_DATA_TRUTH,
+                    psa ? "tracks (points = psa)" : "tracks (points = truth, truth_segments)", &passed, 1,
+                    error_code);
 }
 
 void process_unload(void *algo_data, unsigned int *error_code)
@@ -186,6 +201,7 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
     }
     tusk_error_t err;
     f->buffers++;
+    ak_types_tally(&f->types, &f->copier, in, in_size);
     if (track_frames_read(f->tracker, f->batch, in, in_size, 0, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
                        "input %s", err.message);

@@ -1,5 +1,6 @@
 /* adf_crystal.c - data:crystal codec (layout in adf/FORMAT.md). */
 #include "adf_bytes.h"
+#include "adf_codec.h"
 #include "adf_private.h"
 
 /* Header offsets. */

@@ -1,5 +1,6 @@
 /* adf_key.c - ADF v4.0 keys and the table of frame type names. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,13 @@ static const struct {
     {ADF_TYPE_DATA_MERGER, "data:merger"},
     {ADF_TYPE_DATA_TRACKED, "data:tracked"},
     {ADF_TYPE_DATA_TRUTH, "data:truth"},
+    {ADF_TYPE_DATA_ID_SPACEPOINTS, "data:id_spacepoints"},
+    {ADF_TYPE_DATA_ZVERTEX, "data:zvertex"},
+    {ADF_TYPE_DATA_ID_TRUTH, "data:id_truth"},
+    {ADF_TYPE_DATA_STS_DIGIS, "data:sts_digis"},
+    {ADF_TYPE_DATA_STS_CLUSTERS, "data:sts_clusters"},
+    {ADF_TYPE_DATA_STS_HITS, "data:sts_hits"},
+    {ADF_TYPE_DATA_STS_TRUTH, "data:sts_truth"},
     {ADF_TYPE_CONF_GLOBAL, "conf:global"},
     {ADF_TYPE_CONF_PSA, "conf:psa"},
     {ADF_TYPE_META_EOF, "meta:eof"},
@@ -78,6 +86,15 @@ const char *adf_type_name(uint32_t type)
         if (adf_type_names[i].type == type)
             return adf_type_names[i].name;
     return NULL;
+}
+
+const char *adf_type_label(uint32_t type, char buf[16])
+{
+    const char *name = adf_type_name(type);
+    if (name)
+        return name;
+    snprintf(buf, 16, "0x%08X", (unsigned)type);
+    return buf;
 }
 
 int adf_type_parse(const char *text, uint32_t *type)

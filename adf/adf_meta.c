@@ -1,5 +1,6 @@
 /* adf_meta.c - meta:eof codec. */
 #include "adf_bytes.h"
+#include "adf_codec.h"
 #include "adf_private.h"
 
 int adf_eof_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const adf_eof_t *eof,

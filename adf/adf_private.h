@@ -14,18 +14,10 @@
 #define ADF_PRINTF(f, a)
 #endif
 
-/* Fill `err` (may be NULL) and return `code`. */
+/* Fill `err` (may be NULL) and return `code` (adf_error.c). */
 int adf_error_set(adf_error_t *err, int code, uint64_t offset, const char *fmt, ...) ADF_PRINTF(4, 5);
 
-/* Check that `frame` has type `type` (ADF_EBADTYPE with a message if not). */
-int adf_expect_type(const adf_frame_t *frame, uint32_t type, adf_error_t *err);
-
-/* Reserve a frame of `type` for a codec; on failure copy the writer's
- * error into err. */
-int adf_reserve_frame(adf_writer_t *writer, uint32_t type, uint32_t event, uint64_t timestamp,
-                      size_t size, uint8_t **payload, adf_error_t *err);
-
-/* Human-readable type: the name, or "0x%08X" into buf. */
+/* Human-readable type: the name, or "0x%08X" into buf (adf_key.c). */
 const char *adf_type_label(uint32_t type, char buf[16]);
 
 /* --- the window scanner ---------------------------------------------------

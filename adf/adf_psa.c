@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "adf_bytes.h"
+#include "adf_codec.h"
 #include "adf_private.h"
 
 /* Crystal header offsets (AGATA "global" part). */

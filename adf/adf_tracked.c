@@ -1,5 +1,6 @@
 /* adf_tracked.c - data:tracked codec (tusk layout, adf/FORMAT.md). */
 #include "adf_bytes.h"
+#include "adf_codec.h"
 #include "adf_private.h"
 
 enum { OFF_N_GAMMAS = 0, OFF_STATUS = 2 };

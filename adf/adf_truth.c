@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "adf_bytes.h"
+#include "adf_codec.h"
 #include "adf_private.h"
 
 /* Header offsets. */

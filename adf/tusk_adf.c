@@ -71,6 +71,13 @@ typedef struct decoded {
     adf_tracked_t tracked;
     adf_truth_t truth;
     adf_eof_t eof;
+    adf_idsp_t idsp;       /* the z-finder's frames (adf_zfinder.h) */
+    adf_zvertex_t zvertex;
+    adf_idtruth_t idtruth;
+    adf_sts_digis_t sts_digis; /* the STS's frames (adf_sts.h) */
+    adf_sts_clusters_t sts_clusters;
+    adf_sts_hits_t sts_hits;
+    adf_sts_truth_t sts_truth;
 } decoded_t;
 
 /* Decode a frame of a known simple type; ADF_OK for types without codec. */
@@ -82,6 +89,13 @@ static int decode_payload(const adf_frame_t *f, decoded_t *d, adf_error_t *err)
     case ADF_TYPE_DATA_TRACKED: return adf_tracked_decode(f, &d->tracked, err);
     case ADF_TYPE_DATA_TRUTH: return adf_truth_decode(f, &d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
+    case ADF_TYPE_DATA_ID_SPACEPOINTS: return adf_idsp_decode(f, &d->idsp, err);
+    case ADF_TYPE_DATA_ZVERTEX: return adf_zvertex_decode(f, &d->zvertex, err);
+    case ADF_TYPE_DATA_ID_TRUTH: return adf_idtruth_decode(f, &d->idtruth, err);
+    case ADF_TYPE_DATA_STS_DIGIS: return adf_sts_digis_decode(f, &d->sts_digis, err);
+    case ADF_TYPE_DATA_STS_CLUSTERS: return adf_sts_clusters_decode(f, &d->sts_clusters, err);
+    case ADF_TYPE_DATA_STS_HITS: return adf_sts_hits_decode(f, &d->sts_hits, err);
+    case ADF_TYPE_DATA_STS_TRUTH: return adf_sts_truth_decode(f, &d->sts_truth, err);
     default: return ADF_OK;
     }
 }
@@ -162,6 +176,118 @@ static void print_payload(const adf_frame_t *f, const decoded_t *d, int depth)
                    ind + 2, "", i, (unsigned)p->crystal, p->segment, (unsigned)p->gamma,
                    truth_process_name(p->process), p->energy, p->local[0], p->local[1], p->local[2], p->world[0],
                    p->world[1], p->world[2]);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_ID_SPACEPOINTS: {
+        const adf_idsp_t *sp = &d->idsp;
+        printf("%*sphi from %.6f rad over %.6f rad, flags 0x%04X; spacepoints %" PRIu32 "\n", ind, "",
+               (double)sp->phi_min, (double)sp->phi_width, (unsigned)sp->flags, sp->n_points);
+        for (uint32_t i = 0; i < sp->n_points; i++) {
+            adf_idsp_point_t p;
+            adf_idsp_point(sp, i, &p);
+            printf("%*spoint %" PRIu32 ": layer %u rho %.3f mm phi %.6f rad z %.3f mm\n", ind + 2, "", i,
+                   (unsigned)p.layer, (double)p.rho, (double)p.phi, (double)p.z);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_ZVERTEX: {
+        const adf_zvertex_t *z = &d->zvertex;
+        static const char *const modes[] = {"?", "pairs", "triplets"};
+        static const char *const backends[] = {"?", "reference", "fast", "opencl"};
+        printf("%*svertices %u, %s, %s, backend %s, %" PRIu32 " entries of %" PRIu64 " pairs, settings 0x%08X\n",
+               ind, "", (unsigned)z->n_vertices, modes[z->mode <= 2 ? z->mode : 0],
+               z->precision == 8 ? "double" : "float", backends[z->backend <= 3 ? z->backend : 0], z->entries,
+               z->pairs, (unsigned)z->settings);
+        for (unsigned i = 0; i < z->n_vertices; i++)
+            printf("%*svertex %u: z0 %.6f mm, %" PRIu32 " entries in bins %" PRIu32 "-%" PRIu32 "\n", ind + 2, "", i,
+                   z->vertex[i].z0, z->vertex[i].count, z->vertex[i].bin, z->vertex[i].bin + 2);
+        break;
+    }
+    case ADF_TYPE_DATA_ID_TRUTH: {
+        const adf_idtruth_t *t = &d->idtruth;
+        printf("%*ssignal vertex z %.3f mm, %u pile-up vertices, flags 0x%04X; spacepoints %" PRIu32 "\n", ind, "",
+               (double)t->z_signal, (unsigned)t->n_pileup, (unsigned)t->flags, t->n_points);
+        for (unsigned k = 0; k < t->n_pileup; k++)
+            printf("%*spile-up vertex %u: z %.3f mm\n", ind + 2, "", k + 1, (double)t->z_pileup[k]);
+        for (uint32_t i = 0; i < t->n_points; i++) {
+            adf_idtruth_point_t p;
+            adf_idtruth_point(t, i, &p);
+            if (p.vertex == ADF_IDTRUTH_NOISE_VERTEX)
+                printf("%*spoint %" PRIu32 ": noise\n", ind + 2, "", i);
+            else
+                printf("%*spoint %" PRIu32 ": particle %" PRIu32 " from vertex %u\n", ind + 2, "", i, p.particle,
+                       (unsigned)p.vertex);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_STS_DIGIS: {
+        const adf_sts_digis_t *g = &d->sts_digis;
+        printf("%*smodule %u (station %u; the timeslice has %u modules), %u strips a side of %.4f mm, stereo %.3f deg, "
+               "%.3f mm long, at (%.3f, %.3f, %.3f) mm; timeslice %" PRIu32 " ns; flags 0x%02X; digis %" PRIu32 "\n",
+               ind, "", (unsigned)g->module, (unsigned)g->station, (unsigned)g->modules, (unsigned)g->strips,
+               (double)g->pitch_mm, (double)g->stereo_deg, (double)g->length_mm, (double)g->origin[0],
+               (double)g->origin[1], (double)g->origin[2], g->length_ns, (unsigned)g->flags, g->n_digis);
+        for (uint32_t i = 0; i < g->n_digis; i++) {
+            uint64_t k;
+            adf_sts_digis_keys(g, i, 1, &k);
+            printf("%*sdigi %" PRIu32 ": channel %u (%s %u) time %u ns charge %u\n", ind + 2, "", i,
+                   (unsigned)adf_sts_key_channel(k), adf_sts_key_channel(k) < g->strips ? "front" : "back",
+                   (unsigned)(adf_sts_key_channel(k) % g->strips), (unsigned)adf_sts_key_time(k),
+                   (unsigned)adf_sts_key_charge(k));
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_STS_CLUSTERS: {
+        const adf_sts_clusters_t *c = &d->sts_clusters;
+        printf("%*smodule %u, %u strips a side, backend %s, settings 0x%08X, flags 0x%02X; clusters %" PRIu32
+               " front, %" PRIu32 " back\n",
+               ind, "", (unsigned)c->module, (unsigned)c->strips, adf_sts_backend_name(c->backend),
+               (unsigned)c->settings, (unsigned)c->flags, c->n_front, c->n_back);
+        for (uint32_t i = 0; i < c->n_front + c->n_back; i++) {
+            adf_sts_cluster_t x;
+            adf_sts_cluster(c, i, &x);
+            printf("%*scluster %" PRIu32 ": channel %u size %u charge %" PRIu32 " time %.3f +- %.3f ns position %.4f "
+                   "+- %.4f strips\n",
+                   ind + 2, "", i, (unsigned)x.channel, (unsigned)x.size, x.charge, (double)x.time,
+                   (double)x.time_error, (double)x.position, (double)x.position_error);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_STS_HITS: {
+        const adf_sts_hits_t *h = &d->sts_hits;
+        printf("%*smodule %u, backend %s, settings 0x%08X, flags 0x%02X; hits %" PRIu32 "\n", ind, "",
+               (unsigned)h->module, adf_sts_backend_name(h->backend), (unsigned)h->settings, (unsigned)h->flags,
+               h->n_hits);
+        for (uint32_t i = 0; i < h->n_hits; i++) {
+            adf_sts_hit_t x;
+            adf_sts_hit(h, i, &x);
+            printf("%*shit %" PRIu32 ": clusters %" PRIu32 " (front) %" PRIu32 " (back) at (%.4f +- %.4f, %.4f +- %.4f, "
+                   "%.3f) mm, cov %.3g mm2, time %.3f +- %.3f ns\n",
+                   ind + 2, "", i, x.front, x.back, (double)x.x, (double)x.sigma_x, (double)x.y, (double)x.sigma_y,
+                   (double)x.z, (double)x.cov_xy, (double)x.time, (double)x.time_error);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_STS_TRUTH: {
+        const adf_sts_truth_t *t = &d->sts_truth;
+        printf("%*smodule %u, flags 0x%04X; points %" PRIu32 ", digis %" PRIu32 "\n", ind, "", (unsigned)t->module,
+               (unsigned)t->flags, t->n_points, t->n_digis);
+        for (uint32_t i = 0; i < t->n_points; i++) {
+            adf_sts_point_t p;
+            adf_sts_truth_point(t, i, &p);
+            printf("%*spoint %" PRIu32 ": track %" PRIu32 " of collision %" PRIu32 " at (%.3f, %.3f, %.3f) mm, %.3f ns; "
+                   "strips %.3f front, %.3f back; charge %.1f\n",
+                   ind + 2, "", i, p.track, p.collision, (double)p.x, (double)p.y, (double)p.z, (double)p.time,
+                   (double)p.u_front, (double)p.u_back, (double)p.charge);
+        }
+        for (uint32_t j = 0; j < t->n_digis; j++) {
+            uint32_t k;
+            adf_sts_truth_digis(t, j, 1, &k);
+            if (k == ADF_STS_NOISE)
+                printf("%*sdigi %" PRIu32 ": noise\n", ind + 2, "", j);
+            else
+                printf("%*sdigi %" PRIu32 ": point %" PRIu32 "\n", ind + 2, "", j, k);
         }
         break;
     }

@@ -1,11 +1,14 @@
 /* parse.c - numbers from text, strictly (see parse.h). */
 #include "base/parse.h"
 
+#include "tusk/params.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tusk_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -72,4 +75,23 @@ bool tusk_cli_double(const char *prog, const char *opt, const char *text, double
     fprintf(stderr, "%s: %s wants a finite number from %g to %g, not '%s'\n", prog, opt, min, max,
             text ? text : "");
     return false;
+}
+
+bool tusk_cli_set(const char *prog, tusk_params_t *params, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char key[128];
+    size_t n = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || n == 0 || n >= sizeof key) {
+        fprintf(stderr, "%s: --set wants KEY=VALUE, not '%s'\n", prog, arg);
+        return false;
+    }
+    memcpy(key, arg, n);
+    key[n] = '\0';
+    tusk_error_t err;
+    if (tusk_params_set(params, key, eq + 1, &err) != TUSK_OK) {
+        fprintf(stderr, "%s: --set %s: %s\n", prog, arg, err.message);
+        return false;
+    }
+    return true;
 }

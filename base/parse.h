@@ -24,4 +24,10 @@ bool tusk_cli_unsigned(const char *prog, const char *opt, const char *text, unsi
                        unsigned *out);
 bool tusk_cli_double(const char *prog, const char *opt, const char *text, double min, double max, double *out);
 
+/* A command line's `--set KEY=VALUE` into params (a later KEY replaces an
+ * earlier one): true, or false after "PROG: --set wants KEY=VALUE, not
+ * 'TEXT'" (or the parameter store's complaint) on stderr. */
+struct tusk_params;
+bool tusk_cli_set(const char *prog, struct tusk_params *params, const char *arg);
+
 #endif

@@ -152,7 +152,7 @@ static int bench_one(const opts_t *o, unsigned long m)
     }
     printf("multiplicity %lu: %zu events, %zu %s points (%.1f an event), %zu crystals\n", m,
            track_batch_events(b), track_batch_points(b), o->points,
-           (double)track_batch_points(b) / (double)track_batch_events(b), sim_array_count(sim_array(sim)));
+           (double)track_batch_points(b) / (double)track_batch_events(b), array_count(sim_array(sim)));
     printf("  %-58s %12s %14s\n", "backend", "events/s", "orders/s");
     row_t r;
     if (measure(o, t, NULL, b, &r))

@@ -22,6 +22,7 @@
 
 #include "bench_track.h"
 #include "bench_util.h"
+#include "bench_zfinder.h"
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
@@ -36,6 +37,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: " PROG " psa --basis FILE [OPTIONS]\n"
+            "       " PROG " track --basis FILE [OPTIONS]     (" PROG " track --help)\n"
+            "       " PROG " zfinder [OPTIONS]                (" PROG " zfinder --help)\n"
             "\n"
             "  --basis FILE        the signal basis (tusk-basis gen)\n"
             "  --events N          distinct simulated events of each kind (2000)\n"
@@ -318,6 +321,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "track") == 0)
         return bench_track_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "zfinder") == 0)
+        return bench_zfinder_main(argc - 1, argv + 1);
     if (argc < 2 || strcmp(argv[1], "psa") != 0) {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             usage(stdout);

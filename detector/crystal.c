@@ -315,13 +315,32 @@ unsigned det_crystal_core(const det_crystal_t *c)
     return det_crystal_segments(c);
 }
 
+/* Where a point is: THE geometry rule. det_crystal_inside and
+ * det_crystal_contact_of both answer from it, so a point is either
+ * germanium or outside next to exactly one kind of surface, never both
+ * or neither (no second formula: comparing sqrt(x^2 + y^2) with the hole
+ * radius instead of x^2 + y^2 with its square disagrees on points within
+ * an ulp of the hole's wall, where a drift's bisection ends). */
+enum region {
+    REGION_GERMANIUM, /* closed surfaces included */
+    REGION_HOLE,      /* the core hole, its bottom and its opening beyond the back: the core contact */
+    REGION_BACK,      /* beyond the back face: passivated */
+    REGION_MANTLE     /* beyond the mantle or the front face (and their edge): the segments */
+};
+
+static enum region region_of(const det_config_t *g, double x, double y, double z)
+{
+    /* The hole is open to the back and ends hole_front behind the front. */
+    if (z > g->hole_front && x * x + y * y < g->hole_radius * g->hole_radius)
+        return REGION_HOLE;
+    if (z >= 0 && z <= g->length && shapes[g->shape].outline(g, x, y, z))
+        return REGION_GERMANIUM;
+    return z > g->length ? REGION_BACK : REGION_MANTLE;
+}
+
 bool det_crystal_inside(const det_crystal_t *c, double x, double y, double z)
 {
-    const det_config_t *g = &c->cfg;
-    if (z < 0 || z > g->length || !shapes[g->shape].outline(g, x, y, z))
-        return false;
-    /* The hole is open to the back and ends hole_front behind the front. */
-    return !(z > g->hole_front && x * x + y * y < g->hole_radius * g->hole_radius);
+    return region_of(&c->cfg, x, y, z) == REGION_GERMANIUM;
 }
 
 static unsigned sector_of(const det_crystal_t *c, double x, double y)
@@ -361,21 +380,16 @@ unsigned det_crystal_sector_of_segment(const det_crystal_t *c, unsigned segment)
 
 int det_crystal_contact_of(const det_crystal_t *c, double x, double y, double z)
 {
-    const det_config_t *g = &c->cfg;
-    if (det_crystal_inside(c, x, y, z))
-        return -1;
-    double r = sqrt(x * x + y * y);
-    int core = (int)det_crystal_core(c);
-    /* In the hole (its bottom included, and its opening beyond the back):
-     * the core contact. */
-    if (r < g->hole_radius && z > g->hole_front)
-        return core;
-    /* Beyond the back face: passivated. */
-    if (z > g->length)
-        return -1;
-    /* The mantle and the front face (and their edge): the segments. */
-    double zz = z < 0 ? 0 : z;
-    return (int)(sector_of(c, x, y) * g->rings + ring_of(c, zz));
+    switch (region_of(&c->cfg, x, y, z)) {
+    case REGION_HOLE:
+        return (int)det_crystal_core(c);
+    case REGION_MANTLE:
+        return (int)(sector_of(c, x, y) * c->cfg.rings + ring_of(c, z < 0 ? 0 : z));
+    case REGION_GERMANIUM:
+    case REGION_BACK:
+        break;
+    }
+    return -1;
 }
 
 const char *det_crystal_electrode_name(const det_crystal_t *c, unsigned e, char *buf, size_t cap)

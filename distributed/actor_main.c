@@ -19,7 +19,8 @@ static void usage(FILE *out)
                  "Hosts instance K of actor NAME for the tusk-run controller at ENDPOINT\n"
                  "(e.g. tcp://10.0.0.1:5500). tusk-run starts it; you run it by hand only\n"
                  "to debug. It exits when told to, or when the controller has been silent\n"
-                 "for MS milliseconds (default 30000).\n");
+                 "for MS milliseconds (default 10000; tusk-run passes its --orphan-ms), even\n"
+                 "inside a hook: an orphan does not go on producing.\n");
 }
 
 static bool parse_uint(const char *s, unsigned *out)
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
                                              {"orphan-ms", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    tusk_node_options_t opt = {.orphan_ms = 30000};
+    tusk_node_options_t opt = {.orphan_ms = 10000};
     int c;
     bool have_instance = false;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -61,6 +66,9 @@ typedef struct inst {
     char log[4096];
     uint64_t prev_bytes, prev_ms; /* for rates */
     uint64_t kill_at;       /* told to exit after a failure: kill if still there */
+    bool draining;          /* failed but working: its sinks wait for what it sent */
+    char hook[48];          /* from its liveness thread: the hook it is in ("" none) */
+    uint64_t hook_ms;       /* and for how long, as it last said */
 } inst_t;
 
 typedef struct ctrl {
@@ -83,6 +91,7 @@ typedef struct ctrl {
     uint64_t started_ms, ended_ms; /* the run's data-moving time */
     uint64_t fatal_at, next_ping, next_live;
     char fatal_reason[TUSK_ERROR_MESSAGE_MAX];
+    int lock_fd;                   /* RUN_FOLDER/lock, locked while we live (-1: none) */
 } ctrl_t;
 
 /* Set by SIGINT/SIGTERM; the loop turns it into an orderly stop. */
@@ -128,6 +137,25 @@ static uint64_t slot_stat(const inst_t *in, const char *key)
     return v;
 }
 
+/* The statistics of incarnation `inc` of a slot (NULL: none came). */
+static const tusk_ctl_t *stats_of(const inst_t *in, unsigned inc)
+{
+    if (in->stats && stat_u64(in->stats, "incarnation") == inc)
+        return in->stats;
+    for (unsigned i = 0; i < in->n_old; i++)
+        if (stat_u64(in->old_stats[i], "incarnation") == inc)
+            return in->old_stats[i];
+    return NULL;
+}
+
+/* Statistics that can no longer change: sent when no data moved any more
+ * (ended, failed, stopped). Those of a process that died while moving
+ * data are out of date by what it did since. */
+static bool stats_final(const tusk_ctl_t *m)
+{
+    return m && stat_u64(m, "final") == 1;
+}
+
 static bool alive(const inst_t *in)
 {
     return in->st != I_FAILED && in->st != I_GONE;
@@ -158,9 +186,10 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
     const tusk_actor_spec_t *s = spec_of(c, in);
     snprintf(in->id, sizeof in->id, "%s.%u.%u", s->name, in->k, in->incarnation);
     zu_format(in->log, sizeof in->log, "%s/%s.%u.log", c->run_dir, s->name, in->k);
-    char k[16], inc[16];
+    char k[16], inc[16], orphan[16];
     snprintf(k, sizeof k, "%u", in->k);
     snprintf(inc, sizeof inc, "%u", in->incarnation);
+    snprintf(orphan, sizeof orphan, "%u", c->opt.orphan_ms);
     in->local = layout_host_is_local(s->hostname);
     char cmd[8192] = "";
     if (!in->local) {
@@ -177,7 +206,7 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
         }
         cmd[j] = '\0';
         const char *args[] = {c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
-                              "--incarnation", inc};
+                              "--incarnation", inc, "--orphan-ms", orphan};
         for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
             char q[PATH_MAX + 16];
             quote(q, sizeof q, args[i]);
@@ -186,6 +215,7 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
         }
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return tusk_error_set(err, TUSK_EIO, "cannot start %s[%u]: fork: %s", s->name, in->k, strerror(errno));
@@ -193,6 +223,16 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
         /* Own process group: a Ctrl-C on tusk-run is for tusk-run, which
          * then stops every instance in order. */
         setpgid(0, 0);
+#ifdef __linux__
+        /* But when tusk-run dies (kill -9), the instance (or the launcher
+         * of a remote one) dies with it, at once; a remote instance ends
+         * itself after --orphan-ms of silence. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127); /* it died before the line above */
+#else
+        (void)parent;
+#endif
         int fd = open(in->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             dup2(fd, STDOUT_FILENO);
@@ -203,7 +243,7 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
             dup2(devnull, STDIN_FILENO);
         if (in->local)
             execl(c->actor_bin, c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
-                  "--incarnation", inc, (char *)NULL);
+                  "--incarnation", inc, "--orphan-ms", orphan, (char *)NULL);
         else
             execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         fprintf(stderr, "tusk-run: cannot execute %s: %s\n", in->local ? c->actor_bin : cmd, strerror(errno));
@@ -211,6 +251,8 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
     }
     in->pid = pid;
     in->failed_now = false;
+    in->draining = false;
+    in->hook[0] = '\0';
     in->st = I_STARTING;
     in->last_seen = zu_now_ms();
     in->waiting[0] = '\0';
@@ -298,6 +340,38 @@ static void tell_neighbours(ctrl_t *c, const inst_t *in, const char *verb, bool 
     }
 }
 
+/* PEER_LOST about `in` to the instances around it. Its sources stop
+ * sending to it. Its sinks stop waiting for it: with `counted` (it failed
+ * but reported its final counts, and still sends what it had sent), once
+ * the buffers it sent each of them have arrived; else at once. */
+static void tell_lost(ctrl_t *c, const inst_t *in, bool counted)
+{
+    const tusk_actor_spec_t *s = spec_of(c, in);
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *o = &c->inst[i];
+        if (!alive(o) || o->st == I_STARTING)
+            continue;
+        bool source = false, sink = false;
+        for (unsigned j = 0; j < s->n_sources; j++)
+            source |= s->sources[j] == o->actor;
+        for (unsigned j = 0; j < s->n_sinks; j++)
+            sink |= s->sinks[j] == o->actor;
+        if (!source && !sink)
+            continue;
+        tusk_ctl_t *m = tusk_ctl_new("PEER_LOST");
+        tusk_ctl_set_u64(m, "actor", in->actor);
+        tusk_ctl_set_u64(m, "instance", in->k);
+        tusk_ctl_set_u64(m, "incarnation", in->incarnation);
+        if (sink && counted) {
+            char key[64];
+            snprintf(key, sizeof key, "sent:%u:%u", o->actor, o->k);
+            tusk_ctl_set_u64(m, "sent", stat_u64(in->stats, key));
+        }
+        command(c, o, "PEER_LOST", m, NULL, 0);
+        tusk_ctl_destroy(&m);
+    }
+}
+
 /* ---- failures ----------------------------------------------------------------- */
 
 static void retire_stats(inst_t *in)
@@ -370,6 +444,11 @@ static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt
         begin_fatal_stop(c, in->reason);
         return;
     }
+    /* It reported its failure with counts that no longer change, and
+     * still sends what it had sent: its sinks wait for those buffers. If
+     * it dies before they all left, reap() tells them to stop waiting. */
+    bool counted = graceful && stats_final(in->stats);
+    in->draining = counted;
     unsigned others = 0;
     for (unsigned i = 0; i < c->n_inst; i++)
         if (c->inst[i].actor == in->actor && &c->inst[i] != in && alive(&c->inst[i]))
@@ -378,6 +457,7 @@ static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt
         if (in->pid > 0)
             kill(in->pid, SIGKILL); /* the slot's endpoints are for its successor */
         in->kill_at = 0;
+        in->draining = false;
         in->restarts++;
         retire_stats(in);
         in->incarnation++;
@@ -394,12 +474,12 @@ static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt
         say(c, "going on without %s[%u]: %u other instance%s carr%s the load", s->name, in->k, others,
             others == 1 ? "" : "s", others == 1 ? "ies" : "y");
         in->lost = true;
-        tell_neighbours(c, in, "PEER_LOST", true, true);
+        tell_lost(c, in, counted);
         return;
     }
     in->lost = true;
     /* Nobody waits for its end of run while the rest stops. */
-    tell_neighbours(c, in, "PEER_LOST", true, true);
+    tell_lost(c, in, counted);
     char why[TUSK_ERROR_MESSAGE_MAX + 64];
     snprintf(why, sizeof why, "%s[%u]: %s", s->name, in->k, in->reason);
     begin_fatal_stop(c, why);
@@ -428,6 +508,14 @@ static void reap(ctrl_t *c)
             if (in->pid != pid)
                 continue; /* not current: e.g. a restarted slot's predecessor */
             in->pid = 0;
+            if (in->draining) {
+                /* A clean exit flushed what it had sent (its data sockets
+                 * linger longer than we wait before a kill); anything
+                 * else may have taken some with it. */
+                in->draining = false;
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                    tell_lost(c, in, false);
+            }
             if (in->st == I_FAILED || in->st == I_GONE || in->st == I_STOPPED || strcmp(in->waiting, "EXIT") == 0) {
                 in->st = I_GONE; /* expected: we killed it, or told it to exit */
                 in->waiting[0] = '\0';
@@ -500,6 +588,20 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
             handle_cli(c, id, m);
         return false;
     }
+    size_t idlen = strlen(id);
+    if (idlen > 3 && strcmp(id + idlen - 3, "/hb") == 0) {
+        /* From an instance's liveness thread: alive, and in which hook. */
+        char main_id[256];
+        zu_format(main_id, sizeof main_id, "%.*s", (int)(idlen - 3), id);
+        inst_t *in = find_inst(c, main_id);
+        if (in && strcmp(verb, "ALIVE") == 0) {
+            in->last_seen = zu_now_ms();
+            const char *hook = tusk_ctl_get(m, "hook");
+            zu_format(in->hook, sizeof in->hook, "%s", hook ? hook : "");
+            in->hook_ms = stat_u64(m, "hook_ms");
+        }
+        return false;
+    }
     inst_t *in = find_inst(c, id);
     if (!in)
         return false; /* an earlier incarnation, or a stranger */
@@ -508,6 +610,14 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
     if (kept) {
         tusk_ctl_destroy(&in->stats);
         in->stats = m;
+    }
+    if (strcmp(verb, "BAD_DATA") == 0) {
+        /* A malformed buffer arrived (the first on its link): say so now;
+         * the final counts come with the statistics. */
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        say(c, "corrupt data: %s[%u] on %s received a %s", s->name, in->k, s->hostname,
+            tusk_ctl_get(m, "message") ? tusk_ctl_get(m, "message") : "malformed buffer");
+        return kept;
     }
     if (in->st == I_FAILED || in->st == I_GONE)
         return kept;
@@ -617,13 +727,34 @@ static void pump(ctrl_t *c, long timeout_ms)
             on_failure(c, in, "did not report within %.1f s (is tusk-actor installed there, and can it reach the "
                        "control socket %s?)", (double)(now - in->last_seen) / 1000.0, c->endpoint);
         else
-            on_failure(c, in, "no heartbeat for %.1f s (stalled, or its host is unreachable)",
+            on_failure(c, in, "no heartbeat for %.1f s (the process is frozen, or its host is unreachable)",
                        (double)(now - in->last_seen) / 1000.0);
     }
+    /* A hook call that overruns the actor's hook_timeout is a stall. The
+     * duration is the instance's own measure, so a late message can only
+     * make it look shorter. */
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        unsigned limit_s = spec_of(c, in)->hook_timeout_s;
+        if (alive(in) && in->hook[0] && limit_s && in->hook_ms > (uint64_t)limit_s * 1000u)
+            on_failure(c, in, "stalled in %s for %.1f s, over its hook_timeout of %u s", in->hook,
+                       (double)in->hook_ms / 1000.0, limit_s);
+    }
     if (now >= c->next_ping) {
-        for (unsigned i = 0; i < c->n_inst; i++)
-            if (alive(&c->inst[i]) && c->inst[i].st != I_STARTING)
-                command(c, &c->inst[i], "PING", NULL, NULL, 0);
+        /* Both connections of every instance hear from us: the liveness
+         * thread's tells it, even inside a long hook, that we are here. */
+        tusk_ctl_t *ping = tusk_ctl_new("PING");
+        for (unsigned i = 0; i < c->n_inst; i++) {
+            inst_t *in = &c->inst[i];
+            if (!alive(in) || in->st == I_STARTING)
+                continue;
+            command(c, in, "PING", NULL, NULL, 0);
+            char hb_id[272];
+            snprintf(hb_id, sizeof hb_id, "%s/hb", in->id);
+            tusk_error_t err;
+            zu_send_ctl(c->router, hb_id, ping, NULL, 0, &err);
+        }
+        tusk_ctl_destroy(&ping);
         c->next_ping = now + c->opt.heartbeat_ms;
     }
     if (c->opt.live && c->running && now >= c->next_live) {
@@ -636,16 +767,39 @@ static void pump(ctrl_t *c, long timeout_ms)
     }
 }
 
-/* Wait until no instance in [from, to) awaits a reply to `verb`. */
+/* The hook a command calls (as tusk-actor names it), or "". */
+static const char *hook_of(const char *verb)
+{
+    static const char *const map[][2] = {
+        {"CONFIGURE", "process_config/process_register"}, {"INITIALISE", "process_initialise"},
+        {"START", "process_start"}, {"STOP", "process_stop"}, {"PAUSE", "process_pause"},
+        {"RESUME", "process_resume"}, {"RESET", "process_reset"}, {"EXIT", "process_unload"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i][0], verb) == 0)
+            return map[i][1];
+    return "";
+}
+
+/* Wait until no instance awaits a reply to `verb`. An instance that is
+ * alive and inside the hook the command calls has as long as its
+ * hook_timeout allows (see pump): the timeout counts from when it left. */
 static bool wait_for(ctrl_t *c, const char *verb, unsigned timeout_ms)
 {
     uint64_t end = zu_now_ms() + timeout_ms;
+    const char *hook = hook_of(verb);
     while (zu_now_ms() < end) {
-        bool pending = false;
-        for (unsigned i = 0; i < c->n_inst; i++)
-            pending |= alive(&c->inst[i]) && strcmp(c->inst[i].waiting, verb) == 0;
+        bool pending = false, in_hook = false;
+        for (unsigned i = 0; i < c->n_inst; i++) {
+            const inst_t *in = &c->inst[i];
+            if (alive(in) && strcmp(in->waiting, verb) == 0) {
+                pending = true;
+                in_hook |= *hook && strcmp(in->hook, hook) == 0;
+            }
+        }
         if (!pending)
             return true;
+        if (in_hook)
+            end = zu_now_ms() + timeout_ms;
         if (stop_signals > 1)
             return false;
         pump(c, 50);
@@ -750,56 +904,193 @@ static void status_table(ctrl_t *c, FILE *out, bool final)
                 (double)bin / 1e6, (double)bout / 1e6, final ? 2 : 1, third,
                 (unsigned long long)(final ? in->restarts : queue_depth(c, in)));
     }
+    /* Instances inside one hook call for more than a second, as their
+     * liveness threads say. */
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        if (!alive(in) || !in->hook[0] || in->hook_ms < 1000)
+            continue;
+        char limit[32] = "none";
+        if (s->hook_timeout_s)
+            snprintf(limit, sizeof limit, "%u s", s->hook_timeout_s);
+        fprintf(out, "%s[%u] is in %s for %.1f s (hook_timeout: %s)\n", s->name, in->k, in->hook,
+                (double)in->hook_ms / 1000.0, limit);
+    }
     fflush(out);
 }
 
-/* Every link's counts, and what failed instances lost: buffers sent to
- * a slot that never completed (counted by the actors below it). */
-static uint64_t reconcile(ctrl_t *c, FILE *out)
+/* One link's figures (one upstream slot -> one downstream slot, summed
+ * over the incarnations of both). */
+typedef struct link_count {
+    uint64_t sent;       /* buffers the upstream slot sent on it */
+    uint64_t received;   /* buffers that arrived (duplicates included) */
+    uint64_t finished;   /* inputs the downstream slot finished: every output left, or consumed */
+    uint64_t lost;       /* sent, never finished */
+    uint64_t held;       /* of those: held back (no output of their own) when it failed or stopped */
+    uint64_t extra;      /* arrived beyond what was sent */
+    uint64_t duplicates; /* buffer numbers that arrived again (dropped) */
+    uint64_t gaps;       /* buffer numbers skipped */
+    uint64_t malformed;  /* buffers whose ADF framing was broken */
+    bool exact;          /* false: an incarnation died with out-of-date counts and so did the
+                            actor that would have counted for it: the loss is an upper bound */
+} link_count_t;
+
+typedef struct totals {
+    uint64_t links, sent, lost, extra, malformed, gaps, duplicates;
+} totals_t;
+
+static uint64_t sum_over(const inst_t *in, const char *key)
 {
-    uint64_t links = 0, sent_total = 0, lost_total = 0;
+    uint64_t v = 0;
+    for (unsigned j = 0; j <= in->incarnation; j++)
+        v += stat_u64(stats_of(in, j), key);
+    return v;
+}
+
+static bool all_final(const inst_t *in)
+{
+    for (unsigned j = 0; j <= in->incarnation; j++)
+        if (!stats_final(stats_of(in, j)))
+            return false;
+    return true;
+}
+
+/* The counts of link up -> d. Each incarnation's own final counts are
+ * exact. For one that died while moving data (its last statistics are
+ * out of date), the neighbours count instead: what it sent is what
+ * arrived of it (what it had sent but did not leave it is the loss of
+ * its own inputs, which are unfinished), and what it finished is what
+ * the actor below it saw it finish. So every lost buffer is counted
+ * once, on the link into the instance that did not pass it on. */
+static void count_link(const ctrl_t *c, const inst_t *up, const inst_t *d, link_count_t *lc)
+{
+    const tusk_actor_spec_t *ds = spec_of(c, d);
+    char key[96];
+    memset(lc, 0, sizeof *lc);
+    lc->exact = true;
+    bool d_final = all_final(d);
+    for (unsigned i = 0; i <= up->incarnation; i++) {
+        const tusk_ctl_t *um = stats_of(up, i);
+        snprintf(key, sizeof key, "sent:%u:%u", d->actor, d->k);
+        uint64_t sent = stat_u64(um, key);
+        if (!stats_final(um)) {
+            snprintf(key, sizeof key, "recvi:%u:%u:%u", up->actor, up->k, i);
+            uint64_t arrived = sum_over(d, key);
+            if (d_final) {
+                sent = arrived;
+            } else {
+                sent = arrived > sent ? arrived : sent;
+                lc->exact = false;
+            }
+        }
+        lc->sent += sent;
+    }
+    snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
+    lc->received = sum_over(d, key);
+    for (unsigned j = 0; j <= d->incarnation; j++) {
+        const tusk_ctl_t *dm = stats_of(d, j);
+        snprintf(key, sizeof key, "held:%u:%u", up->actor, up->k);
+        lc->held += stat_u64(dm, key);
+        snprintf(key, sizeof key, "dup:%u:%u", up->actor, up->k);
+        lc->duplicates += stat_u64(dm, key);
+        snprintf(key, sizeof key, "gap:%u:%u", up->actor, up->k);
+        lc->gaps += stat_u64(dm, key);
+        snprintf(key, sizeof key, "bad:%u:%u", up->actor, up->k);
+        lc->malformed += stat_u64(dm, key);
+        if (stats_final(dm)) {
+            snprintf(key, sizeof key, "fin:%u:%u", up->actor, up->k);
+            lc->finished += stat_u64(dm, key);
+        } else if (ds->n_sinks) {
+            /* What came out of it, as the first actor below counted. */
+            snprintf(key, sizeof key, "done:%u:%u:%u:%u:%u", d->actor, d->k, j, up->actor, up->k);
+            for (unsigned e = 0; e < c->n_inst; e++) {
+                const inst_t *below = &c->inst[e];
+                if (below->actor != ds->sinks[0])
+                    continue;
+                lc->finished += sum_over(below, key);
+                lc->exact &= all_final(below);
+            }
+        } else {
+            /* A consumer that died: what it had received, at most. */
+            snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
+            lc->finished += stat_u64(dm, key);
+            lc->exact = false;
+        }
+    }
+    lc->lost = lc->sent > lc->finished ? lc->sent - lc->finished : 0;
+    lc->extra = lc->received > lc->sent ? lc->received - lc->sent : 0;
+}
+
+/* Does up's actor feed d's? */
+static bool linked(const ctrl_t *c, const inst_t *up, const inst_t *d)
+{
+    const tusk_actor_spec_t *ds = spec_of(c, d);
+    for (unsigned j = 0; j < ds->n_sources; j++)
+        if (ds->sources[j] == up->actor)
+            return true;
+    return false;
+}
+
+/* Every link's counts: what was lost (and where), what arrived beyond
+ * what was sent, what arrived malformed. */
+static totals_t reconcile(ctrl_t *c, FILE *out)
+{
+    totals_t t = {0};
     for (unsigned i = 0; i < c->n_inst; i++) {
         inst_t *d = &c->inst[i];
         const tusk_actor_spec_t *ds = spec_of(c, d);
         for (unsigned u = 0; u < c->n_inst; u++) {
             inst_t *up = &c->inst[u];
-            bool linked = false;
-            for (unsigned j = 0; j < ds->n_sources; j++)
-                linked |= ds->sources[j] == up->actor;
-            if (!linked)
+            if (!linked(c, up, d))
                 continue;
-            links++;
-            uint64_t sent = sent_to(up, d), got;
-            char key[96];
-            if (ds->n_sinks) {
-                /* Completed inputs, as counted by the first actor below. */
-                got = 0;
-                snprintf(key, sizeof key, "done:%u:%u:%u:%u", d->actor, d->k, up->actor, up->k);
-                for (unsigned e = 0; e < c->n_inst; e++)
-                    if (c->inst[e].actor == ds->sinks[0])
-                        got += slot_stat(&c->inst[e], key);
-            } else {
-                snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
-                got = slot_stat(d, key);
+            const tusk_actor_spec_t *us = spec_of(c, up);
+            link_count_t lc;
+            count_link(c, up, d, &lc);
+            t.links++;
+            t.sent += lc.sent;
+            t.lost += lc.lost;
+            t.extra += lc.extra;
+            t.malformed += lc.malformed;
+            t.gaps += lc.gaps;
+            t.duplicates += lc.duplicates;
+            if (lc.lost) {
+                char held[160] = "";
+                if (lc.held)
+                    zu_format(held, sizeof held, ", %llu of them held back by %s[%u] (no output of their own) %s",
+                              (unsigned long long)lc.held, ds->name, d->k,
+                              d->failed_once ? "when it failed" : "and never flushed");
+                fprintf(out, "lost: %llu of %llu buffers from %s[%u] to %s[%u]%s%s\n", (unsigned long long)lc.lost,
+                        (unsigned long long)lc.sent, us->name, up->k, ds->name, d->k, held,
+                        lc.exact ? "" : " (at most: instances died with out-of-date counts)");
             }
-            sent_total += sent;
-            if (sent > got) {
-                const tusk_actor_spec_t *us = spec_of(c, up);
-                fprintf(out, "lost: %llu of %llu buffers from %s[%u] to %s[%u]%s\n", (unsigned long long)(sent - got),
-                        (unsigned long long)sent, us->name, up->k, ds->name, d->k,
-                        d->failed_once ? (ds->n_sinks ? "" : " (at most: it failed)") : "");
-                lost_total += sent - got;
-            }
+            if (lc.extra || lc.duplicates)
+                fprintf(out, "extra: %llu buffers arrived from %s[%u] at %s[%u], %llu were sent (%llu numbered "
+                             "again, dropped: a duplicate or a stray sender)\n",
+                        (unsigned long long)lc.received, us->name, up->k, ds->name, d->k,
+                        (unsigned long long)lc.sent, (unsigned long long)lc.duplicates);
+            if (lc.gaps)
+                fprintf(out, "gaps: %llu buffer numbers from %s[%u] never arrived at %s[%u]\n",
+                        (unsigned long long)lc.gaps, us->name, up->k, ds->name, d->k);
+            if (lc.malformed)
+                fprintf(out, "corrupt: %llu malformed buffer%s (broken ADF framing) from %s[%u] at %s[%u]\n",
+                        (unsigned long long)lc.malformed, lc.malformed == 1 ? "" : "s", us->name, up->k, ds->name,
+                        d->k);
         }
     }
-    fprintf(out, "links: %llu, buffers sent %llu, lost %llu\n", (unsigned long long)links,
-            (unsigned long long)sent_total, (unsigned long long)lost_total);
-    return lost_total;
+    fprintf(out, "links: %llu, buffers sent %llu, lost %llu", (unsigned long long)t.links,
+            (unsigned long long)t.sent, (unsigned long long)t.lost);
+    if (t.extra || t.duplicates)
+        fprintf(out, ", extra %llu", (unsigned long long)(t.extra > t.duplicates ? t.extra : t.duplicates));
+    if (t.malformed)
+        fprintf(out, ", malformed %llu", (unsigned long long)t.malformed);
+    fprintf(out, "\n");
+    return t;
 }
 
-/* --report FILE: the final figures, one `key=value ...` line per instance
- * and a totals line, for scripts. */
-static void write_report(ctrl_t *c, const char *path, uint64_t lost, double seconds)
+/* --report FILE: the final figures, one `key=value ...` line per instance,
+ * one per link and a totals line, for scripts. */
+static void write_report(ctrl_t *c, const char *path, const totals_t *t, double seconds)
 {
     FILE *fp = fopen(path, "w");
     if (!fp) {
@@ -817,42 +1108,29 @@ static void write_report(ctrl_t *c, const char *path, uint64_t lost, double seco
             fprintf(fp, " %s=%llu", keys[k], (unsigned long long)slot_stat(in, keys[k]));
         fprintf(fp, "\n");
     }
-    fprintf(fp, "run=%u seconds=%.3f lost=%llu fatal=%d\n", c->opt.run, seconds, (unsigned long long)lost,
+    for (unsigned i = 0; i < c->n_inst; i++)
+        for (unsigned u = 0; u < c->n_inst; u++) {
+            const inst_t *d = &c->inst[i], *up = &c->inst[u];
+            if (!linked(c, up, d))
+                continue;
+            link_count_t lc;
+            count_link(c, up, d, &lc);
+            fprintf(fp,
+                    "link=%s[%u]->%s[%u] sent=%llu received=%llu finished=%llu lost=%llu held=%llu extra=%llu "
+                    "duplicates=%llu gaps=%llu malformed=%llu exact=%d\n",
+                    spec_of(c, up)->name, up->k, spec_of(c, d)->name, d->k, (unsigned long long)lc.sent,
+                    (unsigned long long)lc.received, (unsigned long long)lc.finished, (unsigned long long)lc.lost,
+                    (unsigned long long)lc.held, (unsigned long long)lc.extra, (unsigned long long)lc.duplicates,
+                    (unsigned long long)lc.gaps, (unsigned long long)lc.malformed, lc.exact ? 1 : 0);
+        }
+    fprintf(fp, "run=%u seconds=%.3f extra=%llu malformed=%llu gaps=%llu lost=%llu fatal=%d\n", c->opt.run, seconds,
+            (unsigned long long)(t->extra > t->duplicates ? t->extra : t->duplicates),
+            (unsigned long long)t->malformed, (unsigned long long)t->gaps, (unsigned long long)t->lost,
             c->fatal ? 1 : 0);
     fclose(fp);
 }
 
 /* ---- setup ------------------------------------------------------------------ */
-
-static int read_file(const char *path, char **text, size_t *size, tusk_error_t *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    while (true) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, fp);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    fclose(fp);
-    buf[n] = '\0';
-    *text = buf;
-    *size = n;
-    return TUSK_OK;
-}
 
 static void find_actor_bin(ctrl_t *c)
 {
@@ -907,13 +1185,138 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
         zmq_ctx_term(c->zctx);
     tusk_topology_destroy(&c->topo);
     free(c->xml);
+    if (c->lock_fd >= 0) {
+        /* The run is over: a folder without a lock is nobody's. */
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/lock", c->run_dir);
+        unlink(path);
+        close(c->lock_fd);
+        c->lock_fd = -1;
+    }
     if (c->temp_run_dir && !keep_dir && c->run_dir[0])
         nftw(c->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- run folders: whose they are -------------------------------------------------- */
+
+/* The run folder's lock: 1 held by a live tusk-run, 0 not held (the fd,
+ * now locked by us, in *fd), -1 no lock file. *pid: the owner it names. */
+static int probe_lock(const char *dir, int *fd, long *pid)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    *fd = -1;
+    *pid = 0;
+    int f = open(path, O_RDWR | O_CLOEXEC);
+    if (f < 0)
+        return -1;
+    char buf[32] = "";
+    ssize_t n = pread(f, buf, sizeof buf - 1, 0);
+    if (n > 0)
+        *pid = strtol(buf, NULL, 10);
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        close(f);
+        return 1;
+    }
+    *fd = f;
+    return 0;
+}
+
+/* A run folder whose tusk-run died (kill -9, a crash): say so, and remove
+ * what refers to the dead run (its sockets, its control endpoint, its
+ * lock). The logs stay. Called with the folder's lock held (fd). */
+static void clean_stale(ctrl_t *c, const char *dir, int fd, long pid)
+{
+    unsigned sockets = 0;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            char path[PATH_MAX + 260];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && unlink(path) == 0)
+                sockets++;
+        }
+        closedir(d);
+    }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/control", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/lock", dir);
+    unlink(path);
+    close(fd);
+    say(c, "run folder %s belonged to a tusk-run (process %ld) that died without cleaning up: removed its %u "
+        "socket%s and its control file; its logs are kept", dir, pid, sockets, sockets == 1 ? "" : "s");
+}
+
+/* Report and clean the run folders in `tmpdir` (tusk-run.*) whose
+ * tusk-run is dead. */
+static void clean_stale_folders(ctrl_t *c, const char *tmpdir)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "tusk-run.", 9) != 0 || strcmp(e->d_name, "tusk-run.last") == 0)
+            continue;
+        char dir[PATH_MAX];
+        zu_format(dir, sizeof dir, "%s/%s", tmpdir, e->d_name);
+        int fd;
+        long pid;
+        if (probe_lock(dir, &fd, &pid) == 0)
+            clean_stale(c, dir, fd, pid);
+    }
+    closedir(d);
+}
+
+/* Take the run folder: a lock file, made under a name of our own, locked,
+ * and then linked as `lock` (atomically: only one tusk-run gets it; and a
+ * `lock` is locked from the moment it exists). A stale one is cleaned
+ * first; a live one means the folder is in use. */
+static int take_run_dir(ctrl_t *c, tusk_error_t *err)
+{
+    char mine[PATH_MAX + 32], lock[PATH_MAX + 16];
+    snprintf(mine, sizeof mine, "%s/lock.%ld", c->run_dir, (long)getpid());
+    snprintf(lock, sizeof lock, "%s/lock", c->run_dir);
+    int fd = open(mine, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot create: %s", mine, strerror(errno));
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || write(fd, pid, (size_t)n) != n) {
+        int e = errno;
+        close(fd);
+        unlink(mine);
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot lock: %s", mine, strerror(e));
+    }
+    for (int tries = 0; link(mine, lock) != 0; tries++) {
+        int e = errno, other = -1;
+        long owner = 0;
+        int held = e == EEXIST ? probe_lock(c->run_dir, &other, &owner) : -2;
+        if (held == 0) {
+            clean_stale(c, c->run_dir, other, owner);
+        } else if (held != -1 || tries > 3) {
+            close(fd);
+            unlink(mine);
+            if (held == 1)
+                return tusk_error_set(err, TUSK_EINVAL,
+                                      "run folder %s is in use by a running tusk-run (process %ld): give another "
+                                      "--run-dir",
+                                      c->run_dir, owner);
+            return tusk_error_set(err, TUSK_EIO, "%s: cannot create: %s", lock, strerror(e));
+        }
+    }
+    unlink(mine);
+    c->lock_fd = fd;
+    return TUSK_OK;
+}
+
 static int setup(ctrl_t *c, tusk_error_t *err)
 {
-    int rc = read_file(c->opt.topology, &c->xml, &c->xml_size, err);
+    /* The size limit and messages of every other topology reader. */
+    int rc = tusk_topology_read(c->opt.topology, &c->xml, &c->xml_size, err);
     if (rc == TUSK_OK)
         rc = tusk_topology_parse(&c->topo, c->xml, c->xml_size, c->opt.topology, err);
     if (rc != TUSK_OK)
@@ -924,6 +1327,9 @@ static int setup(ctrl_t *c, tusk_error_t *err)
      * process starts; remote instances look theirs up on their host. */
     if (all_local && (rc = tusk_topology_resolve(c->topo, c->opt.actor_path, err)) != TUSK_OK)
         return rc;
+    /* Folders left by a tusk-run that died: said and cleaned, each once. */
+    const char *tmpdir = getenv("TMPDIR");
+    clean_stale_folders(c, tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (c->opt.run_dir) {
         snprintf(c->run_dir, sizeof c->run_dir, "%s", c->opt.run_dir);
         if (mkdir(c->run_dir, 0700) != 0 && errno != EEXIST)
@@ -935,6 +1341,8 @@ static int setup(ctrl_t *c, tusk_error_t *err)
             return tusk_error_set(err, TUSK_EIO, "%s: cannot create the run folder: %s", c->run_dir, strerror(errno));
         c->temp_run_dir = true;
     }
+    if ((rc = take_run_dir(c, err)) != TUSK_OK)
+        return rc;
     c->layout.run_dir = c->run_dir;
     c->layout.base_port = c->opt.base_port ? c->opt.base_port : 20000u + (unsigned)(getpid() % 2000) * 16u;
     if ((rc = layout_check(c->topo, &c->layout, err)) != TUSK_OK)
@@ -1048,6 +1456,9 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         c->opt.timeout_ms = 5000;
     if (!c->opt.start_timeout_ms)
         c->opt.start_timeout_ms = 20000;
+    if (!c->opt.orphan_ms)
+        c->opt.orphan_ms = 10000;
+    c->lock_fd = -1;
     if (!c->opt.run)
         c->opt.run = 1;
     c->out = opt->out ? opt->out : stdout;
@@ -1136,7 +1547,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         fprintf(c->out, "\n");
         status_table(c, c->out, true);
     }
-    uint64_t lost = reconcile(c, opt->quiet ? stderr : c->out);
+    totals_t totals = reconcile(c, opt->quiet ? stderr : c->out);
     uint64_t produced = 0;
     for (unsigned i = 0; i < c->n_inst; i++)
         if (spec_of(c, &c->inst[i])->actor_class == TUSK_PRODUCER)
@@ -1146,17 +1557,24 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         fprintf(c->out, "run time %.2f s, produced %.1f MB (%.1f MB/s)\n", seconds, (double)produced / 1e6,
                 seconds > 0 ? (double)produced / 1e6 / seconds : 0.0);
     if (opt->report)
-        write_report(c, opt->report, lost, seconds);
+        write_report(c, opt->report, &totals, seconds);
+    uint64_t extra = totals.extra > totals.duplicates ? totals.extra : totals.duplicates;
     if (c->fatal) {
         status = TUSK_RUN_FAILED;
         tusk_error_set(err, TUSK_EACTOR, "run %u stopped: %s", c->opt.run, c->fatal_reason);
     } else if (stop_signals > 1) {
         status = TUSK_RUN_FAILED;
         tusk_error_set(err, TUSK_EACTOR, "run %u aborted", c->opt.run);
-    } else if (failures || lost) {
+    } else if (failures || totals.lost || extra || totals.malformed || totals.gaps) {
         status = TUSK_RUN_DEGRADED;
-        tusk_error_set(err, TUSK_EACTOR, "run %u ended with failures: %llu buffers lost", c->opt.run,
-                       (unsigned long long)lost);
+        char more[160] = "";
+        if (extra)
+            zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu extra", (unsigned long long)extra);
+        if (totals.malformed)
+            zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu malformed",
+                      (unsigned long long)totals.malformed);
+        tusk_error_set(err, TUSK_EACTOR, "run %u ended with failures: %llu buffers lost%s", c->opt.run,
+                       (unsigned long long)totals.lost, more);
     } else {
         status = TUSK_RUN_OK;
         tusk_error_clear(err);
@@ -1193,6 +1611,17 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
         fclose(fp);
         dir[strcspn(dir, "\n")] = '\0';
     }
+    /* Is its tusk-run there at all? */
+    int lock_fd;
+    long owner;
+    int held = probe_lock(dir, &lock_fd, &owner);
+    if (held == 0) {
+        close(lock_fd);
+        return tusk_error_set(err, TUSK_EIO, "%s: its tusk-run (process %ld) is gone: it died without cleaning up "
+                              "(the next tusk-run cleans the folder)", dir, owner);
+    }
+    if (held < 0)
+        return tusk_error_set(err, TUSK_EIO, "%s: no run is going on there (it ended)", dir);
     snprintf(path, sizeof path, "%s/control", dir);
     FILE *fp = fopen(path, "r");
     if (!fp || !fgets(endpoint, sizeof endpoint, fp)) {

@@ -7,7 +7,13 @@
  * first on start, producers first on stop), collects heartbeats and
  * statistics, notices failures within a heartbeat timeout and applies the
  * actor's policy: stop the run, go on without the instance, or restart it.
- * At the end it reconciles every link's counts and reports what was lost.
+ * At the end it reconciles every link's counts and reports what was lost,
+ * what arrived beyond what was sent, and what arrived malformed.
+ *
+ * The run folder holds a file `lock`, locked (flock) by the live tusk-run
+ * and naming its process id: a run folder whose lock nobody holds belongs
+ * to a tusk-run that died. The next tusk-run reports such folders (in
+ * $TMPDIR, or the --run-dir it is given) and removes their sockets.
  */
 #ifndef TUSK_CONTROLLER_H
 #define TUSK_CONTROLLER_H
@@ -33,6 +39,9 @@ typedef struct tusk_run_options {
     unsigned heartbeat_ms;       /* default 500 */
     unsigned timeout_ms;         /* silence that counts as a failure (default 5000) */
     unsigned start_timeout_ms;   /* for every instance to report (default 20000) */
+    unsigned orphan_ms;          /* an instance that hears nothing from tusk-run this long ends
+                                    itself (default 10000; instances here also end at once
+                                    when tusk-run dies) */
     uint32_t run;                /* run number (default 1) */
     bool live;                   /* redraw a status table every second */
     bool quiet;                  /* no summary */
@@ -45,7 +54,8 @@ enum {
     TUSK_RUN_OK = 0,         /* the run ended cleanly, every count reconciled */
     TUSK_RUN_FAILED = 1,     /* a failure stopped the run */
     TUSK_RUN_SETUP = 2,      /* bad usage, topology, library, or an instance that never came up */
-    TUSK_RUN_DEGRADED = 3    /* the run ended, but instances failed and buffers were lost */
+    TUSK_RUN_DEGRADED = 3    /* the run ended, but instances failed, or buffers were lost,
+                                extra or malformed */
 };
 
 /* Run the topology to its end; returns one of the statuses above. */

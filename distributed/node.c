@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "bufpool.h"
+#include "heartbeat.h"
 #include "layout.h"
 #include "node.h"
 #include "tusk/actor_host.h"
@@ -19,6 +20,10 @@
 #include "zutil.h"
 
 #define HEARTBEAT_DEFAULT_MS 500
+/* Linger of the data sockets: what was sent still leaves after EXIT. The
+ * controller kills a failed instance that is still there after 3 s, so
+ * an instance that exits by itself has flushed everything it sent (see
+ * controller.c, on_failure_how). */
 #define DATA_LINGER_MS 5000
 
 typedef enum {
@@ -40,7 +45,7 @@ static const char *const state_names[] = {"idle",  "configured", "ready",  "runn
 
 typedef struct out_link { /* to one downstream instance */
     void *sock;
-    uint64_t sent;        /* data messages this run (EMPTY included) */
+    uint64_t sent;        /* buffers this run (markers are not buffers) */
     bool lost;            /* PEER_LOST: skip it */
 } out_link_t;
 
@@ -50,11 +55,27 @@ typedef struct sink { /* one actor reading our output */
     unsigned rr;
 } sink_t;
 
-typedef struct in_peer { /* one upstream instance on an input */
+typedef struct peer_inc { /* what came from one incarnation of an upstream instance */
     uint16_t incarnation;
-    uint64_t received;       /* this incarnation, this run */
-    uint64_t received_total; /* this run */
+    uint64_t received;       /* buffers, this run (duplicates included) */
+    uint64_t last_seq;       /* the highest buffer number seen */
+} peer_inc_t;
+
+typedef struct in_peer { /* one upstream instance (slot) on an input, this run */
+    peer_inc_t *incs;
+    size_t n_incs, cap_incs;
+    uint64_t received_total; /* buffers from every incarnation */
+    uint64_t finished;       /* inputs whose every output has left (consumer: consumed) */
+    uint64_t held;           /* inputs that made no output of their own: held back until the flush */
+    uint64_t duplicates;     /* buffers numbered again (dropped) */
+    uint64_t gaps;           /* buffer numbers skipped */
+    uint64_t malformed;      /* buffers whose ADF framing is broken */
     bool ended, lost;
+    /* PEER_LOST with a count: lost once that many buffers of that
+     * incarnation arrived (its last ones may still be on the way). */
+    bool lost_pending;
+    uint16_t lost_incarnation;
+    uint64_t lost_after;
 } in_peer_t;
 
 typedef struct input {
@@ -63,10 +84,11 @@ typedef struct input {
     in_peer_t *peers;
 } input_t;
 
-/* Completed inputs seen in messages from source (sa, sk), per upstream
- * link (ia, ik) of that source: the controller counts loss with these. */
+/* Inputs finished by source (sa, sk) in its incarnation si, per upstream
+ * link (ia, ik) of that source, as seen in the messages that came from it:
+ * the controller counts with these what a source that died had finished. */
 typedef struct done_entry {
-    uint16_t sa, sk, ia, ik;
+    uint16_t sa, sk, si, ia, ik;
     uint64_t count;
 } done_entry_t;
 
@@ -100,7 +122,8 @@ typedef struct node {
     done_entry_t *done;
     size_t n_done, cap_done;
 
-    uint64_t next_heartbeat, last_heard;
+    uint64_t next_heartbeat;
+    tusk_hb_t *hb; /* the liveness thread */
     char failure[TUSK_ERROR_MESSAGE_MAX];
     int busy;             /* inside a hook call or a send */
     bool pending_stop;    /* STOP arrived while busy */
@@ -109,9 +132,14 @@ typedef struct node {
 
 /* ---- control ---------------------------------------------------------------- */
 
+/* The statistics of this incarnation, this run. `final` says they can no
+ * longer change (no data moves in this state), so the controller may take
+ * them as exact even if the process dies later. */
 static void add_stats(node_t *n, tusk_ctl_t *m)
 {
     tusk_ctl_set(m, "state", state_names[n->state]);
+    tusk_ctl_set_u64(m, "incarnation", n->opt.incarnation);
+    tusk_ctl_set(m, "final", n->state == ST_RUNNING || n->state == ST_PAUSED ? "0" : "1");
     tusk_ctl_set_u64(m, "run", n->run);
     tusk_ctl_set_u64(m, "in_buffers", n->in_buffers);
     tusk_ctl_set_u64(m, "in_bytes", n->in_bytes);
@@ -129,12 +157,25 @@ static void add_stats(node_t *n, tusk_ctl_t *m)
         }
     for (unsigned j = 0; j < n->n_inputs; j++)
         for (unsigned k = 0; k < n->inputs[j].n; k++) {
-            snprintf(key, sizeof key, "recv:%u:%u", n->inputs[j].actor, k);
-            tusk_ctl_set_u64(m, key, n->inputs[j].peers[k].received_total);
+            const in_peer_t *p = &n->inputs[j].peers[k];
+            unsigned a = n->inputs[j].actor;
+            snprintf(key, sizeof key, "recv:%u:%u", a, k);
+            tusk_ctl_set_u64(m, key, p->received_total);
+            for (size_t i = 0; i < p->n_incs; i++) {
+                snprintf(key, sizeof key, "recvi:%u:%u:%u", a, k, (unsigned)p->incs[i].incarnation);
+                tusk_ctl_set_u64(m, key, p->incs[i].received);
+            }
+            static const char *const names[] = {"fin", "held", "dup", "gap", "bad", "ended"};
+            const uint64_t values[] = {p->finished, p->held, p->duplicates, p->gaps, p->malformed, p->ended};
+            for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+                if (values[i] || i == 0) {
+                    snprintf(key, sizeof key, "%s:%u:%u", names[i], a, k);
+                    tusk_ctl_set_u64(m, key, values[i]);
+                }
         }
     for (size_t i = 0; i < n->n_done; i++) {
         const done_entry_t *d = &n->done[i];
-        snprintf(key, sizeof key, "done:%u:%u:%u:%u", d->sa, d->sk, d->ia, d->ik);
+        snprintf(key, sizeof key, "done:%u:%u:%u:%u:%u", d->sa, d->sk, d->si, d->ia, d->ik);
         tusk_ctl_set_u64(m, key, d->count);
     }
 }
@@ -204,7 +245,6 @@ static void service_control(node_t *n)
         int rc = zu_recv_ctl(n->control, true, NULL, 0, &m, &payload, &psize, &err);
         if (rc == TUSK_EIO && errno == EAGAIN)
             return;
-        n->last_heard = zu_now_ms();
         if (rc != TUSK_OK) {
             fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
         } else {
@@ -228,11 +268,8 @@ static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
     if (items[count].revents & ZMQ_POLLIN)
         service_control(n);
     /* Blocked here for good (a stalled peer) and the controller gone: leave. */
-    if (n->opt.orphan_ms && zu_now_ms() - n->last_heard > n->opt.orphan_ms) {
-        fprintf(stderr, "tusk-actor %s: no word from the controller for %u ms while waiting to send: exiting\n",
-                n->label, n->opt.orphan_ms);
+    if (tusk_hb_orphaned(n->hb))
         n->state = ST_EXIT;
-    }
     /* STOP waits until this send is done (busy); EXIT does not. */
     return n->state == ST_RUNNING || n->state == ST_PAUSED || n->state == ST_ENDED;
 }
@@ -242,7 +279,9 @@ static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
 static bool try_send(sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *payload, int *error)
 {
     out_link_t *l = &s->links[k];
-    h->seq = (h->flags & TUSK_WIRE_END_OF_RUN) ? l->sent : l->sent + 1;
+    /* Buffers are numbered; markers carry the count so far. */
+    bool marker = (h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) != 0;
+    h->seq = marker ? l->sent : l->sent + 1;
     uint8_t hdr[TUSK_WIRE_HEADER_SIZE];
     tusk_wire_encode(h, hdr);
     if (zmq_send(l->sock, hdr, sizeof hdr, ZMQ_DONTWAIT | ZMQ_SNDMORE) < 0) {
@@ -260,7 +299,7 @@ static bool try_send(sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *pa
         zmq_msg_close(&copy);
         return false;
     }
-    if (!(h->flags & TUSK_WIRE_END_OF_RUN))
+    if (!marker)
         l->sent++;
     return true;
 }
@@ -388,6 +427,17 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Hook calls are announced to the liveness thread, which reports them. */
+static void hook_enter(node_t *n, const char *hook)
+{
+    tusk_hb_enter(n->hb, hook);
+}
+
+static void hook_leave(node_t *n)
+{
+    tusk_hb_leave(n->hb);
+}
+
 static void produce_one(node_t *n)
 {
     tusk_error_t err;
@@ -401,7 +451,9 @@ static void produce_one(node_t *n)
     tusk_flow_t flow;
     uint64_t t = now_ns();
     n->calls++;
+    hook_enter(n, "process_block");
     int rc = tusk_actor_produce(n->actor, buf, n->spec->buffer_size, &used, &flow, &err);
+    hook_leave(n);
     n->block_ns += now_ns() - t;
     if (rc == TUSK_OK && used > 0) {
         tusk_wire_header_t h = header_for(n, 0);
@@ -423,11 +475,11 @@ static void produce_one(node_t *n)
     }
 }
 
-static done_entry_t *done_slot(node_t *n, uint16_t sa, uint16_t sk, uint16_t ia, uint16_t ik)
+static done_entry_t *done_slot(node_t *n, uint16_t sa, uint16_t sk, uint16_t si, uint16_t ia, uint16_t ik)
 {
     for (size_t i = 0; i < n->n_done; i++) {
         done_entry_t *d = &n->done[i];
-        if (d->sa == sa && d->sk == sk && d->ia == ia && d->ik == ik)
+        if (d->sa == sa && d->sk == sk && d->si == si && d->ia == ia && d->ik == ik)
             return d;
     }
     if (n->n_done == n->cap_done) {
@@ -438,7 +490,7 @@ static done_entry_t *done_slot(node_t *n, uint16_t sa, uint16_t sk, uint16_t ia,
         n->done = nd;
         n->cap_done = cap;
     }
-    n->done[n->n_done] = (done_entry_t){sa, sk, ia, ik, 0};
+    n->done[n->n_done] = (done_entry_t){sa, sk, si, ia, ik, 0};
     return &n->done[n->n_done++];
 }
 
@@ -451,8 +503,28 @@ static bool all_inputs_ended(const node_t *n)
     return true;
 }
 
-/* Every upstream instance has ended: flush (filters), send our end of
- * run, report. */
+/* A marker (no buffer) to one instance of every sink: the input (ia, ik,
+ * input_seq) finished with an empty last call (COMPLETES), or `count`
+ * held-back inputs of link (ia, ik) finished by the flush (RELEASE). The
+ * actors below count these, so what this instance had finished is known
+ * even if it dies. */
+static int send_marker(node_t *n, uint16_t flags, uint16_t ia, uint16_t ik, uint64_t input_seq, tusk_error_t *err)
+{
+    tusk_wire_header_t e = header_for(n, (uint16_t)(TUSK_WIRE_EMPTY | flags));
+    e.input_actor = ia;
+    e.input_instance = ik;
+    e.input_seq = input_seq;
+    e.payload_size = 0;
+    for (unsigned s = 0; s < n->n_sinks; s++) {
+        int rc = send_balanced(n, &n->sinks[s], &e, NULL, err);
+        if (rc != TUSK_OK)
+            return rc;
+    }
+    return TUSK_OK;
+}
+
+/* Every upstream instance has ended: flush (filters), release what was
+ * held back, send our end of run, report. */
 static void finish_run(node_t *n)
 {
     tusk_error_t err;
@@ -462,8 +534,14 @@ static void finish_run(node_t *n)
             void *buf = bufpool_take(&n->pool);
             uint32_t used = 0;
             uint64_t t = now_ns();
-            int rc = buf ? tusk_actor_flush(n->actor, buf, n->spec->buffer_size, &used, &flow, &err)
-                         : tusk_error_set(&err, TUSK_ENOMEM, "out of memory");
+            int rc = TUSK_ENOMEM;
+            if (buf) {
+                hook_enter(n, "process_flush");
+                rc = tusk_actor_flush(n->actor, buf, n->spec->buffer_size, &used, &flow, &err);
+                hook_leave(n);
+            } else {
+                tusk_error_set(&err, TUSK_ENOMEM, "out of memory");
+            }
             n->block_ns += now_ns() - t;
             if (rc == TUSK_OK && used > 0) {
                 tusk_wire_header_t h = header_for(n, 0);
@@ -476,6 +554,21 @@ static void finish_run(node_t *n)
                 return;
             }
         } while (flow == TUSK_FLOW_MORE);
+        /* The flush gave out whatever was held back: those inputs are
+         * finished now. */
+        for (unsigned j = 0; j < n->n_inputs; j++)
+            for (unsigned k = 0; k < n->inputs[j].n; k++) {
+                in_peer_t *p = &n->inputs[j].peers[k];
+                if (!p->held)
+                    continue;
+                if (send_marker(n, TUSK_WIRE_RELEASE, (uint16_t)n->inputs[j].actor, (uint16_t)k, p->held, &err) !=
+                    TUSK_OK) {
+                    fail(n, &err);
+                    return;
+                }
+                p->finished += p->held;
+                p->held = 0;
+            }
         if (send_end_of_run(n, &err) != TUSK_OK) {
             fail(n, &err);
             return;
@@ -484,41 +577,24 @@ static void finish_run(node_t *n)
     ended(n);
 }
 
-/* Tell the actors below that input `in_h` is done without output of ours
- * (the actor held it back, or it was itself an empty marker), so every
- * link's loss count holds. */
-static int send_empty(node_t *n, const tusk_wire_header_t *in_h, tusk_error_t *err)
-{
-    tusk_wire_header_t e = header_for(n, 0);
-    e.input_actor = in_h->source_actor;
-    e.input_instance = in_h->source_instance;
-    e.input_seq = in_h->seq;
-    e.flags = TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY;
-    e.payload_size = 0;
-    for (unsigned s = 0; s < n->n_sinks; s++) {
-        int rc = send_balanced(n, &n->sinks[s], &e, NULL, err);
-        if (rc != TUSK_OK)
-            return rc;
-    }
-    return TUSK_OK;
-}
-
 /* Process one input buffer from (source actor h->source_actor, instance
- * h->source_instance); its outputs carry where they came from. */
-static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *in_h, zmq_msg_t *body,
-                          tusk_error_t *err)
+ * h->source_instance); its outputs carry where they came from. The input
+ * counts as finished once its last output has left (a consumer: once
+ * consumed), as held back when it made no output of its own. */
+static int process_buffer(node_t *n, unsigned input, in_peer_t *p, const tusk_wire_header_t *in_h, zmq_msg_t *body,
+                          uint64_t frames, tusk_error_t *err)
 {
     void *data = zmq_msg_data(body);
     uint32_t size = (uint32_t)zmq_msg_size(body);
-    uint64_t frames = adf_count_frames(n->counter, data, size);
-    n->in_buffers++;
-    n->in_bytes += size;
-    n->in_frames += frames;
     if (n->spec->actor_class == TUSK_CONSUMER) {
         uint64_t t = now_ns();
         n->calls++;
+        hook_enter(n, "process_block");
         int rc = tusk_actor_consume(n->actor, data, size, err);
+        hook_leave(n);
         n->block_ns += now_ns() - t;
+        if (rc == TUSK_OK)
+            p->finished++;
         return rc;
     }
     tusk_wire_header_t h = header_for(n, 0);
@@ -526,7 +602,7 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
     h.input_instance = in_h->source_instance;
     h.input_seq = in_h->seq;
     tusk_flow_t flow;
-    bool wrote = false;
+    bool wrote = false, completed = false;
     do {
         void *buf = bufpool_take(&n->pool);
         if (!buf)
@@ -534,7 +610,9 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
         uint32_t used = 0;
         uint64_t t = now_ns();
         n->calls++;
+        hook_enter(n, "process_block");
         int rc = tusk_actor_filter(n->actor, input, data, size, buf, n->spec->buffer_size, &used, &flow, err);
+        hook_leave(n);
         n->block_ns += now_ns() - t;
         if (rc != TUSK_OK) {
             bufpool_release(buf, &n->pool);
@@ -544,7 +622,10 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
             /* Unchanged: the message that came in goes out, uncopied. */
             bufpool_release(buf, &n->pool);
             h.flags = TUSK_WIRE_COMPLETES;
-            return emit_msg(n, body, size, frames, &h, err);
+            rc = emit_msg(n, body, size, frames, &h, err);
+            if (rc == TUSK_OK)
+                p->finished++;
+            return rc;
         }
         if (used == 0) {
             bufpool_release(buf, &n->pool);
@@ -555,10 +636,137 @@ static int process_buffer(node_t *n, unsigned input, const tusk_wire_header_t *i
         if (rc != TUSK_OK)
             return rc;
         wrote = true;
+        completed = h.flags == TUSK_WIRE_COMPLETES;
     } while (flow == TUSK_FLOW_MORE);
-    if (!wrote || h.flags != TUSK_WIRE_COMPLETES)
-        return send_empty(n, in_h, err); /* no output finished this input */
+    if (!wrote) {
+        p->held++; /* nothing of its own went out: the actor may keep its data until the flush */
+        return TUSK_OK;
+    }
+    if (!completed) {
+        /* Its last call wrote nothing: finished all the same. */
+        int rc = send_marker(n, TUSK_WIRE_COMPLETES, in_h->source_actor, in_h->source_instance, in_h->seq, err);
+        if (rc != TUSK_OK)
+            return rc;
+    }
+    p->finished++;
     return TUSK_OK;
+}
+
+/* What came from incarnation `inc` of an upstream instance (NULL: no memory). */
+static peer_inc_t *peer_inc(in_peer_t *p, uint16_t inc)
+{
+    for (size_t i = 0; i < p->n_incs; i++)
+        if (p->incs[i].incarnation == inc)
+            return &p->incs[i];
+    if (p->n_incs == p->cap_incs) {
+        size_t cap = p->cap_incs ? 2 * p->cap_incs : 2;
+        peer_inc_t *ni = realloc(p->incs, cap * sizeof *ni);
+        if (!ni)
+            return NULL;
+        p->incs = ni;
+        p->cap_incs = cap;
+    }
+    p->incs[p->n_incs] = (peer_inc_t){.incarnation = inc};
+    return &p->incs[p->n_incs++];
+}
+
+static const char *peer_name(const node_t *n, const input_t *in)
+{
+    return tusk_topology_actor(n->topo, in->actor)->name;
+}
+
+/* Completions seen in a message from (source, incarnation): for the
+ * controller, in case the source dies. */
+static void count_done(node_t *n, const tusk_wire_header_t *h, uint64_t count)
+{
+    done_entry_t *d = done_slot(n, h->source_actor, h->source_instance, h->incarnation, h->input_actor,
+                                h->input_instance);
+    if (d)
+        d->count += count;
+}
+
+/* The end of run of one upstream instance: it says how many buffers it
+ * sent on this link. More arrived than it sent: extra buffers (counted in
+ * the statistics as received, flagged here). Fewer: they are lost (the
+ * controller counts them), unless this instance is a restart, which saw
+ * only what came after its predecessor. */
+static void end_of_run_from(node_t *n, const input_t *in, in_peer_t *p, const peer_inc_t *pi,
+                            const tusk_wire_header_t *h)
+{
+    if (h->seq < pi->received)
+        fprintf(stderr, "tusk-actor %s: link %s[%u] -> here: %llu buffers arrived, but the sender sent %llu: "
+                        "%llu extra\n",
+                n->label, peer_name(n, in), (unsigned)h->source_instance, (unsigned long long)pi->received,
+                (unsigned long long)h->seq, (unsigned long long)(pi->received - h->seq));
+    else if (h->seq > pi->received && n->opt.incarnation == 0)
+        fprintf(stderr, "tusk-actor %s: link %s[%u] -> here: the sender sent %llu buffers, %llu arrived\n", n->label,
+                peer_name(n, in), (unsigned)h->source_instance, (unsigned long long)h->seq,
+                (unsigned long long)pi->received);
+    p->ended = true;
+}
+
+/* Check a buffer's number on its link: true for the next one (or one
+ * after a gap, which is reported); false for a number seen before (a
+ * duplicate, or a stray sender): it is counted and dropped. A restarted
+ * instance may start anywhere: its predecessor had the first ones. */
+static bool buffer_number(node_t *n, const input_t *in, in_peer_t *p, peer_inc_t *pi, const tusk_wire_header_t *h)
+{
+    bool first = pi->received == 1;
+    if (!first && h->seq <= pi->last_seq) {
+        if (p->duplicates++ == 0)
+            fprintf(stderr, "tusk-actor %s: link %s[%u] -> here: buffer %llu arrived again after buffer %llu "
+                            "(a duplicate, or a stray sender): dropped, counted as extra\n",
+                    n->label, peer_name(n, in), (unsigned)h->source_instance, (unsigned long long)h->seq,
+                    (unsigned long long)pi->last_seq);
+        return false;
+    }
+    uint64_t expected = pi->last_seq + 1;
+    if (h->seq > expected && !(first && n->opt.incarnation > 0)) {
+        if (p->gaps == 0)
+            fprintf(stderr, "tusk-actor %s: link %s[%u] -> here: buffer %llu arrived where %llu was due: %llu "
+                            "missing\n",
+                    n->label, peer_name(n, in), (unsigned)h->source_instance, (unsigned long long)h->seq,
+                    (unsigned long long)expected, (unsigned long long)(h->seq - expected));
+        p->gaps += h->seq - expected;
+    }
+    pi->last_seq = h->seq;
+    return true;
+}
+
+/* Count a buffer's frames (for the statistics) and check its ADF framing.
+ * A malformed buffer is still passed on to the actor (its reader applies
+ * its own error policy), but it is reported here, naming the link and
+ * the sender, to the controller at once, and in the statistics, so the
+ * run cannot end as clean. */
+static uint64_t count_frames(node_t *n, const input_t *in, in_peer_t *p, const tusk_wire_header_t *h,
+                             zmq_msg_t *body)
+{
+    uint32_t size = (uint32_t)zmq_msg_size(body);
+    uint64_t frames = adf_count_frames(n->counter, zmq_msg_data(body), size);
+    n->in_buffers++;
+    n->in_bytes += size;
+    n->in_frames += frames;
+    const adf_error_t *e = adf_reader_error(n->counter);
+    if (e->code == ADF_OK)
+        return frames;
+    char what[TUSK_ERROR_MESSAGE_MAX];
+    zu_format(what, sizeof what, "malformed buffer %llu of %u bytes from %s[%u] (incarnation %u): %s",
+              (unsigned long long)h->seq, (unsigned)size, peer_name(n, in), (unsigned)h->source_instance,
+              (unsigned)h->incarnation, e->message);
+    fprintf(stderr, "tusk-actor %s: %s\n", n->label, what);
+    if (p->malformed++ == 0) {
+        tusk_ctl_t *m = tusk_ctl_new("BAD_DATA");
+        if (m) {
+            tusk_ctl_setf(m, "from", "%s[%u]", peer_name(n, in), (unsigned)h->source_instance);
+            tusk_ctl_set(m, "message", what);
+            add_stats(n, m);
+            tusk_error_t err;
+            if (zu_send_ctl(n->control, NULL, m, NULL, 0, &err) != TUSK_OK)
+                fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
+            tusk_ctl_destroy(&m);
+        }
+    }
+    return frames;
 }
 
 /* Receive one message from input j. */
@@ -599,31 +807,31 @@ static void receive_one(node_t *n, unsigned j)
         return;
     }
     in_peer_t *p = &in->peers[h.source_instance];
-    if (h.incarnation != p->incarnation) {
-        /* A restarted upstream instance: its counts start again. */
-        p->incarnation = h.incarnation;
-        p->received = 0;
-    }
-    if (h.flags & TUSK_WIRE_END_OF_RUN) {
-        if (!p->ended && h.seq > p->received)
-            fprintf(stderr, "tusk-actor %s: %s[%u] sent %llu buffers on this link, %llu arrived\n", n->label,
-                    tusk_topology_actor(n->topo, in->actor)->name, (unsigned)h.source_instance,
-                    (unsigned long long)h.seq, (unsigned long long)p->received);
-        p->ended = true;
+    peer_inc_t *pi = peer_inc(p, h.incarnation);
+    if (!pi) {
+        tusk_error_set(&err, TUSK_ENOMEM, "actor %s: out of memory", n->label);
+        fail(n, &err);
+    } else if (h.flags & TUSK_WIRE_END_OF_RUN) {
+        end_of_run_from(n, in, p, pi, &h);
+    } else if (h.flags & TUSK_WIRE_EMPTY) {
+        /* A marker: what the sender finished (see send_marker). */
+        count_done(n, &h, (h.flags & TUSK_WIRE_RELEASE) ? h.input_seq : 1);
     } else {
-        p->received++;
+        pi->received++;
         p->received_total++;
-        if (h.flags & TUSK_WIRE_COMPLETES) {
-            done_entry_t *d = done_slot(n, h.source_actor, h.source_instance, h.input_actor, h.input_instance);
-            if (d)
-                d->count++;
+        bool fresh = buffer_number(n, in, p, pi, &h);
+        if (fresh) {
+            if (h.flags & TUSK_WIRE_COMPLETES)
+                count_done(n, &h, 1);
+            uint64_t frames = count_frames(n, in, p, &h, &body);
+            rc = process_buffer(n, j, p, &h, &body, frames, &err);
+            if (rc != TUSK_OK && n->state != ST_EXIT)
+                fail(n, &err);
         }
-        if (!(h.flags & TUSK_WIRE_EMPTY))
-            rc = process_buffer(n, j, &h, &body, &err);
-        else if (n->spec->actor_class == TUSK_FILTER)
-            rc = send_empty(n, &h, &err); /* pass the marker on: the link above us completed */
-        if (rc != TUSK_OK && n->state != ST_EXIT)
-            fail(n, &err);
+    }
+    if (p->lost_pending && pi && pi->incarnation == p->lost_incarnation && pi->received >= p->lost_after) {
+        p->lost_pending = false;
+        p->lost = true; /* everything it sent has come */
     }
     zmq_msg_close(&hdr);
     zmq_msg_close(&body);
@@ -662,6 +870,7 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
         tusk_ctl_get_u64(m, "heartbeat_ms", HEARTBEAT_DEFAULT_MS, &hb) != TUSK_OK)
         return tusk_error_set(err, TUSK_EINVAL, "CONFIGURE: missing or bad run_dir, transport, base_port, heartbeat_ms");
     n->heartbeat_ms = hb ? (unsigned)hb : HEARTBEAT_DEFAULT_MS;
+    tusk_hb_set_period(n->hb, n->heartbeat_ms);
     int rc = tusk_topology_parse(&n->topo, xml, xml_size, name ? name : "topology", err);
     if (rc == TUSK_OK)
         rc = tusk_topology_resolve(n->topo, actor_path && *actor_path ? actor_path : NULL, err);
@@ -686,8 +895,11 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     rc = tusk_actor_write_config(dir, n->spec, n->opt.instance, err);
     if (rc == TUSK_OK)
         rc = tusk_actor_lib_open(&n->lib, n->spec->library_path, n->spec->actor_class, err);
-    if (rc == TUSK_OK)
+    if (rc == TUSK_OK) {
+        hook_enter(n, "process_config/process_register");
         rc = tusk_actor_new(&n->actor, n->lib, n->spec->name, n->opt.instance, dir, err);
+        hook_leave(n);
+    }
     if (rc != TUSK_OK)
         return rc;
     n->counter = adf_reader_new(ADF_ON_ERROR_STOP);
@@ -748,20 +960,36 @@ static void reset_run_counters(node_t *n)
     for (unsigned j = 0; j < n->n_inputs; j++)
         for (unsigned k = 0; k < n->inputs[j].n; k++) {
             in_peer_t *p = &n->inputs[j].peers[k];
-            p->received = p->received_total = 0;
-            p->ended = false;
+            peer_inc_t *incs = p->incs;
+            size_t cap = p->cap_incs;
+            bool lost = p->lost; /* lost stays lost: it is gone for good */
+            *p = (in_peer_t){.incs = incs, .cap_incs = cap, .lost = lost};
         }
     for (unsigned s = 0; s < n->n_sinks; s++)
         for (unsigned k = 0; k < n->sinks[s].n; k++)
             n->sinks[s].links[k].sent = 0;
 }
 
-/* PEER_LOST actor=a instance=k: stop waiting for it and sending to it. */
-static void peer_lost(node_t *n, unsigned a, unsigned k)
+/* PEER_LOST actor=a instance=k [incarnation=i sent=N]: stop sending to
+ * it, and stop waiting for it: at once, or, with `sent` (its own final
+ * count of the buffers it sent us), once they have all come: a failed
+ * instance's last buffers may still be on their way when the word of its
+ * failure, which takes another path, arrives. */
+static void peer_lost(node_t *n, unsigned a, unsigned k, bool counted, uint16_t inc, uint64_t sent)
 {
     for (unsigned j = 0; j < n->n_inputs; j++)
-        if (n->inputs[j].actor == a && k < n->inputs[j].n)
-            n->inputs[j].peers[k].lost = true;
+        if (n->inputs[j].actor == a && k < n->inputs[j].n) {
+            in_peer_t *p = &n->inputs[j].peers[k];
+            const peer_inc_t *pi = counted ? peer_inc(p, inc) : NULL;
+            if (pi && pi->received < sent) {
+                p->lost_pending = true;
+                p->lost_incarnation = inc;
+                p->lost_after = sent;
+            } else {
+                p->lost_pending = false;
+                p->lost = true;
+            }
+        }
     for (unsigned s = 0; s < n->n_sinks; s++)
         if (n->sinks[s].actor == a && k < n->sinks[s].n)
             n->sinks[s].links[k].lost = true;
@@ -789,6 +1017,23 @@ static bool state_is(const node_t *n, node_state_t a, node_state_t b)
     return n->state == a || n->state == b;
 }
 
+/* A state hook, announced to the liveness thread. */
+static int call_hook(node_t *n, const char *name, int (*hook)(tusk_actor_t *, tusk_error_t *), tusk_error_t *err)
+{
+    hook_enter(n, name);
+    int rc = hook(n->actor, err);
+    hook_leave(n);
+    return rc;
+}
+
+static int destroy_actor(node_t *n, tusk_error_t *err)
+{
+    hook_enter(n, "process_unload");
+    int rc = tusk_actor_destroy(&n->actor, err);
+    hook_leave(n);
+    return rc;
+}
+
 static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t payload_size)
 {
     const char *verb = tusk_ctl_verb(m);
@@ -802,11 +1047,13 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
         tell(n, "HEARTBEAT", NULL, NULL);
         return TUSK_OK;
     } else if (strcmp(verb, "PEER_LOST") == 0 || strcmp(verb, "RESEND_EOR") == 0) {
-        uint64_t a, k;
+        uint64_t a, k, inc, sent;
         if (tusk_ctl_get_u64(m, "actor", UINT64_MAX, &a) == TUSK_OK &&
-            tusk_ctl_get_u64(m, "instance", UINT64_MAX, &k) == TUSK_OK && a != UINT64_MAX && k != UINT64_MAX) {
+            tusk_ctl_get_u64(m, "instance", UINT64_MAX, &k) == TUSK_OK && a != UINT64_MAX && k != UINT64_MAX &&
+            tusk_ctl_get_u64(m, "incarnation", 0, &inc) == TUSK_OK &&
+            tusk_ctl_get_u64(m, "sent", UINT64_MAX, &sent) == TUSK_OK) {
             if (verb[0] == 'P')
-                peer_lost(n, (unsigned)a, (unsigned)k);
+                peer_lost(n, (unsigned)a, (unsigned)k, sent != UINT64_MAX, (uint16_t)inc, sent);
             else
                 resend_end(n, (unsigned)a, (unsigned)k);
         }
@@ -819,7 +1066,7 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
     } else if (strcmp(verb, "INITIALISE") == 0) {
         if (n->state != ST_CONFIGURED)
             rc = tusk_error_set(&err, TUSK_EINVAL, "INITIALISE in state %s", state_names[n->state]);
-        else if ((rc = tusk_actor_initialise(n->actor, &err)) == TUSK_OK)
+        else if ((rc = call_hook(n, "process_initialise", tusk_actor_initialise, &err)) == TUSK_OK)
             n->state = ST_READY;
     } else if (strcmp(verb, "START") == 0) {
         uint64_t run = 0;
@@ -829,14 +1076,14 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
         else {
             reset_run_counters(n);
             n->run = (uint32_t)run;
-            if ((rc = tusk_actor_start(n->actor, &err)) == TUSK_OK)
+            if ((rc = call_hook(n, "process_start", tusk_actor_start, &err)) == TUSK_OK)
                 n->state = ST_RUNNING;
         }
     } else if (strcmp(verb, "PAUSE") == 0) {
-        if (n->state == ST_RUNNING && (rc = tusk_actor_pause(n->actor, &err)) == TUSK_OK)
+        if (n->state == ST_RUNNING && (rc = call_hook(n, "process_pause", tusk_actor_pause, &err)) == TUSK_OK)
             n->state = ST_PAUSED;
     } else if (strcmp(verb, "RESUME") == 0) {
-        if (n->state == ST_PAUSED && (rc = tusk_actor_resume(n->actor, &err)) == TUSK_OK)
+        if (n->state == ST_PAUSED && (rc = call_hook(n, "process_resume", tusk_actor_resume, &err)) == TUSK_OK)
             n->state = ST_RUNNING;
     } else if (strcmp(verb, "STOP") == 0) {
         if (n->busy) {
@@ -852,15 +1099,15 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
                 if (send_end_of_run(n, &err) != TUSK_OK)
                     fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
             }
-            rc = tusk_actor_stop(n->actor, &err);
+            rc = call_hook(n, "process_stop", tusk_actor_stop, &err);
             n->state = ST_READY;
         }
     } else if (strcmp(verb, "RESET") == 0) {
-        if (n->state == ST_READY && (rc = tusk_actor_reset(n->actor, &err)) == TUSK_OK)
+        if (n->state == ST_READY && (rc = call_hook(n, "process_reset", tusk_actor_reset, &err)) == TUSK_OK)
             n->state = ST_CONFIGURED;
     } else if (strcmp(verb, "EXIT") == 0) {
         if (n->actor)
-            rc = tusk_actor_destroy(&n->actor, &err);
+            rc = destroy_actor(n, &err);
         n->state = ST_EXIT;
     } else {
         rc = tusk_error_set(&err, TUSK_EINVAL, "unknown command %s", verb);
@@ -872,26 +1119,40 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
 
 /* ---- the loop --------------------------------------------------------------------- */
 
+/* Close a data socket; an orphan does not wait for its queue to leave. */
+static void close_data(void *sock, bool orphaned)
+{
+    if (!sock)
+        return;
+    if (orphaned) {
+        int zero = 0;
+        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
+    }
+    zmq_close(sock);
+}
+
 static void node_free(node_t *n)
 {
+    bool orphaned = tusk_hb_orphaned(n->hb);
     for (unsigned j = 0; j < n->n_inputs; j++) {
-        if (n->inputs[j].sock)
-            zmq_close(n->inputs[j].sock);
+        close_data(n->inputs[j].sock, orphaned);
+        for (unsigned k = 0; n->inputs[j].peers && k < n->inputs[j].n; k++)
+            free(n->inputs[j].peers[k].incs);
         free(n->inputs[j].peers);
     }
     for (unsigned s = 0; s < n->n_sinks; s++) {
-        for (unsigned k = 0; k < n->sinks[s].n; k++)
-            if (n->sinks[s].links[k].sock)
-                zmq_close(n->sinks[s].links[k].sock);
+        for (unsigned k = 0; n->sinks[s].links && k < n->sinks[s].n; k++)
+            close_data(n->sinks[s].links[k].sock, orphaned);
         free(n->sinks[s].links);
     }
     if (n->control)
         zmq_close(n->control);
     if (n->actor) {
         tusk_error_t err;
-        if (tusk_actor_destroy(&n->actor, &err) != TUSK_OK)
+        if (destroy_actor(n, &err) != TUSK_OK)
             fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
     }
+    tusk_hb_stop(&n->hb);
     /* Every message is released once the context is gone. */
     if (n->zctx)
         zmq_ctx_term(n->zctx);
@@ -936,15 +1197,22 @@ int tusk_node_run(const tusk_node_options_t *opt, tusk_error_t *err)
     tusk_ctl_set(hello, "host", host);
     zu_send_ctl(n->control, NULL, hello, NULL, 0, err);
     tusk_ctl_destroy(&hello);
+    /* Liveness on a connection of its own, id "<id>/hb". */
+    char hb_id[272];
+    snprintf(hb_id, sizeof hb_id, "%s/hb", id);
+    if (tusk_hb_start(&n->hb, n->zctx, opt->control, hb_id, n->heartbeat_ms, opt->orphan_ms, n->label, err) !=
+        TUSK_OK) {
+        node_free(n);
+        return TUSK_EIO;
+    }
 
     int status = 0;
-    n->last_heard = zu_now_ms();
-    n->next_heartbeat = n->last_heard + n->heartbeat_ms;
+    n->next_heartbeat = zu_now_ms() + n->heartbeat_ms;
     while (n->state != ST_EXIT) {
         if (n->state != ST_IDLE)
             heartbeat_if_due(n);
         uint64_t now = zu_now_ms();
-        if (opt->orphan_ms && now - n->last_heard > opt->orphan_ms) {
+        if (tusk_hb_orphaned(n->hb)) {
             tusk_error_set(err, TUSK_EIO, "tusk-actor %s: no word from the controller for %u ms: exiting", n->label,
                            opt->orphan_ms);
             status = 1;

@@ -9,7 +9,11 @@
  * through process_block and leaves to each sink actor, to the instance
  * that can take it (one PUSH socket per downstream instance: load sharing
  * and back-pressure without loss). Heartbeats with statistics go to the
- * controller from the same loop, so an actor stuck in a hook falls silent.
+ * controller from the same loop, between hook calls; liveness comes from a
+ * thread of its own (heartbeat.h), so a long hook call is not silence.
+ * Every buffer received is checked (its number on the link, its ADF
+ * framing) and every input counted as finished or held back, for the
+ * controller's loss accounting (see README.md).
  */
 #ifndef TUSK_NODE_H
 #define TUSK_NODE_H
@@ -21,7 +25,7 @@ typedef struct tusk_node_options {
     const char *actor;        /* actor name in the topology */
     unsigned instance;
     unsigned incarnation;     /* 0, then +1 on every restart */
-    unsigned orphan_ms;       /* exit when the controller is silent this long */
+    unsigned orphan_ms;       /* end when the controller is silent this long (0: never) */
 } tusk_node_options_t;
 
 /* Run until told to exit (0), or until the controller is lost (1). */

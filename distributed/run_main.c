@@ -34,9 +34,15 @@ static void usage(FILE *out)
             "  --actor-bin PATH        tusk-actor to run (default: next to tusk-run)\n"
             "  --actor-path PATH       actor library folders for every instance\n"
             "  --heartbeat-ms N        heartbeat period (default 500)\n"
-            "  --timeout-ms N          silence that counts as a failure (default 5000)\n"
+            "  --timeout-ms N          silence of an instance's process that counts as a\n"
+            "                          failure (default 5000); a long hook call is not\n"
+            "                          silence: its limit is the actor's hook_timeout\n"
             "  --start-timeout-ms N    time to come up and to answer a command (default\n"
-            "                          20000)\n"
+            "                          20000; longer while the instance is alive in the\n"
+            "                          hook the command calls)\n"
+            "  --orphan-ms N           an instance that hears nothing from tusk-run for N ms\n"
+            "                          ends itself (default 10000); those on this host end\n"
+            "                          at once when tusk-run dies\n"
             "  --live / --no-live      redraw the status table every second (default: when\n"
             "                          standard output is a terminal)\n"
             "  -q, --quiet             no summary table (lost buffers are still reported)\n"
@@ -48,7 +54,8 @@ static void usage(FILE *out)
             "\n"
             "Exit status: 0 clean run, every count reconciled; 1 a failure stopped the\n"
             "run; 2 bad usage, topology or library, or an instance that never came up;\n"
-            "3 the run ended but instances failed and buffers were lost.\n");
+            "3 the run ended, but instances failed, or buffers were lost, arrived beyond\n"
+            "what was sent, or arrived malformed.\n");
 }
 
 static bool parse_uint(const char *s, unsigned *out)
@@ -74,6 +81,7 @@ int main(int argc, char **argv)
         {"status", no_argument, NULL, 1},               {"stop", no_argument, NULL, 2},
         {"pause", no_argument, NULL, 3},                {"resume", no_argument, NULL, 4},
         {"report", required_argument, NULL, 'R'},      {"control-port", required_argument, NULL, 'P'},
+        {"orphan-ms", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     tusk_run_options_t opt = {0};
@@ -90,6 +98,7 @@ int main(int argc, char **argv)
         case 'H': target = &opt.heartbeat_ms, name = "--heartbeat-ms"; break;
         case 'T': target = &opt.timeout_ms, name = "--timeout-ms"; break;
         case 'S': target = &opt.start_timeout_ms, name = "--start-timeout-ms"; break;
+        case 'O': target = &opt.orphan_ms, name = "--orphan-ms"; break;
         case 'd': opt.run_dir = optarg; break;
         case 'c': opt.control_address = optarg; break;
         case 'l': opt.launcher = optarg; break;

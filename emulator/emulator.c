@@ -42,6 +42,7 @@ typedef struct node {
     tusk_actor_lib_t *lib;
     tusk_actor_t **inst;
     unsigned n_inst;
+    unsigned n_dirs;        /* configuration folders made (or tried) */
     unsigned next_inst;     /* round robin */
     bool *ended;            /* producers: per instance */
     unsigned n_ended;
@@ -254,6 +255,26 @@ static int process_one(tusk_emulator_t *em, node_t *nd, buf_t *in, tusk_error_t 
     return rc;
 }
 
+/* After node `failed` failed: the buffers already handed to the nodes
+ * after it are valid output of calls that succeeded, so they are still
+ * processed (the frames a filter passed on before a malformed one reach
+ * the consumers). A further failure there is logged, and that node's
+ * queue dropped. */
+static void salvage(tusk_emulator_t *em, unsigned failed)
+{
+    for (unsigned i = failed + 1; i < em->n; i++) {
+        node_t *nd = &em->nodes[i];
+        buf_t *b;
+        while ((b = dequeue(nd)) != NULL) {
+            tusk_error_t e;
+            if (process_one(em, nd, b, &e) != TUSK_OK) {
+                fprintf(em->log, "tusk-emulate: also: %s\n", e.message);
+                break;
+            }
+        }
+    }
+}
+
 /* Process every queued buffer: one pass in dependency order suffices, as
  * outputs only ever go to later nodes. */
 static int drain(tusk_emulator_t *em, tusk_error_t *err)
@@ -263,8 +284,10 @@ static int drain(tusk_emulator_t *em, tusk_error_t *err)
         buf_t *b;
         while ((b = dequeue(nd)) != NULL) {
             int rc = process_one(em, nd, b, err);
-            if (rc != TUSK_OK)
+            if (rc != TUSK_OK) {
+                salvage(em, i);
                 return rc;
+            }
         }
     }
     return TUSK_OK;
@@ -273,7 +296,7 @@ static int drain(tusk_emulator_t *em, tusk_error_t *err)
 static bool limits_reached(const tusk_emulator_t *em)
 {
     return (em->opt.max_buffers && em->produced_buffers >= em->opt.max_buffers) ||
-           (em->opt.max_frames && em->produced_frames >= em->opt.max_frames);
+           (em->opt.max_frames && em->produced_frames >= em->opt.max_frames) || (em->opt.stop && *em->opt.stop);
 }
 
 static void progress(tusk_emulator_t *em, bool final)
@@ -520,6 +543,7 @@ int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const 
         for (unsigned k = 0; k < nd->spec->instances && rc == TUSK_OK; k++) {
             char dir[4096];
             instance_dir(em, nd->spec, k, dir, sizeof dir);
+            nd->n_dirs++;
             rc = tusk_actor_write_config(dir, nd->spec, k, err);
             if (rc == TUSK_OK)
                 rc = tusk_actor_new(&nd->inst[k], nd->lib, nd->spec->name, k, dir, err);
@@ -538,7 +562,8 @@ int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const 
 }
 
 /* Remove DIR/parameters.conf and DIR (what tusk_actor_write_config made),
- * leaving anything an actor wrote there. */
+ * leaving anything an actor wrote there (the temporary folder is then
+ * kept, and said so). */
 static void remove_instance_dir(const char *dir)
 {
     char file[4200];
@@ -563,11 +588,13 @@ int tusk_emulator_destroy(tusk_emulator_t **emp, tusk_error_t *err)
                 if (err)
                     *err = e;
             }
-            if (em->temp_work_dir) {
-                char dir[4096];
-                instance_dir(em, nd->spec, k, dir, sizeof dir);
-                remove_instance_dir(dir);
-            }
+        }
+        /* Every folder made, also that of an instance that failed to
+         * register. */
+        for (unsigned k = 0; em->temp_work_dir && k < nd->n_dirs; k++) {
+            char dir[4096];
+            instance_dir(em, nd->spec, k, dir, sizeof dir);
+            remove_instance_dir(dir);
         }
         for (unsigned d = 0; d < nd->n_dumps; d++) {
             adf_error_t aerr;
@@ -581,8 +608,9 @@ int tusk_emulator_destroy(tusk_emulator_t **emp, tusk_error_t *err)
         free(nd->inst);
         free(nd->ended);
     }
-    if (em->temp_work_dir && em->work_dir)
-        rmdir(em->work_dir);
+    if (em->temp_work_dir && em->work_dir && rmdir(em->work_dir) != 0)
+        fprintf(em->log, "tusk-emulate: kept the temporary folder %s: %s (an actor left files in its "
+                "configuration folder)\n", em->work_dir, strerror(errno));
     free(em->work_dir);
     free(em->nodes);
     adf_reader_destroy(&em->counter);

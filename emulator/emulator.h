@@ -9,6 +9,7 @@
 #ifndef TUSK_EMULATOR_H
 #define TUSK_EMULATOR_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,11 @@ typedef struct tusk_emulator_options {
     const char *work_dir;     /* keep instance configuration folders here (NULL: temporary) */
     bool verbose;             /* progress with rates on `log` */
     FILE *log;                /* progress and warnings (NULL: stderr) */
+    /* When *stop becomes nonzero (a signal handler sets it), the producers
+     * stop before their next buffer, as at a limit: what is in flight
+     * still travels the chain, filters flush, actors stop, and the run
+     * returns as at its end. The caller, who set it, knows why. */
+    const volatile sig_atomic_t *stop;
 } tusk_emulator_options_t;
 
 typedef struct tusk_emulator tusk_emulator_t;
@@ -50,7 +56,8 @@ typedef struct tusk_emulator_totals {
 } tusk_emulator_totals_t;
 tusk_emulator_totals_t tusk_emulator_totals(const tusk_emulator_t *emulator);
 
-/* Unload every instance, close the libraries, remove temporary folders. */
+/* Unload every instance, close the libraries, remove the temporary work
+ * folder (also after tusk_emulator_new or tusk_emulator_run failed). */
 int tusk_emulator_destroy(tusk_emulator_t **emulator, tusk_error_t *err);
 
 /* Build the topology text that replays `input` (an ADF file) through actor

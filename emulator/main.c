@@ -2,6 +2,7 @@
  * valgrind and offline replay). See emulator.h and the README. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,34 @@
 #define PROG "tusk-emulate"
 
 enum { EXIT_CHAIN = 1, EXIT_SETUP = 2 };
+
+/* The signal that asked this process to stop (0: none). The program's
+ * own state, set by the handler only. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the run stops between buffers, actors stop and
+ * the temporary folder is removed, then the process dies of the signal
+ * (so its parent sees it: 128+N in a shell). Once: a second one acts at
+ * once. A signal ignored at start (nohup, background jobs) stays so. */
+static void catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART | SA_RESETHAND;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 static void usage(FILE *out)
 {
@@ -41,7 +70,10 @@ static void usage(FILE *out)
             "  -h, --help\n"
             "\n"
             "Exit status: 0 the chain ran to its end; 1 an actor failed; 2 bad usage,\n"
-            "topology or library.\n");
+            "topology or library. SIGINT, SIGTERM or SIGHUP stop the producers at the\n"
+            "next buffer; the chain finishes what is in flight, the actors stop, the\n"
+            "temporary folder is removed, and the process then dies of that signal\n"
+            "(a second signal ends it at once).\n");
 }
 
 static int describe(const tusk_topology_t *topo)
@@ -78,7 +110,8 @@ int main(int argc, char **argv)
         {"work-dir", required_argument, NULL, 'w'},  {"describe", no_argument, NULL, 'x'},
         {"verbose", no_argument, NULL, 'v'},         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
-    tusk_emulator_options_t opt = {0};
+    catch_signals();
+    tusk_emulator_options_t opt = {.stop = &stop_signal};
     const char *only = NULL, *input = NULL, *output = NULL;
     const char **dumps = calloc((size_t)argc, sizeof *dumps);
     bool quiet = false, want_describe = false;
@@ -135,6 +168,7 @@ int main(int argc, char **argv)
     tusk_topology_t *topo = NULL, *replay = NULL;
     tusk_emulator_t *em = NULL;
     int status = EXIT_SETUP;
+    bool em_ran = false;
     if (tusk_topology_load(&topo, argv[optind], &err) != TUSK_OK ||
         tusk_topology_resolve(topo, opt.actor_path, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
@@ -165,6 +199,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err.message);
         goto done;
     }
+    em_ran = true;
     if (tusk_emulator_run(em, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
         status = EXIT_CHAIN;
@@ -182,5 +217,13 @@ done:
     tusk_topology_destroy(&replay);
     tusk_topology_destroy(&topo);
     free(dumps);
+    if (stop_signal) {
+        int sig = stop_signal;
+        fprintf(stderr, PROG ": stopped by signal %d (%s)%s\n", sig, strsignal(sig),
+                em_ran ? ": the chain finished the buffers in flight and every actor was stopped" : "");
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
+    }
     return status;
 }

@@ -20,7 +20,7 @@
 
 #include "fuzz_targets.h"
 #include "tusk/evbuild.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/spectrum.h"
 #include "tusk/track.h"
 
@@ -65,11 +65,11 @@ static void tracker(const uint8_t *buf, size_t size)
      * tracker are made once per process: the overlap check of 180
      * crystals would otherwise take most of each run. */
     static const char array_text[] = "distance = 450\nshell = 180\n";
-    static sim_array_t *array;
+    static array_t *array;
     static track_t *t;
     tusk_error_t err;
     if (!t) {
-        FUZZ_CHECK(sim_array_parse(&array, array_text, sizeof array_text - 1, "fuzz", NULL, &err) == TUSK_OK);
+        FUZZ_CHECK(array_parse(&array, array_text, sizeof array_text - 1, "fuzz", NULL, &err) == TUSK_OK);
         track_config_t cfg;
         track_config_default(&cfg);
         FUZZ_CHECK(track_new(&t, &cfg, array, &err) == TUSK_OK);

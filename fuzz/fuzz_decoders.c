@@ -1,7 +1,8 @@
 /* fuzz_decoders.c - fuzz target: the payload codecs, decode then re-encode.
  *
  * data[0] % FUZZ_DECODER_TYPES picks the frame type (data:crystal,
- * data:psa, data:tracked, meta:eof, event:data:psa, data:truth); data[1..]
+ * data:psa, data:tracked, meta:eof, event:data:psa, data:truth,
+ * data:id_spacepoints, data:zvertex, data:id_truth); data[1..]
  * is the payload. The frame is written with adf_writer into a buffer of
  * exactly its size (so ASan or valgrind catch any read past it), read back with
  * adf_reader, and given to every decoder: the ones for other types must
@@ -10,8 +11,8 @@
  * buffer of exactly the same size and the two frames must be identical,
  * byte for byte (key included): every format is canonical, so
  * decode(x) = decode(y) only if x = y. The exceptions are data:tracked's 4
- * reserved bytes per gamma and data:truth's 2 reserved header bytes, which
- * the decoders ignore and the encoders write as zero (compared as zero),
+ * reserved bytes per gamma, data:truth's and data:id_spacepoints' 2 and
+ * data:zvertex's 4 reserved header bytes, which the decoders ignore and the encoders write as zero (compared as zero),
  * and data:psa without the figure-of-merit extension, which decodes with
  * has_fom false and so re-encodes without it.
  * Then the encoder gets a buffer one byte too small, empty (ADF_ETOOBIG) and
@@ -44,6 +45,11 @@ typedef struct decoded {
     adf_tracked_t *tracked;
     adf_truth_t *truth;
     adf_eof_t eof;
+    adf_idsp_t idsp;          /* the z-finder's frames, their points copied out */
+    adf_idsp_point_t *idsp_pts;
+    adf_zvertex_t zvertex;
+    adf_idtruth_t *idtruth;
+    adf_idtruth_point_t *idtruth_pts;
     size_t n_event; /* crystals of an event:data:psa */
 } decoded_t;
 
@@ -79,6 +85,31 @@ static int decode_as(uint32_t type, const adf_frame_t *f, decoded_t *d, adf_erro
             return ADF_ENOMEM;
         return adf_truth_decode(f, d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_decode(f, &d->eof, err);
+    case ADF_TYPE_DATA_ID_SPACEPOINTS: {
+        int rc = adf_idsp_decode(f, &d->idsp, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->idsp_pts);
+        if (!(d->idsp_pts = malloc((d->idsp.n_points ? d->idsp.n_points : 1) * sizeof *d->idsp_pts)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->idsp.n_points; i++)
+            adf_idsp_point(&d->idsp, i, &d->idsp_pts[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_ZVERTEX: return adf_zvertex_decode(f, &d->zvertex, err);
+    case ADF_TYPE_DATA_ID_TRUTH: {
+        if (!d->idtruth && !(d->idtruth = malloc(sizeof *d->idtruth)))
+            return ADF_ENOMEM;
+        int rc = adf_idtruth_decode(f, d->idtruth, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->idtruth_pts);
+        if (!(d->idtruth_pts = malloc((d->idtruth->n_points ? d->idtruth->n_points : 1) * sizeof *d->idtruth_pts)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->idtruth->n_points; i++)
+            adf_idtruth_point(d->idtruth, i, &d->idtruth_pts[i]);
+        return ADF_OK;
+    }
     case ADF_TYPE_EVENT_DATA_PSA: {
         /* As many structs as the payload could hold crystals, capped. */
         size_t max = f->payload_size / PSA_FRAME_MIN + 1;
@@ -111,6 +142,11 @@ static int encode_as(uint32_t type, adf_writer_t *w, const adf_key_t *key, const
     case ADF_TYPE_DATA_TRACKED: return adf_tracked_encode(w, key->event, key->timestamp, d->tracked, err);
     case ADF_TYPE_DATA_TRUTH: return adf_truth_encode(w, key->event, key->timestamp, d->truth, err);
     case ADF_TYPE_META_EOF: return adf_eof_encode(w, key->event, key->timestamp, &d->eof, err);
+    case ADF_TYPE_DATA_ID_SPACEPOINTS:
+        return adf_idsp_encode(w, key->event, key->timestamp, &d->idsp, d->idsp_pts, err);
+    case ADF_TYPE_DATA_ZVERTEX: return adf_zvertex_encode(w, key->event, key->timestamp, &d->zvertex, err);
+    case ADF_TYPE_DATA_ID_TRUTH:
+        return adf_idtruth_encode(w, key->event, key->timestamp, d->idtruth, d->idtruth_pts, err);
     case ADF_TYPE_EVENT_DATA_PSA:
         return adf_event_psa_encode(w, key->event, key->timestamp, d->keys, d->psa, d->n_event, err);
     default: FUZZ_CHECK(!"unknown encoder type"); return ADF_EINVAL;
@@ -145,6 +181,23 @@ static void check_decoded(uint32_t type, const adf_frame_t *f, const decoded_t *
     }
     case ADF_TYPE_META_EOF:
         FUZZ_CHECK(f->payload_size == (d->eof.has_counts ? ADF_EOF_PAYLOAD_SIZE : 0u));
+        break;
+    case ADF_TYPE_DATA_ID_SPACEPOINTS:
+        FUZZ_CHECK(d->idsp.n_points <= ADF_IDSP_MAX_POINTS);
+        FUZZ_CHECK(f->payload_size == adf_idsp_payload_size(d->idsp.n_points));
+        for (uint32_t i = 0; i < d->idsp.n_points; i++)
+            FUZZ_CHECK(d->idsp_pts[i].layer < ADF_IDSP_MAX_LAYERS);
+        break;
+    case ADF_TYPE_DATA_ZVERTEX:
+        FUZZ_CHECK(d->zvertex.n_vertices <= ADF_ZVERTEX_MAX);
+        FUZZ_CHECK(f->payload_size == adf_zvertex_payload_size(d->zvertex.n_vertices));
+        break;
+    case ADF_TYPE_DATA_ID_TRUTH:
+        FUZZ_CHECK(d->idtruth->n_pileup <= ADF_IDTRUTH_MAX_PILEUP);
+        FUZZ_CHECK(f->payload_size == adf_idtruth_payload_size(d->idtruth->n_pileup, d->idtruth->n_points));
+        for (uint32_t i = 0; i < d->idtruth->n_points; i++)
+            FUZZ_CHECK(d->idtruth_pts[i].vertex == ADF_IDTRUTH_NOISE_VERTEX ||
+                       d->idtruth_pts[i].vertex <= d->idtruth->n_pileup);
         break;
     case ADF_TYPE_EVENT_DATA_PSA: {
         size_t total = 0;
@@ -248,6 +301,10 @@ int fuzz_decoders_one(const uint8_t *data, size_t size)
             memset(expected + ADF_TRACKED_HEADER_SIZE + (size_t)i * ADF_TRACKED_GAMMA_SIZE + 36, 0, 4);
     if (type == ADF_TYPE_DATA_TRUTH)
         memset(expected + 22, 0, 2);
+    if (type == ADF_TYPE_DATA_ID_SPACEPOINTS)
+        memset(expected + 14, 0, 2);
+    if (type == ADF_TYPE_DATA_ZVERTEX)
+        memset(expected + 20, 0, 4);
     FUZZ_CHECK(memcmp(again_buf, frame_buf, ADF_KEY_SIZE) == 0);
     if (payload_size && memcmp(again_buf + ADF_KEY_SIZE, expected, payload_size) != 0) {
         size_t at = 0;
@@ -288,6 +345,9 @@ out:
     free(d.keys);
     free(d.tracked);
     free(d.truth);
+    free(d.idsp_pts);
+    free(d.idtruth);
+    free(d.idtruth_pts);
     adf_reader_destroy(&r);
     adf_writer_destroy(&w);
     free(expected);

@@ -146,7 +146,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_cl_cache_one(data, size);
     fuzz_basis_one(data, size);
     fuzz_chain_one(data, size);
-    run->executions += 9;
+    fuzz_zfinder_one(data, size);
+    run->executions += 10;
 }
 
 /* The whole input and its prefixes. */

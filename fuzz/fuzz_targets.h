@@ -46,14 +46,20 @@ int fuzz_basis_one(const uint8_t *data, size_t size);
  * spectra. */
 int fuzz_chain_one(const uint8_t *data, size_t size);
 
+/* The buffers the z-finder's stages read: the filter (frames in, the
+ * reference, frames out) and the quality analysis. */
+int fuzz_zfinder_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
-#define FUZZ_DECODER_TYPES 6
+#define FUZZ_DECODER_TYPES 9
 #define FUZZ_DECODER_TYPE_LIST                                                    \
     {                                                                             \
         0xFA010101u /* data:crystal */, 0xFA010102u /* data:psa */,               \
             0xFA010105u /* data:tracked */, 0xFA001100u /* meta:eof */,           \
-            0xCA010102u /* event:data:psa */, 0xFA0101F0u /* data:truth */        \
+            0xCA010102u /* event:data:psa */, 0xFA0101F0u /* data:truth */,       \
+            0xFA200101u /* data:id_spacepoints */, 0xFA200102u /* data:zvertex */, \
+            0xFA2001F0u /* data:id_truth */                                       \
     }
 
 /* Abort with a message when `cond` is false. */

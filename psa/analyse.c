@@ -16,6 +16,7 @@ typedef struct hitlist {
     float energy[PSA_SEGMENTS];
     bool is_hit[PSA_SEGMENTS];
     double t0;                     /* samples from the record's first sample */
+    uint16_t rejected;             /* PSA_REJECT_* of the record (then no hits) */
 } hitlist_t;
 
 /* Value of calibrated trace v (n samples) at fractional sample x: linear
@@ -50,6 +51,10 @@ static void calibrate(const psa_engine_t *e, const adf_crystal_t *in, float *wor
 static void find_hits(const psa_engine_t *e, const adf_crystal_t *in, hitlist_t *h)
 {
     memset(h, 0, sizeof *h);
+    /* Non-finite or absurd energies: the record is rejected, never searched. */
+    h->rejected = (uint16_t)psa_record_check(&e->cfg, in, NULL, 0);
+    if (h->rejected)
+        return;
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
         if (in->segment_energy[s] >= e->cfg.threshold_kev && in->segment_energy[s] > 0.0f) {
             h->seg[h->n] = (uint8_t)s;
@@ -91,6 +96,7 @@ typedef struct slot {
     uint32_t crystal;
     uint8_t hit;
     int8_t shift;
+    bool own_trace;            /* the mask fell back to the hit's own trace (PSA_HIT_OWN_TRACE) */
 } slot_t;
 
 /* Where the preprocessed crystals are. */
@@ -162,7 +168,8 @@ static long build_problems(const psa_engine_t *e, psa_batch_t *b, slot_t **slots
             memcpy(others, h->is_hit, sizeof others);
             others[s] = false;
             uint8_t ch[PSA_CHANNELS];
-            unsigned nch = psa_engine_mask(e, s, others, ch);
+            bool own;
+            unsigned nch = psa_engine_mask(e, s, others, ch, &own);
             for (int shift = -K; shift <= K; shift++) {
                 long i = psa_batch_add(b, s);
                 if (i < 0)
@@ -177,7 +184,7 @@ static long build_problems(const psa_engine_t *e, psa_batch_t *b, slot_t **slots
                     *slots = ns;
                     *slot_cap = cap;
                 }
-                (*slots)[i] = (slot_t){(uint32_t)c, (uint8_t)k, (int8_t)shift};
+                (*slots)[i] = (slot_t){(uint32_t)c, (uint8_t)k, (int8_t)shift, own};
                 b->n_channels[i] = (uint16_t)nch;
                 memcpy(b->channel + (size_t)i * PSA_CHANNELS, ch, nch);
             }
@@ -350,8 +357,11 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
         o->core_energy[1] = in[c].core_energy[1];
         o->core_time[0] = o->core_time[1] = (float)(hits[c].t0 * e->sample_ns);
         o->has_fom = true;
+        o->psa_status = hits[c].rejected;
         st->crystals++;
         st->hits += hits[c].n;
+        st->rejected_nonfinite += (hits[c].rejected & PSA_REJECT_NONFINITE) != 0;
+        st->rejected_range += (hits[c].rejected & PSA_REJECT_RANGE) != 0;
     }
     /* Rounds: all hits at once, or (residual) one hit per crystal a round. */
     const unsigned per_problem = 2 * e->cfg.t0_search + 1;
@@ -383,6 +393,8 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
                 adf_psa_hit_t *hit = &o->hit[o->n_hits++];
                 float pos[3];
                 det_basis_position(e->basis, s, q, pos);
+                hit->status = e->slots[bi].own_trace ? PSA_HIT_OWN_TRACE : 0;
+                st->own_trace += e->slots[bi].own_trace;
                 hit->segment = (int16_t)s;
                 hit->crystal = (int16_t)in[c].crystal_id;
                 hit->x = pos[0];

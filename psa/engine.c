@@ -20,6 +20,7 @@ void psa_config_default(psa_config_t *c)
     c->threshold_kev = 20.0;
     c->gain = 2.0;
     c->baseline_samples = 8;
+    c->max_kev = 1e5;
     c->threads = 0;
 }
 
@@ -65,6 +66,7 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
                        origin)) ||
         (st = prefixed(tusk_params_double(p, "gain", c->gain, &c->gain, err), err, origin)) ||
         (st = prefixed(tusk_params_u64(p, "baseline_samples", nb, &nb, err), err, origin)) ||
+        (st = prefixed(tusk_params_double(p, "max_kev", c->max_kev, &c->max_kev, err), err, origin)) ||
         (st = prefixed(tusk_params_u64(p, "threads", th, &th, err), err, origin)))
         return st;
     if (th > 256)
@@ -82,6 +84,9 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
                               c->threshold_kev);
     if (!(c->gain > 0.0 && c->gain < 1e4))
         return tusk_error_set(err, TUSK_EPARAM, "%s: gain = %g: must be positive", origin, c->gain);
+    if (!(c->max_kev > c->threshold_kev && c->max_kev <= 1e9))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: max_kev = %g: must be above threshold_kev (%g) and at most 1e9",
+                              origin, c->max_kev, c->threshold_kev);
     if (nb < 1 || nb > 512)
         return tusk_error_set(err, TUSK_EPARAM, "%s: baseline_samples = %llu: must be 1 to 512", origin,
                               (unsigned long long)nb);
@@ -197,16 +202,81 @@ static void make_masks(psa_engine_t *e)
 }
 
 unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
-                         uint8_t channels[PSA_CHANNELS])
+                         uint8_t channels[PSA_CHANNELS], bool *own_trace)
 {
-    unsigned n = 0;
+    unsigned n = 0, neighbours = 0;
+    bool has_s = false;
     for (unsigned j = 0; j < e->mask_n[s]; j++) {
         uint8_t c = e->mask[s][j];
         if (other_hits && c < PSA_SEGMENTS && c != s && other_hits[c])
             continue;
         channels[n++] = c;
+        neighbours += c < PSA_SEGMENTS && c != s;
+        has_s |= c == s;
     }
+    /* Every mask segment is another hit: the hit's own trace, in order. */
+    if (neighbours == 0 && !has_s) {
+        unsigned k = n;
+        while (k > 0 && channels[k - 1] > s) {
+            channels[k] = channels[k - 1];
+            k--;
+        }
+        channels[k] = (uint8_t)s;
+        n++;
+    }
+    if (own_trace)
+        *own_trace = neighbours == 0;
     return n;
+}
+
+unsigned psa_record_check(const psa_config_t *cfg, const adf_crystal_t *rec, char *why, size_t cap)
+{
+    for (unsigned c = 0; c < PSA_SEGMENTS + ADF_CRYSTAL_CORES; c++) {
+        float v = c < PSA_SEGMENTS ? rec->segment_energy[c] : rec->core_energy[c - PSA_SEGMENTS];
+        unsigned bad = !isfinite(v) ? PSA_REJECT_NONFINITE : fabs(v) > cfg->max_kev ? PSA_REJECT_RANGE : 0;
+        if (!bad)
+            continue;
+        if (why && cap) {
+            if (c < PSA_SEGMENTS)
+                snprintf(why, cap, "segment %u energy %g keV", c, (double)v);
+            else
+                snprintf(why, cap, "core energy (%s gain) %g keV", c == PSA_SEGMENTS ? "low" : "high", (double)v);
+            if (bad == PSA_REJECT_RANGE) {
+                size_t used = strlen(why);
+                snprintf(why + used, cap - used, " (beyond max_kev = %g)", cfg->max_kev);
+            }
+        }
+        return bad;
+    }
+    if (why && cap)
+        why[0] = '\0';
+    return 0;
+}
+
+int psa_batch_check(const psa_engine_t *e, const psa_batch_t *b, tusk_error_t *err)
+{
+    if (b->samples != e->samples)
+        return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", b->samples,
+                              e->samples);
+    for (size_t i = 0; i < b->n; i++) {
+        unsigned s = b->segment[i];
+        if (s >= PSA_SEGMENTS || !e->npoints[s])
+            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i, s);
+        unsigned nch = b->n_channels[i];
+        if (nch == 0)
+            return tusk_error_set(err, TUSK_EINVAL, "problem %zu (segment %u) has no channel: every point would "
+                                  "match with FoM 0", i, s);
+        if (nch > PSA_CHANNELS)
+            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: %u channels, more than %d", i, nch, PSA_CHANNELS);
+        const uint8_t *ch = b->channel + i * PSA_CHANNELS;
+        for (unsigned j = 0; j < nch; j++)
+            if (ch[j] >= PSA_CHANNELS || (j > 0 && ch[j] <= ch[j - 1]))
+                return tusk_error_set(err, TUSK_EINVAL,
+                                      "problem %zu: channel %u (number %u of its list) is not a basis channel "
+                                      "above the one before",
+                                      i, ch[j], j);
+    }
+    return TUSK_OK;
 }
 
 double psa_leading_edge(const float *tr, unsigned n, double amplitude)

@@ -540,29 +540,15 @@ void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats)
 /* Refuse what the kernels cannot take: before anything is changed. */
 static int check_batch(const psa_cl_t *c, const psa_batch_t *b, tusk_error_t *err)
 {
-    const psa_engine_t *e = c->e;
-    if (b->samples != c->samples)
-        return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", b->samples,
-                              c->samples);
+    int st = psa_batch_check(c->e, b, err);
+    if (st != TUSK_OK)
+        return st;
     for (size_t i = 0; i < b->n; i++) {
-        unsigned s = b->segment[i];
-        if (s >= PSA_SEGMENTS || !e->npoints[s])
-            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i, s);
         if (b->cand && b->cand_start[i + 1] > b->cand_start[i])
             return tusk_error_set(err, TUSK_EINVAL,
                                   "problem %zu has a candidate list of %u points: the OpenCL backend searches "
                                   "every point (full mode only)",
                                   i, (unsigned)(b->cand_start[i + 1] - b->cand_start[i]));
-        unsigned nch = b->n_channels[i];
-        if (nch > PSA_CHANNELS)
-            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: %u channels, more than %d", i, nch, PSA_CHANNELS);
-        const uint8_t *ch = b->channel + i * PSA_CHANNELS;
-        for (unsigned j = 0; j < nch; j++)
-            if (ch[j] >= PSA_CHANNELS || (j > 0 && ch[j] <= ch[j - 1]))
-                return tusk_error_set(err, TUSK_EINVAL,
-                                      "problem %zu: channel %u (number %u of its list) is not a basis channel "
-                                      "above the one before",
-                                      i, ch[j], j);
     }
     return TUSK_OK;
 }

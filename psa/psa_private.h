@@ -36,6 +36,11 @@ typedef void (*psa_work_fn)(void *ctx, size_t first, size_t step, size_t end);
 void psa_parallel(size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx);
 unsigned psa_threads(unsigned threads, size_t items);
 
+/* What every backend refuses before searching (tusk/psa.h): other
+ * samples than the basis', a segment without points, no channel, too
+ * many, or channels that are not ascending basis channels. */
+int psa_batch_check(const psa_engine_t *e, const psa_batch_t *b, tusk_error_t *err);
+
 /* |d|^p as the reference computes it. */
 float psa_pow(float d, float p);
 

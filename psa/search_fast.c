@@ -243,13 +243,9 @@ static void run(void *ctx, size_t first, size_t step, size_t end)
 
 int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err)
 {
-    if (b->samples != e->samples)
-        return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", b->samples,
-                              e->samples);
-    for (size_t i = 0; i < b->n; i++)
-        if (b->segment[i] >= PSA_SEGMENTS || !e->npoints[b->segment[i]])
-            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i,
-                                  b->segment[i]);
+    int st = psa_batch_check(e, b, err);
+    if (st != TUSK_OK)
+        return st;
     job_t job = {e, b, pick_accumulate()};
     psa_parallel(0, b->n, threads, run, &job);
     return TUSK_OK;

@@ -33,13 +33,11 @@ float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, uint32_t po
 
 int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
 {
-    if (b->samples != e->samples)
-        return tusk_error_set(err, TUSK_EINVAL, "the batch has %u samples per trace, the basis %u", b->samples,
-                              e->samples);
+    int st = psa_batch_check(e, b, err);
+    if (st != TUSK_OK)
+        return st;
     for (size_t i = 0; i < b->n; i++) {
         unsigned s = b->segment[i];
-        if (s >= PSA_SEGMENTS || !e->npoints[s])
-            return tusk_error_set(err, TUSK_EINVAL, "problem %zu: segment %u has no basis points", i, s);
         float best = INFINITY;
         uint32_t at = 0;
         bool cand = b->cand && b->cand_start[i + 1] > b->cand_start[i];

@@ -15,7 +15,7 @@
  *
  * --set KEY=VALUE: PSA keys (tusk/psa.h: p, mode, mask, include_hit,
  * include_core, residual, t0_search, threshold_kev, gain,
- * baseline_samples) go to the analysis; with validate, the simulation's
+ * baseline_samples, max_kev) go to the analysis; with validate, the simulation's
  * keys (tusk/sim.h: source, energy, noise_kev, ...) to the simulation;
  * gain, a key of both, to both (they must agree). --backend opencl runs
  * the grid search on an OpenCL device (tusk/psa_cl.h; full search only).
@@ -83,8 +83,8 @@ static void usage(FILE *out)
             "           analyse an ADF file: data:crystal -> data:psa, other frames copied\n"
             "\n"
             "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, t0_search,\n"
-            "threshold_kev, gain, baseline_samples; psa/README.md); with validate also the\n"
-            "simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
+            "threshold_kev, gain, baseline_samples, max_kev; psa/README.md); with validate also\n"
+            "the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
             "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"
             "N, P.D or a name; default $TUSK_CL_DEVICE, else any; full search only).\n"
             "--threads: of the fast backend (0: one per CPU, the default).\n");
@@ -94,7 +94,7 @@ static void usage(FILE *out)
 
 static const char *const psa_keys[] = {"p",        "mode",          "mask", "include_hit",      "include_core",
                                        "residual", "t0_search", "threshold_kev", "gain", "baseline_samples",
-                                       NULL};
+                                       "max_kev", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
@@ -170,7 +170,7 @@ static int route_set(opts_t *o, char *arg)
     }
     if (!is_psa && !is_sim) {
         fprintf(stderr, PROG ": --set %s: unknown key; PSA keys: p, mode, mask, include_hit, include_core, residual, "
-                        "t0_search, threshold_kev, gain, baseline_samples%s\n",
+                        "t0_search, threshold_kev, gain, baseline_samples, max_kev%s\n",
                 key, o->validate ? "; simulation keys: see sim/README.md (source, energy, noise_kev, ...)" : "");
         return EXIT_USAGE;
     }
@@ -1181,8 +1181,11 @@ typedef struct runner {
     bytes_t outbuf;
     adf_crystal_t *rec;
     adf_psa_t *res;
+    uint64_t *offsets;    /* input offset of each pending crystal */
+    bool described;       /* the first rejected record was described */
     size_t n;             /* crystals pending */
     uint64_t frames, crystals, others, hits;
+    uint64_t foreign;     /* data frames psa neither analyses nor passes on by design (not data:truth) */
     double psa_s;
     psa_stats_t stats;
 } runner_t;
@@ -1212,6 +1215,21 @@ static int flush(runner_t *r)
     size_t k = 0;
     int st;
     while ((st = adf_reader_next(r->reader, &fr)) == ADF_OK) {
+        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL && (r->res[k].psa_status & PSA_REJECTED)) {
+            /* Rejected at the input (non-finite or absurd energy): counted,
+             * the first one described, none written. */
+            if (!r->described) {
+                r->described = true;
+                char why[160];
+                psa_record_check(psa_engine_config(r->an->engine), &r->rec[k], why, sizeof why);
+                fprintf(stderr, PROG ": %s: offset %llu (event %u, crystal %u): %s: record rejected, no data:psa "
+                                "written (further rejections are counted in the summary)\n",
+                        r->o->in, (unsigned long long)r->offsets[k], (unsigned)fr.key.event,
+                        (unsigned)r->rec[k].crystal_id, why);
+            }
+            k++;
+            continue;
+        }
         if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
             r->hits += r->res[k].n_hits;
             st = adf_psa_encode(r->writer, fr.key.event, fr.key.timestamp, &r->res[k++], &ae);
@@ -1267,7 +1285,8 @@ static int cmd_run(opts_t *o)
     r.writer = adf_writer_new();
     r.rec = malloc(BATCH * sizeof *r.rec);
     r.res = malloc(BATCH * sizeof *r.res);
-    if (!r.reader || !r.writer || !r.rec || !r.res) {
+    r.offsets = malloc(BATCH * sizeof *r.offsets);
+    if (!r.reader || !r.writer || !r.rec || !r.res || !r.offsets) {
         fprintf(stderr, PROG ": out of memory\n");
         rc = EXIT_FAIL;
     }
@@ -1301,16 +1320,28 @@ static int cmd_run(opts_t *o)
                 rc = EXIT_FAIL;
                 break;
             }
-            r.n++;
+            r.offsets[r.n++] = fr.offset;
             r.crystals++;
         } else {
             r.others++;
+            r.foreign += adf_type_kind(fr.key.type) == 0x01u && fr.key.type != ADF_TYPE_DATA_TRUTH;
         }
         if (r.n == BATCH || r.pending.n >= (8u << 20))
             rc = flush(&r);
     }
     if (!rc)
         rc = flush(&r);
+    if (!rc && r.crystals == 0 && r.foreign > 0) {
+        /* The wrong data (data:psa again, say): nothing was analysed. */
+        fprintf(stderr,
+                PROG " run: %s: no data:crystal frame, which PSA analyses, among its %llu frames (%llu data frames of "
+                     "other types): nothing analysed\n",
+                o->in, (unsigned long long)r.frames, (unsigned long long)r.foreign);
+        rc = EXIT_FAIL;
+    } else if (!rc && r.crystals == 0) {
+        fprintf(stderr, PROG " run: %s: WARNING: no data:crystal frame among its %llu frames: nothing analysed\n",
+                o->in, (unsigned long long)r.frames);
+    }
     double dt = now_s() - t0;
     uint64_t bytes = adf_file_writer_bytes(r.w);
     if (adf_file_writer_close(&r.w, &ae) != ADF_OK && !rc) {
@@ -1319,19 +1350,29 @@ static int cmd_run(opts_t *o)
     }
     if (rc && strcmp(o->out, "-") != 0)
         unlink(o->out); /* no half-written output passes for a result */
+    const uint64_t rejected = r.stats.rejected_nonfinite + r.stats.rejected_range;
+    if (!rc && rejected) /* -q or not */
+        fprintf(stderr,
+                PROG " run: %s: %llu data:crystal records REJECTED, no data:psa written for them: %llu with a "
+                     "non-finite energy, %llu with an energy beyond max_kev = %g keV\n",
+                o->in, (unsigned long long)rejected, (unsigned long long)r.stats.rejected_nonfinite,
+                (unsigned long long)r.stats.rejected_range, psa_engine_config(an.engine)->max_kev);
     if (!rc && !o->quiet) {
         describe_psa(stderr, &an, o->backend);
         fprintf(stderr,
-                PROG " run: %s: %llu frames: %llu data:crystal -> data:psa (%llu hits), %llu other frames copied; "
-                     "%llu bytes to %s in %.2f s (PSA %.2f s, %.0f crystals/s)\n",
-                o->in, (unsigned long long)r.frames, (unsigned long long)r.crystals, (unsigned long long)r.hits,
-                (unsigned long long)r.others, (unsigned long long)bytes, o->out, dt, r.psa_s,
-                r.psa_s > 0 ? (double)r.crystals / r.psa_s : 0.0);
+                PROG " run: %s: %llu frames: %llu data:crystal -> data:psa (%llu written, %llu hits, %llu on the "
+                     "hit's own trace only), %llu other frames copied; %llu bytes to %s in %.2f s (PSA %.2f s, %.0f "
+                     "crystals/s)\n",
+                o->in, (unsigned long long)r.frames, (unsigned long long)r.crystals,
+                (unsigned long long)(r.crystals - rejected), (unsigned long long)r.hits,
+                (unsigned long long)r.stats.own_trace, (unsigned long long)r.others, (unsigned long long)bytes, o->out,
+                dt, r.psa_s, r.psa_s > 0 ? (double)r.crystals / r.psa_s : 0.0);
     }
     free(r.pending.p);
     free(r.outbuf.p);
     free(r.rec);
     free(r.res);
+    free(r.offsets);
     adf_reader_destroy(&r.reader);
     adf_writer_destroy(&r.writer);
     adf_file_reader_destroy(&in);

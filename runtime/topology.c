@@ -51,6 +51,7 @@ typedef xmlErrorPtr xml_error_t;
 #endif
 
 #define MAX_TOPOLOGY_BYTES (16u << 20)
+#define MAX_HOOK_TIMEOUT_S 604800u /* a week */
 
 typedef struct actor {
     tusk_actor_spec_t spec; /* the public view; first so a spec is an actor */
@@ -182,7 +183,63 @@ static char *attr_text(xmlNodePtr node, const char *attr, bool *oom)
     return t;
 }
 
-/* Actor and parameter names: letters, digits, '_', '-', '.' (as params.c). */
+/* Actor names, one rule for tusk-emulate and tusk-run (config/README.md,
+ * "Actor names"): at most ACTOR_NAME_MAX characters; parts of letters,
+ * digits, '_' and '-', each starting with a letter or '_', joined by
+ * single dots. Instance K of actor NAME is "NAME.K" in the emulator's work
+ * folder and tusk-run's run folder (configuration folder, log, ZeroMQ
+ * identity) and tusk-run's ipc sockets are "a<actor>.<instance>.<input>"
+ * there: as no part of a name starts with a digit, "NAME.K" reads one way
+ * only and is never a socket's name (an actor "a1.0" was: its folder
+ * "a1.0.0" is the socket of actor 1). Returns whether `s` is one; if not,
+ * `why` says what is wrong. */
+#define ACTOR_NAME_MAX 64
+#define ACTOR_NAME_RULE                                                                                    \
+    "an actor name is parts of letters, digits, '_' and '-', each starting with a letter or '_', joined by " \
+    "single dots"
+
+static bool actor_name_valid(const char *s, char *why, size_t n)
+{
+    size_t len = strlen(s);
+    if (len == 0) {
+        snprintf(why, n, "empty");
+        return false;
+    }
+    if (len > ACTOR_NAME_MAX) {
+        snprintf(why, n, "%zu characters, at most %u", len, ACTOR_NAME_MAX);
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        bool digit = c >= '0' && c <= '9';
+        bool part_start = i == 0 || s[i - 1] == '.';
+        if (!letter && !digit && c != '-' && c != '.') {
+            if (c >= ' ' && c < 0x7f)
+                snprintf(why, n, "'%c' is not allowed (%s)", c, ACTOR_NAME_RULE);
+            else
+                snprintf(why, n, "character 0x%02x is not allowed (%s)", c, ACTOR_NAME_RULE);
+            return false;
+        }
+        if (part_start && !letter) {
+            if (i == 0)
+                snprintf(why, n, "it starts with '%c' (%s)", c, ACTOR_NAME_RULE);
+            else if (c == '.')
+                snprintf(why, n, "two dots in a row (%s)", ACTOR_NAME_RULE);
+            else
+                snprintf(why, n, "'%c' after a dot: instance K of NAME is NAME.K in run folders, so a part "
+                         "must start with a letter or '_' (%s)", c, ACTOR_NAME_RULE);
+            return false;
+        }
+    }
+    if (s[len - 1] == '.') {
+        snprintf(why, n, "it ends with a dot (%s)", ACTOR_NAME_RULE);
+        return false;
+    }
+    return true;
+}
+
+/* Parameter names: letters, digits, '_', '-', '.' (as params.c). */
 static bool name_valid(const char *s)
 {
     if (!*s)
@@ -248,7 +305,7 @@ static bool attr_allowed(const char *elem, const char *attr, int cls)
 {
     if (cls >= 0)
         return strcmp(attr, "instances") == 0 || strcmp(attr, "hwm") == 0 || strcmp(attr, "restart") == 0 ||
-               strcmp(attr, "on_failure") == 0 ||
+               strcmp(attr, "on_failure") == 0 || strcmp(attr, "hook_timeout") == 0 ||
                (cls == TUSK_FILTER && (strcmp(attr, "input_buffers") == 0 || strcmp(attr, "output_buffers") == 0));
     if (strcmp(elem, "size") == 0 || strcmp(elem, "port") == 0)
         return strcmp(attr, "output_buffer") == 0;
@@ -596,11 +653,11 @@ static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node)
     if (!src)
         return out_of_memory(ld->err);
     int rc = TUSK_OK;
+    char why[400];
     if (!*src)
         rc = actor_fail(ld, a, line, "empty <data_source>: name the actor to read");
-    else if (!name_valid(src))
-        rc = actor_fail(ld, a, line, "bad data source '%.80s': actor names use letters, digits, '_', '-' and '.' only",
-                        src);
+    else if (!actor_name_valid(src, why, sizeof why))
+        rc = actor_fail(ld, a, line, "bad data source '%.80s': %s", src, why);
     if (rc) {
         free(src);
         return rc;
@@ -696,6 +753,16 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
             rc = actor_fail(ld, a, a->line, "bad on_failure '%.40s': expected 'stop' or 'continue'", policy);
         free(policy);
     }
+    char *hook_timeout = rc ? NULL : attr_text(node, "hook_timeout", &oom);
+    if (hook_timeout) {
+        unsigned long long v = 0;
+        if (!parse_count(hook_timeout, MAX_HOOK_TIMEOUT_S, &v) || v < 1 || v > MAX_HOOK_TIMEOUT_S)
+            rc = actor_fail(ld, a, a->line, "bad hook_timeout '%.40s': expected whole seconds in [1, %u]",
+                            hook_timeout, MAX_HOOK_TIMEOUT_S);
+        else
+            a->spec.hook_timeout_s = (unsigned)v;
+        free(hook_timeout);
+    }
     if (oom && rc == TUSK_OK)
         rc = out_of_memory(ld->err);
 
@@ -726,8 +793,9 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
             break;
         if (strcmp(elem, "name") == 0) {
             rc = set_text(ld, a, c, &a->name, false);
-            if (rc == TUSK_OK && !name_valid(a->name))
-                rc = actor_fail(ld, a, line, "bad actor name: use letters, digits, '_', '-' and '.' only");
+            char why[400];
+            if (rc == TUSK_OK && !actor_name_valid(a->name, why, sizeof why))
+                rc = actor_fail(ld, a, line, "bad actor name: %s", why);
         } else if (strcmp(elem, "binary_code") == 0) {
             rc = set_text(ld, a, c, &a->library, false);
         } else if (strcmp(elem, "hostname") == 0) {
@@ -1269,15 +1337,21 @@ int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_
     *topology = NULL;
     char *buf;
     size_t len;
-    int rc = tusk_file_read(path, MAX_TOPOLOGY_BYTES, &buf, &len, err);
+    int rc = tusk_topology_read(path, &buf, &len, err);
+    if (rc == TUSK_OK)
+        rc = tusk_topology_parse(topology, buf, len, path, err);
+    free(buf);
+    return rc;
+}
+
+int tusk_topology_read(const char *path, char **text, size_t *size, tusk_error_t *err)
+{
+    int rc = tusk_file_read(path, MAX_TOPOLOGY_BYTES, text, size, err);
     if (rc == TUSK_ENOMEM)
         return out_of_memory(err);
     if (rc == TUSK_ELIMIT)
         return tusk_error_set(err, TUSK_ETOPOLOGY, "%s: too large (over %u MiB): not a topology", path,
                               MAX_TOPOLOGY_BYTES >> 20);
-    if (rc == TUSK_OK)
-        rc = tusk_topology_parse(topology, buf, len, path, err);
-    free(buf);
     return rc;
 }
 

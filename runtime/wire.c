@@ -54,8 +54,11 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
     if ((h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) && h->payload_size != 0)
         return tusk_error_set(err, TUSK_EINVAL, "data message header: an end-of-run or empty message with %u bytes",
                               (unsigned)h->payload_size);
-    if ((h->flags & TUSK_WIRE_END_OF_RUN) && (h->flags & (TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY)))
+    if ((h->flags & TUSK_WIRE_END_OF_RUN) && (h->flags & ~TUSK_WIRE_END_OF_RUN))
         return tusk_error_set(err, TUSK_EINVAL, "data message header: end of run combined with other flags");
+    if ((h->flags & TUSK_WIRE_RELEASE) && (!(h->flags & TUSK_WIRE_EMPTY) || (h->flags & TUSK_WIRE_COMPLETES)))
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "data message header: a release that is not an empty marker, or also completes");
     if (adf_get_u16(in + 22) != 0 || adf_get_u32(in + 44) != 0)
         return tusk_error_set(err, TUSK_EINVAL, "data message header: reserved fields are not zero");
     return TUSK_OK;

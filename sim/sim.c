@@ -41,7 +41,7 @@ typedef struct point {
 struct sim {
     det_basis_t *basis;
     det_crystal_t *crystal;
-    sim_array_t *array;
+    array_t *array;
     sim_source_t *source;
     sim_response_t *response;
     uint64_t seed, rng, events_limit;
@@ -52,7 +52,7 @@ struct sim {
     /* per event */
     point_t *points;
     size_t npoints, cap;
-    sim_chord_t *chords;
+    array_chord_t *chords;
     double *crystal_e;         /* per array index */
     sim_deposit_t *deposits;   /* of one crystal */
     adf_crystal_t *records;    /* read out, ncrystals at most */
@@ -149,7 +149,7 @@ static int load_parts(sim_t *s, const tusk_params_t *params, const char *origin,
         if (st != TUSK_OK)
             tusk_error_prefix(err, "%s: the crystal of the basis", origin);
     }
-    if (st == TUSK_OK && (st = sim_array_load(&s->array, apath, &cfg, err)) != TUSK_OK)
+    if (st == TUSK_OK && (st = array_load(&s->array, apath, &cfg, err)) != TUSK_OK)
         tusk_error_prefix(err, "%s: array", origin);
     return st;
 }
@@ -183,7 +183,7 @@ static int configure(sim_t *s, const tusk_params_t *params, const char *origin, 
         tusk_error_prefix(err, "%s: detector response", origin);
         return st;
     }
-    s->ncrystals = sim_array_count(s->array);
+    s->ncrystals = array_count(s->array);
     s->chords = malloc(s->ncrystals * sizeof *s->chords);
     s->crystal_e = malloc(s->ncrystals * sizeof *s->crystal_e);
     s->records = malloc(s->ncrystals * sizeof *s->records);
@@ -195,7 +195,7 @@ static int configure(sim_t *s, const tusk_params_t *params, const char *origin, 
         return tusk_error_set(err, TUSK_ENOMEM, "%s: out of memory (%zu crystals)", origin, s->ncrystals);
     const det_basis_shape_t *bs = det_basis_shape(s->basis);
     char arr[512];
-    sim_array_describe(s->array, arr, sizeof arr);
+    array_describe(s->array, arr, sizeof arr);
     snprintf(s->description, sizeof s->description,
              "source: %s\narray: %s\nbasis: %zu points, %g mm grid, %u samples of %g ns\n"
              "response: %u samples per channel (%u before the interaction), noise %g keV, gain %g ch/keV, "
@@ -230,7 +230,7 @@ void sim_destroy(sim_t **sim)
     sim_t *s = *sim;
     sim_response_destroy(&s->response);
     sim_source_destroy(&s->source);
-    sim_array_destroy(&s->array);
+    array_destroy(&s->array);
     det_crystal_destroy(&s->crystal);
     det_basis_destroy(&s->basis);
     free(s->chords);
@@ -271,7 +271,7 @@ static int add_point(sim_t *s, size_t crystal, const double world[3], double ede
     p->gamma = gamma;
     p->energy = edep;
     memcpy(p->world, world, sizeof p->world);
-    sim_array_to_local(s->array, crystal, world, p->local);
+    array_to_local(s->array, crystal, world, p->local);
     p->segment = det_crystal_segment_of(s->crystal, p->local[0], p->local[1], p->local[2]);
     s->crystal_e[crystal] += edep;
     return TUSK_OK;
@@ -281,7 +281,7 @@ static int add_point(sim_t *s, size_t crystal, const double world[3], double ede
  * chords of the bounding cylinders. false: it leaves the array. */
 static bool next_interaction(sim_t *s, const photon_t *ph, double where[3], size_t *crystal)
 {
-    size_t n = sim_array_chords(s->array, ph->pos, ph->dir, s->chords, s->ncrystals, NULL);
+    size_t n = array_chords(s->array, ph->pos, ph->dir, s->chords, s->ncrystals, NULL);
     double mu = gexs_linear_attenuation(ph->e_kev) / 10.0; /* 1/mm */
     for (size_t c = 0; c < n; c++) {
         double t = s->chords[c].t_in;
@@ -290,7 +290,7 @@ static bool next_interaction(sim_t *s, const photon_t *ph, double where[3], size
             if (t >= s->chords[c].t_out)
                 break;
             double p[3] = {ph->pos[0] + t * ph->dir[0], ph->pos[1] + t * ph->dir[1], ph->pos[2] + t * ph->dir[2]};
-            if (sim_array_inside(s->array, s->chords[c].crystal, p)) {
+            if (array_inside(s->array, s->chords[c].crystal, p)) {
                 memcpy(where, p, sizeof p);
                 *crystal = s->chords[c].crystal;
                 return true;
@@ -366,7 +366,7 @@ static void fill_truth(sim_t *s, const sim_decay_t *d)
     for (size_t i = 0; i < n; i++) {
         const point_t *p = &s->points[i];
         adf_truth_point_t *q = &t->point[i];
-        q->crystal = (uint16_t)sim_array_place(s->array, p->crystal)->id;
+        q->crystal = (uint16_t)array_place(s->array, p->crystal)->id;
         q->segment = (int16_t)p->segment;
         q->gamma = (uint16_t)p->gamma;
         q->process = (uint16_t)p->process;
@@ -398,10 +398,10 @@ static int read_out(sim_t *s, size_t *count, tusk_error_t *err)
         adf_crystal_t *rec = &s->records[*count];
         int st = sim_response_crystal(s->response, s->deposits, nd, &s->rng, rec, err);
         if (st != TUSK_OK) {
-            tusk_error_prefix(err, "crystal %u", sim_array_place(s->array, c)->id);
+            tusk_error_prefix(err, "crystal %u", array_place(s->array, c)->id);
             return st;
         }
-        rec->crystal_id = (uint16_t)sim_array_place(s->array, c)->id;
+        rec->crystal_id = (uint16_t)array_place(s->array, c)->id;
         (*count)++;
     }
     return TUSK_OK;
@@ -490,7 +490,7 @@ sim_stats_t sim_stats(const sim_t *s)
     return s->stats;
 }
 
-const sim_array_t *sim_array(const sim_t *s)
+const array_t *sim_array(const sim_t *s)
 {
     return s->array;
 }

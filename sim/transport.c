@@ -67,7 +67,7 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
         return;
     }
     if (r < mu.photo + mu.compton) {
-        double ct = compton_sample_cos_theta(e_kev, rng);
+        double ct = sim_compton_sample_cos_theta(e_kev, rng);
         double phi = 2.0 * PI * sim_rng_uniform(rng);
         double e1 = compton_scattered_energy(e_kev, ct);
         step->process = TRANSPORT_COMPTON;

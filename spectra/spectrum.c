@@ -1,16 +1,16 @@
 /* spectrum.c - settings, accumulation of the spectra from ADF frames, and
  * the CSV files of the spectra (see tusk/spectrum.h, spectra/README.md).
+ * The bottom of libtusk-spectra: peaks.c and spectra_plot.c read the
+ * spectra through its accessors; spec_write.c puts everything together.
  *
  * Every frame is decoded with the libtusk-adf codecs; a frame that does
  * not decode stops the feed with its byte offset. Frames of other types
  * are counted per type and reported, never dropped silently. */
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include <tusk/adf.h>
 #include <tusk/spectrum.h>
@@ -601,29 +601,6 @@ bool spec_emitted(const spec_t *spec, unsigned line, double *emitted)
 
 /* ---- files --------------------------------------------------------------------------- */
 
-/* mkdir -p */
-static int make_dir(const char *dir, tusk_error_t *err)
-{
-    char path[SPEC_OUT_MAX + 64];
-    size_t n = strlen(dir);
-    if (n >= sizeof path)
-        return tusk_error_set(err, TUSK_EINVAL, "spectra: folder name too long: %s", dir);
-    memcpy(path, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (path[i] != '/' && path[i] != '\0')
-            continue;
-        char c = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return tusk_error_set(err, TUSK_EIO, "spectra: cannot create folder %s: %s", path, strerror(errno));
-        path[i] = c;
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return tusk_error_set(err, TUSK_EIO, "spectra: %s is not a folder", dir);
-    return TUSK_OK;
-}
-
 static FILE *open_in(const char *dir, const char *name, char *path, size_t cap, tusk_error_t *err)
 {
     snprintf(path, cap, "%s/%s", dir, name);
@@ -674,38 +651,4 @@ int spec_write_spectra(const spec_t *spec, const char *dir, tusk_error_t *err)
             return st;
     }
     return TUSK_OK;
-}
-
-int spec_write(spec_t *spec, const char *dir, FILE *report, tusk_error_t *err)
-{
-    if (!spec)
-        return tusk_error_set(err, TUSK_EINVAL, "spec_write: no spectra");
-    if (!dir)
-        dir = spec->cfg.out;
-    spec_finish(spec);
-    int st = make_dir(dir, err);
-    if (st)
-        return st;
-    spec_row_t *rows = malloc(3 * SPEC_MAX_LINES * sizeof *rows);
-    if (!rows)
-        return tusk_error_set(err, TUSK_ENOMEM, "spectra: out of memory");
-    /* gnuplot and CSV readers take '.' as the decimal sign. */
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t old = c != (locale_t)0 ? uselocale(c) : (locale_t)0;
-    size_t n = 0;
-    char path[SPEC_OUT_MAX + 64];
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    if (!(st = spec_write_spectra(spec, dir, err)) && !(st = spec_summary(spec, rows, &n, err)) &&
-        !(st = spec_write_summary(rows, n, path, err))) {
-        if (report)
-            spec_print_report(spec, rows, n, report);
-        if (spec->cfg.plot)
-            st = spec_plot(spec, dir, err);
-    }
-    if (c != (locale_t)0) {
-        uselocale(old);
-        freelocale(c);
-    }
-    free(rows);
-    return st;
 }

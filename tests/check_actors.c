@@ -87,6 +87,14 @@ static void assert_actor_message(const char *msg, const char *fmt, ...)
             ck_abort_msg("%s:%d: message '%s' lacks '%s'", __FILE__, __LINE__, m_, n_);             \
     } while (0)
 
+#define assert_ends_with(msg, tail)                                                               \
+    do {                                                                                          \
+        const char *m_ = (msg), *t_ = (tail);                                                     \
+        size_t mn_ = strlen(m_), tn_ = strlen(t_);                                                \
+        if (mn_ < tn_ || strcmp(m_ + mn_ - tn_, t_) != 0)                                         \
+            ck_abort_msg("%s:%d: message '%s' does not end with '%s'", __FILE__, __LINE__, m_, t_); \
+    } while (0)
+
 /* One actor instance with its library and configuration folder. */
 typedef struct fixture {
     tusk_actor_lib_t *lib;
@@ -363,17 +371,26 @@ START_TEST(producer_frame_larger_than_buffer)
     assert_contains(a.err.message, "process_block failed on buffer 2 with status 3 (malformed input data)");
     assert_actor_message(a.err.message,
                          "%s: the frame at offset %zu is 520 bytes, larger than the whole output buffer of 300 "
-                         "bytes (give the producer a larger <size>)",
+                         "bytes (give the producer a larger <size>); delivered before it: 1 frame (100 bytes), the "
+                         "550 bytes from offset 100 to the end of the file were not",
                          file, big);
     fx_close(&a);
 
-    /* ... or comes after a frame that fits, in the same call. */
+    /* ... or comes after a frame that fits, in the same call: that frame
+     * goes out first, the next call fails. */
     fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
-    ck_assert_int_eq(tusk_actor_produce(a.actor, out, 300, &used, &flow, &a.err), TUSK_EACTOR);
-    assert_actor_message(a.err.message,
-                         "%s: the frame at offset 100 is 520 bytes, larger than the whole output buffer of 300 "
-                         "bytes (give the producer a larger <size>)",
-                         file);
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, 300, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_DONE);
+    ck_assert_uint_eq(used, 100);
+    ck_assert_int_eq(memcmp(out, buf, 100), 0);
+    for (int again = 0; again < 2; again++) {
+        ck_assert_int_eq(tusk_actor_produce(a.actor, out, 300, &used, &flow, &a.err), TUSK_EACTOR);
+        assert_actor_message(a.err.message,
+                             "%s: the frame at offset 100 is 520 bytes, larger than the whole output buffer of 300 "
+                             "bytes (give the producer a larger <size>); delivered before it: 1 frame (100 bytes), "
+                             "the 550 bytes from offset 100 to the end of the file were not",
+                             file);
+    }
     fx_close(&a);
     tu_remove_dir(dir);
 }
@@ -402,11 +419,19 @@ START_TEST(producer_malformed_frames)
     uint8_t out[256];
     uint32_t used;
     tusk_flow_t flow;
+    /* The good frame before the corrupt one still goes out. */
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_DONE);
+    ck_assert_uint_eq(used, a1);
+    ck_assert_int_eq(memcmp(out, buf, a1), 0);
     ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_EACTOR);
-    assert_contains(a.err.message, "status 3 (malformed input data)");
+    assert_contains(a.err.message, "on buffer 2 with status 3 (malformed input data)");
     char want[1024];
     snprintf(want, sizeof want, ": %s: offset %zu: malformed key", file, bad);
     assert_contains(a.err.message, want);
+    snprintf(want, sizeof want, "; delivered before it: 1 frame (%zu bytes), the %zu bytes from offset %zu to the end "
+             "of the file were not", a1, c - bad, bad);
+    assert_ends_with(a.err.message, want);
     fx_close(&a);
 
     const char *resync[] = {"file", file, "on_error", "resync", NULL};
@@ -418,6 +443,69 @@ START_TEST(producer_malformed_frames)
     ck_assert_int_eq(memcmp(out + a1, buf + a1 + b1, c - a1 - b1), 0);
     ck_assert_int_eq(tusk_actor_stop(a.actor, &a.err), TUSK_OK);
     fx_close(&a);
+    tu_remove_dir(dir);
+}
+END_TEST
+
+/* A file of valid frames damaged at frame k (cut inside it, or its key
+ * corrupted), replayed with on_error=stop through random buffer sizes:
+ * the buffers delivered hold exactly the file's bytes before frame k, and
+ * the failure accounts for the whole file (the issue: 248 valid frames
+ * before a truncation were lost with the buffer that held them). */
+START_TEST(producer_keeps_frames_before_damage)
+{
+    char dir[256], file[512];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/damaged.adf", dir);
+    for (int round = 0; round < 60; round++) {
+        sample_t s;
+        make_sample(&s, 20 + tu_below(300), 1 + tu_below(400));
+        unsigned k = tu_below(s.n);
+        size_t at = s.offsets[k], size = s.size;
+        bool cut = tu_below(2) == 0;
+        if (cut)
+            size = at + 1 + tu_below(s.keys[k].length - 1); /* inside frame k */
+        else
+            s.data[at + 7] = 0x00; /* its key's class byte */
+        write_bytes(file, s.data, size);
+        const char *repeat = tu_below(2) ? "1" : "3";
+        const char *kv[] = {"file", file, "repeat", repeat, NULL};
+        fx_t a;
+        fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+        uint32_t out_size = s.largest + tu_below(4 * s.largest);
+        uint8_t *out = malloc(out_size);
+        ck_assert_ptr_nonnull(out);
+        size_t total = 0;
+        unsigned calls = 0;
+        int rc;
+        tusk_flow_t flow = TUSK_FLOW_DONE;
+        uint32_t used;
+        while ((rc = tusk_actor_produce(a.actor, out, out_size, &used, &flow, &a.err)) == TUSK_OK) {
+            tu_check(flow == TUSK_FLOW_DONE);
+            tu_check(used > 0);
+            tu_check(total + used <= at);
+            tu_check(memcmp(out, s.data + total, used) == 0);
+            total += used;
+            tu_check(++calls <= s.n);
+        }
+        /* Every frame before the damage went out, nothing after it. */
+        ck_assert_int_eq(rc, TUSK_EACTOR);
+        ck_assert_uint_eq(total, at);
+        char want[1024];
+        snprintf(want, sizeof want, ": %s%s: offset %zu: %s", file, repeat[0] == '3' ? " (pass 1 of 3)" : "", at,
+                 cut ? (size - at < ADF_KEY_SIZE ? "incomplete key" : "truncated frame") : "malformed key");
+        assert_contains(a.err.message, want);
+        snprintf(want, sizeof want, "; delivered before it: %u frame%s (%zu bytes), the %zu bytes from offset %zu to "
+                 "the end of the file were not", k, k == 1 ? "" : "s", at, size - at, at);
+        assert_ends_with(a.err.message, want);
+        /* It stays failed. */
+        ck_assert_int_eq(tusk_actor_produce(a.actor, out, out_size, &used, &flow, &a.err), TUSK_EACTOR);
+        assert_ends_with(a.err.message, want);
+        free(out);
+        fx_close(&a);
+        free_sample(&s);
+    }
+    unlink(file);
     tu_remove_dir(dir);
 }
 END_TEST
@@ -537,11 +625,30 @@ START_TEST(passthrough_forwards)
     ck_assert_uint_eq(used, 0);
     for (size_t i = 0; i < sizeof out; i++)
         tu_check(out[i] == 0xA5);
-    /* Still checked: a truncated buffer is refused, with its offset. */
+    /* Still checked: a truncated buffer is refused, with its offset, after
+     * the frames before the damage were copied out... */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n - 3, out, 64, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_MORE);
+    ck_assert_uint_eq(used, 30);
+    ck_assert_int_eq(memcmp(out, in, 30), 0);
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n - 3, out, 64, &used, &flow, &a.err),
+                     TUSK_EACTOR);
+    assert_actor_message(a.err.message,
+                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain; "
+                         "passed on before it: 1 frame (30 bytes), not passed on: the 27 bytes from offset 30 to the "
+                         "end of the buffer");
+    /* ... unless they cannot be: a frame before the damage is larger than
+     * the output buffer (which forwarding never needed). */
     ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n - 3, out, 16, &used, &flow, &a.err),
                      TUSK_EACTOR);
     assert_actor_message(a.err.message,
-                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain");
+                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain; "
+                         "passed on before it: 0 frames (0 bytes), not passed on: the 57 bytes from offset 0 to the "
+                         "end of the buffer (a frame before it, of 30 bytes, is larger than the whole output buffer "
+                         "of 16 bytes)");
+    /* Forwarding goes on after a failure. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)n, out, 16, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_FORWARD);
     fx_close(&a);
     const char *bad[] = {"forward", "sometimes", NULL};
     expect_register_error("passthrough", TUSK_FILTER, 1, bad,
@@ -558,17 +665,26 @@ START_TEST(passthrough_rejects_malformed_input)
     fx_start(&a, "passthrough", TUSK_FILTER, 1, 0, NULL);
     uint32_t used;
     tusk_flow_t flow;
-    /* Truncated second frame. */
+    /* Truncated second frame: the first goes out, then the failure. */
+    ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m - 3), out, sizeof out, &used, &flow, &a.err),
+                     TUSK_OK);
+    ck_assert_int_eq(flow, TUSK_FLOW_MORE);
+    ck_assert_uint_eq(used, n);
+    ck_assert_int_eq(memcmp(out, in, n), 0);
     ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m - 3), out, sizeof out, &used, &flow, &a.err),
                      TUSK_EACTOR);
-    assert_contains(a.err.message, "actor passthrough[0]: process_block failed on buffer 1 with status 3");
+    assert_contains(a.err.message, "actor passthrough[0]: process_block failed on buffer 2 with status 3");
     assert_actor_message(a.err.message,
-                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain");
-    /* Bad class byte in the first frame. */
+                         "input buffer of 57 bytes: offset 30: truncated frame, key says 30 bytes but only 27 remain; "
+                         "passed on before it: 1 frame (30 bytes), not passed on: the 27 bytes from offset 30 to the "
+                         "end of the buffer");
+    /* Bad class byte in the first frame: nothing to pass on. */
     in[7] = 0x00;
     ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m), out, sizeof out, &used, &flow, &a.err),
                      TUSK_EACTOR);
     assert_contains(a.err.message, ": input buffer of 60 bytes: offset 0: malformed key");
+    assert_ends_with(a.err.message, "; passed on before it: 0 frames (0 bytes), not passed on: the 60 bytes from "
+                                    "offset 0 to the end of the buffer");
     in[7] = 0xFA;
     /* A full output: more output follows. */
     ck_assert_int_eq(tusk_actor_filter(a.actor, 0, in, (uint32_t)(n + m), out, 40, &used, &flow, &a.err),
@@ -590,6 +706,64 @@ START_TEST(passthrough_rejects_malformed_input)
 
     const char *typo[] = {"mode", "fast", NULL};
     expect_register_error("passthrough", TUSK_FILTER, 1, typo, "unknown parameter 'mode' (known: forward)");
+}
+END_TEST
+
+/* A buffer of valid frames damaged at frame k, through passthrough
+ * (copying or forwarding) with random output sizes: the outputs hold
+ * exactly the frames before frame k, and the failure accounts for the
+ * whole input. */
+START_TEST(passthrough_keeps_frames_before_damage)
+{
+    for (int round = 0; round < 60; round++) {
+        sample_t s;
+        make_sample(&s, 5 + tu_below(200), 1 + tu_below(300));
+        unsigned k = tu_below(s.n);
+        size_t at = s.offsets[k], size = s.size;
+        bool cut = tu_below(2) == 0;
+        if (cut)
+            size = at + 1 + tu_below(s.keys[k].length - 1);
+        else
+            s.data[at + 7] = 0x00;
+        bool forward = tu_below(2) == 0;
+        const char *kv[] = {"forward", forward ? "true" : "false", NULL};
+        fx_t a;
+        fx_start(&a, "passthrough", TUSK_FILTER, 1, 0, kv);
+        uint32_t out_size = s.largest + tu_below(4 * s.largest);
+        uint8_t *out = malloc(out_size);
+        ck_assert_ptr_nonnull(out);
+        size_t total = 0;
+        unsigned calls = 0;
+        uint32_t used;
+        tusk_flow_t flow;
+        int rc;
+        while ((rc = tusk_actor_filter(a.actor, 0, s.data, (uint32_t)size, out, out_size, &used, &flow, &a.err)) ==
+               TUSK_OK) {
+            tu_check(flow == TUSK_FLOW_MORE);
+            tu_check(total + used <= at);
+            tu_check(memcmp(out, s.data + total, used) == 0);
+            total += used;
+            tu_check(++calls <= s.n);
+        }
+        ck_assert_int_eq(rc, TUSK_EACTOR);
+        ck_assert_uint_eq(total, at);
+        char want[1024];
+        snprintf(want, sizeof want, ": input buffer of %zu bytes: offset %zu: %s", size, at,
+                 cut ? (size - at < ADF_KEY_SIZE ? "incomplete key" : "truncated frame") : "malformed key");
+        assert_contains(a.err.message, want);
+        snprintf(want, sizeof want, "; passed on before it: %u frame%s (%zu bytes), not passed on: the %zu bytes from "
+                 "offset %zu to the end of the buffer", k, k == 1 ? "" : "s", at, size - at, at);
+        assert_ends_with(a.err.message, want);
+        /* The next input is taken afresh. */
+        used = 0;
+        ck_assert_int_eq(tusk_actor_filter(a.actor, 0, s.data, (uint32_t)at, out, out_size, &used, &flow, &a.err),
+                         TUSK_OK);
+        if (forward && at > 0)
+            ck_assert_int_eq(flow, TUSK_FLOW_FORWARD);
+        free(out);
+        fx_close(&a);
+        free_sample(&s);
+    }
 }
 END_TEST
 
@@ -919,10 +1093,10 @@ START_TEST(fault_only_one_instance)
                           "parameter 'only_instance': 2, but the actor has 2 instances (0 to 1)");
     const char *none[] = {"at_block", "2", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, none,
-                          "missing required parameter 'action' (error, crash, stall, corrupt, exit or kill)");
+                          "missing required parameter 'action' (error, crash, stall, freeze, corrupt, exit or kill)");
     const char *what[] = {"action", "explode", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, what,
-                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit, kill");
+                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit, kill, freeze");
     const char *zero[] = {"action", "error", "at_block", "0", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, zero,
                           "parameter 'at_block': 0 is outside [1, 18446744073709551615]");
@@ -1070,6 +1244,7 @@ int main(void)
     tcase_add_test(tc, producer_repeat_and_empty_file);
     tcase_add_test(tc, producer_frame_larger_than_buffer);
     tcase_add_test(tc, producer_malformed_frames);
+    tcase_add_test(tc, producer_keeps_frames_before_damage);
     tcase_add_test(tc, producer_register_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("passthrough");
@@ -1077,6 +1252,7 @@ int main(void)
     tcase_add_test(tc, passthrough_copies_through_small_outputs);
     tcase_add_test(tc, passthrough_forwards);
     tcase_add_test(tc, passthrough_rejects_malformed_input);
+    tcase_add_test(tc, passthrough_keeps_frames_before_damage);
     suite_add_tcase(s, tc);
     tc = tcase_create("file_writer");
     tcase_add_test(tc, writer_writes_exact_bytes);

@@ -2,7 +2,10 @@
  * malformed form refused), array growth (capacity, overflow), the clock
  * (monotonic, the three units agree), the gnuplot runner against fake
  * gnuplot programs (success, missing program, failure with the log's line,
- * no picture, stale picture removed) and gnuplot quoting. */
+ * no picture, stale picture removed), gnuplot quoting, the thread pool
+ * (every item exactly once, jobs in a row) and the random draws (moments
+ * within bounds that fail about once in 10^9 runs). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +14,15 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
 #include "base/parse.h"
+#include "base/pool.h"
+#include "base/radix.h"
+#include "base/rng.h"
 #include "testutil.h"
+#include "tusk/params.h"
 
 START_TEST(parse_whole_numbers)
 {
@@ -191,6 +199,152 @@ START_TEST(gnuplot_quoting)
 }
 END_TEST
 
+
+typedef struct pool_job {
+    unsigned *hits;
+    unsigned threads;
+    unsigned bad_thread;
+} pool_job_t;
+
+static void count_item(void *ctx, size_t item, unsigned thread)
+{
+    pool_job_t *j = ctx;
+    __atomic_fetch_add(&j->hits[item], 1, __ATOMIC_RELAXED);
+    if (thread >= j->threads)
+        __atomic_fetch_add(&j->bad_thread, 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(pool_every_item_once)
+{
+    static const unsigned sizes[] = {1, 2, 3, 7};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        tusk_pool_t *p = NULL;
+        tusk_error_t err;
+        ck_assert_int_eq(tusk_pool_new(&p, sizes[s], &err), TUSK_OK);
+        ck_assert_uint_eq(tusk_pool_threads(p), sizes[s]);
+        for (size_t n = 0; n < 2000; n += 1 + n / 2) {
+            pool_job_t j = {calloc(n + 1, sizeof(unsigned)), sizes[s], 0};
+            tusk_pool_run(p, n, count_item, &j);
+            for (size_t i = 0; i < n; i++)
+                tu_check(j.hits[i] == 1);
+            ck_assert_uint_eq(j.hits[n], 0);
+            ck_assert_uint_eq(j.bad_thread, 0);
+            free(j.hits);
+        }
+        tusk_pool_destroy(&p);
+        ck_assert_ptr_null(p);
+    }
+    tusk_pool_t *p = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_pool_new(&p, 0, &err), TUSK_OK);
+    ck_assert_uint_ge(tusk_pool_threads(p), 1);
+    tusk_pool_destroy(&p);
+}
+END_TEST
+
+START_TEST(rng_draws)
+{
+    uint64_t state = tu_seed(), a = 5, b = 5;
+    ck_assert(tusk_rng_next(&a) == tusk_rng_next(&b));
+    const unsigned n = 200000;
+    double s1 = 0, s2 = 0, e1 = 0, u_min = 1, u_max = 0;
+    uint64_t p1 = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double g = tusk_rng_gauss(&state);
+        s1 += g;
+        s2 += g * g;
+        e1 += tusk_rng_exponential(&state, 2.0);
+        p1 += tusk_rng_poisson(&state, 45.5);
+        double u = tusk_rng_uniform(&state);
+        u_min = u < u_min ? u : u_min;
+        u_max = u > u_max ? u : u_max;
+    }
+    /* 6 standard errors: mean 0 (se 1/sqrt(n)), variance 1 (se sqrt(2/n)),
+     * exponential mean 2 (se 2/sqrt(n)), Poisson mean 45.5 (se sqrt(45.5/n)). */
+    double m = s1 / n, v = s2 / n - m * m;
+    ck_assert_msg(fabs(m) < 6.0 / sqrt(n), "gauss mean %g", m);
+    ck_assert_msg(fabs(v - 1.0) < 6.0 * sqrt(2.0 / n), "gauss variance %g", v);
+    ck_assert_msg(fabs(e1 / n - 2.0) < 6.0 * 2.0 / sqrt(n), "exponential mean %g", e1 / n);
+    ck_assert_msg(fabs((double)p1 / n - 45.5) < 6.0 * sqrt(45.5 / n), "poisson mean %g", (double)p1 / n);
+    ck_assert(u_min > 0.0 && u_max < 1.0);
+    ck_assert_uint_eq(tusk_rng_poisson(&state, 0.0), 0);
+}
+END_TEST
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* tusk_radix_sort_u64 against qsort: short and long arrays, keys of a few
+ * low bits (most digits skipped), of every bit, with many duplicates. */
+START_TEST(radix_sort_u64)
+{
+    static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100000};
+    static const unsigned bits[] = {1, 8, 20, 48, 64};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
+            size_t n = sizes[i];
+            uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b), *t = malloc((n + 1) * sizeof *t);
+            uint64_t mask = bits[j] == 64 ? UINT64_MAX : (UINT64_C(1) << bits[j]) - 1;
+            uint64_t high = bits[j] == 48 ? tu_rand() << 48 : 0; /* a constant high part: skipped digits */
+            for (size_t k = 0; k < n; k++)
+                a[k] = b[k] = (tu_rand() & mask) | high;
+            tusk_radix_sort_u64(a, t, n);
+            if (n)
+                qsort(b, n, sizeof *b, cmp_u64);
+            ck_assert_msg(n == 0 || memcmp(a, b, n * sizeof *a) == 0, "%zu keys of %u bits: not sorted as qsort does",
+                          n, bits[j]);
+            free(a);
+            free(b);
+            free(t);
+        }
+}
+END_TEST
+
+/* tusk_mkdir_p: nested folders made, an existing one fine, a file in the
+ * way refused with its name. */
+START_TEST(mkdir_nested)
+{
+    char dir[512], path[700];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/a/b//c", dir);
+    tusk_error_t err;
+    ck_assert_msg(tusk_mkdir_p(path, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(tusk_mkdir_p(path, &err) == TUSK_OK, "%s", err.message);
+    struct stat st;
+    ck_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    snprintf(path, sizeof path, "%s/file", dir);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/file/sub", dir);
+    ck_assert_int_eq(tusk_mkdir_p(path, &err), TUSK_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "file"));
+    ck_assert_int_eq(tusk_mkdir_p("", &err), TUSK_EINVAL);
+    char rm[1200];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
+/* tusk_cli_set: KEY=VALUE into parameters, a later value replacing an
+ * earlier one; no '=' or an empty key refused. */
+START_TEST(cli_set_pairs)
+{
+    tusk_params_t *p = tusk_params_new();
+    ck_assert(tusk_cli_set("test", p, "alpha=1"));
+    ck_assert(tusk_cli_set("test", p, "alpha=two=2"));
+    ck_assert_str_eq(tusk_params_get(p, "alpha"), "two=2");
+    ck_assert(tusk_cli_set("test", p, "empty="));
+    ck_assert_str_eq(tusk_params_get(p, "empty"), "");
+    ck_assert(!tusk_cli_set("test", p, "novalue"));
+    ck_assert(!tusk_cli_set("test", p, "=x"));
+    tusk_params_destroy(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("base");
@@ -201,6 +355,11 @@ int main(void)
     tcase_add_test(tc, clock_monotonic);
     tcase_add_test(tc, gnuplot_runner);
     tcase_add_test(tc, gnuplot_quoting);
+    tcase_add_test(tc, pool_every_item_once);
+    tcase_add_test(tc, rng_draws);
+    tcase_add_test(tc, radix_sort_u64);
+    tcase_add_test(tc, mkdir_nested);
+    tcase_add_test(tc, cli_set_pairs);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -2,7 +2,8 @@
  * weighting potentials add up to 1 and are 1 on their own contact, full
  * charge collection on the hit segment and the core with transients only
  * elsewhere, the sign and size of mirror signals, six-fold symmetry of the
- * signals, the depletion check, and a small basis end to end. */
+ * signals, the depletion check, a small basis end to end, the geometry
+ * rule at the walls and fixed cases of seeds that once failed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,36 @@ START_TEST(weighting_one_on_own_contact)
 }
 END_TEST
 
+/* The signals at p when both carriers are collected: the electrons at the
+ * core, the holes at a segment (*net), every trace from 0 to its full
+ * charge (1 on the core and that segment, 0 elsewhere). Returns false
+ * (nothing checked) when a carrier was not collected. */
+static bool full_charge_at(const double p[3], unsigned *net)
+{
+    det_signal_info_t info;
+    float *tr = compute(p, &info);
+    tu_check(info.segment == det_crystal_segment_of(crystal, p[0], p[1], p[2]));
+    bool both = info.end[DET_HOLE] == DET_DRIFT_COLLECTED && info.end[DET_ELECTRON] == DET_DRIFT_COLLECTED;
+    if (both) {
+        unsigned core = det_crystal_core(crystal);
+        ck_assert_msg(info.electrode[DET_ELECTRON] == (int)core,
+                      "point (%a, %a, %a): electrons collected on electrode %d, not the core (%u)", p[0], p[1], p[2],
+                      info.electrode[DET_ELECTRON], core);
+        *net = (unsigned)info.electrode[DET_HOLE];
+        for (unsigned e = 0; e < ne; e++) {
+            double want = e == *net || e == core ? 1.0 : 0.0;
+            if (fabs(last(tr, e) - want) > 0.01)
+                ck_abort_msg("point (%.1f, %.1f, %.1f): electrode %u ends at %g, expected %g", p[0], p[1], p[2], e,
+                             last(tr, e), want);
+        }
+        /* Every trace starts at 0. */
+        for (unsigned e = 0; e < ne; e++)
+            tu_check(tr[(size_t)e * ns] == 0.0f);
+    }
+    free(tr);
+    return both;
+}
+
 START_TEST(full_charge_on_hit_segment_and_core)
 {
     /* 160 points: about 89 % of holes reach the own segment (field lines bend
@@ -203,31 +234,91 @@ START_TEST(full_charge_on_hit_segment_and_core)
     for (int i = 0; i < n; i++) {
         double p[3];
         random_point(3.0, p);
-        det_signal_info_t info;
-        float *tr = compute(p, &info);
-        tu_check(info.segment == det_crystal_segment_of(crystal, p[0], p[1], p[2]));
-        if (info.end[DET_HOLE] == DET_DRIFT_COLLECTED && info.end[DET_ELECTRON] == DET_DRIFT_COLLECTED) {
+        unsigned net;
+        if (full_charge_at(p, &net)) {
             collected++;
-            unsigned core = det_crystal_core(crystal);
-            ck_assert_int_eq(info.electrode[DET_ELECTRON], (int)core);
-            unsigned net = (unsigned)info.electrode[DET_HOLE];
-            own += net == (unsigned)info.segment;
-            for (unsigned e = 0; e < ne; e++) {
-                double want = e == net || e == core ? 1.0 : 0.0;
-                if (fabs(last(tr, e) - want) > 0.01)
-                    ck_abort_msg("point (%.1f, %.1f, %.1f): electrode %u ends at %g, expected %g", p[0], p[1], p[2], e,
-                                 last(tr, e), want);
-            }
-            /* Every trace starts at 0. */
-            for (unsigned e = 0; e < ne; e++)
-                tu_check(tr[(size_t)e * ns] == 0.0f);
+            own += net == (unsigned)det_crystal_segment_of(crystal, p[0], p[1], p[2]);
         }
-        free(tr);
     }
     ck_assert_msg(collected >= n * 9 / 10, "only %d of %d points had both carriers collected", collected, n);
     printf("holes collected at the point's own segment: %d of %d\n", own, collected);
     ck_assert_msg(own >= collected * 8 / 10, "holes reached the point's own segment for only %d of %d", own,
                   collected);
+}
+END_TEST
+
+/* Seeds that failed full_charge_on_hit_segment_and_core, as fixed cases:
+ * TUSK_TEST_SEED=1795547829640157651 drew this point, whose electrons'
+ * drift ends by bisection within an ulp of the hole's wall; the hole was
+ * x^2 + y^2 < R^2 for det_crystal_inside but sqrt(x^2 + y^2) < R for
+ * det_crystal_contact_of, so the end point (in the hole for one, not for
+ * the other) was labelled a segment (8) instead of the core. */
+START_TEST(seed_regressions)
+{
+    static const double points[][3] = {
+        {-0x1.56f1a545de418p+2, 0x1.ff3dc815c9c5ap+4, 0x1.ca67d4955f543p+4}, /* 1795547829640157651 */
+    };
+    for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
+        unsigned net;
+        ck_assert_msg(full_charge_at(points[i], &net), "point %zu: a carrier was not collected", i);
+    }
+}
+END_TEST
+
+/* One rule for the hole's wall (and the mantle's): a point is germanium,
+ * or not, and then next to exactly the contact of its side. Points within
+ * a few ulps of the walls, deterministic; among them points where
+ * x^2 + y^2 < R^2 but sqrt(x^2 + y^2) rounds to R (the two formulas
+ * disagreed there), and points exactly on the walls (closed surfaces:
+ * germanium). */
+START_TEST(walls_are_one_rule)
+{
+    const unsigned core = det_crystal_core(crystal);
+    const double rh = cfg.hole_radius, R = cfg.radius;
+    const double z_hole = (cfg.hole_front + cfg.length) / 2; /* beside the hole */
+    /* Exactly on the walls: inside, no contact. */
+    const double on[][3] = {{rh, 0, z_hole}, {0, -rh, z_hole}, {0.6 * rh, 0.8 * rh, z_hole}, {R, 0, z_hole},
+                            {0.6 * R, -0.8 * R, 10.0}, {0, 0, 0}, {0, 0, cfg.hole_front}};
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        ck_assert_msg(det_crystal_inside(crystal, on[i][0], on[i][1], on[i][2]), "(%g, %g, %g) on a wall is not inside",
+                      on[i][0], on[i][1], on[i][2]);
+        ck_assert_int_eq(det_crystal_contact_of(crystal, on[i][0], on[i][1], on[i][2]), -1);
+    }
+    unsigned disagreed = 0, in_hole = 0, in_ge = 0;
+    for (unsigned k = 0; k < 200000; k++) {
+        double a = 2 * M_PI * k / 200000.0, r = rh;
+        for (int u = k % 7; u > 3; u--) /* nudge by 0 .. +-3 ulps */
+            r = nextafter(r, 0);
+        for (int u = k % 7; u > 0 && u <= 3; u--)
+            r = nextafter(r, 100);
+        double x = r * cos(a), y = r * sin(a);
+        disagreed += x * x + y * y < rh * rh && !(sqrt(x * x + y * y) < rh);
+        bool inside = det_crystal_inside(crystal, x, y, z_hole);
+        int contact = det_crystal_contact_of(crystal, x, y, z_hole);
+        if (inside) {
+            in_ge++;
+            tu_check(contact == -1);
+        } else {
+            in_hole++;
+            tu_check(contact == (int)core); /* never a segment beside the hole */
+        }
+        /* The same at the mantle: outside it, a segment of this depth. */
+        double xm = x * R / rh, ym = y * R / rh;
+        if (!det_crystal_inside(crystal, xm, ym, z_hole)) {
+            int seg = det_crystal_contact_of(crystal, xm, ym, z_hole);
+            tu_check(seg >= 0 && seg < (int)core);
+            tu_check(det_crystal_ring_of_segment(crystal, (unsigned)seg) ==
+                     det_crystal_ring_of_segment(crystal, (unsigned)det_crystal_segment_of(crystal, 0.5 * xm, 0.5 * ym,
+                                                                                             z_hole)));
+        } else {
+            tu_check(det_crystal_contact_of(crystal, xm, ym, z_hole) == -1);
+        }
+    }
+    printf("hole wall: %u points in the germanium, %u in the hole, %u where the two formulas disagreed\n", in_ge,
+           in_hole, disagreed);
+    ck_assert_uint_gt(in_ge, 0);
+    ck_assert_uint_gt(in_hole, 0);
+    ck_assert_uint_gt(disagreed, 0); /* the case that failed is among them */
 }
 END_TEST
 
@@ -379,6 +470,8 @@ int main(void)
     tcase_add_test(tc, weighting_sum_with_symmetry);
     tcase_add_test(tc, weighting_one_on_own_contact);
     tcase_add_test(tc, full_charge_on_hit_segment_and_core);
+    tcase_add_test(tc, seed_regressions);
+    tcase_add_test(tc, walls_are_one_rule);
     tcase_add_test(tc, mirror_signals);
     tcase_add_test(tc, rotation_permutes_sectors);
     tcase_add_test(tc, undepleted_is_refused);

@@ -4,7 +4,12 @@
  * library, a filter that holds everything back until flush, buffer and
  * event limits, --dump-between, one-stage replay, kept instance folders,
  * and failures (an actor error mid-run, a failure at stop) that stop the
- * chain with the actor's message while every file is still closed. */
+ * chain with the actor's message while every file is still closed, what
+ * was passed on before a failure still reaching the consumers; the stop
+ * flag (tusk-emulate's signals) ends a run cleanly; no temporary folder
+ * is left after a configuration error, a failure or a stop. */
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,6 +305,115 @@ START_TEST(actor_error_stops_chain)
 }
 END_TEST
 
+/* A filter fails while buffers it passed on before still wait at the
+ * consumer (the filter above it made several outputs from one input):
+ * they are still written, so the output is exactly the input up to them. */
+START_TEST(failure_keeps_what_was_passed_on)
+{
+    blob_t b;
+    char *in = make_input(400, 200, &b), *out = tu_temp_path();
+    char xml[4096];
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             " <producer><name>reader</name><binary_code>file_producer</binary_code><size>8192</size>\n"
+             "  <parameter name=\"file\">%s</parameter></producer>\n"
+             " <intermediary><name>split</name><binary_code>passthrough</binary_code>\n"
+             "  <data_source>reader</data_source><size>512</size></intermediary>\n"
+             " <intermediary><name>brk</name><binary_code>fault</binary_code><size>512</size>\n"
+             "  <data_source>split</data_source><parameter name=\"action\">error</parameter>\n"
+             "  <parameter name=\"at_block\">3</parameter></intermediary>\n"
+             " <consumer><name>writer</name><binary_code>file_writer</binary_code>\n"
+             "  <data_source>brk</data_source><parameter name=\"file\">%s</parameter></consumer>\n"
+             "</configuration>\n",
+             in, out);
+    tusk_error_t err;
+    tusk_emulator_totals_t tot;
+    ck_assert_int_eq(run_xml(xml, NULL, &tot, &err), TUSK_EACTOR);
+    ck_assert_msg(strstr(err.message, "actor brk[0]: process_block failed on buffer 3") == err.message, "%s",
+                  err.message);
+    /* One producer buffer: split made all its outputs, brk passed on two. */
+    ck_assert_uint_eq(tot.producer_buffers, 1);
+    ck_assert_uint_eq(tot.consumer_buffers, 2);
+    blob_t o = read_file(out);
+    ck_assert_uint_eq(o.size, tot.consumer_bytes);
+    ck_assert_uint_gt(o.size, 0);
+    ck_assert_int_eq(memcmp(o.data, b.data, o.size), 0);
+    free(o.data);
+    free(b.data);
+    cleanup(in, out);
+}
+END_TEST
+
+/* A private TMPDIR for the emulator's temporary folder; folder_empty
+ * checks nothing is left in it and restores TMPDIR. */
+static char *private_tmpdir(void)
+{
+    char *dir = tu_temp_path();
+    unlink(dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    const char *old = getenv("TMPDIR");
+    ck_assert_int_eq(setenv("TUSK_TEST_OLD_TMPDIR", old ? old : "", 1), 0);
+    ck_assert_int_eq(setenv("TMPDIR", dir, 1), 0);
+    return dir;
+}
+
+static void assert_folder_empty_and_remove(char *dir, const char *after)
+{
+    const char *old = getenv("TUSK_TEST_OLD_TMPDIR");
+    if (old && *old)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        ck_assert_msg(e->d_name[0] == '.', "%s: %s/%s was left behind", after, dir, e->d_name);
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
+    free(dir);
+}
+
+/* A configuration error in the second instance of an actor, after other
+ * instances were made; a failure in a run; a run ended by the stop flag:
+ * the temporary folder goes every time. */
+START_TEST(no_temporary_folder_left)
+{
+    char *in = make_input(100, 100, NULL), *out = tu_temp_path();
+    tusk_error_t err;
+    char *tmp = private_tmpdir();
+    char *xml = chain_xml(in, out, 1024, "failing", 3, 1024, "<parameter name=\"fail\">register</parameter>");
+    ck_assert_int_eq(run_xml(xml, NULL, NULL, &err), TUSK_EACTOR);
+    ck_assert_msg(strstr(err.message, "failing: register refused as configured") != NULL, "%s", err.message);
+    free(xml);
+    assert_folder_empty_and_remove(tmp, "a configuration error");
+
+    tmp = private_tmpdir();
+    xml = chain_xml(in, out, 1024, "failing", 2, 1024, "<parameter name=\"fail\">block</parameter>");
+    ck_assert_int_eq(run_xml(xml, NULL, NULL, &err), TUSK_EACTOR);
+    free(xml);
+    assert_folder_empty_and_remove(tmp, "a failed run");
+
+    /* The flag up before the run: no buffer is made, every actor is
+     * started and stopped (the writer's file is there, empty). */
+    tmp = private_tmpdir();
+    xml = chain_xml(in, out, 1024, "passthrough", 2, 1024, NULL);
+    volatile sig_atomic_t stop = 1;
+    tusk_emulator_options_t opt = {.stop = &stop};
+    tusk_emulator_totals_t tot;
+    unlink(out);
+    ck_assert_msg(run_xml(xml, &opt, &tot, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(tot.producer_buffers, 0);
+    ck_assert_uint_eq(tot.consumer_buffers, 0);
+    blob_t o = read_file(out);
+    ck_assert_uint_eq(o.size, 0);
+    free(o.data);
+    free(xml);
+    assert_folder_empty_and_remove(tmp, "a stopped run");
+    cleanup(in, out);
+}
+END_TEST
+
 START_TEST(failure_at_stop_still_closes_files)
 {
     char *in = make_input(200, 200, NULL), *out = tu_temp_path();
@@ -453,6 +567,8 @@ int main(void)
     tc = tcase_create("failures");
     tcase_add_test(tc, actor_error_stops_chain);
     tcase_add_test(tc, failure_at_stop_still_closes_files);
+    tcase_add_test(tc, failure_keeps_what_was_passed_on);
+    tcase_add_test(tc, no_temporary_folder_left);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, buffer_and_event_limits);

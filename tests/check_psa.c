@@ -62,20 +62,20 @@ START_TEST(test_masks)
     psa_engine_t *e = engine_of(b, &cfg);
     uint8_t ch[PSA_CHANNELS];
     /* C4 (sector 2, ring 3): B4, D4, C3, C5; not itself, not the core. */
-    unsigned n = psa_engine_mask(e, seg(2, 3), NULL, ch);
+    unsigned n = psa_engine_mask(e, seg(2, 3), NULL, ch, NULL);
     ck_assert_uint_eq(n, 4);
     ck_assert(has(ch, n, seg(1, 3)) && has(ch, n, seg(3, 3)) && has(ch, n, seg(2, 2)) && has(ch, n, seg(2, 4)));
     for (unsigned i = 1; i < n; i++)
         ck_assert_uint_lt(ch[i - 1], ch[i]);
     /* A1 (front ring): F1, B1, A2 and the diagonals F2, B2. Sectors wrap. */
-    n = psa_engine_mask(e, seg(0, 0), NULL, ch);
+    n = psa_engine_mask(e, seg(0, 0), NULL, ch, NULL);
     ck_assert_uint_eq(n, 5);
     ck_assert(has(ch, n, seg(5, 0)) && has(ch, n, seg(1, 0)) && has(ch, n, seg(0, 1)) && has(ch, n, seg(5, 1)) &&
               has(ch, n, seg(1, 1)));
     /* Another hit segment is left out. */
     bool other[PSA_SEGMENTS] = {false};
     other[seg(1, 3)] = true;
-    n = psa_engine_mask(e, seg(2, 3), other, ch);
+    n = psa_engine_mask(e, seg(2, 3), other, ch, NULL);
     ck_assert_uint_eq(n, 3);
     ck_assert(!has(ch, n, seg(1, 3)));
     psa_engine_destroy(&e);
@@ -84,17 +84,66 @@ START_TEST(test_masks)
     cfg.mask = PSA_MASK_SQUARE;
     cfg.include_hit = cfg.include_core = true;
     e = engine_of(b, &cfg);
-    n = psa_engine_mask(e, seg(2, 3), NULL, ch);
+    n = psa_engine_mask(e, seg(2, 3), NULL, ch, NULL);
     ck_assert_uint_eq(n, 10); /* 3 x 3 + core */
     ck_assert(has(ch, n, seg(2, 3)) && has(ch, n, PSA_CORE) && has(ch, n, seg(1, 2)));
-    n = psa_engine_mask(e, seg(2, 5), NULL, ch); /* back ring: 3 x 2 + core */
+    n = psa_engine_mask(e, seg(2, 5), NULL, ch, NULL); /* back ring: 3 x 2 + core */
     ck_assert_uint_eq(n, 7);
     psa_engine_destroy(&e);
 
     cfg.mask = PSA_MASK_ALL;
     cfg.include_hit = cfg.include_core = false;
     e = engine_of(b, &cfg);
-    ck_assert_uint_eq(psa_engine_mask(e, 7, NULL, ch), 35);
+    ck_assert_uint_eq(psa_engine_mask(e, 7, NULL, ch, NULL), 35);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* Every mask segment another hit: the hit's own trace (and the core's
+ * with include_core), flagged; never an empty mask. */
+START_TEST(test_mask_all_neighbours_hit)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    uint8_t ch[PSA_CHANNELS];
+    bool own = true;
+    for (int variant = 0; variant < 4; variant++) {
+        cfg.mask = variant == 3 ? PSA_MASK_ALL : PSA_MASK_NEIGHBOURS;
+        cfg.include_hit = variant == 1;
+        cfg.include_core = variant == 2;
+        psa_engine_t *e = engine_of(b, &cfg);
+        /* C4: B4, D4, C3, C5 (all: every other segment) hit. */
+        bool other[PSA_SEGMENTS] = {false};
+        for (unsigned t = 0; t < PSA_SEGMENTS; t++)
+            other[t] = variant == 3 ? t != seg(2, 3)
+                                    : t == seg(1, 3) || t == seg(3, 3) || t == seg(2, 2) || t == seg(2, 4);
+        unsigned n = psa_engine_mask(e, seg(2, 3), other, ch, &own);
+        ck_assert(own);
+        ck_assert_uint_eq(n, variant == 2 ? 2 : 1);
+        ck_assert_uint_eq(ch[0], seg(2, 3));
+        if (variant == 2)
+            ck_assert_uint_eq(ch[1], PSA_CORE);
+        /* One of them not hit: the ordinary mask, not flagged. */
+        other[seg(variant == 3 ? 5 : 2, 4)] = false;
+        n = psa_engine_mask(e, seg(2, 3), other, ch, &own);
+        ck_assert(!own);
+        ck_assert(has(ch, n, seg(variant == 3 ? 5 : 2, 4)));
+        ck_assert(has(ch, n, seg(2, 3)) == (variant == 1));
+        psa_engine_destroy(&e);
+    }
+    /* A1, front ring, with F1, B1, A2, F2, B2 hit; the flag is cleared
+     * again after. */
+    cfg.mask = PSA_MASK_NEIGHBOURS;
+    cfg.include_hit = cfg.include_core = false;
+    psa_engine_t *e = engine_of(b, &cfg);
+    bool other[PSA_SEGMENTS] = {false};
+    other[seg(5, 0)] = other[seg(1, 0)] = other[seg(0, 1)] = other[seg(5, 1)] = other[seg(1, 1)] = true;
+    ck_assert_uint_eq(psa_engine_mask(e, seg(0, 0), other, ch, &own), 1);
+    ck_assert(own && ch[0] == seg(0, 0));
+    ck_assert_uint_eq(psa_engine_mask(e, seg(0, 0), NULL, ch, &own), 5);
+    ck_assert(!own);
     psa_engine_destroy(&e);
     det_basis_destroy(&b);
 }
@@ -111,12 +160,19 @@ START_TEST(test_config)
     ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
     ck_assert(c.p == 0.5 && c.mode == PSA_MODE_ADAPTIVE && c.mask == PSA_MASK_ALL && c.include_core && c.residual &&
               c.t0_search == 2 && !c.include_hit);
+    ck_assert(c.max_kev == 1e5); /* the default */
+    tusk_params_destroy(&p);
+    p = tusk_params_new();
+    ck_assert_int_eq(tusk_params_parse(p, "max_kev = 20000\n", 16, "t", &err), TUSK_OK);
+    ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
+    ck_assert(c.max_kev == 20000.0);
     tusk_params_destroy(&p);
     static const struct {
         const char *text, *needle;
     } bad[] = {{"p = 0\n", "p = 0"}, {"p = 5\n", "p = 5"},          {"mode = quick\n", "quick"},
                {"mask = ring\n", "ring"}, {"t0_search = 20\n", "t0_search"}, {"gain = -1\n", "gain"},
-               {"residual = maybe\n", "residual"}, {"baseline_samples = 0\n", "baseline_samples"}};
+               {"residual = maybe\n", "residual"}, {"baseline_samples = 0\n", "baseline_samples"},
+               {"max_kev = 10\n", "max_kev = 10"}, {"max_kev = nan\n", "max_kev"}, {"max_kev = 1e12\n", "max_kev"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = tusk_params_new();
         ck_assert_int_eq(tusk_params_parse(p, bad[i].text, strlen(bad[i].text), "t", &err), TUSK_OK);
@@ -141,7 +197,8 @@ static void add_planted(const psa_engine_t *e, psa_batch_t *batch, unsigned s, u
     long i = psa_batch_add(batch, s);
     ck_assert_int_ge(i, 0);
     uint8_t ch[PSA_CHANNELS];
-    unsigned n = psa_engine_mask(e, s, others, ch);
+    unsigned n = psa_engine_mask(e, s, others, ch, NULL);
+    ck_assert_uint_ge(n, 1);
     batch->n_channels[i] = (uint16_t)n;
     memcpy(batch->channel + i * PSA_CHANNELS, ch, n);
     float tr[PSA_MAX_SAMPLES];
@@ -269,6 +326,14 @@ START_TEST(test_bad_batches)
     tu_assert_error(&err, TUSK_EINVAL, "segment 40");
     psa_batch_clear(batch);
     ck_assert_int_eq(psa_search_fast(e, batch, 0, &err), TUSK_OK); /* empty */
+    /* A problem of no channel (every point FoM 0): refused by both. */
+    add_planted(e, batch, 3, 0, 0.0f, NULL);
+    psa_batch_add(batch, 4);
+    ck_assert_int_eq(psa_search_fast(e, batch, 1, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "problem 1 (segment 4) has no channel");
+    ck_assert_int_eq(psa_search_reference(e, batch, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "problem 1 (segment 4) has no channel");
+    psa_batch_clear(batch);
     psa_batch_destroy(&batch);
     ck_assert_int_eq(psa_batch_new(&batch, 0, 4, &err), TUSK_EINVAL);
     psa_engine_destroy(&e);
@@ -338,6 +403,182 @@ static residuals_t run_simulated(const psa_config_t *cfg, const psa_backend_t *b
     return r;
 }
 
+/* The first simulated record (seed 7: always the same) with a segment of
+ * at least 100 keV; that segment. */
+static unsigned first_record(adf_crystal_t *rec)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1000\nevents = 1000\nseed = 7\n",
+             basis_path, array1_path);
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_params_parse(p, text, strlen(text), "t", &err), TUSK_OK);
+    sim_t *sim;
+    ck_assert_msg(sim_new(&sim, p, "t", &err) == TUSK_OK, "%s", err.message);
+    tusk_params_destroy(&p);
+    const sim_event_t *ev;
+    int found = -1;
+    while (found < 0 && sim_next(sim, &ev, &err) == TUSK_OK && ev)
+        for (unsigned s = 0; s < PSA_SEGMENTS && ev->n_crystals == 1; s++)
+            if (ev->crystal[0].segment_energy[s] >= 100.0f &&
+                (found < 0 || ev->crystal[0].segment_energy[s] > ev->crystal[0].segment_energy[found])) {
+                found = (int)s;
+                *rec = ev->crystal[0];
+            }
+    sim_destroy(&sim);
+    ck_assert_int_ge(found, 0);
+    return (unsigned)found;
+}
+
+/* Every mask segment of a hit another hit (tusk/psa.h): built from a
+ * simulated record by giving the mask segments of its largest hit 60 keV.
+ * That hit's problem is its own trace; it is flagged PSA_HIT_OWN_TRACE and
+ * counted, at the point the own-trace search finds, by both CPU backends;
+ * with an empty mask it was point 0 with FoM 0, unflagged. */
+START_TEST(test_analyse_crowded_hit)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = engine_of(b, &cfg);
+    adf_crystal_t *rec = malloc(sizeof *rec);
+    adf_psa_t *out = malloc(sizeof *out);
+    ck_assert(rec && out);
+    const unsigned s = first_record(rec);
+    uint8_t ch[PSA_CHANNELS];
+    unsigned n = psa_engine_mask(e, s, NULL, ch, NULL);
+    for (unsigned j = 0; j < n; j++)
+        if (rec->segment_energy[ch[j]] < 60.0f)
+            rec->segment_energy[ch[j]] = 60.0f;
+    /* The prepared problem: one channel, s's own trace. */
+    psa_batch_t *batch;
+    tusk_error_t err;
+    ck_assert_int_eq(psa_batch_new(&batch, psa_engine_samples(e), 4, &err), TUSK_OK);
+    ck_assert_int_eq(psa_prepare(e, rec, 1, batch, &err), TUSK_OK);
+    size_t at = batch->n;
+    for (size_t i = 0; i < batch->n; i++)
+        if (batch->segment[i] == s)
+            at = i;
+    ck_assert_uint_lt(at, batch->n);
+    ck_assert_uint_eq(batch->n_channels[at], 1);
+    ck_assert_uint_eq(batch->channel[at * PSA_CHANNELS], s);
+    ck_assert_int_eq(psa_search_reference(e, batch, &err), TUSK_OK);
+    float want[3];
+    det_basis_position(b, s, batch->best[at], want);
+    const psa_backend_t backends[] = {psa_backend_reference(), psa_backend_fast(2)};
+    for (int k = 0; k < 2; k++) {
+        psa_stats_t st = {0};
+        ck_assert_msg(psa_analyse(e, &backends[k], rec, 1, out, &st, &err) == TUSK_OK, "%s", err.message);
+        ck_assert_uint_eq(out->n_hits, n + 1);
+        unsigned flagged = 0;
+        for (unsigned h = 0; h < out->n_hits; h++) {
+            const adf_psa_hit_t *hit = &out->hit[h];
+            ck_assert(isfinite(hit->fom) && hit->fom > 0.0f);
+            if ((unsigned)hit->segment != s) {
+                ck_assert_uint_eq(hit->status, 0); /* the mask segments still have neighbours */
+                continue;
+            }
+            flagged++;
+            ck_assert_uint_eq(hit->status, PSA_HIT_OWN_TRACE);
+            ck_assert(hit->energy == rec->segment_energy[s]);
+            ck_assert_msg(fabsf(hit->fom - batch->fom[at]) <= PSA_FOM_TOLERANCE * batch->fom[at],
+                          "backend %d: FoM %.9g, the own-trace search's %.9g", k, hit->fom, batch->fom[at]);
+            if (k == 0)
+                ck_assert(hit->x == want[0] && hit->y == want[1] && hit->z == want[2]);
+        }
+        ck_assert_uint_eq(flagged, 1);
+        ck_assert_uint_eq(st.own_trace, 1);
+        ck_assert_uint_eq(st.hits, n + 1);
+    }
+    psa_batch_destroy(&batch);
+    free(out);
+    free(rec);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* Non-finite and absurd energies: the record is rejected (no hits, its
+ * psa_status says why, counted); the good records around it are analysed
+ * as alone. max_kev is the bound. */
+START_TEST(test_analyse_rejects_bad_energies)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = engine_of(b, &cfg);
+    enum { N = 10 };
+    adf_crystal_t *rec = malloc(N * sizeof *rec);
+    adf_psa_t *out = malloc(N * sizeof *out), *alone = malloc(sizeof *alone);
+    ck_assert(rec && out && alone);
+    const unsigned s = first_record(&rec[0]);
+    for (int i = 1; i < N; i++)
+        rec[i] = rec[0];
+    static const struct {
+        int channel; /* segment, or 36 / 37: the core's low / high gain */
+        float value;
+        unsigned status;
+        const char *why;
+    } cases[N] = {
+        {-1, 0, 0, ""},
+        {5, NAN, PSA_REJECT_NONFINITE, "segment 5 energy nan keV"},
+        {35, INFINITY, PSA_REJECT_NONFINITE, "segment 35 energy inf keV"},
+        {36, -INFINITY, PSA_REJECT_NONFINITE, "core energy (low gain) -inf keV"},
+        {0, 3e38f, PSA_REJECT_RANGE, "segment 0 energy 3e+38 keV (beyond max_kev = 100000)"},
+        {7, -3e38f, PSA_REJECT_RANGE, "segment 7 energy -3e+38 keV (beyond max_kev = 100000)"},
+        {12, 100001.0f, PSA_REJECT_RANGE, "segment 12 energy 100001 keV"},
+        {37, NAN, PSA_REJECT_NONFINITE, "core energy (high gain) nan keV"},
+        {12, 99999.0f, 0, ""}, /* within: accepted (segment 12 a hit of 99999 keV) */
+        {-1, 0, 0, ""},
+    };
+    for (int i = 0; i < N; i++) {
+        if (cases[i].channel < 0)
+            continue;
+        if (cases[i].channel < PSA_SEGMENTS)
+            rec[i].segment_energy[cases[i].channel] = cases[i].value;
+        else
+            rec[i].core_energy[cases[i].channel - PSA_SEGMENTS] = cases[i].value;
+    }
+    tusk_error_t err;
+    psa_stats_t st = {0};
+    psa_backend_t fast = psa_backend_fast(2);
+    ck_assert_msg(psa_analyse(e, &fast, rec, N, out, &st, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse(e, &fast, rec, 1, alone, NULL, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_gt(alone->n_hits, 0);
+    for (int i = 0; i < N; i++) {
+        char why[160];
+        ck_assert_uint_eq(psa_record_check(&cfg, &rec[i], why, sizeof why), cases[i].status);
+        ck_assert_msg(strstr(why, cases[i].why) && (cases[i].status || why[0] == '\0'), "record %d: '%s'", i, why);
+        ck_assert_uint_eq(out[i].psa_status, cases[i].status);
+        if (cases[i].status) {
+            ck_assert_uint_eq(out[i].n_hits, 0);
+        } else if (i == 8) {
+            ck_assert_uint_eq(out[i].n_hits, alone->n_hits + (rec[0].segment_energy[12] < cfg.threshold_kev));
+        } else {
+            ck_assert_uint_eq(out[i].n_hits, alone->n_hits);
+            ck_assert(memcmp(out[i].hit, alone->hit, alone->n_hits * sizeof alone->hit[0]) == 0);
+        }
+    }
+    ck_assert_uint_eq(st.crystals, N);
+    ck_assert_uint_eq(st.rejected_nonfinite, 4);
+    ck_assert_uint_eq(st.rejected_range, 3);
+    /* A lower bound (max_kev = 500) rejects the largest hit's record, when it is above it. */
+    psa_engine_destroy(&e);
+    cfg.max_kev = 500.0;
+    e = engine_of(b, &cfg);
+    rec[0].segment_energy[s] = 600.0f;
+    memset(&st, 0, sizeof st);
+    ck_assert_msg(psa_analyse(e, &fast, rec, 1, out, &st, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(out[0].psa_status, PSA_REJECT_RANGE);
+    ck_assert_uint_eq(st.rejected_range, 1);
+    free(rec);
+    free(out);
+    free(alone);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
 /* Photo-absorbed 1 MeV gammas with a single interaction: the grid search
  * must land near the truth. The basis has 8 mm points, so the nearest
  * point is up to 7 mm away; 12 mm = 1.5 grid steps. */
@@ -406,6 +647,7 @@ int main(void)
     Suite *s = suite_create("psa");
     TCase *tc = tcase_create("engine");
     tcase_add_test(tc, test_masks);
+    tcase_add_test(tc, test_mask_all_neighbours_hit);
     tcase_add_test(tc, test_config);
     suite_add_tcase(s, tc);
     tc = tcase_create("search");
@@ -416,6 +658,8 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("analyse");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_analyse_crowded_hit);
+    tcase_add_test(tc, test_analyse_rejects_bad_energies);
     tcase_add_test(tc, test_analyse_finds_truth);
     tcase_add_test(tc, test_modes);
     suite_add_tcase(s, tc);

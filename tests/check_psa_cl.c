@@ -174,10 +174,12 @@ enum kind { NOISY, RANDOM, PLANTED, ANY_CHANNELS, KINDS };
 /* Append a problem of segment s. NOISY: a random point's traces plus noise
  * of a random size; RANDOM: random traces; PLANTED: point *q's traces
  * exactly (*q < 0: a random point; the point is returned); ANY_CHANNELS:
- * a random ascending set of any basis channels (none, sometimes), noisy.
- * Channels from psa_engine_mask with random other hits except for
- * ANY_CHANNELS. */
-static long add_problem(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum kind kind, long *planted)
+ * a random ascending set of any basis channels (one at least), noisy.
+ * Channels from psa_engine_mask with the other hits others_in, or random
+ * ones when NULL, except for ANY_CHANNELS. (A problem of no channel is
+ * refused by every backend: test_no_channel_refused.) */
+static long add_problem_with(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum kind kind, long *planted,
+                             const bool *others_in)
 {
     const unsigned S = b->samples;
     const size_t N = det_basis_segment_points(basis, s);
@@ -188,12 +190,14 @@ static long add_problem(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum 
         for (unsigned c = 0; c < PSA_CHANNELS; c++)
             if (tu_uniform() < frac)
                 ch[nch++] = (uint8_t)c;
+        if (nch == 0)
+            ch[nch++] = (uint8_t)tu_below(PSA_CHANNELS);
     } else {
         bool others[PSA_SEGMENTS] = {false};
         double frac = kind == PLANTED ? 0.0 : 0.3 * tu_uniform(); /* planted: channels enough to tell points apart */
         for (unsigned t = 0; t < PSA_SEGMENTS; t++)
             others[t] = t != s && tu_uniform() < frac;
-        nch = psa_engine_mask(e, s, others, ch);
+        nch = psa_engine_mask(e, s, others_in ? others_in : others, ch, NULL);
     }
     long i = psa_batch_add(b, s);
     ck_assert_int_ge(i, 0);
@@ -212,6 +216,11 @@ static long add_problem(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum 
                                   : tr[t] + (float)(noise * (2.0 * tu_uniform() - 1.0));
     }
     return i;
+}
+
+static long add_problem(const psa_engine_t *e, psa_batch_t *b, unsigned s, enum kind kind, long *planted)
+{
+    return add_problem_with(e, b, s, kind, planted, NULL);
 }
 
 typedef struct agreement {
@@ -546,22 +555,118 @@ START_TEST(test_bad_batches_refused)
 END_TEST
 
 /* NaN and inf in a trace make every FoM NaN or inf: the reference keeps
- * point 0 with inf, and so must the device. */
+ * point 0 with inf, and so must the device. Problems 4 - 6 are the seeds
+ * that once failed (TUSK_TEST_SEED=1795531260520126508: segment 5 with
+ * every mask segment another hit; 1795700000000000654: segment 4 so): the
+ * mask left no channel and the test wrote before the problem's traces; it
+ * is now the hit's own trace. */
 START_TEST(test_nan_and_inf_traces)
 {
     psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
     psa_cl_t *cl = cl_of(e);
     psa_batch_t *b = batch_new(8);
-    const float bad[] = {NAN, INFINITY, -INFINITY};
-    for (int k = 0; k < 3; k++) {
-        long i = add_problem(e, b, 4 + (unsigned)k, NOISY, NULL);
+    const float bad[] = {NAN, INFINITY, -INFINITY, INFINITY, NAN, NAN};
+    static const struct {
+        unsigned s;
+        int others[16]; /* -1 ends */
+    } seeds[] = {
+        {5, {0, 4, 6, 10, 11, 12, 15, 16, 19, 20, 22, 24, 35, -1}}, /* 1795531260520126508 */
+        {4, {3, 5, 6, 7, 8, 10, 16, 19, 31, 34, -1}},               /* 1795700000000000654 */
+        {4, {3, 5, 10, 34, -1}},                                    /* exactly its mask */
+    };
+    for (int k = 0; k < 6; k++) {
+        long i;
+        if (k < 3) {
+            i = add_problem(e, b, 4 + (unsigned)k, NOISY, NULL);
+        } else {
+            bool others[PSA_SEGMENTS] = {false};
+            for (int j = 0; seeds[k - 3].others[j] >= 0; j++)
+                others[seeds[k - 3].others[j]] = true;
+            i = add_problem_with(e, b, seeds[k - 3].s, NOISY, NULL, others);
+            ck_assert_uint_eq(b->n_channels[i], 1); /* the own trace */
+            ck_assert_uint_eq(b->channel[(size_t)i * PSA_CHANNELS], seeds[k - 3].s);
+        }
+        ck_assert_uint_ge(b->n_channels[i], 1);
         b->trace[((size_t)i * PSA_CHANNELS + b->n_channels[i] - 1) * SAMPLES + 3] = bad[k];
     }
     add_problem(e, b, 4, NOISY, NULL);
     check_against_reference(cl, e, b);
-    for (int k = 0; k < 3; k++)
-        ck_assert(b->best[k] == 0 && isinf(b->fom[k]));
-    ck_assert(isfinite(b->fom[3]));
+    for (int k = 0; k < 6; k++)
+        ck_assert_msg(b->best[k] == 0 && isinf(b->fom[k]), "problem %d: point %u, FoM %g", k, b->best[k], b->fom[k]);
+    ck_assert(isfinite(b->fom[6]));
+    psa_batch_destroy(&b);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
+/* Every mask segment of the hit another hit (tusk/psa.h): the problem is
+ * the hit's own trace, for every segment and each mask; the device finds
+ * the reference's point, and a planted point's own trace (random in this
+ * basis, so no other point has it) finds that point with FoM 0. */
+START_TEST(test_crowded_hit_own_trace)
+{
+    const enum psa_mask masks[] = {PSA_MASK_NEIGHBOURS, PSA_MASK_SQUARE};
+    for (size_t m = 0; m < 2; m++) {
+        psa_engine_t *e = engine_of(0.3, masks[m], false, m == 1);
+        psa_cl_t *cl = cl_of(e);
+        psa_batch_t *b = batch_new(PSA_SEGMENTS * 2);
+        long want[PSA_SEGMENTS];
+        for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+            uint8_t ch[PSA_CHANNELS];
+            bool own = true, others[PSA_SEGMENTS] = {false};
+            unsigned n = psa_engine_mask(e, s, NULL, ch, &own);
+            ck_assert(!own);
+            for (unsigned j = 0; j < n; j++)
+                if (ch[j] < PSA_SEGMENTS)
+                    others[ch[j]] = true;
+            n = psa_engine_mask(e, s, others, ch, &own);
+            ck_assert(own);
+            ck_assert_uint_eq(n, m == 1 ? 2 : 1); /* s, and the core with include_core */
+            ck_assert_uint_eq(ch[0], s);
+            want[s] = -1;
+            long i = add_problem_with(e, b, s, PLANTED, &want[s], others);
+            ck_assert_uint_eq(b->n_channels[i], n);
+            add_problem_with(e, b, s, NOISY, NULL, others);
+        }
+        agreement_t a = check_against_reference(cl, e, b);
+        ck_assert_uint_le(a.index_differs, 2);
+        for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+            ck_assert_msg(b->best[2 * s] == (uint32_t)want[s] && b->fom[2 * s] == 0.0f,
+                          "segment %u: planted %ld, found %u with FoM %g", s, want[s],
+                          b->best[2 * s], b->fom[2 * s]);
+        psa_batch_destroy(&b);
+        psa_cl_destroy(&cl);
+        psa_engine_destroy(&e);
+    }
+}
+END_TEST
+
+/* A problem of no channel would match every point with FoM 0: every
+ * backend refuses the batch, naming the problem, before writing a result. */
+START_TEST(test_no_channel_refused)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_batch_t *b = batch_new(4);
+    add_problem(e, b, 7, NOISY, NULL);
+    long i = add_problem(e, b, 9, NOISY, NULL);
+    add_problem(e, b, 11, NOISY, NULL);
+    b->n_channels[i] = 0;
+    for (int backend = 0; backend < 3; backend++) {
+        for (size_t k = 0; k < b->n; k++) {
+            b->best[k] = 77;
+            b->fom[k] = 7.0f;
+        }
+        tusk_error_t err;
+        int rc = backend == 0 ? psa_cl_search(cl, b, &err)
+                 : backend == 1 ? psa_search_reference(e, b, &err)
+                                : psa_search_fast(e, b, 1, &err);
+        ck_assert_int_eq(rc, TUSK_EINVAL);
+        tu_assert_error(&err, TUSK_EINVAL, "problem 1 (segment 9) has no channel");
+        for (size_t k = 0; k < b->n; k++)
+            ck_assert(b->best[k] == 77 && b->fom[k] == 7.0f);
+    }
     psa_batch_destroy(&b);
     psa_cl_destroy(&cl);
     psa_engine_destroy(&e);
@@ -717,6 +822,40 @@ START_TEST(test_analyse_matches_reference)
     }
     printf("psa_analyse, %zu simulated crystals: %zu hits, %zu at the reference's point\n", n, hits, same);
     ck_assert_uint_ge(same, hits - hits / 50);
+    /* Crowded: every mask segment of each record's first hit made a hit
+     * too (60 keV): that hit is searched on its own trace, flagged, on
+     * both backends alike. */
+    size_t crowded = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (out_ref[c].n_hits == 0)
+            continue;
+        uint8_t ch[PSA_CHANNELS];
+        unsigned nch = psa_engine_mask(e, (unsigned)out_ref[c].hit[0].segment, NULL, ch, NULL);
+        for (unsigned j = 0; j < nch; j++)
+            if (ch[j] < PSA_SEGMENTS && rec[c].segment_energy[ch[j]] < 60.0f)
+                rec[c].segment_energy[ch[j]] = 60.0f;
+        crowded++;
+    }
+    memset(&s_ref, 0, sizeof s_ref);
+    memset(&s_cl, 0, sizeof s_cl);
+    ck_assert_msg(psa_analyse(e, &be_ref, rec, n, out_ref, &s_ref, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse(e, &be_cl, rec, n, out_cl, &s_cl, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_ge(s_ref.own_trace, crowded);
+    ck_assert_uint_eq(s_ref.own_trace, s_cl.own_trace);
+    size_t flagged = 0;
+    for (size_t c = 0; c < n; c++) {
+        ck_assert_uint_eq(out_ref[c].n_hits, out_cl[c].n_hits);
+        for (unsigned h = 0; h < out_ref[c].n_hits; h++) {
+            const adf_psa_hit_t *r = &out_ref[c].hit[h], *d = &out_cl[c].hit[h];
+            ck_assert_uint_eq(r->status, d->status);
+            flagged += (r->status & PSA_HIT_OWN_TRACE) != 0;
+            ck_assert(isfinite(r->fom) && r->fom > 0.0f); /* no empty mask's FoM 0 */
+            ck_assert_msg(fabs((double)d->fom - r->fom) <= 2 * TOL * r->fom + 1e-30, "crowded crystal %zu hit %u: "
+                          "FoM %.9g, reference %.9g", c, h, d->fom, r->fom);
+        }
+    }
+    ck_assert_uint_eq(flagged, s_ref.own_trace);
+    printf("psa_analyse, %zu crowded crystals: %zu hits on their own trace, flagged alike\n", crowded, flagged);
     /* Adaptive mode needs candidate lists: refused with this backend. */
     psa_engine_destroy(&e);
     cfg.mode = PSA_MODE_ADAPTIVE;
@@ -769,6 +908,8 @@ int main(void)
     tcase_add_test(tc, test_candidates_refused);
     tcase_add_test(tc, test_bad_batches_refused);
     tcase_add_test(tc, test_nan_and_inf_traces);
+    tcase_add_test(tc, test_crowded_hit_own_trace);
+    tcase_add_test(tc, test_no_channel_refused);
     tcase_add_test(tc, test_exponents_and_masks);
     tcase_add_test(tc, test_setup_errors);
     suite_add_tcase(s, tc);

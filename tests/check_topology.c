@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+
 #include "testutil.h"
 #include "tusk/topology.h"
 
@@ -311,7 +314,14 @@ static const bad_case_t bad_cases[] = {
     {"bad-parameter-name.xml", TUSK_ETOPOLOGY, 7, "bad parameter name 'input file'"},
     {"parameter-multiline.xml", TUSK_ETOPOLOGY, 7, "parameter 'file': the value must be a single line"},
     {"empty-name.xml", TUSK_ETOPOLOGY, 5, "empty <name>"},
-    {"bad-actor-name.xml", TUSK_ETOPOLOGY, 5, "'the reader': bad actor name"},
+    {"bad-actor-name.xml", TUSK_ETOPOLOGY, 5, "'the reader': bad actor name: ' ' is not allowed"},
+    {"actor-name-instance-suffix.xml", TUSK_ETOPOLOGY, 6,
+     "<producer> 'a1.0': bad actor name: '0' after a dot: instance K of NAME is NAME.K in run folders"},
+    {"actor-name-slash.xml", TUSK_ETOPOLOGY, 5, "<producer> 'run/reader': bad actor name: '/' is not allowed"},
+    {"actor-name-control.xml", TUSK_ETOPOLOGY, 5, "bad actor name: character 0x09 is not allowed"},
+    {"actor-name-too-long.xml", TUSK_ETOPOLOGY, 9, "bad actor name: 65 characters, at most 64"},
+    {"data-source-bad-name.xml", TUSK_ETOPOLOGY, 11,
+     "<consumer> 'writer': bad data source 'reader.2': '2' after a dot"},
     {"empty-binary-code.xml", TUSK_ETOPOLOGY, 6, "'reader': empty <binary_code>"},
     {"two-names.xml", TUSK_ETOPOLOGY, 6, "more than one <name>"},
     {"no-producer.xml", TUSK_ETOPOLOGY, 3, "no <producer>"},
@@ -811,6 +821,122 @@ START_TEST(test_inline_errors)
 }
 END_TEST
 
+/* ---- actor names: one rule, in the loader and in the schema ----------------- */
+
+/* Does config/topology.rng alone accept `xml`? */
+static bool schema_accepts(xmlRelaxNGPtr schema, const char *xml)
+{
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "name.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+                                                                        XML_PARSE_NOWARNING);
+    ck_assert_ptr_nonnull(doc);
+    xmlRelaxNGValidCtxtPtr v = xmlRelaxNGNewValidCtxt(schema);
+    ck_assert_ptr_nonnull(v);
+    xmlRelaxNGSetValidStructuredErrors(v, NULL, NULL);
+    bool ok = xmlRelaxNGValidateDoc(v, doc) == 0;
+    xmlRelaxNGFreeValidCtxt(v);
+    xmlFreeDoc(doc);
+    return ok;
+}
+
+/* Silence libxml2's generic error output while the schema is parsed. */
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+/* A name is an actor name for the loader exactly when it is for the
+ * schema (both the <name> and a <data_source>), on fixed cases and on
+ * random strings; the loader's refusals say "bad actor name". */
+START_TEST(test_actor_name_rule)
+{
+    char *rng = config_path("topology.rng");
+    xmlSetGenericErrorFunc(NULL, quiet);
+    xmlRelaxNGParserCtxtPtr pc = xmlRelaxNGNewParserCtxt(rng);
+    ck_assert_ptr_nonnull(pc);
+    xmlRelaxNGPtr schema = xmlRelaxNGParse(pc);
+    xmlRelaxNGFreeParserCtxt(pc);
+    ck_assert_msg(schema != NULL, "%s does not parse", rng);
+    static const struct {
+        const char *name;
+        bool ok;
+    } fixed[] = {
+        {"reader", true},      {"_x", true},         {"psa-fast", true},   {"a1", true},
+        {"crystal_00A", true}, {"eb.main", true},    {"a.b_c.d-e", true},  {"a1.x0", true},
+        {"a1.0", false},       {"x.12", false},      {"9lives", false},    {"-x", false},
+        {".x", false},         {"x.", false},        {"a..b", false},      {"a.-b", false},
+        {"run/reader", false}, {"a b", false},       {"a:b", false},       {"a\tb", false},
+        {"\xc3\xa9t\xc3\xa9", false},
+    };
+    static const char *const pieces[] = {"a", "Z", "_", "0", "9", "-", ".", ":", "/", " ", "\t", "\x7f", "\xc3\xa9"};
+    for (unsigned i = 0; i < 600; i++) {
+        char name[80];
+        bool ok_expected = false;
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            snprintf(name, sizeof name, "%s", fixed[i].name);
+            ok_expected = fixed[i].ok;
+        } else if (i < 300) {
+            /* Mostly valid shapes, some too long. */
+            unsigned len = 1 + tu_below(70);
+            for (unsigned k = 0; k < len; k++)
+                name[k] = "abXY_09-."[tu_below(9)];
+            name[len] = '\0';
+        } else {
+            unsigned len = 1 + tu_below(12);
+            name[0] = '\0';
+            for (unsigned k = 0; k < len; k++)
+                strcat(name, pieces[tu_below(sizeof pieces / sizeof pieces[0])]);
+        }
+        /* Names with blanks at either end are trimmed by both; skip. */
+        size_t len = strlen(name);
+        if (name[0] == ' ' || name[0] == '\t' || name[len - 1] == ' ' || name[len - 1] == '\t')
+            continue;
+        char esc[400] = "";
+        for (size_t k = 0; k < len; k++) {
+            char piece[16];
+            unsigned char c = (unsigned char)name[k];
+            if (c == '\t' || c == 0x7f)
+                snprintf(piece, sizeof piece, "&#%u;", c);
+            else
+                snprintf(piece, sizeof piece, "%c", c);
+            strcat(esc, piece);
+        }
+        for (int where = 0; where < 2; where++) {
+            char xml[1024];
+            if (where == 0)
+                snprintf(xml, sizeof xml,
+                         "<configuration><producer><name>%s</name><binary_code>r</binary_code></producer>"
+                         "<consumer><name>c</name><binary_code>w</binary_code><data_source>%s</data_source>"
+                         "</consumer></configuration>",
+                         esc, esc);
+            else
+                snprintf(xml, sizeof xml,
+                         "<configuration><producer><name>p</name><binary_code>r</binary_code></producer>"
+                         "<consumer><name>c</name><binary_code>w</binary_code><data_source>%s</data_source>"
+                         "</consumer></configuration>",
+                         esc);
+            tusk_topology_t *t = NULL;
+            tusk_error_t err;
+            int rc = tusk_topology_parse(&t, xml, strlen(xml), "name.xml", &err);
+            bool schema_ok = schema_accepts(schema, xml);
+            bool loader_ok = rc == TUSK_OK || (where == 1 && strstr(err.message, "unknown actor") != NULL);
+            ck_assert_msg(loader_ok == schema_ok, "'%s' (%s): loader %s (%s), schema %s", name,
+                          where ? "data source" : "name", loader_ok ? "accepts" : "refuses",
+                          rc ? err.message : "loaded", schema_ok ? "accepts" : "refuses");
+            if (i < sizeof fixed / sizeof fixed[0])
+                ck_assert_msg(loader_ok == ok_expected, "'%s': %s", name, rc ? err.message : "loaded");
+            if (!loader_ok)
+                ck_assert_msg(strstr(err.message, where ? "bad data source" : "bad actor name") != NULL, "'%s': %s",
+                              name, err.message);
+            tusk_topology_destroy(&t);
+        }
+    }
+    xmlRelaxNGFree(schema);
+    xmlSetGenericErrorFunc(NULL, NULL);
+    free(rng);
+}
+END_TEST
+
 /* Topologies are UTF-8 whatever they declare: no converter ever runs. */
 START_TEST(test_encoding)
 {
@@ -1157,6 +1283,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_inline_errors);
     tcase_add_test(tc, test_encoding);
+    tcase_add_test(tc, test_actor_name_rule);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("memory");

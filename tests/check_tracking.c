@@ -24,7 +24,7 @@
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
 #include "tusk/sim.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/simrng.h"
 #include "tusk/track.h"
 
@@ -98,7 +98,7 @@ static double make_track_from(unsigned n, track_point_t *p, uint64_t *rng, const
         for (unsigned k = 0; k < n && ok; k++) {
             double dep = e;
             if (k + 1 < n) {
-                double ct = compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, ct);
+                double ct = sim_compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, ct);
                 dep = e - e2;
                 ok = dep >= 5.0 && e2 >= 30.0;
                 turn(d, ct, 2.0 * PI * tu_uniform());
@@ -514,8 +514,8 @@ END_TEST
 START_TEST(test_frames)
 {
     tusk_error_t err;
-    sim_array_t *arr = NULL;
-    ck_assert_msg(sim_array_load(&arr, array_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    array_t *arr = NULL;
+    ck_assert_msg(array_load(&arr, array_path, NULL, &err) == TUSK_OK, "%s", err.message);
     track_config_t c;
     track_config_default(&c);
     track_t *t = NULL;
@@ -555,7 +555,7 @@ START_TEST(test_frames)
     ck_assert_int_eq(track_frames_read(t, b, in, n, 0, &err), TUSK_OK);
     ck_assert_uint_eq(track_batch_events(b), 2);
     ck_assert_uint_eq(track_batch_points(b), 6);
-    /* the points are in the array frame: sim_array_to_world */
+    /* the points are in the array frame: array_to_world */
     size_t np;
     uint32_t ev;
     uint64_t ts;
@@ -566,7 +566,7 @@ START_TEST(test_frames)
     for (int k = 0; k < 2; k++)
         for (int h = 0; h < 2; h++) {
             double l[3] = {psa[k].hit[h].x, psa[k].hit[h].y, psa[k].hit[h].z}, wv[3];
-            const sim_place_t *pl = sim_array_place(arr, (size_t)sim_array_index_of(arr, psa[k].crystal_id));
+            const array_place_t *pl = array_place(arr, (size_t)array_index_of(arr, psa[k].crystal_id));
             for (int j = 0; j < 3; j++)
                 wv[j] = pl->front[j] + l[0] * pl->axis[0][j] + l[1] * pl->axis[1][j] + l[2] * pl->axis[2][j];
             for (int j = 0; j < 3; j++)
@@ -610,7 +610,7 @@ START_TEST(test_frames)
     adf_writer_destroy(&w);
     track_batch_destroy(&b);
     track_destroy(&t);
-    sim_array_destroy(&arr);
+    array_destroy(&arr);
     free(tr);
     free(in);
     free(out);

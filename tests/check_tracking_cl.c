@@ -46,7 +46,7 @@ typedef struct pair {
     track_batch_t *a, *b;
 } pair_t;
 
-static void pair_open(pair_t *p, const track_config_t *cfg, const sim_array_t *array)
+static void pair_open(pair_t *p, const track_config_t *cfg, const array_t *array)
 {
     tusk_error_t err;
     memset(p, 0, sizeof *p);
@@ -152,7 +152,10 @@ static void random_dir(double d[3])
 }
 
 /* Random clusters (not physical tracks: any energies, any geometry) of 1
- * to max_points points, several a event, many events a batch. */
+ * to max_points points, several a event, many events a batch. Every size
+ * is there by construction: event m - 1 (m = 1 .. max_points) holds one
+ * cluster alone, of m points within a few degrees, which the clustering
+ * (20 degrees) keeps whole; the other events' clusters may merge. */
 START_TEST(test_random_clusters)
 {
     track_config_t cfg;
@@ -167,7 +170,8 @@ START_TEST(test_random_clusters)
     for (unsigned ev = 0; ev < events; ev++) {
         track_point_t pts[64];
         size_t n = 0;
-        unsigned k = 1 + tu_below(4);
+        const bool alone = ev < cfg.max_points; /* one cluster of ev + 1 points */
+        unsigned k = alone ? 1 : 1 + tu_below(4);
         for (unsigned c = 0; c < k; c++) {
             double d[3];
             random_dir(d);
@@ -175,6 +179,8 @@ START_TEST(test_random_clusters)
             unsigned m = 1 + tu_below(cfg.max_points);
             if (_i == 1 && m < 7 && tu_below(2))
                 m = 7 + tu_below(2);
+            if (alone)
+                m = ev + 1;
             for (unsigned j = 0; j < m; j++) {
                 double q[3];
                 memcpy(q, d, sizeof q);

@@ -23,7 +23,7 @@ START_TEST(header_known_bytes)
     uint8_t b[TUSK_WIRE_HEADER_SIZE];
     tusk_wire_encode(&h, b);
     static const uint8_t want[TUSK_WIRE_HEADER_SIZE] = {
-        'T', 'S', 'K', 'D', 1, 0, 2, 0, 4, 3, 2, 1, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 0, 0,
+        'T', 'S', 'K', 'D', 2, 0, 2, 0, 4, 3, 2, 1, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 0, 0,
         0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0};
     ck_assert_mem_eq(b, want, sizeof want);
     tusk_wire_header_t back;
@@ -47,7 +47,12 @@ START_TEST(header_round_trip_random)
     for (int i = 0; i < 20000; i++) {
         tusk_wire_header_t h;
         memset(&h, 0, sizeof h); /* padding too, for the memcmp below */
-        h.flags = (uint16_t)(tu_below(4) == 0 ? TUSK_WIRE_END_OF_RUN : tu_below(4) & (TUSK_WIRE_COMPLETES | TUSK_WIRE_EMPTY));
+        /* Every valid combination: end of run alone; a buffer (completing
+         * or not); an empty marker that completes or releases. */
+        static const uint16_t valid[] = {TUSK_WIRE_END_OF_RUN, 0, TUSK_WIRE_COMPLETES,
+                                         TUSK_WIRE_EMPTY | TUSK_WIRE_COMPLETES, TUSK_WIRE_EMPTY,
+                                         TUSK_WIRE_EMPTY | TUSK_WIRE_RELEASE};
+        h.flags = valid[tu_below(sizeof valid / sizeof valid[0])];
         h.run = (uint32_t)tu_rand();
         h.incarnation = (uint16_t)tu_rand();
         h.source_actor = (uint16_t)tu_rand();
@@ -88,11 +93,11 @@ START_TEST(header_rejections)
     b[0] = 'X';
     decode_fails(b, 48, "without the TSKD magic");
     memcpy(b, good, 48);
-    b[4] = 2;
-    decode_fails(b, 48, "version 2, this host speaks 1");
+    b[4] = 1;
+    decode_fails(b, 48, "version 1, this host speaks 2");
     memcpy(b, good, 48);
-    b[6] = 0x08;
-    decode_fails(b, 48, "unknown flags 0x0008");
+    b[6] = 0x10;
+    decode_fails(b, 48, "unknown flags 0x0010");
     memcpy(b, good, 48);
     b[6] = TUSK_WIRE_END_OF_RUN; /* with a payload size of 100 */
     decode_fails(b, 48, "an end-of-run or empty message with 100 bytes");
@@ -103,6 +108,22 @@ START_TEST(header_rejections)
     b[6] = TUSK_WIRE_END_OF_RUN | TUSK_WIRE_COMPLETES;
     b[40] = b[41] = b[42] = b[43] = 0;
     decode_fails(b, 48, "end of run combined with other flags");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY;
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "end of run combined with other flags");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_END_OF_RUN | TUSK_WIRE_RELEASE;
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "end of run combined with other flags");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_RELEASE; /* a release must be an empty marker */
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "a release that is not an empty marker, or also completes");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_EMPTY | TUSK_WIRE_RELEASE | TUSK_WIRE_COMPLETES;
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "a release that is not an empty marker, or also completes");
     memcpy(b, good, 48);
     b[22] = 1;
     decode_fails(b, 48, "reserved fields are not zero");

@@ -66,6 +66,15 @@ sed -e "s|>config/crystal-coarse.tbs<|>$tmp/basis.tbs<|" \
     "$s/config/agata-demo.xml" >agata.xml
 vg "$b/tusk-emulate" -q agata.xml >agata.err 2>&1 || { cat agata.err >&2; fail "valgrind or the main chain failed"; }
 [ -s spectra/summary.csv ] || fail "the main chain under valgrind wrote no summary.csv"
+echo "emulate_memcheck: valgrind tusk-emulate config/zfinder-demo.xml (zfinder_sim, zfinder x2 (fast), zfinder_qa; 6 lowlum RoIs)"
+sed -e 's|<parameter name="preset">highlum</parameter>|<parameter name="preset">lowlum</parameter>|' \
+    -e 's|<parameter name="rois">[0-9]*</parameter>|<parameter name="rois">6</parameter>|' \
+    -e "s|<parameter name=\"out\">zfinder-qa</parameter>|<parameter name=\"out\">$tmp/zfinder-qa</parameter><parameter name=\"plot\">no</parameter>|" \
+    "$s/config/zfinder-demo.xml" >zfinder.xml
+vg "$b/tusk-emulate" -q zfinder.xml >zfinder.err 2>&1 || { cat zfinder.err >&2; fail "valgrind or the z-finder chain failed"; }
+[ "$(wc -l <zfinder-qa/rois.csv)" -eq 7 ] || fail "the z-finder chain under valgrind did not analyse 6 RoIs"
+echo "emulate_memcheck: valgrind tusk-zfinder sim (one highlum RoI of 20 degrees)"
+vg "$b/tusk-zfinder" sim --preset highlum --rois 1 --set roi_deg=20 -q -o zf.adf || fail "valgrind or tusk-zfinder sim"
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER
@@ -79,7 +88,7 @@ rm -f output.adf
 TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
 export TUSK_ACTOR_PATH
 # Generous timeouts: everything runs many times slower under valgrind.
-vg "$b/tusk-run" --no-live -q --actor-bin "$tmp/vg-actor.sh" --start-timeout-ms 120000 --timeout-ms 60000 \
+vg "$b/tusk-run" --no-live -q --actor-bin "$tmp/vg-actor.sh" --start-timeout-ms 120000 --timeout-ms 60000 --orphan-ms 120000 \
     "$s/config/passthrough.xml" 2>run.err || { cat run.err >&2; fail "valgrind or the distributed run failed"; }
 "$b/tusk-adf" diff --unordered input.adf output.adf >/dev/null || fail "the distributed run's output differs from its input"
 for log in vglogs/*.log; do

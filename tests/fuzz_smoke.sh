@@ -58,6 +58,12 @@ done
 # parameters file.
 mkdir "$tmp/text"
 srcdir=${abs_top_srcdir:-${top_srcdir:-..}}
+# the z-finder's frames: spacepoints and truth, then with data:zvertex
+"$top_builddir/tusk-zfinder" sim --rois 2 --set roi_deg=3 --set pileup=1 -q -o "$tmp/corpus/zfinder-sim.adf" ||
+    fail "tusk-zfinder sim failed"
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only zfinder \
+    --input "$tmp/corpus/zfinder-sim.adf" --output "$tmp/corpus/zfinder-out.adf" "$srcdir/config/zfinder-demo.xml" \
+    2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the zfinder stage failed"; }
 cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
 # fuzz_wire seeds: a selector byte (even: data header, odd: control text).
@@ -75,7 +81,8 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
-targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain"
+targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain
+    fuzz_zfinder"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done

@@ -3,7 +3,10 @@
 # run by tusk-emulate and by tusk-run: every data:crystal the simulation
 # makes becomes one data:psa frame, data:truth frames pass through, both
 # runs give the same frames, and the psa actor's backends (reference,
-# fast, opencl on PoCL when present) give the same output.
+# fast, opencl on PoCL when present) give the same output. Nothing is
+# dropped silently: records with NaN, infinite or absurd energies are
+# rejected, described and counted (the actor and tusk-psa run alike); the
+# wrong frame type fails the run naming what came; an empty run warns.
 set -eu
 b=${abs_top_builddir:?run through make check}
 s=${abs_top_srcdir:?run through make check}
@@ -93,4 +96,58 @@ status=0
 "$b/tusk-emulate" -q bad.xml 2>err.txt || status=$?
 [ "$status" -ne 0 ] || fail "a chain without its basis ran"
 grep -q "none.tbs" err.txt || fail "the message does not name the missing basis"
+# file_chain IN OUT EXTRA: file_producer (IN) -> psa (EXTRA parameters) -> file_writer (OUT).
+file_chain() {
+    cat <<EOF
+<configuration>
+  <producer><name>reader</name><binary_code>file_producer</binary_code><size>262144</size>
+    <parameter name="file">$1</parameter></producer>
+  <intermediary><name>psa</name><binary_code>psa</binary_code><data_source>reader</data_source><size>1048576</size>
+    <parameter name="basis">$tmp/basis.tbs</parameter><parameter name="threads">1</parameter>$3</intermediary>
+  <consumer><name>writer</name><binary_code>file_writer</binary_code><data_source>psa</data_source>
+    <parameter name="file">$2</parameter></consumer>
+</configuration>
+EOF
+}
+# put FILE OFFSET OCTAL: overwrite bytes of FILE at OFFSET (printf's octal escapes)
+put() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null; }
+
+step "non-finite and absurd energies: those records rejected, described, counted; the rest analysed"
+cp sim.adf bad.adf
+# data:crystal payload: 8 header bytes, then 36 segment energies (f32, LE)
+set -- $("$b/tusk-adf" dump bad.adf | awk '$2 == "data:crystal" {print $1}' | head -n 3)
+put bad.adf $(($1 + 20 + 8 + 4 * 5)) '\000\000\300\177' # segment 5: NaN
+put bad.adf $(($2 + 20 + 8)) '\000\000\200\177'         # segment 0: +Inf
+put bad.adf $(($3 + 20 + 8 + 4 * 7)) '\346\261\141\177' # segment 7: 3e38 keV
+file_chain "$tmp/bad.adf" "$tmp/bad-out.adf" '<parameter name="max_kev">50000</parameter>' >bad-energy.xml
+"$b/tusk-emulate" -q bad-energy.xml 2>err.txt || fail "tusk-emulate with bad energies"
+grep -q "psa psa\[0\]: WARNING: input offset $1 (event [0-9]*, crystal [0-9]*): segment 5 energy nan keV: record rejected" \
+    err.txt || fail "the first rejected record is not described"
+grep -q "WARNING: 3 data:crystal records REJECTED, no data:psa for them: 2 with a non-finite energy, 1 with an energy beyond max_kev = 50000 keV" \
+    err.txt || fail "the rejections are not counted"
+[ "$(count bad-out.adf data:psa)" = $((crystals - 3)) ] ||
+    fail "$(count bad-out.adf data:psa) data:psa frames for $crystals crystals, 3 rejected"
+"$b/tusk-psa" run --basis basis.tbs --set max_kev=50000 -q -i bad.adf -o bad-run.adf 2>err.txt ||
+    fail "tusk-psa run with bad energies"
+grep -q "3 data:crystal records REJECTED" err.txt || fail "tusk-psa run does not count the rejections"
+"$b/tusk-adf" diff bad-out.adf bad-run.adf >out.txt || fail "tusk-psa run and the actor reject differently"
+
+step "the wrong frame type (data:psa fed to psa) fails the run, naming the types that came"
+file_chain "$tmp/emulated.adf" "$tmp/wrong-out.adf" "" >wrong.xml
+status=0
+"$b/tusk-emulate" -q wrong.xml 2>err.txt || status=$?
+[ "$status" -ne 0 ] || fail "psa fed data:psa frames ended as a clean run"
+grep -q "no data:crystal frame arrived, which psa analyses: .* of types .*data:psa [0-9]" err.txt ||
+    fail "the message does not say which frames came and which psa takes"
+status=0
+"$b/tusk-psa" run --basis basis.tbs -q -i emulated.adf -o wrong-run.adf 2>err.txt || status=$?
+[ "$status" -eq 1 ] || fail "tusk-psa run on data:psa frames: exit $status"
+grep -q "no data:crystal frame" err.txt || fail "tusk-psa run does not say it found no data:crystal"
+
+step "no input at all: the run ends, with a warning that says nothing was analysed"
+: >empty.adf
+file_chain "$tmp/empty.adf" "$tmp/empty-out.adf" "" >empty.xml
+"$b/tusk-emulate" -q empty.xml 2>err.txt || fail "an empty input failed the run"
+grep -q "psa psa\[0\]: WARNING: no data:crystal frame arrived (0 buffers, 0 frames)" err.txt ||
+    fail "no warning for an empty run"
 echo "psa_chain: all steps passed"

@@ -4,8 +4,10 @@
 # the truth and truth_segments points, every frame copied and a
 # data:tracked frame after each data:truth; the OpenCL backend (PoCL's CPU
 # device, when there is one) gives the same file; the tracking actor in a
-# topology (tusk-emulate) writes what tusk-track writes; --help; bad
-# settings, missing and corrupt files give errors that name them.
+# topology (tusk-emulate) writes what tusk-track writes, fails a run fed
+# no frame of the type it tracks (naming the types that came) and warns
+# on an empty one; --help; bad settings, missing and corrupt files give
+# errors that name them.
 #
 # Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT): top_builddir,
 # top_srcdir, abs_top_builddir.
@@ -121,6 +123,19 @@ sed "s|<parameter name=\"points\">truth</parameter>|<parameter name=\"points\">t
 run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/bad.xml"
 [ "$rc" -ne 0 ] || fail "a misspelt actor parameter was accepted"
 expect_in err "cone" "the message names the parameter"
+
+step "the tracking actor fed no event:data:psa (points = psa on data:crystal frames): the run fails, naming them"
+sed "s|<parameter name=\"points\">truth</parameter>|<parameter name=\"points\">psa</parameter>|" "$tmp/chain.xml" \
+    >"$tmp/wrong.xml"
+run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/wrong.xml"
+[ "$rc" -ne 0 ] || fail "the tracking actor fed data:crystal frames in the psa mode ended as a clean run"
+expect_in err "no event:data:psa frame arrived, which tracking tracks (points = psa)" "the message names the type it takes"
+expect_in err "of types data:crystal" "the message names the types that came"
+: >"$tmp/empty.adf"
+sed "s|$tmp/co60.adf|$tmp/empty.adf|" "$tmp/chain.xml" >"$tmp/empty.xml"
+run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/empty.xml"
+expect_status 0 "an empty input"
+expect_in err "tracking tracker[0]: WARNING: no data:truth frame arrived (0 buffers, 0 frames)" "the warning"
 
 step "errors name what is wrong"
 run "$tool" run "$tmp/co60.adf" -o "$tmp/x.adf" --array "$array" --set cone=5

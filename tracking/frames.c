@@ -13,7 +13,7 @@
  * 64. */
 static int psa_room(track_t *t, tusk_error_t *err)
 {
-    size_t want = t->array ? sim_array_count(t->array) : 0;
+    size_t want = t->array ? array_count(t->array) : 0;
     if (want < 64)
         want = 64;
     if (t->psa_cap >= want)

@@ -248,7 +248,7 @@ static void make_table(track_t *t)
     }
 }
 
-int track_new(track_t **out, const track_config_t *cfg, const sim_array_t *array, tusk_error_t *err)
+int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tusk_error_t *err)
 {
     *out = NULL;
     int st = track_config_check(cfg, "tracking", err);
@@ -263,8 +263,8 @@ int track_new(track_t **out, const track_config_t *cfg, const sim_array_t *array
         t->inner_radius = cfg->inner_radius_mm;
     } else if (array) {
         double r = INFINITY;
-        for (size_t i = 0; i < sim_array_count(array); i++)
-            r = fmin(r, sim_array_place(array, i)->distance);
+        for (size_t i = 0; i < array_count(array); i++)
+            r = fmin(r, array_place(array, i)->distance);
         t->inner_radius = r;
     } else {
         t->inner_radius = 235.0;
@@ -355,7 +355,7 @@ int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, 
         return tusk_error_set(err, TUSK_EINVAL, "psa points need the array geometry (setting 'array')");
     for (size_t r = 0; r < n; r++) {
         const adf_psa_t *p = &psa[r];
-        int idx = sim_array_index_of(t->array, p->crystal_id);
+        int idx = array_index_of(t->array, p->crystal_id);
         if (idx < 0)
             return tusk_error_set(err, TUSK_EINVAL, "crystal %u is not in the array", (unsigned)p->crystal_id);
         for (unsigned h = 0; h < p->n_hits; h++) {
@@ -364,7 +364,7 @@ int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, 
             if (!finite3(local) || !isfinite(hit->energy))
                 return tusk_error_set(err, TUSK_EINVAL, "crystal %u, hit %u: position or energy not finite",
                                       (unsigned)p->crystal_id, h);
-            sim_array_to_world(t->array, (size_t)idx, local, world);
+            array_to_world(t->array, (size_t)idx, local, world);
             int st = add_point(t, b, world, hit->energy, p->crystal_id, hit->segment, err);
             if (st)
                 return st;

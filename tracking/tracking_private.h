@@ -55,7 +55,7 @@ typedef struct trk_cluster {
 
 struct track {
     track_config_t cfg;
-    const sim_array_t *array;
+    const array_t *array;
     double inner_radius;   /* mm */
     double ln_e0, inv_step;
     double table[3][TRK_TABLE_N];

@@ -28,7 +28,7 @@
 #include "tusk/adf_key.h"
 #include "tusk/adf_writer.h"
 #include "tusk/params.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/track.h"
 #include "tusk/track_cl.h"
 
@@ -161,11 +161,11 @@ static int cmd_run(const opts_t *o)
     runner_t r;
     memset(&r, 0, sizeof r);
     r.o = o;
-    sim_array_t *array = NULL;
+    array_t *array = NULL;
     int rc = 0;
     adf_file_reader_t *in = NULL;
     adf_error_t ae;
-    if (sim_array_load(&array, o->array, NULL, &err) != TUSK_OK || track_new(&r.t, &cfg, array, &err) != TUSK_OK) {
+    if (array_load(&array, o->array, NULL, &err) != TUSK_OK || track_new(&r.t, &cfg, array, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
         rc = EXIT_FAIL;
         goto done;
@@ -258,7 +258,7 @@ done:
         adf_file_writer_close(&r.fw, &ae);
     track_cl_destroy(&r.cl);
     track_destroy(&r.t);
-    sim_array_destroy(&array);
+    array_destroy(&array);
     track_batch_destroy(&r.b);
     adf_writer_destroy(&r.w);
     free(r.pending);

@@ -12,5 +12,7 @@
 #include "adf_tracked.h"
 #include "adf_truth.h"
 #include "adf_meta.h"
+#include "adf_zfinder.h"
+#include "adf_sts.h"
 
 #endif

@@ -35,6 +35,13 @@ enum adf_type {
     ADF_TYPE_DATA_MERGER = 0xFA010104u,
     ADF_TYPE_DATA_TRACKED = 0xFA010105u,
     ADF_TYPE_DATA_TRUTH = 0xFA0101F0u, /* tusk-private: last byte 0xF0-0xFF */
+    ADF_TYPE_DATA_ID_SPACEPOINTS = 0xFA200101u, /* sub-detector 0x20: the inner detector (z-finder) */
+    ADF_TYPE_DATA_ZVERTEX = 0xFA200102u,
+    ADF_TYPE_DATA_ID_TRUTH = 0xFA2001F0u,       /* tusk-private */
+    ADF_TYPE_DATA_STS_DIGIS = 0xFA210101u,      /* sub-detector 0x21: the CBM STS (sts/) */
+    ADF_TYPE_DATA_STS_CLUSTERS = 0xFA210102u,
+    ADF_TYPE_DATA_STS_HITS = 0xFA210103u,
+    ADF_TYPE_DATA_STS_TRUTH = 0xFA2101F0u,      /* tusk-private */
     ADF_TYPE_CONF_GLOBAL = 0xFA000200u,
     ADF_TYPE_CONF_PSA = 0xFA010202u,
     ADF_TYPE_META_EOF = 0xFA001100u,

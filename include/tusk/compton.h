@@ -1,14 +1,12 @@
-/* compton.h - Compton scattering: kinematics, Klein-Nishina cross
- * sections and sampling of the scattering angle.
+/* compton.h - Compton scattering (libtusk-germanium): kinematics and
+ * Klein-Nishina cross sections.
  *
  * Energies in keV, cross sections per free electron at rest in cm^2
- * (differential: cm^2/sr). Pure functions; the sampler draws from the
- * caller's simrng state.
+ * (differential: cm^2/sr). Pure functions. The simulation samples the
+ * scattering angle from them: sim_compton_sample_cos_theta (tusk/simrng.h).
  */
 #ifndef TUSK_COMPTON_H
 #define TUSK_COMPTON_H
-
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,12 +34,6 @@ double klein_nishina_dsigma(double e_kev, double cos_theta);
  * in k = E / m c^2 for k < 0.01, where the closed form cancels). Tends to
  * COMPTON_THOMSON_CM2 as E -> 0. */
 double klein_nishina_total(double e_kev);
-
-/* A cos theta distributed as Klein-Nishina at e_kev (> 0), exactly, by
- * Kahn's rejection technique: 3 uniforms per trial; acceptance about 0.6
- * up to 1 MeV, 0.34 at 10 MeV, falling as ~1/ln E beyond (fine for
- * gamma-ray spectroscopy; Butcher-Messel would suit GeV photons). */
-double compton_sample_cos_theta(double e_kev, uint64_t *rng_state);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,10 @@
-/* gexs.h - photon cross sections of germanium.
+/* gexs.h - photon cross sections of germanium (libtusk-germanium).
  *
  * Mass attenuation coefficients (cm^2/g) of natural germanium by process,
  * from a table of NIST XCOM values between 10 keV and 10 MeV interpolated
- * log-log (linear in ln E and ln mu); see sim/gexs.c for the table and its
- * source. The functions are pure: no global mutable state, safe from any
- * thread.
+ * log-log (linear in ln E and ln mu); see germanium/gexs.c for the table
+ * and its source. The functions are pure: no global mutable state, safe
+ * from any thread.
  *
  * Energies outside the table are clamped: below GEXS_E_MIN_KEV (and for
  * NaN or non-positive energies) the values at GEXS_E_MIN_KEV are returned,

@@ -11,7 +11,9 @@
  *      traces resampled (linear interpolation) so sample 0 is T0, as in
  *      the basis.
  *   2. hit segments: segment energy (the record's) >= threshold_kev, in
- *      decreasing energy.
+ *      decreasing energy. A record with a segment or core energy that is
+ *      not finite, or beyond +-max_kev, is rejected instead (no hits; its
+ *      psa_status says why, psa_stats_t counts it; psa_record_check).
  *   3. for each hit segment s a search problem: the mask channels (below)
  *      of the traces divided by s's energy, compared with every basis
  *      point of s by FoM = sum over mask channels and samples of
@@ -33,7 +35,13 @@
  * the two diagonal segments of ring 1 (its neighbours are few). `square` -
  * the 3 x 3 block of sectors x rings around s. `all` - every segment.
  * Other hit segments are always left out; s itself and the core only
- * with include_hit / include_core.
+ * with include_hit / include_core. When that leaves no segment but s (every
+ * mask segment is another hit), the hit's own trace is searched instead
+ * (added where include_hit is off) and the hit is flagged
+ * PSA_HIT_OWN_TRACE: its net-charge pulse shape still tells the radius and
+ * depth, coarsely; a problem with no channel at all would match every
+ * point with FoM 0 (a fake "perfect" point 0), and every backend refuses
+ * one.
  *
  * Search backends share the psa_batch_t below: the reference
  * (psa_search_reference, plain loops, the oracle), the fast CPU path
@@ -68,6 +76,16 @@ extern "C" {
 #define PSA_MAX_SAMPLES 256        /* basis samples compared, at most */
 #define PSA_FOM_TOLERANCE 1e-5     /* relative: FoMs closer than this may tie differently per backend */
 
+/* adf_psa_hit_t.status: every segment of the hit's mask was another hit, so
+ * the FoM compared the hit's own trace (and the core's with include_core)
+ * only: a coarser position (psa/README.md, "Crowded hits"). */
+#define PSA_HIT_OWN_TRACE 0x0001u
+/* adf_psa_t.psa_status of a rejected record (psa_analyse leaves it without
+ * hits; the psa actor and tusk-psa run count it and write no data:psa). */
+#define PSA_REJECT_NONFINITE 0x0001u /* a segment or core energy is NaN or infinite */
+#define PSA_REJECT_RANGE 0x0002u     /* one is beyond +-max_kev */
+#define PSA_REJECTED (PSA_REJECT_NONFINITE | PSA_REJECT_RANGE)
+
 enum psa_mode { PSA_MODE_FULL = 0, PSA_MODE_ADAPTIVE = 1 };
 enum psa_mask { PSA_MASK_NEIGHBOURS = 0, PSA_MASK_SQUARE = 1, PSA_MASK_ALL = 2 };
 
@@ -82,13 +100,14 @@ typedef struct psa_config {
     double threshold_kev;      /* net-charge segment threshold (20) */
     double gain;               /* ADC channels per keV, segments and core high gain (2, as tusk-sim) */
     unsigned baseline_samples; /* samples averaged for the baseline (8) */
+    double max_kev;            /* a record with a segment or core energy beyond +-max_kev is rejected (1e5) */
     unsigned threads;          /* preprocessing threads of psa_analyse (0: one per CPU) */
 } psa_config_t;
 
 void psa_config_default(psa_config_t *cfg);
 /* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
  * include_hit, include_core, residual, t0_search, threshold_kev, gain,
- * baseline_samples, threads. Absent keys keep cfg's value; messages start with
+ * baseline_samples, max_kev, threads. Absent keys keep cfg's value; messages start with
  * `origin` and name the key. */
 int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
 
@@ -134,15 +153,26 @@ const det_basis_t *psa_engine_basis(const psa_engine_t *e);
 unsigned psa_engine_samples(const psa_engine_t *e);
 
 /* The mask channels (ascending) for hit segment s, leaving out the
- * segments flagged in other_hits (may be NULL); their count. */
+ * segments flagged in other_hits (may be NULL); their count, at least 1:
+ * when no segment but s is left, s's own trace is among them and
+ * *own_trace (may be NULL) is set (PSA_HIT_OWN_TRACE), else cleared. */
 unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
-                         uint8_t channels[PSA_CHANNELS]);
+                         uint8_t channels[PSA_CHANNELS], bool *own_trace);
+
+/* The input check of a record: 0 when every segment and core energy is
+ * finite and within +-cfg->max_kev, else PSA_REJECT_NONFINITE or
+ * PSA_REJECT_RANGE (the first bad value's), with `why` (may be NULL)
+ * naming it: "segment 5 energy nan keV". */
+unsigned psa_record_check(const psa_config_t *cfg, const adf_crystal_t *rec, char *why, size_t cap);
 
 /* FoM of point `point` of problem i's segment (the reference's sum). */
 float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, uint32_t point);
 
 /* The backends (fill best[] and fom[] of every problem). threads 0: one
- * per online CPU. */
+ * per online CPU. Each refuses (TUSK_EINVAL, naming the problem, before
+ * searching any) a batch of other samples than the basis', a problem of
+ * a segment without basis points, or with no channel, more than
+ * PSA_CHANNELS, or channels not ascending basis channels. */
 int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
 int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err);
 
@@ -158,12 +188,15 @@ psa_backend_t psa_backend_reference(void);
 psa_backend_t psa_backend_fast(unsigned threads);
 
 typedef struct psa_stats {
-    uint64_t crystals, hits, problems;
+    uint64_t crystals, hits, problems;   /* crystals: every record, rejected ones too */
     uint64_t fom_terms;        /* |a - b|^p terms evaluated (early termination not counted) */
+    uint64_t own_trace;        /* hits flagged PSA_HIT_OWN_TRACE */
+    uint64_t rejected_nonfinite, rejected_range; /* records rejected (PSA_REJECT_*) */
 } psa_stats_t;
 
 /* Analyse n crystals into out[0..n) (crystal ids, core energies and
- * times set; hits with has_fom). TUSK_EINVAL for a record whose sample
+ * times set; hits with has_fom; a rejected record's psa_status has
+ * PSA_REJECT_* and no hits). TUSK_EINVAL for a record whose sample
  * count does not fit (fewer than the basis' samples after T0), naming
  * crystal and index; adaptive mode needs backend->candidates. */
 int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n, adf_psa_t *out,

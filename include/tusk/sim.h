@@ -5,7 +5,7 @@
  * and by tusk-sim.
  *
  * Per decay of the source (tusk/simsource.h), every gamma starts at the
- * target. It is followed through the array (tusk/simarray.h) by delta
+ * target. It is followed through the array (tusk/array.h) by delta
  * tracking: free paths drawn with germanium's attenuation along the
  * chords of the crystals' bounding cylinders, a tentative point accepted
  * only inside the germanium (the core hole is vacuum); interactions as in
@@ -45,7 +45,7 @@
 #include <tusk/adf_writer.h>
 #include <tusk/error.h>
 #include <tusk/params.h>
-#include <tusk/simarray.h>
+#include <tusk/array.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,7 +103,7 @@ int sim_encode(const sim_t *sim, const sim_event_t *ev, adf_writer_t *writer, tu
 size_t sim_event_bytes_max(const sim_t *sim);
 
 sim_stats_t sim_stats(const sim_t *sim);
-const sim_array_t *sim_array(const sim_t *sim);
+const array_t *sim_array(const sim_t *sim);
 /* Samples per channel of the data:crystal frames. */
 unsigned sim_samples(const sim_t *sim);
 /* What is simulated, a few lines. */

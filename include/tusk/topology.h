@@ -13,7 +13,9 @@
  *     <intermediary instances="3"               (load sharing, default 1)
  *                   hwm="8"                     (queue bound per link, buffers)
  *                   on_failure="continue"       (or stop, the default)
- *                   restart="on-failure">       (or no, the default)
+ *                   restart="on-failure"        (or no, the default)
+ *                   hook_timeout="60">          (seconds a hook call may take under
+ *                                                tusk-run; default: no limit)
  *       <name>psa</name>
  *       <binary_code>passthrough</binary_code>
  *       <data_source>reader</data_source>       (one or more: fan-in)
@@ -81,12 +83,19 @@ typedef struct tusk_actor_spec {
     unsigned hwm;              /* hwm="N": buffers queued per link before the sender waits */
     bool restart;              /* restart="on-failure": the controller restarts a failed instance */
     bool continue_on_failure;  /* on_failure="continue": the run goes on without a failed instance */
+    unsigned hook_timeout_s;   /* hook_timeout="S": a hook call longer than S seconds is a stall
+                                  (0, the default: no limit) */
 } tusk_actor_spec_t;
 
 typedef struct tusk_topology tusk_topology_t;
 
 /* Read and validate a topology file. */
 int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_t *err);
+
+/* Read a topology file's text (NUL-terminated, the caller frees it) with
+ * the size limit and messages of tusk_topology_load, for a host that
+ * passes the text on (tusk-run). */
+int tusk_topology_read(const char *path, char **text, size_t *size, tusk_error_t *err);
 
 /* The same from memory; `name` stands for the file in messages. */
 int tusk_topology_parse(tusk_topology_t **topology, const char *xml, size_t size, const char *name,

@@ -58,7 +58,7 @@
 #include <tusk/adf_writer.h>
 #include <tusk/error.h>
 #include <tusk/params.h>
-#include <tusk/simarray.h>
+#include <tusk/array.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,7 +132,7 @@ typedef struct track track_t;
 /* `array` (may be NULL for the truth modes) must outlive the tracker: it
  * turns psa hits into the array frame and gives the default inner radius.
  * cfg is checked (track_config_check) and copied. */
-int track_new(track_t **out, const track_config_t *cfg, const sim_array_t *array, tusk_error_t *err);
+int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tusk_error_t *err);
 void track_destroy(track_t **t);
 const track_config_t *track_config(const track_t *t);
 /* The inner radius in effect, mm. */

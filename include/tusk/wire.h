@@ -1,25 +1,34 @@
 /* wire.h - what travels between the processes of a distributed run.
  *
- * Data: every buffer is one ZeroMQ message of two frames, a 48-byte header
- * and the buffer itself. Actors never see the header. It is little-endian
- * and decoded field by field:
+ * Data: every message is one ZeroMQ message of two frames, a 48-byte header
+ * and the buffer itself (empty for the markers). Actors never see the
+ * header. It is little-endian and decoded field by field:
  *
- *   0  u32 magic "TSKD"       24 u64 seq: 1-based number of this message on
- *   4  u16 version (1)              its link (one sender instance -> one
- *   6  u16 flags                    receiver instance); END_OF_RUN: how many
- *   8  u32 run number               buffers the link carried
- *  12  u16 incarnation (restarts  32 u64 input_seq: with COMPLETES, the seq
- *          of the sender)              of the input buffer this output
- *  14  u16 source actor (index         finishes
- *          in topology order)      40 u32 payload size (= the second frame)
- *  16  u16 source instance         44 u32 reserved (0)
- *  18  u16 input actor   \  with COMPLETES: the link the finished input
- *  20  u16 input instance/  came over (0xFFFF: none)
- *  22  u16 reserved (0)
+ *   0  u32 magic "TSKD"       24 u64 seq: buffers of this link (one sender
+ *   4  u16 version (2)              instance -> one receiver instance) up
+ *   6  u16 flags                    to and including this one (1-based);
+ *   8  u32 run number               END_OF_RUN and EMPTY: the buffers the
+ *  12  u16 incarnation (restarts    link carried so far (not one more)
+ *          of the sender)      32 u64 input_seq: with COMPLETES, the seq
+ *  14  u16 source actor (index         of the input buffer this finishes;
+ *          in topology order)          with RELEASE, how many inputs
+ *  16  u16 source instance     40 u32 payload size (= the second frame)
+ *  18  u16 input actor   \  with COMPLETES or RELEASE: the link the
+ *  20  u16 input instance/  inputs came over (0xFFFF: none)
+ *  22  u16 reserved (0)        44 u32 reserved (0)
+ *
+ * Buffers are numbered per link; markers (EMPTY, END_OF_RUN) are not
+ * buffers and take no number, so a receiver knows exactly which buffer
+ * numbers it must see: 1, 2, ... up to the END_OF_RUN's count.
  *
  * Control: commands, replies, heartbeats and statistics are text messages
  * "VERB key=value key=value ...", values percent-escaped, on a socket of
- * their own, separate from the data.
+ * their own, separate from the data. Besides the state commands and their
+ * REPLYs: HEARTBEAT (statistics), ENDED, FAILED, BAD_DATA (a malformed
+ * buffer arrived: from=, message=), PEER_LOST (actor= instance=
+ * incarnation= [sent=N: stop waiting for it once N buffers came]),
+ * RESEND_EOR, PING, and ALIVE [hook= hook_ms=] from each instance's
+ * liveness thread, on a connection of its own.
  */
 #ifndef TUSK_WIRE_H
 #define TUSK_WIRE_H
@@ -34,16 +43,20 @@ extern "C" {
 #endif
 
 #define TUSK_WIRE_MAGIC 0x444B5354u /* "TSKD" */
-#define TUSK_WIRE_VERSION 1u
+#define TUSK_WIRE_VERSION 2u
 #define TUSK_WIRE_HEADER_SIZE 48u
 #define TUSK_WIRE_NONE 0xFFFFu
 
 enum tusk_wire_flag {
     TUSK_WIRE_END_OF_RUN = 1u << 0, /* the sender sends nothing more this run on this link */
     TUSK_WIRE_COMPLETES = 1u << 1,  /* the last output of input (input actor/instance, input_seq) */
-    TUSK_WIRE_EMPTY = 1u << 2       /* no buffer: an input that produced no output (progress only) */
+    TUSK_WIRE_EMPTY = 1u << 2,      /* a marker, no buffer: with COMPLETES, an input whose last
+                                       output was empty is finished; with RELEASE, see below */
+    TUSK_WIRE_RELEASE = 1u << 3     /* with EMPTY: input_seq inputs of the link (input actor,
+                                       instance) that made no output of their own, held back by
+                                       the sender, are finished now (its flush) */
 };
-#define TUSK_WIRE_KNOWN_FLAGS 0x7u
+#define TUSK_WIRE_KNOWN_FLAGS 0xFu
 
 typedef struct tusk_wire_header {
     uint16_t flags;
@@ -59,7 +72,8 @@ typedef struct tusk_wire_header {
 void tusk_wire_encode(const tusk_wire_header_t *header, uint8_t out[TUSK_WIRE_HEADER_SIZE]);
 
 /* Decode and check a header frame: its size, magic, version, known flags,
- * and no payload with END_OF_RUN or EMPTY. TUSK_EINVAL with a message. */
+ * no payload with END_OF_RUN or EMPTY, END_OF_RUN alone, RELEASE only with
+ * EMPTY and without COMPLETES. TUSK_EINVAL with a message. */
 int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *header, tusk_error_t *err);
 
 /* ---- control messages --------------------------------------------------- */

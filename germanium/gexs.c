@@ -15,7 +15,7 @@
  * a check against the XCOM web site is still to be done.
  *
  * With this table, REFERENCE.md's reference values for Ge at 100, 200, 500
- * and 662 keV are reproduced to better than 0.5 % (tests/check_sim_physics.c
+ * and 662 keV are reproduced to better than 0.5 % (tests/check_germanium.c
  * checks 3 %).
  *
  * Interpolation: linear in (ln E, ln mu) between neighbouring table points.

@@ -1,6 +1,6 @@
-/* array.c - the array geometry of the simulation: where each crystal is,
- * frames, ray chords through the crystals' bounding cylinders, the
- * overlap check. See tusk/simarray.h. */
+/* array.c - the array geometry: where each crystal is, frames, ray chords
+ * through the crystals' bounding cylinders, the overlap check. See
+ * tusk/array.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -9,15 +9,15 @@
 #include <string.h>
 
 #include "tusk/params.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/textfile.h"
 
 #define PI 3.14159265358979323846
 #define DEG (PI / 180.0)
 
-struct sim_array {
+struct array {
     size_t n;
-    sim_place_t *place;    /* sorted by id */
+    array_place_t *place;  /* sorted by id */
     double (*centre)[3];   /* bounding-sphere centre of each bounding cylinder */
     double sphere_r2;      /* its radius squared, a hair larger (rounding) */
     det_crystal_t *crystal;
@@ -112,7 +112,7 @@ static double segment_distance(const double p1[3], const double q1[3], const dou
 
 /* A crystal as parsed, with the key that made it (for messages). */
 typedef struct pending {
-    sim_place_t place;
+    array_place_t place;
     const char *key;
 } pending_t;
 
@@ -126,9 +126,9 @@ typedef struct builder {
 /* Room for `more` crystals. */
 static int reserve(builder_t *b, size_t more, const char *key, tusk_error_t *err)
 {
-    if (b->n + more > SIM_ARRAY_MAX_CRYSTALS)
+    if (b->n + more > ARRAY_MAX_CRYSTALS)
         return tusk_error_set(err, TUSK_EPARAM, "%s: %s: more than %d crystals in all", b->origin, key,
-                              SIM_ARRAY_MAX_CRYSTALS);
+                              ARRAY_MAX_CRYSTALS);
     if (b->n + more > b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 64;
         while (cap < b->n + more)
@@ -217,7 +217,7 @@ static int add_crystal(builder_t *b, const char *key, const char *value, tusk_er
 {
     unsigned id;
     double th, ph, ro;
-    int st = key_index(b, key, key + strlen("crystal."), SIM_ARRAY_MAX_ID, &id, err);
+    int st = key_index(b, key, key + strlen("crystal."), ARRAY_MAX_ID, &id, err);
     if (!st)
         st = parse_angles(b, key, value, &th, &ph, &ro, err);
     if (!st)
@@ -231,7 +231,7 @@ static int add_triple(builder_t *b, const char *key, const char *value, double s
 {
     unsigned k;
     double th, ph, ro;
-    int st = key_index(b, key, key + strlen("triple."), (SIM_ARRAY_MAX_ID - 2) / 3, &k, err);
+    int st = key_index(b, key, key + strlen("triple."), (ARRAY_MAX_ID - 2) / 3, &k, err);
     if (!st)
         st = parse_angles(b, key, value, &th, &ph, &ro, err);
     if (!st)
@@ -276,15 +276,15 @@ static int by_id(const void *x, const void *y)
 /* Every pair at least 2 r + gap apart (axis segments), and the least
  * clearance. A pair whose capsules' bounding spheres are further apart
  * than both the gap and the least clearance so far is skipped. */
-static int check_overlap(sim_array_t *a, const pending_t *items, const char *origin, tusk_error_t *err)
+static int check_overlap(array_t *a, const pending_t *items, const char *origin, tusk_error_t *err)
 {
     double r2 = 2.0 * a->radius, L = a->length;
     a->clearance = INFINITY;
     a->near_a = a->near_b = 0;
     for (size_t i = 0; i < a->n; i++) {
-        const sim_place_t *p = &a->place[i];
+        const array_place_t *p = &a->place[i];
         for (size_t j = i + 1; j < a->n; j++) {
-            const sim_place_t *q = &a->place[j];
+            const array_place_t *q = &a->place[j];
             /* Capsule i lies within L/2 + r of centre i: the segments are
              * at least |ci - cj| - L apart. */
             double d[3] = {a->centre[i][0] - a->centre[j][0], a->centre[i][1] - a->centre[j][1],
@@ -314,7 +314,7 @@ static int check_overlap(sim_array_t *a, const pending_t *items, const char *ori
     return TUSK_OK;
 }
 
-static int build(sim_array_t **out, builder_t *b, double gap, const det_config_t *cfg, tusk_error_t *err)
+static int build(array_t **out, builder_t *b, double gap, const det_config_t *cfg, tusk_error_t *err)
 {
     if (b->n == 0)
         return tusk_error_set(err, TUSK_EPARAM, "%s: no crystals: give crystal.ID, triple.K or shell", b->origin);
@@ -323,7 +323,7 @@ static int build(sim_array_t **out, builder_t *b, double gap, const det_config_t
         if (b->items[i].place.id == b->items[i - 1].place.id)
             return tusk_error_set(err, TUSK_EPARAM, "%s: crystal id %u is given twice: by %s and by %s", b->origin,
                                   b->items[i].place.id, b->items[i - 1].key, b->items[i].key);
-    sim_array_t *a = calloc(1, sizeof *a);
+    array_t *a = calloc(1, sizeof *a);
     if (!a)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     a->place = malloc(b->n * sizeof *a->place);
@@ -332,7 +332,7 @@ static int build(sim_array_t **out, builder_t *b, double gap, const det_config_t
     if (!st)
         st = det_crystal_new(&a->crystal, cfg, err);
     if (st) {
-        sim_array_destroy(&a);
+        array_destroy(&a);
         return st;
     }
     a->n = b->n;
@@ -348,7 +348,7 @@ static int build(sim_array_t **out, builder_t *b, double gap, const det_config_t
     }
     st = check_overlap(a, b->items, b->origin, err);
     if (st) {
-        sim_array_destroy(&a);
+        array_destroy(&a);
         return st;
     }
     *out = a;
@@ -365,7 +365,7 @@ static int scalar(const tusk_params_t *p, const char *origin, const char *key, d
     return st;
 }
 
-static int parse_params(sim_array_t **out, const tusk_params_t *p, const char *origin, const det_config_t *cfg,
+static int parse_params(array_t **out, const tusk_params_t *p, const char *origin, const det_config_t *cfg,
                         tusk_error_t *err)
 {
     static const char *const known[] = {"distance",  "gap",      "triple_spread_deg", "crystal.*",
@@ -396,9 +396,9 @@ static int parse_params(sim_array_t **out, const tusk_params_t *p, const char *o
             tusk_error_prefix(err, "%s", origin);
             return st;
         }
-        if (shell == 0 || shell > SIM_ARRAY_MAX_CRYSTALS)
+        if (shell == 0 || shell > ARRAY_MAX_CRYSTALS)
             return tusk_error_set(err, TUSK_EPARAM, "%s: shell: %llu crystals: give 1 to %d", origin,
-                                  (unsigned long long)shell, SIM_ARRAY_MAX_CRYSTALS);
+                                  (unsigned long long)shell, ARRAY_MAX_CRYSTALS);
     }
 
     builder_t b = {.origin = origin, .distance = distance};
@@ -417,8 +417,8 @@ static int parse_params(sim_array_t **out, const tusk_params_t *p, const char *o
     return st;
 }
 
-int sim_array_parse(sim_array_t **out, const char *text, size_t size, const char *origin,
-                    const det_config_t *crystal, tusk_error_t *err)
+int array_parse(array_t **out, const char *text, size_t size, const char *origin,
+                const det_config_t *crystal, tusk_error_t *err)
 {
     *out = NULL;
     det_config_t def;
@@ -438,23 +438,23 @@ int sim_array_parse(sim_array_t **out, const char *text, size_t size, const char
     return st;
 }
 
-int sim_array_load(sim_array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err)
+int array_load(array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err)
 {
     *out = NULL;
     char *text;
     size_t n;
     int st = tusk_file_read(path, 1u << 20, &text, &n, err);
     if (st == TUSK_OK)
-        st = sim_array_parse(out, text, n, path, crystal, err);
+        st = array_parse(out, text, n, path, crystal, err);
     free(text);
     return st;
 }
 
-void sim_array_destroy(sim_array_t **array)
+void array_destroy(array_t **array)
 {
     if (!array || !*array)
         return;
-    sim_array_t *a = *array;
+    array_t *a = *array;
     det_crystal_destroy(&a->crystal);
     free(a->place);
     free(a->centre);
@@ -464,22 +464,22 @@ void sim_array_destroy(sim_array_t **array)
 
 /* ---- queries ------------------------------------------------------------- */
 
-size_t sim_array_count(const sim_array_t *a)
+size_t array_count(const array_t *a)
 {
     return a->n;
 }
 
-const sim_place_t *sim_array_place(const sim_array_t *a, size_t i)
+const array_place_t *array_place(const array_t *a, size_t i)
 {
     return i < a->n ? &a->place[i] : NULL;
 }
 
-const det_crystal_t *sim_array_crystal(const sim_array_t *a)
+const det_crystal_t *array_crystal(const array_t *a)
 {
     return a->crystal;
 }
 
-int sim_array_index_of(const sim_array_t *a, unsigned id)
+int array_index_of(const array_t *a, unsigned id)
 {
     size_t lo = 0, hi = a->n;
     while (lo < hi) {
@@ -492,34 +492,34 @@ int sim_array_index_of(const sim_array_t *a, unsigned id)
     return lo < a->n && a->place[lo].id == id ? (int)lo : -1;
 }
 
-void sim_array_to_local(const sim_array_t *a, size_t i, const double world[3], double local[3])
+void array_to_local(const array_t *a, size_t i, const double world[3], double local[3])
 {
-    const sim_place_t *p = &a->place[i];
+    const array_place_t *p = &a->place[i];
     double v[3] = {world[0] - p->front[0], world[1] - p->front[1], world[2] - p->front[2]};
     for (int k = 0; k < 3; k++)
         local[k] = dot(p->axis[k], v);
 }
 
-void sim_array_to_world(const sim_array_t *a, size_t i, const double local[3], double world[3])
+void array_to_world(const array_t *a, size_t i, const double local[3], double world[3])
 {
-    const sim_place_t *p = &a->place[i];
+    const array_place_t *p = &a->place[i];
     double l[3] = {local[0], local[1], local[2]}; /* local may alias world */
     for (int k = 0; k < 3; k++)
         world[k] = p->front[k] + l[0] * p->axis[0][k] + l[1] * p->axis[1][k] + l[2] * p->axis[2][k];
 }
 
-void sim_array_dir_to_local(const sim_array_t *a, size_t i, const double world_dir[3], double local_dir[3])
+void array_dir_to_local(const array_t *a, size_t i, const double world_dir[3], double local_dir[3])
 {
-    const sim_place_t *p = &a->place[i];
+    const array_place_t *p = &a->place[i];
     double v[3] = {world_dir[0], world_dir[1], world_dir[2]};
     for (int k = 0; k < 3; k++)
         local_dir[k] = dot(p->axis[k], v);
 }
 
-bool sim_array_inside(const sim_array_t *a, size_t i, const double world[3])
+bool array_inside(const array_t *a, size_t i, const double world[3])
 {
     double l[3];
-    sim_array_to_local(a, i, world, l);
+    array_to_local(a, i, world, l);
     return det_crystal_inside(a->crystal, l[0], l[1], l[2]);
 }
 
@@ -560,8 +560,8 @@ static bool cylinder_chord(const double o[3], const double d[3], double r, doubl
     return true;
 }
 
-size_t sim_array_chords(const sim_array_t *a, const double origin[3], const double dir[3], sim_chord_t *chords,
-                        size_t max, size_t *total)
+size_t array_chords(const array_t *a, const double origin[3], const double dir[3], array_chord_t *chords,
+                    size_t max, size_t *total)
 {
     size_t found = 0, written = 0;
     double dd = dot(dir, dir);
@@ -578,8 +578,8 @@ size_t sim_array_chords(const sim_array_t *a, const double origin[3], const doub
         if (d2 > a->sphere_r2)
             continue;
         double o[3], d[3], t0, t1;
-        sim_array_to_local(a, i, origin, o);
-        sim_array_dir_to_local(a, i, dir, d);
+        array_to_local(a, i, origin, o);
+        array_dir_to_local(a, i, dir, d);
         if (!cylinder_chord(o, d, a->radius, a->length, &t0, &t1))
             continue;
         found++;
@@ -591,14 +591,14 @@ size_t sim_array_chords(const sim_array_t *a, const double origin[3], const doub
             chords[k] = chords[k - 1];
             k--;
         }
-        chords[k] = (sim_chord_t){.crystal = i, .t_in = t0, .t_out = t1};
+        chords[k] = (array_chord_t){.crystal = i, .t_in = t0, .t_out = t1};
     }
     if (total)
         *total = found;
     return written;
 }
 
-size_t sim_array_describe(const sim_array_t *a, char *buf, size_t cap)
+size_t array_describe(const array_t *a, char *buf, size_t cap)
 {
     double dmin = INFINITY, dmax = -INFINITY, cover = 0.0;
     for (size_t i = 0; i < a->n; i++) {

@@ -1,6 +1,7 @@
-/* simarray.h - the array geometry of the gamma-ray simulation
- * (libtusk-sim): N crystals of one shape (a det_config_t) placed around a
- * target at the origin, each facing it.
+/* array.h - the geometry of a detector array (libtusk-array): N crystals
+ * of one shape (a det_config_t) placed around a target at the origin, each
+ * facing it. The simulation transports photons through it; tracking turns
+ * crystal-frame points into array-frame points with it.
  *
  * Frames, lengths in mm, angles in degrees:
  *   array frame  - the target at the origin, z along the beam. A crystal's
@@ -43,7 +44,7 @@
  * defaults to 0. Refused, with messages naming the origin and the key
  * ("array.conf: triple.2: ..."): a malformed or out-of-range value, an id
  * given twice (both keys named), no crystal at all, more than
- * SIM_ARRAY_MAX_CRYSTALS, and overlapping crystals: for every pair the
+ * ARRAY_MAX_CRYSTALS, and overlapping crystals: for every pair the
  * shortest distance between their axis segments (front centre to back
  * centre) must be at least radius + radius + gap (a capsule test:
  * conservative; for crystals facing the target it is where the front
@@ -53,8 +54,8 @@
  * An array is immutable once made: its functions may be called from any
  * number of threads. No global mutable state.
  */
-#ifndef TUSK_SIMARRAY_H
-#define TUSK_SIMARRAY_H
+#ifndef TUSK_ARRAY_H
+#define TUSK_ARRAY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -66,51 +67,51 @@
 extern "C" {
 #endif
 
-#define SIM_ARRAY_MAX_CRYSTALS 1000
-#define SIM_ARRAY_MAX_ID 65535u
+#define ARRAY_MAX_CRYSTALS 1000
+#define ARRAY_MAX_ID 65535u
 
-typedef struct sim_array sim_array_t;
+typedef struct array array_t;
 
 /* Where one crystal is. */
-typedef struct sim_place {
+typedef struct array_place {
     unsigned id;                         /* crystal id (data:crystal crystal_id), unique */
     double theta_deg, phi_deg, roll_deg; /* direction of the crystal axis seen from the target, roll about it */
     double distance;                     /* mm, target to the front-face centre */
     double front[3];                     /* front-face centre in the array frame, mm */
     double axis[3][3];                   /* rows: the crystal's local x, y, z unit vectors in the array frame */
-} sim_place_t;
+} array_place_t;
 
 /* Build an array from `size` bytes of configuration text (syntax above);
  * `origin` names the text in messages. `crystal` is the shape of every
  * crystal (NULL: det_config_default); it is checked and copied. On
  * failure *out is NULL and err says why (TUSK_EPARAM for the text). */
-int sim_array_parse(sim_array_t **out, const char *text, size_t size, const char *origin,
-                    const det_config_t *crystal, tusk_error_t *err);
+int array_parse(array_t **out, const char *text, size_t size, const char *origin,
+                const det_config_t *crystal, tusk_error_t *err);
 /* The same from a file (at most 1 MiB); messages name `path`. */
-int sim_array_load(sim_array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err);
+int array_load(array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err);
 /* Free the array and set *array = NULL; NULL (or *array NULL) is fine. */
-void sim_array_destroy(sim_array_t **array);
+void array_destroy(array_t **array);
 
 /* The number of crystals (at least 1). */
-size_t sim_array_count(const sim_array_t *a);
+size_t array_count(const array_t *a);
 /* Crystal i (0 <= i < count; NULL beyond), the crystals sorted by id. */
-const sim_place_t *sim_array_place(const sim_array_t *a, size_t i);
+const array_place_t *array_place(const array_t *a, size_t i);
 /* The shape shared by every crystal (owned by the array). */
-const det_crystal_t *sim_array_crystal(const sim_array_t *a);
+const det_crystal_t *array_crystal(const array_t *a);
 /* The index of the crystal with this id, -1 if none. */
-int sim_array_index_of(const sim_array_t *a, unsigned id);
+int array_index_of(const array_t *a, unsigned id);
 
 /* Points between the array frame and crystal i's local frame. */
-void sim_array_to_local(const sim_array_t *a, size_t i, const double world[3], double local[3]);
-void sim_array_to_world(const sim_array_t *a, size_t i, const double local[3], double world[3]);
+void array_to_local(const array_t *a, size_t i, const double world[3], double local[3]);
+void array_to_world(const array_t *a, size_t i, const double local[3], double world[3]);
 /* Directions into crystal i's local frame (the rotation only). */
-void sim_array_dir_to_local(const sim_array_t *a, size_t i, const double world_dir[3], double local_dir[3]);
+void array_dir_to_local(const array_t *a, size_t i, const double world_dir[3], double local_dir[3]);
 
 /* A stretch of a ray inside one crystal's bounding cylinder. */
-typedef struct sim_chord {
+typedef struct array_chord {
     size_t crystal;     /* the crystal's index */
     double t_in, t_out; /* along the ray, mm; t_in < t_out */
-} sim_chord_t;
+} array_chord_t;
 
 /* The chords of the ray origin + t dir (dir a unit vector, t >= 0, mm)
  * through every crystal's BOUNDING CYLINDER (radius = the config's
@@ -122,22 +123,22 @@ typedef struct sim_chord {
  * disjoint: the overlap check keeps the cylinders apart.
  *
  * The caller samples interactions by delta (Woodcock) tracking along the
- * chords and accepts a point only if sim_array_inside: the bounding
+ * chords and accepts a point only if array_inside: the bounding
  * cylinder contains the germanium (it does for the coax shape). Each
  * crystal is first tested against its bounding sphere, so a ray costs
  * little per crystal it misses. */
-size_t sim_array_chords(const sim_array_t *a, const double origin[3], const double dir[3], sim_chord_t *chords,
-                        size_t max, size_t *total);
+size_t array_chords(const array_t *a, const double origin[3], const double dir[3], array_chord_t *chords,
+                    size_t max, size_t *total);
 /* Is the array-frame point inside crystal i's germanium
- * (det_crystal_inside after sim_array_to_local)? */
-bool sim_array_inside(const sim_array_t *a, size_t i, const double world[3]);
+ * (det_crystal_inside after array_to_local)? */
+bool array_inside(const array_t *a, size_t i, const double world[3]);
 
 /* A human summary: the count, the id range, the distances, the least
  * clearance between neighbours (capsule test, which pair), the crystal
  * size and the fraction of 4 pi the front faces cover. Written into buf
  * like snprintf: the length needed is returned (buf may be NULL when cap
  * is 0). */
-size_t sim_array_describe(const sim_array_t *a, char *buf, size_t cap);
+size_t array_describe(const array_t *a, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

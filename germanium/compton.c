@@ -3,8 +3,6 @@
 
 #include <math.h>
 
-#include "tusk/simrng.h"
-
 #define PI 3.14159265358979323846
 
 double compton_scattered_energy(double e_kev, double cos_theta)
@@ -45,37 +43,4 @@ double klein_nishina_total(double e_kev)
     double l = log(a);
     double s = (1.0 + k) / (k * k) * (2.0 * (1.0 + k) / a - l / k) + l / (2.0 * k) - (1.0 + 3.0 * k) / (a * a);
     return 2.0 * PI * COMPTON_RE_CM * COMPTON_RE_CM * s;
-}
-
-/* Kahn's rejection technique (H. Kahn, "Applications of Monte Carlo",
- * AECU-3259, 1954; as described e.g. in the MCNP theory manual).
- * With x = E/E' in [1, 1 + 2k], the Klein-Nishina density in x is split
- * into two parts, each sampled exactly and accepted with a bounded weight:
- *   with probability (1 + 2k) / (9 + 2k): x uniform in [1, 1 + 2k],
- *     accepted with probability 4 (1/x - 1/x^2);
- *   otherwise: x = (1 + 2k) / (1 + 2k r) (1/x uniform),
- *     accepted with probability (cos^2 theta + 1/x) / 2;
- * and cos theta = 1 - (x - 1)/k. The cosine is computed in forms free of
- * the 1/k cancellation so that low energies stay exact. */
-double compton_sample_cos_theta(double e_kev, uint64_t *rng_state)
-{
-    double k = e_kev / COMPTON_MEC2_KEV;
-    double a = 1.0 + 2.0 * k;
-    double p1 = a / (9.0 + 2.0 * k);
-    for (;;) {
-        double r1 = sim_rng_uniform(rng_state);
-        double r2 = sim_rng_uniform(rng_state);
-        double r3 = sim_rng_uniform(rng_state);
-        if (r1 <= p1) {
-            double x = 1.0 + 2.0 * k * r2;
-            if (r3 <= 4.0 * (1.0 / x - 1.0 / (x * x)))
-                return 1.0 - 2.0 * r2; /* 1 - (x - 1)/k */
-        } else {
-            double d = 1.0 + 2.0 * k * r2;
-            double x = a / d;
-            double mu = 1.0 - 2.0 * (1.0 - r2) / d; /* 1 - (x - 1)/k */
-            if (r3 <= 0.5 * (mu * mu + 1.0 / x))
-                return mu;
-        }
-    }
 }

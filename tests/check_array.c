@@ -1,4 +1,4 @@
-/* check_sim_array.c - the array geometry of the simulation: the shipped
+/* check_array.c - the array geometry (libtusk-array): the shipped
  * configurations load and face the target, frames are orthonormal and
  * right-handed and round-trip, ray chords through the bounding cylinders
  * (along an axis, misses, sorted and disjoint for random rays, nothing
@@ -12,43 +12,43 @@
 
 #include "testutil.h"
 #include "tusk/crystal.h"
-#include "tusk/simarray.h"
+#include "tusk/array.h"
 #include "tusk/simrng.h"
 
 #define PI 3.14159265358979323846
 #define DEG (PI / 180.0)
 
 
-static sim_array_t *load_config(const char *name)
+static array_t *load_config(const char *name)
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/config/%s", tu_source_dir("config/array-demonstrator.conf"), name);
     det_config_t cfg;
     det_config_default(&cfg);
-    sim_array_t *a = NULL;
+    array_t *a = NULL;
     tusk_error_t err;
-    int rc = sim_array_load(&a, path, &cfg, &err);
+    int rc = array_load(&a, path, &cfg, &err);
     ck_assert_msg(rc == TUSK_OK, "%s: %s", path, err.message);
     ck_assert_ptr_nonnull(a);
     return a;
 }
 
 /* Parse text with the default crystal; NULL and the error on failure. */
-static sim_array_t *parse(const char *text, tusk_error_t *err)
+static array_t *parse(const char *text, tusk_error_t *err)
 {
     det_config_t cfg;
     det_config_default(&cfg);
-    sim_array_t *a = (sim_array_t *)1;
-    int rc = sim_array_parse(&a, text, strlen(text), "test.conf", &cfg, err);
+    array_t *a = (array_t *)1;
+    int rc = array_parse(&a, text, strlen(text), "test.conf", &cfg, err);
     ck_assert((rc == TUSK_OK) == (a != NULL));
     ck_assert(rc == TUSK_OK || err->code == rc);
     return a;
 }
 
-static sim_array_t *parse_ok(const char *text)
+static array_t *parse_ok(const char *text)
 {
     tusk_error_t err;
-    sim_array_t *a = parse(text, &err);
+    array_t *a = parse(text, &err);
     ck_assert_msg(a != NULL, "'%s' refused: %s", text, err.message);
     return a;
 }
@@ -58,7 +58,7 @@ static sim_array_t *parse_ok(const char *text)
 static void refused(const char *text, const char *needle, const char *needle2)
 {
     tusk_error_t err;
-    sim_array_t *a = parse(text, &err);
+    array_t *a = parse(text, &err);
     ck_assert_msg(a == NULL, "'%s' accepted", text);
     tu_assert_error(&err, TUSK_EPARAM, needle);
     tu_assert_error(&err, TUSK_EPARAM, "test.conf");
@@ -86,14 +86,14 @@ static void random_dir(uint64_t *rng, double d[3])
 
 /* Every crystal faces the target at `distance`; frames orthonormal and
  * right-handed; front = distance * axis z; ids sorted and indexed. */
-static void check_frames(const sim_array_t *a, double distance)
+static void check_frames(const array_t *a, double distance)
 {
-    for (size_t i = 0; i < sim_array_count(a); i++) {
-        const sim_place_t *p = sim_array_place(a, i);
+    for (size_t i = 0; i < array_count(a); i++) {
+        const array_place_t *p = array_place(a, i);
         ck_assert_ptr_nonnull(p);
         if (i > 0)
-            ck_assert_uint_lt(sim_array_place(a, i - 1)->id, p->id);
-        ck_assert_int_eq(sim_array_index_of(a, p->id), (int)i);
+            ck_assert_uint_lt(array_place(a, i - 1)->id, p->id);
+        ck_assert_int_eq(array_index_of(a, p->id), (int)i);
         double f = norm(p->front);
         ck_assert_double_eq_tol(f, distance, 1e-9);
         ck_assert_double_eq_tol(p->distance, distance, 1e-12);
@@ -114,47 +114,47 @@ static void check_frames(const sim_array_t *a, double distance)
         ck_assert_double_eq_tol(p->axis[2][2], cos(t), 1e-12);
         ck_assert(p->theta_deg >= 0.0 && p->theta_deg <= 180.0);
     }
-    ck_assert_ptr_null(sim_array_place(a, sim_array_count(a)));
+    ck_assert_ptr_null(array_place(a, array_count(a)));
 }
 
 /* ---- the shipped configurations ---- */
 
 START_TEST(demonstrator_loads)
 {
-    sim_array_t *a = load_config("array-demonstrator.conf");
-    ck_assert_uint_eq(sim_array_count(a), 15);
+    array_t *a = load_config("array-demonstrator.conf");
+    ck_assert_uint_eq(array_count(a), 15);
     check_frames(a, 235.0);
     for (unsigned id = 0; id < 15; id++)
-        ck_assert_int_eq(sim_array_index_of(a, id), (int)id);
-    ck_assert_int_eq(sim_array_index_of(a, 15), -1);
-    ck_assert_int_eq(sim_array_index_of(a, 65535), -1);
+        ck_assert_int_eq(array_index_of(a, id), (int)id);
+    ck_assert_int_eq(array_index_of(a, 15), -1);
+    ck_assert_int_eq(array_index_of(a, 65535), -1);
     /* Backward angles, clear of the beam. */
     for (size_t i = 0; i < 15; i++) {
-        const sim_place_t *p = sim_array_place(a, i);
+        const array_place_t *p = array_place(a, i);
         ck_assert(p->theta_deg > 120.0 && p->theta_deg < 170.0);
     }
-    const det_config_t *cfg = det_crystal_config(sim_array_crystal(a));
+    const det_config_t *cfg = det_crystal_config(array_crystal(a));
     ck_assert_double_eq(cfg->radius, 40.0);
     ck_assert_double_eq(cfg->length, 90.0);
-    sim_array_destroy(&a);
+    array_destroy(&a);
     ck_assert_ptr_null(a);
-    sim_array_destroy(&a);
-    sim_array_destroy(NULL);
+    array_destroy(&a);
+    array_destroy(NULL);
 }
 END_TEST
 
 START_TEST(shell_loads)
 {
-    sim_array_t *a = load_config("array-shell.conf");
-    size_t n = sim_array_count(a);
+    array_t *a = load_config("array-shell.conf");
+    size_t n = array_count(a);
     ck_assert_msg(n >= 60 && n <= 90, "%zu crystals", n);
     check_frames(a, 235.0);
     for (size_t i = 0; i < n; i++) {
-        const sim_place_t *p = sim_array_place(a, i);
+        const array_place_t *p = array_place(a, i);
         ck_assert_uint_eq(p->id, i);
         ck_assert(p->theta_deg >= 20.0 && p->theta_deg <= 160.0);
     }
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -162,14 +162,14 @@ END_TEST
 
 START_TEST(frame_conventions)
 {
-    sim_array_t *a = parse_ok("distance = 200\n"
-                              "crystal.1 = 90 0\n"
-                              "crystal.2 = 90 90 90\n"
-                              "crystal.3 = 0 30\n"
-                              "crystal.4 = 180 0\n"
-                              "crystal.5 = 60 -45 33\n");
+    array_t *a = parse_ok("distance = 200\n"
+                          "crystal.1 = 90 0\n"
+                          "crystal.2 = 90 90 90\n"
+                          "crystal.3 = 0 30\n"
+                          "crystal.4 = 180 0\n"
+                          "crystal.5 = 60 -45 33\n");
     check_frames(a, 200.0);
-    const sim_place_t *p = sim_array_place(a, 0);
+    const array_place_t *p = array_place(a, 0);
     /* theta 90, phi 0, roll 0: z = +x, local x = e_theta = -z, y = +y. */
     const double want1[3][3] = {{0, 0, -1}, {0, 1, 0}, {1, 0, 0}};
     for (int j = 0; j < 3; j++)
@@ -177,85 +177,85 @@ START_TEST(frame_conventions)
             ck_assert_double_eq_tol(p->axis[j][k], want1[j][k], 1e-15);
     ck_assert_double_eq_tol(p->front[0], 200.0, 1e-12);
     /* theta 90, phi 90, roll 90: z = +y, local x = e_phi = -x. */
-    p = sim_array_place(a, 1);
+    p = array_place(a, 1);
     ck_assert_double_eq_tol(p->axis[0][0], -1.0, 1e-15);
     ck_assert_double_eq_tol(p->axis[2][1], 1.0, 1e-15);
     /* The poles: x is x-hat turned by phi. */
-    p = sim_array_place(a, 2);
+    p = array_place(a, 2);
     ck_assert_double_eq_tol(p->axis[0][0], cos(30 * DEG), 1e-15);
     ck_assert_double_eq_tol(p->axis[0][1], sin(30 * DEG), 1e-15);
     ck_assert_double_eq_tol(p->axis[2][2], 1.0, 1e-15);
-    p = sim_array_place(a, 3);
+    p = array_place(a, 3);
     ck_assert_double_eq_tol(p->axis[0][0], 1.0, 1e-15);
     ck_assert_double_eq_tol(p->axis[2][2], -1.0, 1e-15);
     ck_assert_double_eq_tol(p->front[2], -200.0, 1e-12);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
 START_TEST(local_world_round_trip)
 {
-    sim_array_t *a = load_config("array-shell.conf");
-    const det_config_t *cfg = det_crystal_config(sim_array_crystal(a));
+    array_t *a = load_config("array-shell.conf");
+    const det_config_t *cfg = det_crystal_config(array_crystal(a));
     uint64_t rng = tu_rand();
-    for (size_t i = 0; i < sim_array_count(a); i++) {
-        const sim_place_t *p = sim_array_place(a, i);
+    for (size_t i = 0; i < array_count(a); i++) {
+        const array_place_t *p = array_place(a, i);
         double l[3], w[3];
         /* local (0, 0, 0) is the front-face centre, (0, 0, length) the back. */
-        sim_array_to_local(a, i, p->front, l);
+        array_to_local(a, i, p->front, l);
         for (int k = 0; k < 3; k++)
             ck_assert_double_eq_tol(l[k], 0.0, 1e-12);
-        sim_array_to_world(a, i, (const double[3]){0, 0, cfg->length}, w);
+        array_to_world(a, i, (const double[3]){0, 0, cfg->length}, w);
         for (int k = 0; k < 3; k++)
             ck_assert_double_eq_tol(w[k], (p->distance + cfg->length) * p->axis[2][k], 1e-9);
         /* Germanium: off the axis, and on it before the core hole. */
         const double ge[][3] = {{20, 0, 30}, {0, -39, 89}, {0, 0, 5}};
         const double not_ge[][3] = {{20, 0, -1}, {0, 0, 50}, {0, 41, 30}};
         for (int k = 0; k < 3; k++) {
-            sim_array_to_world(a, i, ge[k], w);
-            ck_assert(sim_array_inside(a, i, w));
-            sim_array_to_world(a, i, not_ge[k], w);
-            ck_assert(!sim_array_inside(a, i, w));
+            array_to_world(a, i, ge[k], w);
+            ck_assert(array_inside(a, i, w));
+            array_to_world(a, i, not_ge[k], w);
+            ck_assert(!array_inside(a, i, w));
         }
         for (int r = 0; r < 200; r++) {
             double x[3], y[3], back[3], d[3], dl[3], l2[3];
             for (int k = 0; k < 3; k++)
                 x[k] = 800.0 * sim_rng_uniform(&rng) - 400.0;
-            sim_array_to_local(a, i, x, y);
-            sim_array_to_world(a, i, y, back);
+            array_to_local(a, i, x, y);
+            array_to_world(a, i, y, back);
             for (int k = 0; k < 3; k++)
                 tu_check(fabs(back[k] - x[k]) < 1e-10);
             tu_check(fabs(norm(y) - norm((const double[3]){x[0] - p->front[0], x[1] - p->front[1],
                                                              x[2] - p->front[2]})) < 1e-10);
             /* Directions: the difference of two points' local images. */
             random_dir(&rng, d);
-            sim_array_dir_to_local(a, i, d, dl);
+            array_dir_to_local(a, i, d, dl);
             tu_check(fabs(norm(dl) - 1.0) < 1e-12);
             double x2[3] = {x[0] + 7.0 * d[0], x[1] + 7.0 * d[1], x[2] + 7.0 * d[2]};
-            sim_array_to_local(a, i, x2, l2);
+            array_to_local(a, i, x2, l2);
             for (int k = 0; k < 3; k++)
                 tu_check(fabs(l2[k] - y[k] - 7.0 * dl[k]) < 1e-10);
             /* inside agrees with the crystal's own test. */
-            tu_check(sim_array_inside(a, i, x) == det_crystal_inside(sim_array_crystal(a), y[0], y[1], y[2]));
+            tu_check(array_inside(a, i, x) == det_crystal_inside(array_crystal(a), y[0], y[1], y[2]));
         }
     }
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
 START_TEST(triple_cluster)
 {
-    sim_array_t *a = parse_ok("triple.2 = 90 0\n"
-                              "triple.3 = 40 200 30\n");
-    ck_assert_uint_eq(sim_array_count(a), 6);
+    array_t *a = parse_ok("triple.2 = 90 0\n"
+                          "triple.3 = 40 200 30\n");
+    ck_assert_uint_eq(array_count(a), 6);
     check_frames(a, 235.0);
     /* Cluster 2 along +x, roll 0: crystal 6 leans along e_theta (-z). */
-    const sim_place_t *p = sim_array_place(a, 0);
+    const array_place_t *p = array_place(a, 0);
     ck_assert_uint_eq(p->id, 6);
     ck_assert_double_eq_tol(p->theta_deg, 102.0, 1e-9);
     ck_assert_double_eq_tol(p->phi_deg, 0.0, 1e-9);
     /* Crystal 7 at azimuth 120, from e_theta (-z) towards e_phi (+y). */
-    p = sim_array_place(a, 1);
+    p = array_place(a, 1);
     ck_assert_double_eq_tol(p->axis[2][1], sin(12 * DEG) * sin(120 * DEG), 1e-12);
     ck_assert_double_eq_tol(p->axis[2][2], -sin(12 * DEG) * cos(120 * DEG), 1e-12);
     /* Each crystal 12 degrees off its cluster axis, 120 degrees apart
@@ -266,7 +266,7 @@ START_TEST(triple_cluster)
     for (int c = 0; c < 2; c++) {
         double perp[3][3];
         for (int k = 0; k < 3; k++) {
-            p = sim_array_place(a, 3 * (size_t)c + (size_t)k);
+            p = array_place(a, 3 * (size_t)c + (size_t)k);
             ck_assert_uint_eq(p->id, 6 + 3 * (unsigned)c + (unsigned)k);
             double cosang = dot(p->axis[2], cluster[c]);
             ck_assert_double_eq_tol(acos(cosang) / DEG, 12.0, 1e-9);
@@ -279,7 +279,7 @@ START_TEST(triple_cluster)
             ck_assert_double_eq_tol(cosaz, -0.5, 1e-9);
         }
     }
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -287,83 +287,83 @@ END_TEST
 
 START_TEST(chord_along_axis)
 {
-    sim_array_t *a = load_config("array-demonstrator.conf");
+    array_t *a = load_config("array-demonstrator.conf");
     const double zero[3] = {0, 0, 0};
-    for (size_t i = 0; i < sim_array_count(a); i++) {
-        const sim_place_t *p = sim_array_place(a, i);
-        sim_chord_t ch[4];
+    for (size_t i = 0; i < array_count(a); i++) {
+        const array_place_t *p = array_place(a, i);
+        array_chord_t ch[4];
         size_t total = 99;
-        size_t n = sim_array_chords(a, zero, p->axis[2], ch, 4, &total);
+        size_t n = array_chords(a, zero, p->axis[2], ch, 4, &total);
         ck_assert_uint_eq(n, 1);
         ck_assert_uint_eq(total, 1);
         ck_assert_uint_eq(ch[0].crystal, i);
         ck_assert_double_eq_tol(ch[0].t_in, 235.0, 1e-9);
         ck_assert_double_eq_tol(ch[0].t_out, 325.0, 1e-9);
         /* Counting only. */
-        ck_assert_uint_eq(sim_array_chords(a, zero, p->axis[2], NULL, 0, &total), 0);
+        ck_assert_uint_eq(array_chords(a, zero, p->axis[2], NULL, 0, &total), 0);
         ck_assert_uint_eq(total, 1);
         /* From inside the crystal: t_in clamped to 0. */
         double inside[3] = {300.0 * p->axis[2][0], 300.0 * p->axis[2][1], 300.0 * p->axis[2][2]};
-        ck_assert_uint_eq(sim_array_chords(a, inside, p->axis[2], ch, 4, NULL), 1);
+        ck_assert_uint_eq(array_chords(a, inside, p->axis[2], ch, 4, NULL), 1);
         ck_assert_double_eq(ch[0].t_in, 0.0);
         ck_assert_double_eq_tol(ch[0].t_out, 25.0, 1e-9);
         /* Backwards, from inside: through the front face to the target. */
         double back[3] = {-p->axis[2][0], -p->axis[2][1], -p->axis[2][2]};
-        ck_assert_uint_eq(sim_array_chords(a, inside, back, ch, 4, NULL), 1);
+        ck_assert_uint_eq(array_chords(a, inside, back, ch, 4, NULL), 1);
         ck_assert_double_eq(ch[0].t_in, 0.0);
         ck_assert_double_eq_tol(ch[0].t_out, 65.0, 1e-9);
         /* Beyond the back face, going out: nothing. */
         double far[3] = {400.0 * p->axis[2][0], 400.0 * p->axis[2][1], 400.0 * p->axis[2][2]};
-        ck_assert_uint_eq(sim_array_chords(a, far, p->axis[2], ch, 4, &total), 0);
+        ck_assert_uint_eq(array_chords(a, far, p->axis[2], ch, 4, &total), 0);
         ck_assert_uint_eq(total, 0);
     }
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
 START_TEST(chord_misses)
 {
-    sim_array_t *a = load_config("array-demonstrator.conf");
-    sim_chord_t ch[4];
+    array_t *a = load_config("array-demonstrator.conf");
+    array_chord_t ch[4];
     size_t total = 99;
     /* Along the beam, forwards and backwards: the array is a ring. */
-    ck_assert_uint_eq(sim_array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0, 0, 1}, ch, 4, &total), 0);
+    ck_assert_uint_eq(array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0, 0, 1}, ch, 4, &total), 0);
     ck_assert_uint_eq(total, 0);
-    ck_assert_uint_eq(sim_array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0, 0, -1}, ch, 4, &total), 0);
+    ck_assert_uint_eq(array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0, 0, -1}, ch, 4, &total), 0);
     ck_assert_uint_eq(total, 0);
     /* Forward hemisphere: nothing there. */
-    ck_assert_uint_eq(sim_array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0.6, 0, 0.8}, ch, 4, &total),
+    ck_assert_uint_eq(array_chords(a, (const double[3]){0, 0, 0}, (const double[3]){0.6, 0, 0.8}, ch, 4, &total),
                       0);
     /* Just past the rim of crystal 0's front face (radius 40 + 0.01 mm). */
-    const sim_place_t *p = sim_array_place(a, 0);
+    const array_place_t *p = array_place(a, 0);
     double o[3], d[3];
-    sim_array_to_world(a, 0, (const double[3]){40.01, 0, -50}, o);
-    sim_array_dir_to_local(a, 0, p->axis[2], d); /* (0, 0, 1) */
+    array_to_world(a, 0, (const double[3]){40.01, 0, -50}, o);
+    array_dir_to_local(a, 0, p->axis[2], d); /* (0, 0, 1) */
     ck_assert_double_eq_tol(d[2], 1.0, 1e-12);
-    ck_assert_uint_eq(sim_array_chords(a, o, p->axis[2], ch, 4, &total), 0);
-    sim_array_to_world(a, 0, (const double[3]){39.99, 0, -50}, o);
-    ck_assert_uint_eq(sim_array_chords(a, o, p->axis[2], ch, 4, &total), 1);
+    ck_assert_uint_eq(array_chords(a, o, p->axis[2], ch, 4, &total), 0);
+    array_to_world(a, 0, (const double[3]){39.99, 0, -50}, o);
+    ck_assert_uint_eq(array_chords(a, o, p->axis[2], ch, 4, &total), 1);
     ck_assert_double_eq_tol(ch[0].t_in, 50.0, 1e-9);
     ck_assert_double_eq_tol(ch[0].t_out, 140.0, 1e-9);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
 /* Is the array point inside crystal i's bounding cylinder (tolerance tol)? */
-static bool in_cylinder(const sim_array_t *a, size_t i, const double w[3], double tol)
+static bool in_cylinder(const array_t *a, size_t i, const double w[3], double tol)
 {
-    const det_config_t *cfg = det_crystal_config(sim_array_crystal(a));
+    const det_config_t *cfg = det_crystal_config(array_crystal(a));
     double l[3];
-    sim_array_to_local(a, i, w, l);
+    array_to_local(a, i, w, l);
     return hypot(l[0], l[1]) <= cfg->radius + tol && l[2] >= -tol && l[2] <= cfg->length + tol;
 }
 
 START_TEST(chords_sorted_and_disjoint)
 {
-    sim_array_t *a = load_config("array-shell.conf");
+    array_t *a = load_config("array-shell.conf");
     uint64_t rng = tu_rand();
     enum { MAX = 16 };
-    sim_chord_t ch[MAX], few[3];
+    array_chord_t ch[MAX], few[3];
     size_t hits = 0, many = 0;
     for (int r = 0; r < 10000; r++) {
         double o[3], d[3];
@@ -372,12 +372,12 @@ START_TEST(chords_sorted_and_disjoint)
             o[k] = spread * (2.0 * sim_rng_uniform(&rng) - 1.0);
         random_dir(&rng, d);
         size_t total;
-        size_t n = sim_array_chords(a, o, d, ch, MAX, &total);
+        size_t n = array_chords(a, o, d, ch, MAX, &total);
         tu_check(n == total && n <= MAX);
         hits += n > 0;
         many += n > 1;
         for (size_t c = 0; c < n; c++) {
-            tu_check(ch[c].crystal < sim_array_count(a));
+            tu_check(ch[c].crystal < array_count(a));
             tu_check(ch[c].t_in >= 0.0 && ch[c].t_out > ch[c].t_in && isfinite(ch[c].t_out));
             if (c > 0)
                 tu_check(ch[c - 1].t_out <= ch[c].t_in); /* sorted, disjoint */
@@ -403,7 +403,7 @@ START_TEST(chords_sorted_and_disjoint)
         if (r % 40 == 0) {
             for (double t = 0.0; t < 2000.0; t += 2.0) {
                 double w[3] = {o[0] + t * d[0], o[1] + t * d[1], o[2] + t * d[2]};
-                for (size_t i = 0; i < sim_array_count(a); i++) {
+                for (size_t i = 0; i < array_count(a); i++) {
                     if (!in_cylinder(a, i, w, -1e-6))
                         continue;
                     bool on = false;
@@ -415,13 +415,13 @@ START_TEST(chords_sorted_and_disjoint)
         }
         /* Fewer slots: the first chords, the same total. */
         size_t total2;
-        size_t m = sim_array_chords(a, o, d, few, 3, &total2);
+        size_t m = array_chords(a, o, d, few, 3, &total2);
         tu_check(total2 == total && m == (n < 3 ? n : 3));
         for (size_t c = 0; c < m; c++)
             tu_check(few[c].crystal == ch[c].crystal && few[c].t_in == ch[c].t_in && few[c].t_out == ch[c].t_out);
     }
     ck_assert_msg(hits > 2500 && many > 200, "%zu rays hit, %zu more than one crystal", hits, many);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -435,15 +435,15 @@ START_TEST(overlap_refused)
     /* At 235 mm two radius-40 crystals need 2 asin(81 / 470) = 19.85
      * degrees with the 1 mm gap: 20 passes, 19.7 does not, nor 20 with a
      * 2 mm gap (the front faces are 1.61 mm apart). */
-    sim_array_t *a = parse_ok("crystal.1 = 90 0\ncrystal.2 = 90 20\n");
+    array_t *a = parse_ok("crystal.1 = 90 0\ncrystal.2 = 90 20\n");
     char text[512];
-    sim_array_describe(a, text, sizeof text);
+    array_describe(a, text, sizeof text);
     ck_assert_msg(strstr(text, "least clearance 1.61 mm (crystals 1 and 2"), "%s", text);
-    sim_array_destroy(&a);
+    array_destroy(&a);
     refused("crystal.1 = 90 0\ncrystal.2 = 90 19.7\n", "crystals 1 (crystal.1) and 2 (crystal.2)", NULL);
     refused("gap = 2\ncrystal.1 = 90 0\ncrystal.2 = 90 20\n", "82 mm needed", "within 81.61 mm");
     a = parse_ok("gap = 0\ncrystal.1 = 90 0\ncrystal.2 = 90 19.7\ndistance = 300\n");
-    sim_array_destroy(&a);
+    array_destroy(&a);
     /* The early reject must not skip a pair whose axis segments are
      * closer than their centres: 1 and 2 are 18 degrees apart (fronts
      * 73.5 mm, centres 87.6 mm), after 0 and 1 set a small clearance. */
@@ -460,7 +460,7 @@ START_TEST(overlap_refused)
     big.radius = 45.0;
     tusk_error_t err;
     const char *two = "crystal.1 = 90 0\ncrystal.2 = 90 21\n";
-    ck_assert_int_eq(sim_array_parse(&a, two, strlen(two), "big.conf", &big, &err), TUSK_EPARAM);
+    ck_assert_int_eq(array_parse(&a, two, strlen(two), "big.conf", &big, &err), TUSK_EPARAM);
     tu_assert_error(&err, TUSK_EPARAM, "91 mm needed (radius 45 + 45, gap 1)");
     ck_assert_ptr_null(a);
 }
@@ -512,58 +512,58 @@ START_TEST(bad_configs_refused)
     det_config_t bad;
     det_config_default(&bad);
     bad.radius = -1.0;
-    sim_array_t *a = (sim_array_t *)1;
+    array_t *a = (array_t *)1;
     tusk_error_t err;
-    ck_assert_int_ne(sim_array_parse(&a, "crystal.1 = 90 0", 16, "x", &bad, &err), TUSK_OK);
+    ck_assert_int_ne(array_parse(&a, "crystal.1 = 90 0", 16, "x", &bad, &err), TUSK_OK);
     ck_assert_ptr_null(a);
     /* A missing file. */
-    a = (sim_array_t *)1;
-    ck_assert_int_eq(sim_array_load(&a, "/nonexistent/array.conf", NULL, &err), TUSK_EIO);
+    a = (array_t *)1;
+    ck_assert_int_eq(array_load(&a, "/nonexistent/array.conf", NULL, &err), TUSK_EIO);
     tu_assert_error(&err, TUSK_EIO, "/nonexistent/array.conf");
     ck_assert_ptr_null(a);
     /* NULL crystal: the default shape. */
     const char *one = "crystal.1 = 90 0 # not a comment: refused\n";
-    ck_assert_int_eq(sim_array_parse(&a, one, strlen(one), "x", NULL, &err), TUSK_EPARAM);
+    ck_assert_int_eq(array_parse(&a, one, strlen(one), "x", NULL, &err), TUSK_EPARAM);
     one = "crystal.1 = 90 0 15\n";
-    ck_assert_int_eq(sim_array_parse(&a, one, strlen(one), "x", NULL, &err), TUSK_OK);
-    ck_assert_double_eq(det_crystal_config(sim_array_crystal(a))->radius, 40.0);
-    ck_assert_double_eq(sim_array_place(a, 0)->roll_deg, 15.0);
-    sim_array_destroy(&a);
+    ck_assert_int_eq(array_parse(&a, one, strlen(one), "x", NULL, &err), TUSK_OK);
+    ck_assert_double_eq(det_crystal_config(array_crystal(a))->radius, 40.0);
+    ck_assert_double_eq(array_place(a, 0)->roll_deg, 15.0);
+    array_destroy(&a);
 }
 END_TEST
 
 START_TEST(layouts_combine)
 {
-    sim_array_t *a = parse_ok("shell = 10\n"
-                              "shell_hole_deg = 30\n"
-                              "distance = 400\n"
-                              "triple.100 = 0 0\n"
-                              "crystal.65535 = 180 0\n");
-    ck_assert_uint_eq(sim_array_count(a), 14);
+    array_t *a = parse_ok("shell = 10\n"
+                          "shell_hole_deg = 30\n"
+                          "distance = 400\n"
+                          "triple.100 = 0 0\n"
+                          "crystal.65535 = 180 0\n");
+    ck_assert_uint_eq(array_count(a), 14);
     check_frames(a, 400.0);
-    ck_assert_int_eq(sim_array_index_of(a, 300), 10);
-    ck_assert_int_eq(sim_array_index_of(a, 302), 12);
-    ck_assert_int_eq(sim_array_index_of(a, 65535), 13);
+    ck_assert_int_eq(array_index_of(a, 300), 10);
+    ck_assert_int_eq(array_index_of(a, 302), 12);
+    ck_assert_int_eq(array_index_of(a, 65535), 13);
     for (unsigned i = 0; i < 10; i++) {
-        const sim_place_t *p = sim_array_place(a, i);
+        const array_place_t *p = array_place(a, i);
         ck_assert(p->theta_deg >= 30.0 && p->theta_deg <= 150.0);
     }
     /* The shell spreads cos(theta) evenly over [-cos h, cos h]. */
-    ck_assert_double_eq_tol(cos(sim_array_place(a, 0)->theta_deg * DEG), cos(30 * DEG) * 0.9, 1e-12);
-    ck_assert_double_eq_tol(cos(sim_array_place(a, 9)->theta_deg * DEG), -cos(30 * DEG) * 0.9, 1e-12);
-    sim_array_destroy(&a);
+    ck_assert_double_eq_tol(cos(array_place(a, 0)->theta_deg * DEG), cos(30 * DEG) * 0.9, 1e-12);
+    ck_assert_double_eq_tol(cos(array_place(a, 9)->theta_deg * DEG), -cos(30 * DEG) * 0.9, 1e-12);
+    array_destroy(&a);
 }
 END_TEST
 
 /* ---- solid angle ---- */
 
 /* Does the chord hold germanium (sampled at n points)? */
-static bool chord_has_ge(const sim_array_t *a, const double o[3], const double d[3], const sim_chord_t *c, int n)
+static bool chord_has_ge(const array_t *a, const double o[3], const double d[3], const array_chord_t *c, int n)
 {
     for (int s = 0; s < n; s++) {
         double t = c->t_in + (c->t_out - c->t_in) * (s + 0.5) / n;
         double w[3] = {o[0] + t * d[0], o[1] + t * d[1], o[2] + t * d[2]};
-        if (sim_array_inside(a, c->crystal, w))
+        if (array_inside(a, c->crystal, w))
             return true;
     }
     return false;
@@ -574,7 +574,7 @@ START_TEST(solid_angle_single)
     /* A crystal facing the target: its mantle hides behind the front face,
      * so the fraction of isotropic rays hitting it is the front disk's,
      * (1 - cos(atan(40 / 235))) / 2. */
-    sim_array_t *a = parse_ok("crystal.0 = 37 123 45\n");
+    array_t *a = parse_ok("crystal.0 = 37 123 45\n");
     const double o[3] = {0, 0, 0};
     uint64_t rng = 20240607;
     const long n = 1000000;
@@ -582,9 +582,9 @@ START_TEST(solid_angle_single)
     for (long i = 0; i < n; i++) {
         double d[3];
         random_dir(&rng, d);
-        sim_chord_t c;
+        array_chord_t c;
         size_t total;
-        if (sim_array_chords(a, o, d, &c, 1, &total) == 1 && chord_has_ge(a, o, d, &c, 16))
+        if (array_chords(a, o, d, &c, 1, &total) == 1 && chord_has_ge(a, o, d, &c, 16))
             hit++;
         tu_check(total <= 1);
     }
@@ -592,7 +592,7 @@ START_TEST(solid_angle_single)
     double sigma = sqrt(p0 * (1.0 - p0) / n);
     ck_assert_msg(p >= p0 - 3.0 * sigma && p <= 1.3 * p0 && fabs(p - p0) <= 4.0 * sigma,
                   "fraction %.6f, front disk %.6f +- %.6f", p, p0, sigma);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -600,8 +600,8 @@ START_TEST(solid_angle_shell)
 {
     /* From the target no ray meets two crystals, and the fraction that
      * meets one is the sum of the front disks (what describe reports). */
-    sim_array_t *a = load_config("array-shell.conf");
-    size_t ncr = sim_array_count(a);
+    array_t *a = load_config("array-shell.conf");
+    size_t ncr = array_count(a);
     const double o[3] = {0, 0, 0};
     uint64_t rng = 7;
     const long n = 200000;
@@ -609,9 +609,9 @@ START_TEST(solid_angle_shell)
     for (long i = 0; i < n; i++) {
         double d[3];
         random_dir(&rng, d);
-        sim_chord_t c[2];
+        array_chord_t c[2];
         size_t total;
-        size_t m = sim_array_chords(a, o, d, c, 2, &total);
+        size_t m = array_chords(a, o, d, c, 2, &total);
         tu_check(total <= 1 && m == total);
         if (m == 1) {
             tu_check(chord_has_ge(a, o, d, &c[0], 16));
@@ -622,10 +622,10 @@ START_TEST(solid_angle_shell)
     double sigma = sqrt(p0 * (1.0 - p0) / n);
     ck_assert_msg(fabs(p - p0) <= 4.0 * sigma, "fraction %.5f, front disks %.5f +- %.5f", p, p0, sigma);
     char text[512], want[64];
-    sim_array_describe(a, text, sizeof text);
+    array_describe(a, text, sizeof text);
     snprintf(want, sizeof want, "cover %.1f %% of 4 pi", 100.0 * p0);
     ck_assert_msg(strstr(text, want), "'%s' lacks '%s'", text, want);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -633,9 +633,9 @@ END_TEST
 
 START_TEST(describe_summary)
 {
-    sim_array_t *a = load_config("array-demonstrator.conf");
+    array_t *a = load_config("array-demonstrator.conf");
     char text[512];
-    size_t n = sim_array_describe(a, text, sizeof text);
+    size_t n = array_describe(a, text, sizeof text);
     ck_assert_uint_eq(n, strlen(text));
     ck_assert_msg(strstr(text, "15 crystals"), "%s", text);
     ck_assert_msg(strstr(text, "ids 0 to 14"), "%s", text);
@@ -643,20 +643,20 @@ START_TEST(describe_summary)
     ck_assert_msg(strstr(text, "least clearance 4.63 mm"), "%s", text);
     /* Like snprintf: the length needed whatever the room. */
     char small[8];
-    ck_assert_uint_eq(sim_array_describe(a, small, sizeof small), n);
+    ck_assert_uint_eq(array_describe(a, small, sizeof small), n);
     ck_assert_uint_eq(strlen(small), sizeof small - 1);
-    ck_assert_uint_eq(sim_array_describe(a, NULL, 0), n);
-    sim_array_destroy(&a);
+    ck_assert_uint_eq(array_describe(a, NULL, 0), n);
+    array_destroy(&a);
     a = parse_ok("crystal.42 = 10 10\n");
-    sim_array_describe(a, text, sizeof text);
+    array_describe(a, text, sizeof text);
     ck_assert_msg(strstr(text, "1 crystal, ids 42 to 42") && strstr(text, "no neighbours"), "%s", text);
-    sim_array_destroy(&a);
+    array_destroy(&a);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("sim_array");
+    Suite *s = suite_create("array");
     TCase *tc = tcase_create("layout");
     tcase_add_test(tc, demonstrator_loads);
     tcase_add_test(tc, shell_loads);

@@ -1,0 +1,270 @@
+/* zfinder.c - filter: the ATLAS Level-2 z-finder (tusk/zfinder.h),
+ * data:id_spacepoints in, a data:zvertex added after each.
+ *
+ * Parameters:
+ *   mode, precision, slice_deg, z_min_mm, z_max_mm, bin_mm, triplet_dz_mm,
+ *             triplet_dphi, second_vertex: the algorithm (zfinder/README.md)
+ *   backend   reference | fast | opencl (reference)
+ *   threads   threads of the fast backend and of the OpenCL packing (0: one per CPU)
+ *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
+ *             default $TUSK_CL_DEVICE or any); load-shared instances
+ *             spread over matching devices with "gpu:instance"
+ *   cl.options, cl.cache: as every OpenCL actor (opencl/README.md)
+ *   chunk, slots, group_size, group_points: the OpenCL launches (zfinder/README.md)
+ *   keep_points  pass the spacepoints on (yes); no: only data:zvertex and
+ *             the other frames go on
+ *
+ * Every input buffer is one batch: its RoIs go through the backend
+ * together (one launch per `chunk` RoIs on OpenCL). The output holds
+ * every frame of the input in order (data:id_truth and anything else
+ * unchanged), each data:id_spacepoints followed by its data:zvertex (same
+ * RoI number and timestamp). When the output buffer is full the call
+ * returns TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A
+ * malformed frame is TUSK_ACTOR_EDATA naming its offset; a spacepoint
+ * outside its RoI or in a layer the detector does not have is
+ * TUSK_ACTOR_EDATA naming the RoI and the point. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AK_FILTER
+#include "actorkit.h"
+#include "tusk/zfinder.h"
+
+TUSK_ACTOR_DECLARE("zfinder", "ATLAS Level-2 z-finder: data:id_spacepoints in, data:zvertex added",
+                   "mode: pairs | triplets (pairs)\n"
+                   "precision: float | double (float)\n"
+                   "slice_deg, z_min_mm, z_max_mm, bin_mm, triplet_dz_mm, triplet_dphi, second_vertex: the algorithm "
+                   "(zfinder/README.md)\n"
+                   "backend: reference | fast | opencl (reference)\n"
+                   "threads: threads of fast and of the OpenCL packing (0: one per CPU)\n"
+                   "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
+                   "cl.options, cl.cache: OpenCL build options, binary cache (on)\n"
+                   "chunk, slots, group_size, group_points: OpenCL launches (64, 2, 64, 1024)\n"
+                   "keep_points: pass the spacepoints on (yes)\n");
+
+#define MAX_KEYS 32
+
+typedef struct filter {
+    ak_base_t base;
+    zf_config_t cfg;
+    int backend;
+    bool keep_points;
+    zf_ref_t *ref;
+    zf_fast_t *fast;
+    zf_cl_t *cl;
+    zf_batch_t *batch;
+    zf_result_t *res;
+    size_t res_cap;
+    adf_writer_t *writer;
+    ak_copier_t copier;
+    uint8_t *staged;
+    size_t staged_cap, staged_size;
+    uint64_t buffers, rois, points, pairs, found, offset;
+} filter_t;
+
+AK_STANDARD_HOOKS(filter_t)
+
+static const char *const own_keys[] = {"backend",      "threads", "device",      "cl.options", "cl.cache",
+                                       "chunk",        "slots",   "group_size",  "group_points", "keep_points",
+                                       NULL};
+
+static void free_filter(filter_t *f)
+{
+    if (!f)
+        return;
+    zf_ref_destroy(&f->ref);
+    zf_fast_destroy(&f->fast);
+    zf_cl_destroy(&f->cl);
+    zf_batch_destroy(&f->batch);
+    adf_writer_destroy(&f->writer);
+    ak_copier_free(&f->copier);
+    free(f->res);
+    free(f->staged);
+    free(f);
+}
+
+static bool open_backend(ak_config_t *cfg, filter_t *f)
+{
+    static const char *const backends[] = {"reference", "fast", "opencl", NULL};
+    int b = ak_config_choice(cfg, "backend", backends, 0);
+    uint64_t threads, chunk, slots, group_size, group_points;
+    bool cache;
+    zf_cl_config_t clc;
+    zf_cl_config_default(&clc);
+    if (b < 0 || !ak_config_u64(cfg, "threads", 0, 0, 1024, &threads) ||
+        !ak_config_u64(cfg, "chunk", clc.chunk, 1, 1u << 20, &chunk) ||
+        !ak_config_u64(cfg, "slots", clc.slots, 1, 2, &slots) ||
+        !ak_config_u64(cfg, "group_size", clc.group_size, 1, 4096, &group_size) ||
+        !ak_config_u64(cfg, "group_points", clc.group_points, 3, 1u << 16, &group_points) ||
+        !ak_config_bool(cfg, "cl.cache", true, &cache) || !ak_config_bool(cfg, "keep_points", true, &f->keep_points))
+        return false;
+    f->backend = b + 1; /* ZF_REFERENCE, ZF_FAST, ZF_OPENCL */
+    tusk_error_t err;
+    int st = TUSK_OK;
+    if (f->backend == ZF_REFERENCE)
+        st = zf_ref_new(&f->ref, &f->cfg, &err);
+    else if (f->backend == ZF_FAST)
+        st = zf_fast_new(&f->fast, &f->cfg, (unsigned)threads, &err);
+    else {
+        clc.device = tusk_params_get(cfg->params, "device");
+        clc.instance = f->base.instance;
+        clc.options = tusk_params_get(cfg->params, "cl.options");
+        clc.no_cache = !cache;
+        clc.chunk = (unsigned)chunk;
+        clc.slots = (unsigned)slots;
+        clc.group_size = (unsigned)group_size;
+        clc.group_points = (unsigned)group_points;
+        clc.threads = (unsigned)threads;
+        st = zf_cl_new(&f->cl, &f->cfg, &clc, &err);
+    }
+    if (st != TUSK_OK)
+        return ak_config_fail(cfg, st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : st == TUSK_EPARAM ? TUSK_ACTOR_ECONFIG
+                                                                                                : TUSK_ACTOR_ERESOURCE,
+                              "backend = %s: %s", zf_backend_name(f->backend), err.message);
+    return true;
+}
+
+void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
+                           unsigned int *error_code)
+{
+    const char *known[MAX_KEYS];
+    size_t n = 0;
+    for (const char *const *k = zf_config_keys(); *k && n < MAX_KEYS - 1; k++)
+        known[n++] = *k;
+    for (const char *const *k = own_keys; *k && n < MAX_KEYS - 1; k++)
+        known[n++] = *k;
+    known[n] = NULL;
+    ak_config_t cfg;
+    filter_t *f = NULL;
+    if (!ak_config_open(&cfg, directory_path, known, message, message_size, error_code))
+        goto fail;
+    f = calloc(1, sizeof *f);
+    if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = zf_batch_new())) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        goto fail;
+    }
+    if (!ak_config_base(&cfg, &f->base))
+        goto fail;
+    zf_config_default(&f->cfg);
+    tusk_error_t err;
+    if (zf_config_read(&f->cfg, cfg.params, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+        goto fail;
+    }
+    if (!open_backend(&cfg, f))
+        goto fail;
+    ak_config_close(&cfg);
+    return f;
+fail:
+    free_filter(f);
+    ak_config_close(&cfg);
+    return NULL;
+}
+
+void process_initialise(void *algo_data, unsigned int *error_code)
+{
+    (void)algo_data;
+    ak_ok(error_code);
+}
+
+void process_reset(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    ak_copier_reset(&f->copier);
+    f->buffers = f->rois = f->points = f->pairs = f->found = f->offset = 0;
+}
+
+void process_stop(void *algo_data, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    char settings[256];
+    zf_config_format(&f->cfg, settings, sizeof settings);
+    fprintf(stderr, "zfinder %s: %llu buffers, %llu RoIs, %llu spacepoints, %llu pairs, %llu RoIs with a vertex; %s; "
+                    "backend %s%s%s\n",
+            f->base.label, (unsigned long long)f->buffers, (unsigned long long)f->rois, (unsigned long long)f->points,
+            (unsigned long long)f->pairs, (unsigned long long)f->found, settings, zf_backend_name(f->backend),
+            f->cl ? " on " : "", f->cl ? zf_cl_describe(f->cl) : "");
+    if (f->cl) {
+        zf_cl_stats_t s;
+        zf_cl_stats(f->cl, &s);
+        fprintf(stderr, "zfinder %s: %llu launches, zf_find %.3f ms, zf_peak %.3f ms, packing %.3f s\n", f->base.label,
+                (unsigned long long)s.launches, s.find_ms, s.peak_ms, s.pack_s);
+    }
+}
+
+void process_unload(void *algo_data, unsigned int *error_code)
+{
+    ak_ok(error_code);
+    free_filter(algo_data);
+}
+
+/* The z-finder on one input buffer, its output into f->staged. */
+static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
+{
+    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    if (code != TUSK_ACTOR_OK) {
+        *error_code = code;
+        return code;
+    }
+    tusk_error_t err;
+    f->buffers++;
+    uint64_t base = f->offset;
+    f->offset += in_size;
+    if (zf_frames_read(f->batch, in, in_size, base, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                       "input buffer %llu (input offsets count the bytes this instance received): %s",
+                       (unsigned long long)f->buffers, err.message);
+    size_t n = zf_batch_count(f->batch);
+    if (n > f->res_cap) {
+        zf_result_t *r = realloc(f->res, n * sizeof *r);
+        if (!r)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu RoIs)", n);
+        f->res = r;
+        f->res_cap = n;
+    }
+    int st = f->ref ? zf_ref_run(f->ref, f->batch, f->res, &err)
+             : f->fast ? zf_fast_run(f->fast, f->batch, f->res, &err)
+                       : zf_cl_run(f->cl, f->batch, f->res, &err);
+    if (st != TUSK_OK)
+        return ak_fail(&f->base, error_code,
+                       st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : st == TUSK_EINVAL ? TUSK_ACTOR_EDATA : TUSK_ACTOR_ERROR,
+                       "input buffer %llu: %s", (unsigned long long)f->buffers, err.message);
+    f->rois += n;
+    f->points += zf_batch_points(f->batch);
+    for (size_t i = 0; i < n; i++) {
+        f->pairs += f->res[i].pairs;
+        f->found += f->res[i].n_vertices > 0;
+    }
+    size_t need = (size_t)in_size + zf_frames_extra(n);
+    if (need > f->staged_cap) {
+        uint8_t *s = realloc(f->staged, need);
+        if (!s)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
+        f->staged = s;
+        f->staged_cap = need;
+    }
+    adf_writer_reset(f->writer, f->staged, f->staged_cap);
+    if (zf_frames_write(in, in_size, f->res, n, &f->cfg, f->backend, f->keep_points, f->writer, &err) != TUSK_OK)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
+    f->staged_size = adf_writer_used(f->writer);
+    return TUSK_ACTOR_OK;
+}
+
+void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
+                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
+                   unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    if (!input_buffer)
+        size_of_input_buffer = 0;
+    /* A call after MORE_OUTPUT goes on copying what this input gave. */
+    if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
+        return;
+    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                 size_of_output_buffer, used_size_of_output_buffer);
+}

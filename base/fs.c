@@ -1,0 +1,37 @@
+/* fs.c - folders (see fs.h). */
+#include "base/fs.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int one(const char *path, tusk_error_t *err)
+{
+    if (mkdir(path, 0777) == 0)
+        return TUSK_OK;
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return TUSK_OK;
+    return tusk_error_set(err, TUSK_EIO, "cannot make the folder %s: %s", path,
+                          e == EEXIST ? "a file of that name is in the way" : strerror(e));
+}
+
+int tusk_mkdir_p(const char *dir, tusk_error_t *err)
+{
+    char path[4096];
+    size_t n = dir ? strlen(dir) : 0;
+    if (n == 0 || n >= sizeof path)
+        return tusk_error_set(err, TUSK_EINVAL, "folder name '%s': empty or longer than %zu characters",
+                              dir ? dir : "", sizeof path - 1);
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i < n; i++)
+        if (path[i] == '/' && path[i - 1] != '/') {
+            path[i] = '\0';
+            int st = one(path, err);
+            path[i] = '/';
+            if (st != TUSK_OK)
+                return st;
+        }
+    return one(path, err);
+}
