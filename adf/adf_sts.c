@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -117,30 +117,30 @@ int adf_sts_digis_encode(adf_writer_t *w, uint32_t timeslice, uint64_t timestamp
                                &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(p + DG_N, h->n_digis);
-    adf_put_u16(p + DG_MODULE, h->module);
+    tusk_put_u32(p + DG_N, h->n_digis);
+    tusk_put_u16(p + DG_MODULE, h->module);
     p[DG_STATION] = h->station;
     p[DG_FLAGS] = h->flags;
-    adf_put_u16(p + DG_MODULES, h->modules);
-    adf_put_u16(p + DG_STRIPS, h->strips);
-    adf_put_u32(p + DG_LENGTH_NS, h->length_ns);
-    adf_put_f32(p + DG_PITCH, h->pitch_mm);
-    adf_put_f32(p + DG_STEREO, h->stereo_deg);
-    adf_put_f32(p + DG_LENGTH_MM, h->length_mm);
+    tusk_put_u16(p + DG_MODULES, h->modules);
+    tusk_put_u16(p + DG_STRIPS, h->strips);
+    tusk_put_u32(p + DG_LENGTH_NS, h->length_ns);
+    tusk_put_f32(p + DG_PITCH, h->pitch_mm);
+    tusk_put_f32(p + DG_STEREO, h->stereo_deg);
+    tusk_put_f32(p + DG_LENGTH_MM, h->length_mm);
     for (int k = 0; k < 3; k++)
-        adf_put_f32(p + DG_ORIGIN + 4 * k, h->origin[k]);
+        tusk_put_f32(p + DG_ORIGIN + 4 * k, h->origin[k]);
     uint8_t *q = p + ADF_STS_DIGIS_HEADER_SIZE;
     for (uint32_t i = 0; i < h->n_digis; i++, q += ADF_STS_DIGI_SIZE) {
-        adf_put_u16(q + DGD_CHARGE, (uint16_t)adf_sts_key_charge(keys[i]));
-        adf_put_u32(q + DGD_TIME, adf_sts_key_time(keys[i]));
-        adf_put_u16(q + DGD_CHANNEL, (uint16_t)adf_sts_key_channel(keys[i]));
+        tusk_put_u16(q + DGD_CHARGE, (uint16_t)adf_sts_key_charge(keys[i]));
+        tusk_put_u32(q + DGD_TIME, adf_sts_key_time(keys[i]));
+        tusk_put_u16(q + DGD_CHANNEL, (uint16_t)adf_sts_key_channel(keys[i]));
     }
     return ADF_OK;
 }
 
 static uint64_t get_digi(const uint8_t *q)
 {
-    return adf_sts_key(adf_get_u16(q + DGD_CHANNEL), adf_get_u32(q + DGD_TIME), adf_get_u16(q + DGD_CHARGE));
+    return adf_sts_key(tusk_get_u16(q + DGD_CHANNEL), tusk_get_u32(q + DGD_TIME), tusk_get_u16(q + DGD_CHARGE));
 }
 
 int adf_sts_digis_decode(const adf_frame_t *f, adf_sts_digis_t *d, adf_error_t *err)
@@ -154,7 +154,7 @@ int adf_sts_digis_decode(const adf_frame_t *f, adf_sts_digis_t *d, adf_error_t *
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:sts_digis at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_STS_DIGIS_HEADER_SIZE);
-    uint32_t n = adf_get_u32(p + DG_N);
+    uint32_t n = tusk_get_u32(p + DG_N);
     if (n > ADF_STS_MAX_DIGIS)
         return adf_error_set(err, ADF_ERANGE, f->offset, "data:sts_digis at offset %llu: %u digis, at most %u supported",
                              off, (unsigned)n, ADF_STS_MAX_DIGIS);
@@ -164,17 +164,17 @@ int adf_sts_digis_decode(const adf_frame_t *f, adf_sts_digis_t *d, adf_error_t *
                              (unsigned)f->payload_size, adf_sts_digis_payload_size(n), (unsigned)n);
     adf_sts_digis_t h;
     h.n_digis = n;
-    h.module = adf_get_u16(p + DG_MODULE);
+    h.module = tusk_get_u16(p + DG_MODULE);
     h.station = p[DG_STATION];
     h.flags = p[DG_FLAGS];
-    h.modules = adf_get_u16(p + DG_MODULES);
-    h.strips = adf_get_u16(p + DG_STRIPS);
-    h.length_ns = adf_get_u32(p + DG_LENGTH_NS);
-    h.pitch_mm = adf_get_f32(p + DG_PITCH);
-    h.stereo_deg = adf_get_f32(p + DG_STEREO);
-    h.length_mm = adf_get_f32(p + DG_LENGTH_MM);
+    h.modules = tusk_get_u16(p + DG_MODULES);
+    h.strips = tusk_get_u16(p + DG_STRIPS);
+    h.length_ns = tusk_get_u32(p + DG_LENGTH_NS);
+    h.pitch_mm = tusk_get_f32(p + DG_PITCH);
+    h.stereo_deg = tusk_get_f32(p + DG_STEREO);
+    h.length_mm = tusk_get_f32(p + DG_LENGTH_MM);
     for (int k = 0; k < 3; k++)
-        h.origin[k] = adf_get_f32(p + DG_ORIGIN + 4 * k);
+        h.origin[k] = tusk_get_f32(p + DG_ORIGIN + 4 * k);
     h.raw = p + ADF_STS_DIGIS_HEADER_SIZE;
     char why[160];
     if (digis_problem(&h, why, sizeof why))
@@ -248,22 +248,22 @@ int adf_sts_clusters_encode(adf_writer_t *w, uint32_t timeslice, uint64_t timest
                                adf_sts_clusters_payload_size((uint32_t)n), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(p + CL_N_FRONT, h->n_front);
-    adf_put_u32(p + CL_N_BACK, h->n_back);
-    adf_put_u32(p + CL_SETTINGS, h->settings);
-    adf_put_u16(p + CL_MODULE, h->module);
-    adf_put_u16(p + CL_STRIPS, h->strips);
+    tusk_put_u32(p + CL_N_FRONT, h->n_front);
+    tusk_put_u32(p + CL_N_BACK, h->n_back);
+    tusk_put_u32(p + CL_SETTINGS, h->settings);
+    tusk_put_u16(p + CL_MODULE, h->module);
+    tusk_put_u16(p + CL_STRIPS, h->strips);
     p[CL_BACKEND] = h->backend;
     p[CL_FLAGS] = h->flags;
     uint8_t *q = p + ADF_STS_CLUSTERS_HEADER_SIZE;
     for (uint32_t i = 0; i < (uint32_t)n; i++, q += ADF_STS_CLUSTER_SIZE) {
-        adf_put_u16(q + CLC_CHANNEL, c[i].channel);
-        adf_put_u16(q + CLC_SIZE, c[i].size);
-        adf_put_u32(q + CLC_CHARGE, c[i].charge);
-        adf_put_f32(q + CLC_TIME, c[i].time);
-        adf_put_f32(q + CLC_TIME_ERROR, c[i].time_error);
-        adf_put_f32(q + CLC_POSITION, c[i].position);
-        adf_put_f32(q + CLC_POSITION_ERROR, c[i].position_error);
+        tusk_put_u16(q + CLC_CHANNEL, c[i].channel);
+        tusk_put_u16(q + CLC_SIZE, c[i].size);
+        tusk_put_u32(q + CLC_CHARGE, c[i].charge);
+        tusk_put_f32(q + CLC_TIME, c[i].time);
+        tusk_put_f32(q + CLC_TIME_ERROR, c[i].time_error);
+        tusk_put_f32(q + CLC_POSITION, c[i].position);
+        tusk_put_f32(q + CLC_POSITION_ERROR, c[i].position_error);
     }
     return ADF_OK;
 }
@@ -279,7 +279,7 @@ int adf_sts_clusters_decode(const adf_frame_t *f, adf_sts_clusters_t *c, adf_err
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:sts_clusters at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_STS_CLUSTERS_HEADER_SIZE);
-    uint32_t nf = adf_get_u32(p + CL_N_FRONT), nb = adf_get_u32(p + CL_N_BACK);
+    uint32_t nf = tusk_get_u32(p + CL_N_FRONT), nb = tusk_get_u32(p + CL_N_BACK);
     uint64_t n = (uint64_t)nf + nb;
     if (n > ADF_STS_MAX_DIGIS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
@@ -290,7 +290,7 @@ int adf_sts_clusters_decode(const adf_frame_t *f, adf_sts_clusters_t *c, adf_err
                              "data:sts_clusters at offset %llu: payload is %u bytes, %zu expected for %llu clusters",
                              off, (unsigned)f->payload_size, adf_sts_clusters_payload_size((uint32_t)n),
                              (unsigned long long)n);
-    unsigned strips = adf_get_u16(p + CL_STRIPS), module = adf_get_u16(p + CL_MODULE);
+    unsigned strips = tusk_get_u16(p + CL_STRIPS), module = tusk_get_u16(p + CL_MODULE);
     char why[160];
     if (strips < 1 || strips > ADF_STS_MAX_STRIPS)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
@@ -300,12 +300,12 @@ int adf_sts_clusters_decode(const adf_frame_t *f, adf_sts_clusters_t *c, adf_err
         return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:sts_clusters at offset %llu: %s", off, why);
     const uint8_t *q = p + ADF_STS_CLUSTERS_HEADER_SIZE;
     for (uint32_t i = 0; i < (uint32_t)n; i++, q += ADF_STS_CLUSTER_SIZE)
-        if (cluster_problem(i, nf, adf_get_u16(q + CLC_CHANNEL), adf_get_u16(q + CLC_SIZE), strips, why, sizeof why))
+        if (cluster_problem(i, nf, tusk_get_u16(q + CLC_CHANNEL), tusk_get_u16(q + CLC_SIZE), strips, why, sizeof why))
             return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:sts_clusters at offset %llu (module %u): %s", off,
                                  module, why);
     c->n_front = nf;
     c->n_back = nb;
-    c->settings = adf_get_u32(p + CL_SETTINGS);
+    c->settings = tusk_get_u32(p + CL_SETTINGS);
     c->module = (uint16_t)module;
     c->strips = (uint16_t)strips;
     c->backend = p[CL_BACKEND];
@@ -317,13 +317,13 @@ int adf_sts_clusters_decode(const adf_frame_t *f, adf_sts_clusters_t *c, adf_err
 void adf_sts_cluster(const adf_sts_clusters_t *c, uint32_t i, adf_sts_cluster_t *cl)
 {
     const uint8_t *q = c->raw + (size_t)i * ADF_STS_CLUSTER_SIZE;
-    cl->channel = adf_get_u16(q + CLC_CHANNEL);
-    cl->size = adf_get_u16(q + CLC_SIZE);
-    cl->charge = adf_get_u32(q + CLC_CHARGE);
-    cl->time = adf_get_f32(q + CLC_TIME);
-    cl->time_error = adf_get_f32(q + CLC_TIME_ERROR);
-    cl->position = adf_get_f32(q + CLC_POSITION);
-    cl->position_error = adf_get_f32(q + CLC_POSITION_ERROR);
+    cl->channel = tusk_get_u16(q + CLC_CHANNEL);
+    cl->size = tusk_get_u16(q + CLC_SIZE);
+    cl->charge = tusk_get_u32(q + CLC_CHARGE);
+    cl->time = tusk_get_f32(q + CLC_TIME);
+    cl->time_error = tusk_get_f32(q + CLC_TIME_ERROR);
+    cl->position = tusk_get_f32(q + CLC_POSITION);
+    cl->position_error = tusk_get_f32(q + CLC_POSITION_ERROR);
 }
 
 /* ---- data:sts_hits -------------------------------------------------------------------------- */
@@ -347,23 +347,23 @@ int adf_sts_hits_encode(adf_writer_t *w, uint32_t timeslice, uint64_t timestamp,
                                err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(p + HT_N, h->n_hits);
-    adf_put_u32(p + HT_SETTINGS, h->settings);
-    adf_put_u16(p + HT_MODULE, h->module);
+    tusk_put_u32(p + HT_N, h->n_hits);
+    tusk_put_u32(p + HT_SETTINGS, h->settings);
+    tusk_put_u16(p + HT_MODULE, h->module);
     p[HT_BACKEND] = h->backend;
     p[HT_FLAGS] = h->flags;
     uint8_t *q = p + ADF_STS_HITS_HEADER_SIZE;
     for (uint32_t i = 0; i < h->n_hits; i++, q += ADF_STS_HIT_SIZE) {
-        adf_put_f32(q + HTH_X, hits[i].x);
-        adf_put_f32(q + HTH_Y, hits[i].y);
-        adf_put_f32(q + HTH_Z, hits[i].z);
-        adf_put_f32(q + HTH_SX, hits[i].sigma_x);
-        adf_put_f32(q + HTH_SY, hits[i].sigma_y);
-        adf_put_f32(q + HTH_CXY, hits[i].cov_xy);
-        adf_put_f32(q + HTH_T, hits[i].time);
-        adf_put_f32(q + HTH_ST, hits[i].time_error);
-        adf_put_u32(q + HTH_FRONT, hits[i].front);
-        adf_put_u32(q + HTH_BACK, hits[i].back);
+        tusk_put_f32(q + HTH_X, hits[i].x);
+        tusk_put_f32(q + HTH_Y, hits[i].y);
+        tusk_put_f32(q + HTH_Z, hits[i].z);
+        tusk_put_f32(q + HTH_SX, hits[i].sigma_x);
+        tusk_put_f32(q + HTH_SY, hits[i].sigma_y);
+        tusk_put_f32(q + HTH_CXY, hits[i].cov_xy);
+        tusk_put_f32(q + HTH_T, hits[i].time);
+        tusk_put_f32(q + HTH_ST, hits[i].time_error);
+        tusk_put_u32(q + HTH_FRONT, hits[i].front);
+        tusk_put_u32(q + HTH_BACK, hits[i].back);
     }
     return ADF_OK;
 }
@@ -379,7 +379,7 @@ int adf_sts_hits_decode(const adf_frame_t *f, adf_sts_hits_t *h, adf_error_t *er
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:sts_hits at offset %llu: payload of %u bytes is shorter than its %u-byte header", off,
                              (unsigned)f->payload_size, ADF_STS_HITS_HEADER_SIZE);
-    uint32_t n = adf_get_u32(p + HT_N);
+    uint32_t n = tusk_get_u32(p + HT_N);
     if (n > ADF_STS_MAX_DIGIS)
         return adf_error_set(err, ADF_ERANGE, f->offset, "data:sts_hits at offset %llu: %u hits, at most %u supported",
                              off, (unsigned)n, ADF_STS_MAX_DIGIS);
@@ -391,8 +391,8 @@ int adf_sts_hits_decode(const adf_frame_t *f, adf_sts_hits_t *h, adf_error_t *er
     if (backend_problem(p[HT_BACKEND], why, sizeof why))
         return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:sts_hits at offset %llu: %s", off, why);
     h->n_hits = n;
-    h->settings = adf_get_u32(p + HT_SETTINGS);
-    h->module = adf_get_u16(p + HT_MODULE);
+    h->settings = tusk_get_u32(p + HT_SETTINGS);
+    h->module = tusk_get_u16(p + HT_MODULE);
     h->backend = p[HT_BACKEND];
     h->flags = p[HT_FLAGS];
     h->raw = p + ADF_STS_HITS_HEADER_SIZE;
@@ -402,16 +402,16 @@ int adf_sts_hits_decode(const adf_frame_t *f, adf_sts_hits_t *h, adf_error_t *er
 void adf_sts_hit(const adf_sts_hits_t *h, uint32_t i, adf_sts_hit_t *hit)
 {
     const uint8_t *q = h->raw + (size_t)i * ADF_STS_HIT_SIZE;
-    hit->x = adf_get_f32(q + HTH_X);
-    hit->y = adf_get_f32(q + HTH_Y);
-    hit->z = adf_get_f32(q + HTH_Z);
-    hit->sigma_x = adf_get_f32(q + HTH_SX);
-    hit->sigma_y = adf_get_f32(q + HTH_SY);
-    hit->cov_xy = adf_get_f32(q + HTH_CXY);
-    hit->time = adf_get_f32(q + HTH_T);
-    hit->time_error = adf_get_f32(q + HTH_ST);
-    hit->front = adf_get_u32(q + HTH_FRONT);
-    hit->back = adf_get_u32(q + HTH_BACK);
+    hit->x = tusk_get_f32(q + HTH_X);
+    hit->y = tusk_get_f32(q + HTH_Y);
+    hit->z = tusk_get_f32(q + HTH_Z);
+    hit->sigma_x = tusk_get_f32(q + HTH_SX);
+    hit->sigma_y = tusk_get_f32(q + HTH_SY);
+    hit->cov_xy = tusk_get_f32(q + HTH_CXY);
+    hit->time = tusk_get_f32(q + HTH_T);
+    hit->time_error = tusk_get_f32(q + HTH_ST);
+    hit->front = tusk_get_u32(q + HTH_FRONT);
+    hit->back = tusk_get_u32(q + HTH_BACK);
 }
 
 /* ---- data:sts_truth --------------------------------------------------------------------------- */
@@ -438,24 +438,24 @@ int adf_sts_truth_encode(adf_writer_t *w, uint32_t timeslice, uint64_t timestamp
                                adf_sts_truth_payload_size(h->n_points, h->n_digis), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(p + TR_N_POINTS, h->n_points);
-    adf_put_u32(p + TR_N_DIGIS, h->n_digis);
-    adf_put_u16(p + TR_MODULE, h->module);
-    adf_put_u16(p + TR_FLAGS, h->flags);
+    tusk_put_u32(p + TR_N_POINTS, h->n_points);
+    tusk_put_u32(p + TR_N_DIGIS, h->n_digis);
+    tusk_put_u16(p + TR_MODULE, h->module);
+    tusk_put_u16(p + TR_FLAGS, h->flags);
     uint8_t *q = p + ADF_STS_TRUTH_HEADER_SIZE;
     for (uint32_t i = 0; i < h->n_points; i++, q += ADF_STS_POINT_SIZE) {
-        adf_put_u32(q + TRP_TRACK, pts[i].track);
-        adf_put_u32(q + TRP_COLLISION, pts[i].collision);
-        adf_put_f32(q + TRP_X, pts[i].x);
-        adf_put_f32(q + TRP_Y, pts[i].y);
-        adf_put_f32(q + TRP_Z, pts[i].z);
-        adf_put_f32(q + TRP_T, pts[i].time);
-        adf_put_f32(q + TRP_UF, pts[i].u_front);
-        adf_put_f32(q + TRP_UB, pts[i].u_back);
-        adf_put_f32(q + TRP_CHARGE, pts[i].charge);
+        tusk_put_u32(q + TRP_TRACK, pts[i].track);
+        tusk_put_u32(q + TRP_COLLISION, pts[i].collision);
+        tusk_put_f32(q + TRP_X, pts[i].x);
+        tusk_put_f32(q + TRP_Y, pts[i].y);
+        tusk_put_f32(q + TRP_Z, pts[i].z);
+        tusk_put_f32(q + TRP_T, pts[i].time);
+        tusk_put_f32(q + TRP_UF, pts[i].u_front);
+        tusk_put_f32(q + TRP_UB, pts[i].u_back);
+        tusk_put_f32(q + TRP_CHARGE, pts[i].charge);
     }
     for (uint32_t j = 0; j < h->n_digis; j++, q += 4)
-        adf_put_u32(q, digi_point[j]);
+        tusk_put_u32(q, digi_point[j]);
     return ADF_OK;
 }
 
@@ -470,7 +470,7 @@ int adf_sts_truth_decode(const adf_frame_t *f, adf_sts_truth_t *t, adf_error_t *
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:sts_truth at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_STS_TRUTH_HEADER_SIZE);
-    uint32_t np = adf_get_u32(p + TR_N_POINTS), nd = adf_get_u32(p + TR_N_DIGIS);
+    uint32_t np = tusk_get_u32(p + TR_N_POINTS), nd = tusk_get_u32(p + TR_N_DIGIS);
     if (np > ADF_STS_MAX_DIGIS || nd > ADF_STS_MAX_DIGIS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:sts_truth at offset %llu: %u points and %u digis, at most %u of each supported", off,
@@ -483,7 +483,7 @@ int adf_sts_truth_decode(const adf_frame_t *f, adf_sts_truth_t *t, adf_error_t *
                              off, (unsigned)f->payload_size, want, (unsigned)np, (unsigned)nd);
     const uint8_t *digis = p + ADF_STS_TRUTH_HEADER_SIZE + (size_t)np * ADF_STS_POINT_SIZE;
     for (uint32_t j = 0; j < nd; j++) {
-        uint32_t k = adf_get_u32(digis + 4 * (size_t)j);
+        uint32_t k = tusk_get_u32(digis + 4 * (size_t)j);
         if (k != ADF_STS_NOISE && k >= np)
             return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                                  "data:sts_truth at offset %llu: digi %u comes from point %u, the module has %u", off,
@@ -491,8 +491,8 @@ int adf_sts_truth_decode(const adf_frame_t *f, adf_sts_truth_t *t, adf_error_t *
     }
     t->n_points = np;
     t->n_digis = nd;
-    t->module = adf_get_u16(p + TR_MODULE);
-    t->flags = adf_get_u16(p + TR_FLAGS);
+    t->module = tusk_get_u16(p + TR_MODULE);
+    t->flags = tusk_get_u16(p + TR_FLAGS);
     t->raw_points = p + ADF_STS_TRUTH_HEADER_SIZE;
     t->raw_digis = digis;
     return ADF_OK;
@@ -501,20 +501,20 @@ int adf_sts_truth_decode(const adf_frame_t *f, adf_sts_truth_t *t, adf_error_t *
 void adf_sts_truth_point(const adf_sts_truth_t *t, uint32_t i, adf_sts_point_t *pt)
 {
     const uint8_t *q = t->raw_points + (size_t)i * ADF_STS_POINT_SIZE;
-    pt->track = adf_get_u32(q + TRP_TRACK);
-    pt->collision = adf_get_u32(q + TRP_COLLISION);
-    pt->x = adf_get_f32(q + TRP_X);
-    pt->y = adf_get_f32(q + TRP_Y);
-    pt->z = adf_get_f32(q + TRP_Z);
-    pt->time = adf_get_f32(q + TRP_T);
-    pt->u_front = adf_get_f32(q + TRP_UF);
-    pt->u_back = adf_get_f32(q + TRP_UB);
-    pt->charge = adf_get_f32(q + TRP_CHARGE);
+    pt->track = tusk_get_u32(q + TRP_TRACK);
+    pt->collision = tusk_get_u32(q + TRP_COLLISION);
+    pt->x = tusk_get_f32(q + TRP_X);
+    pt->y = tusk_get_f32(q + TRP_Y);
+    pt->z = tusk_get_f32(q + TRP_Z);
+    pt->time = tusk_get_f32(q + TRP_T);
+    pt->u_front = tusk_get_f32(q + TRP_UF);
+    pt->u_back = tusk_get_f32(q + TRP_UB);
+    pt->charge = tusk_get_f32(q + TRP_CHARGE);
 }
 
 void adf_sts_truth_digis(const adf_sts_truth_t *t, uint32_t first, uint32_t n, uint32_t *digi_point)
 {
     const uint8_t *q = t->raw_digis + (size_t)first * 4u;
     for (uint32_t j = 0; j < n; j++, q += 4)
-        digi_point[j] = adf_get_u32(q);
+        digi_point[j] = tusk_get_u32(q);
 }

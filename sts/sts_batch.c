@@ -45,7 +45,7 @@ int sts_batch_add_room(sts_batch_t *b, const sts_module_t *m, uint64_t **keys, t
 {
     size_t n = m->hdr.n_digis;
     if (tusk_grow(&b->mod, &b->cap, b->n + 1, sizeof *b->mod) != 0 ||
-        tusk_grow(&b->keys, &b->cap_keys, b->n_keys + n, sizeof *b->keys) != 0)
+        tusk_grow(&b->keys, &b->cap_keys, b->n_keys + n + 1, sizeof *b->keys) != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (module %u, %zu digis)", (unsigned)m->hdr.module, n);
     entry_t *e = &b->mod[b->n++];
     e->m = *m;
@@ -121,7 +121,8 @@ int sts_result_reset(sts_result_t *r, size_t n_modules, unsigned n_chunks, tusk_
         r->cap_chunks = n_chunks;
     }
     r->n_mod = n_modules;
-    memset(r->mod, 0, n_modules * sizeof *r->mod);
+    if (n_modules)
+        memset(r->mod, 0, n_modules * sizeof *r->mod);
     r->n_chunks = n_chunks;
     for (unsigned c = 0; c < n_chunks; c++)
         r->chunk[c].nc = r->chunk[c].nh = 0;
@@ -130,8 +131,9 @@ int sts_result_reset(sts_result_t *r, size_t n_modules, unsigned n_chunks, tusk_
 
 int sts_chunk_room(sts_chunk_t *ch, size_t more_clusters, size_t more_hits)
 {
-    if (tusk_grow(&ch->c, &ch->cap_c, ch->nc + more_clusters, sizeof *ch->c) != 0 ||
-        tusk_grow(&ch->h, &ch->cap_h, ch->nh + more_hits, sizeof *ch->h) != 0)
+    /* one more than asked: the arrays exist even when nothing is in them */
+    if (tusk_grow(&ch->c, &ch->cap_c, ch->nc + more_clusters + 1, sizeof *ch->c) != 0 ||
+        tusk_grow(&ch->h, &ch->cap_h, ch->nh + more_hits + 1, sizeof *ch->h) != 0)
         return -1;
     return 0;
 }

@@ -35,7 +35,7 @@ static int room(sts_work_t *w, size_t n)
         return -1;
     if (!w->status && !(w->status = malloc(STS_MAX_CHANNELS * sizeof *w->status)))
         return -1;
-    if (n <= w->cap_keys)
+    if (n <= w->cap_keys && w->keys)
         return 0;
     size_t cap = n + n / 4 + 64;
     uint64_t *k = realloc(w->keys, cap * sizeof *k);
@@ -181,7 +181,8 @@ static int sort_and_pair(sts_work_t *w, const sts_params_t *p, const sts_module_
     r->c_off = ch->nc;
     r->n_front = (uint32_t)nf;
     r->n_back = (uint32_t)(n - nf);
-    memcpy(ch->c + ch->nc, w->cl, n * sizeof *w->cl);
+    if (n)
+        memcpy(ch->c + ch->nc, w->cl, n * sizeof *w->cl);
     ch->nc += n;
     r->h_off = ch->nh;
     r->n_hits = 0;

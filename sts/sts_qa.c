@@ -244,7 +244,8 @@ static pending_t *find_pending(sts_qa_t *q, uint32_t ts, uint16_t module, tusk_e
 static void histo(sts_qa_t *q, int k, double x)
 {
     double lim = q->hlim[k];
-    int b = x < -lim ? 0 : x >= lim ? HBINS + 1 : 1 + (int)((x + lim) / (2 * lim) * HBINS);
+    /* not a number (a fuzzed frame's) counts as overflow */
+    int b = !(x < lim) ? HBINS + 1 : x < -lim ? 0 : 1 + (int)((x + lim) / (2 * lim) * HBINS);
     if (b > HBINS + 1)
         b = HBINS + 1;
     q->h[k][b]++;
@@ -264,6 +265,11 @@ static double strip_residual(double x, double u, uint32_t S, int side)
     return r;
 }
 
+static int cmp_record(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(sts_cluster_t));
+}
+
 static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
 {
     const sts_module_t *m = &p->m;
@@ -281,7 +287,7 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
     if (q->backend == 0)
         q->backend = p->backend;
     /* digis by channel, then time: (time << 32 | index) in channel segments */
-    if (n > q->cap_sorted) {
+    if (n > q->cap_sorted || !q->sorted) {
         size_t cap = n + n / 4 + 64;
         uint64_t *a = realloc(q->sorted, cap * sizeof *a), *b = a ? realloc(q->tmp, cap * sizeof *b) : NULL;
         if (a)
@@ -458,8 +464,9 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
         if (sts_par_clusters(&q->w, &q->p, &mm, &nb, &nfb) != TUSK_OK)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
         memcpy(q->cmp_b, q->w.cl, nb * sizeof *q->cmp_b);
-        /* both in head order, which the same cluster has in both: a merge on
-         * (channel, time, then the whole record) */
+        /* as multisets: both sorted by their bytes, then merged */
+        qsort(q->cmp_a, na, sizeof *q->cmp_a, cmp_record);
+        qsort(q->cmp_b, nb, sizeof *q->cmp_b, cmp_record);
         size_t i = 0, j = 0;
         while (i < na || j < nb) {
             int d;
@@ -467,10 +474,8 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
                 d = 1;
             else if (j == nb)
                 d = -1;
-            else if (q->cmp_a[i].channel != q->cmp_b[j].channel)
-                d = q->cmp_a[i].channel < q->cmp_b[j].channel ? -1 : 1;
             else
-                d = memcmp(&q->cmp_a[i], &q->cmp_b[j], sizeof q->cmp_a[i]);
+                d = cmp_record(&q->cmp_a[i], &q->cmp_b[j]);
             if (d == 0) {
                 i++;
                 j++;
@@ -705,7 +710,8 @@ int sts_qa_finish(sts_qa_t *q, tusk_error_t *err)
             return tusk_error_set(err, TUSK_EINVAL, "STS analysis: timeslice %u had %u of its %u modules",
                                   (unsigned)q->tsl[i].ts, (unsigned)q->tsl[i].seen, (unsigned)q->tsl[i].expected);
     q->timeslices = q->n_tsl;
-    qsort(q->done, q->n_done, sizeof *q->done, by_module);
+    if (q->n_done)
+        qsort(q->done, q->n_done, sizeof *q->done, by_module);
     for (size_t i = 0; i < q->n_done; i++) {
         acc_merge(&q->all, &q->done[i].a);
         acc_merge(&q->st[q->done[i].station], &q->done[i].a);

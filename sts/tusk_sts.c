@@ -18,20 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "base/exit.h"
 #include "base/parse.h"
+#include "config.h"
 #include "tusk/adf.h"
 #include "tusk/sts.h"
 
 #define PROG "tusk-sts"
 
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " sim [OPTIONS] -o OUT.adf\n"
-            "       " PROG " qa [OPTIONS] [LABEL=]FILE...\n"
-            "       " PROG " plot FILE [OPTIONS]\n"
-            "\n"
             "sim: simulated STS timeslices (data:sts_digis and data:sts_truth, one pair a module)\n"
             "  --collisions N      collisions a timeslice (100; about 15,000 digis each)\n"
             "  --timeslices N      timeslices (1)\n"
@@ -72,7 +70,7 @@ static bool only_keys(const tusk_params_t *p, const char *const *known, const ch
 
 /* ---- sim ---------------------------------------------------------------------------- */
 
-static int cmd_sim(int argc, char **argv)
+static int cmd_sim(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"collisions", required_argument, NULL, 'c'},
                                           {"timeslices", required_argument, NULL, 'n'},
@@ -92,26 +90,26 @@ static int cmd_sim(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "o:qh", longs, NULL)) != -1) {
         bool ok = true;
         uint64_t v;
         switch (c) {
         case 'c':
-            ok = tusk_cli_u64(PROG " sim", "--collisions", optarg, 1, 1000000, &v) &&
+            ok = tusk_cli_u64(argv[0], "--collisions", optarg, 1, 1000000, &v) &&
                  tusk_params_set(p, "collisions", optarg, &err) == TUSK_OK;
             break;
         case 'n':
-            ok = tusk_cli_u64(PROG " sim", "--timeslices", optarg, 1, UINT32_MAX, &v) &&
+            ok = tusk_cli_u64(argv[0], "--timeslices", optarg, 1, UINT32_MAX, &v) &&
                  tusk_params_set(p, "timeslices", optarg, &err) == TUSK_OK;
             break;
         case 's':
-            ok = tusk_cli_u64(PROG " sim", "--seed", optarg, 0, UINT64_MAX, &v) &&
+            ok = tusk_cli_u64(argv[0], "--seed", optarg, 0, UINT64_MAX, &v) &&
                  tusk_params_set(p, "seed", optarg, &err) == TUSK_OK;
             break;
-        case 'S': ok = tusk_cli_set(PROG " sim", p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'o': out = optarg; break;
         case 'q': quiet = true; break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -276,7 +274,7 @@ static bool label_of(const char *arg, char *label, size_t cap, const char **path
 
 /* ---- qa ------------------------------------------------------------------------------- */
 
-static int cmd_qa(int argc, char **argv)
+static int cmd_qa(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"set", required_argument, NULL, 'S'},
                                           {"no-compare", no_argument, NULL, 'C'},
@@ -292,13 +290,13 @@ static int cmd_qa(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case 'S': ok = tusk_cli_set(PROG " qa", p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'C': compare = false; break;
         case 'o': out = optarg; break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -351,7 +349,7 @@ done:
 
 /* ---- plot ----------------------------------------------------------------------------- */
 
-static int cmd_plot(int argc, char **argv)
+static int cmd_plot(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"set", required_argument, NULL, 'S'},
                                           {"out", required_argument, NULL, 'o'},
@@ -366,10 +364,10 @@ static int cmd_plot(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case 'S': ok = tusk_cli_set(PROG " plot", p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'o': out = optarg; break;
         case 'f':
             format = optarg;
@@ -377,7 +375,7 @@ static int cmd_plot(int argc, char **argv)
             if (!ok)
                 fprintf(stderr, PROG " plot: --format is png or svg, not '%s'\n", format);
             break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -419,23 +417,15 @@ done:
     return rc;
 }
 
+static const tusk_cli_command_t commands[] = {
+    {"sim", cmd_sim, "simulated STS timeslices into an ADF file"},
+    {"qa", cmd_qa, "the reconstruction's quality tables of files"},
+    {"plot", cmd_plot, "the residual picture of a reconstructed file"},
+    {NULL, NULL, NULL}};
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return TUSK_EXIT_USAGE;
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout);
-        return TUSK_EXIT_OK;
-    }
-    if (!strcmp(argv[1], "sim"))
-        return cmd_sim(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "qa"))
-        return cmd_qa(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "plot"))
-        return cmd_plot(argc - 1, argv + 1);
-    fprintf(stderr, PROG ": unknown command '%s' (sim, qa, plot)\n", argv[1]);
-    usage(stderr);
-    return TUSK_EXIT_USAGE;
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "sim [OPTIONS] -o OUT.adf\nqa [OPTIONS] [LABEL=]FILE...\n"
+                                   "plot FILE [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

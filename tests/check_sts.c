@@ -711,7 +711,7 @@ START_TEST(original_against_parallel_measured)
 {
     sts_config_t cfg;
     sts_config_default(&cfg);
-    sts_sim_t *sim = simulator(30, tu_rand());
+    sts_sim_t *sim = simulator(20, tu_rand());
     const sts_sim_ts_t *ts;
     sts_batch_t *b = timeslice(sim, 0, &ts);
     tusk_error_t err;
@@ -784,12 +784,12 @@ END_TEST
 
 START_TEST(simulation_sanity)
 {
-    sts_sim_t *sim = simulator(20, tu_rand());
+    sts_sim_t *sim = simulator(12, tu_rand());
     const sts_sim_config_t *c = sts_sim_config(sim);
     const sts_sim_ts_t *ts;
     sts_batch_t *b = timeslice(sim, tu_below(100), &ts);
     double per = (double)ts->digis / ts->collisions;
-    /* 600 tracks a collision, 12,000 in all: the count is known to 1 %; the
+    /* 600 tracks a collision, 7,200 in all: the count is known to 1.2 %; the
      * model gives about 15,000 digis a collision (spec: 15,000-20,000) */
     ck_assert_msg(per > 13500 && per < 16500, "%.0f digis a collision", per);
     ck_assert_msg(ts->points > 7.0 * ts->tracks && ts->points <= 8 * ts->tracks, "%llu points of %llu tracks",
@@ -1019,11 +1019,11 @@ START_TEST(timeslices_over_many_buffers)
 }
 END_TEST
 
-/* The analysis on a fixed sample (seed 5, 20 collisions): efficiencies,
+/* The analysis on a fixed sample (seed 5, 10 collisions): efficiencies,
  * fakes, residuals and pulls as sts/README.md reports them. */
 START_TEST(qa_on_a_fixed_sample)
 {
-    sts_sim_t *sim = simulator(20, 5);
+    sts_sim_t *sim = simulator(10, 5);
     buffers_t in;
     to_buffers(sim, 1, 64 * 1024 * 1024, &in);
     sts_config_t cfg;

@@ -66,13 +66,15 @@ static uint scan_local(__local uint *a, uint n, __local uint *part)
     return total;
 }
 
-/* Sort a[0..n) ascending in global memory by one work-item: insertion for
- * a few keys, heapsort (no extra room, n log n) for more. */
+/* Sort a[0..n) ascending in global memory by one work-item: insertion
+ * up to 128 keys (linear on the nearly sorted runs the scatter leaves:
+ * the digis arrive nearly in time order), heapsort (no extra room,
+ * n log n whatever the order) above. */
 static void sort_keys(__global ulong *a, uint n)
 {
     if (n < 2)
         return;
-    if (n <= 24) {
+    if (n <= 128) {
         for (uint i = 1; i < n; i++) {
             ulong v = a[i];
             uint j = i;
@@ -194,6 +196,10 @@ __kernel void sts_link(__global const sts_dev_module_t *mods, __global const ulo
 
 /* ---- step 4: clusters, digi-wise (seed Code 6) -------------------------------------------------- */
 
+/* Digis a work-item takes per tile in the digi-wise kernels (contiguous
+ * runs, so that one scan numbers STS_RUN x STS_WG of them). */
+#define STS_RUN 8
+
 __kernel void sts_clusters(__global const sts_dev_module_t *mods, __global const ulong *keys,
                            __global const uint *conn, __global sts_cluster_t *cl, __global ulong *ckey,
                            __global sts_dev_counts_t *counts, __constant sts_params_t *p)
@@ -207,15 +213,18 @@ __kernel void sts_clusters(__global const sts_dev_module_t *mods, __global const
     __global const uint *cn = conn + g.first;
     if (lid == 0)
         front = 0;
-    uint base = 0;
-    for (uint t0 = 0; t0 < g.n; t0 += wg) {
-        uint i = t0 + lid;
-        uint head = i < g.n && !(cn[i] & STS_HAS_PREVIOUS);
-        flag[lid] = head;
+    uint base = 0, tile = wg * STS_RUN;
+    for (uint t0 = 0; t0 < g.n; t0 += tile) {
+        uint lo = t0 + lid * STS_RUN, hi = min(g.n, lo + STS_RUN), heads = 0;
+        for (uint i = lo; i < hi; i++)
+            heads += !(cn[i] & STS_HAS_PREVIOUS);
+        flag[lid] = heads;
         barrier(CLK_LOCAL_MEM_FENCE);
         uint total = scan_local(flag, wg, part);
-        if (head) {
-            uint idx = base + flag[lid];
+        uint idx = base + flag[lid], fronts = 0;
+        for (uint i = lo; i < hi; i++) {
+            if (cn[i] & STS_HAS_PREVIOUS)
+                continue;
             sts_acc_t a;
             sts_acc_start(&a, k[i]);
             for (uint j = sts_conn_next(cn[i]); j; j = sts_conn_next(cn[j]))
@@ -226,9 +235,11 @@ __kernel void sts_clusters(__global const sts_dev_module_t *mods, __global const
             ckey[g.first + idx] = (ulong)c.tkey << 32 | idx;
             uint side = a.first >= g.strips;
             atomic_max(&counts[m].max_tvar[side], sts_var_bits(c.tvar));
-            if (!side)
-                atomic_inc(&front);
+            fronts += !side;
+            idx++;
         }
+        if (fronts)
+            atomic_add(&front, fronts);
         base += total;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -349,17 +360,19 @@ __kernel void sts_hits_write(__global const sts_dev_module_t *mods, __global con
     __global const ulong *back = sorted + g.first + nf;
     for (uint i = lid; i < nc; i += wg)
         out[g.first_out + i] = c[i];
-    uint base = 0;
-    for (uint t0 = 0; t0 < nf; t0 += wg) {
-        uint i = t0 + lid;
-        pos[lid] = i < nf ? hcount[g.first + i] : 0;
+    uint base = 0, tile = wg * STS_RUN;
+    for (uint t0 = 0; t0 < nf; t0 += tile) {
+        uint lo = t0 + lid * STS_RUN, hi = min(nf, lo + STS_RUN), mine = 0;
+        for (uint i = lo; i < hi; i++)
+            mine += hcount[g.first + i];
+        pos[lid] = mine;
         barrier(CLK_LOCAL_MEM_FENCE);
         uint total = scan_local(pos, wg, part);
-        if (i < nf) {
-            uint fi = (uint)sorted[g.first + i];
+        uint at = g.first_hit + base + pos[lid];
+        for (uint i = lo; i < hi; i++) {
+            uint fi = (uint)sorted[g.first + i], want = hcount[g.first + i], written = 0;
             sts_cluster_t f = c[fi];
-            uint at = g.first_hit + base + pos[lid], written = 0;
-            for (uint j = window_start(back, nb, f.time, w); j < nb && written < hcount[g.first + i]; j++) {
+            for (uint j = window_start(back, nb, f.time, w); j < nb && written < want; j++) {
                 uint bi = (uint)back[j];
                 sts_cluster_t b = c[bi];
                 if (sts_window_past(b.tkey, f.time, w))
@@ -374,8 +387,9 @@ __kernel void sts_hits_write(__global const sts_dev_module_t *mods, __global con
                 hits[at + written] = h;
                 written++;
             }
-            if (written != hcount[g.first + i])
+            if (written != want)
                 atomic_or(&counts[m].status, STS_STATUS_HITS);
+            at += written;
         }
         base += total;
         barrier(CLK_LOCAL_MEM_FENCE);
