@@ -30,6 +30,7 @@
 #define AK_FILTER
 #include "actorkit.h"
 #include "tusk/zfinder.h"
+#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("zfinder", "ATLAS Level-2 z-finder: data:id_spacepoints in, data:zvertex added",
                    "mode: pairs | triplets (pairs)\n"
@@ -96,7 +97,7 @@ static bool open_backend(ak_config_t *cfg, filter_t *f)
         !ak_config_u64(cfg, "chunk", clc.chunk, 1, 1u << 20, &chunk) ||
         !ak_config_u64(cfg, "slots", clc.slots, 1, 2, &slots) ||
         !ak_config_u64(cfg, "group_size", clc.group_size, 1, 4096, &group_size) ||
-        !ak_config_u64(cfg, "group_points", clc.group_points, 3, 1u << 16, &group_points) ||
+        !ak_config_u64(cfg, "group_points", clc.group_points, 3, ZF_MAX_GROUP_POINTS, &group_points) ||
         !ak_config_bool(cfg, "cl.cache", true, &cache) || !ak_config_bool(cfg, "keep_points", true, &f->keep_points))
         return false;
     f->backend = b + 1; /* ZF_REFERENCE, ZF_FAST, ZF_OPENCL */
@@ -218,13 +219,8 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
                        "input buffer %llu (input offsets count the bytes this instance received): %s",
                        (unsigned long long)f->buffers, err.message);
     size_t n = zf_batch_count(f->batch);
-    if (n > f->res_cap) {
-        zf_result_t *r = realloc(f->res, n * sizeof *r);
-        if (!r)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu RoIs)", n);
-        f->res = r;
-        f->res_cap = n;
-    }
+    if (tusk_grow(&f->res, &f->res_cap, n, sizeof *f->res) != 0)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu RoIs)", n);
     int st = f->ref ? zf_ref_run(f->ref, f->batch, f->res, &err)
              : f->fast ? zf_fast_run(f->fast, f->batch, f->res, &err)
                        : zf_cl_run(f->cl, f->batch, f->res, &err);
@@ -239,13 +235,8 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         f->found += f->res[i].n_vertices > 0;
     }
     size_t need = (size_t)in_size + zf_frames_extra(n);
-    if (need > f->staged_cap) {
-        uint8_t *s = realloc(f->staged, need);
-        if (!s)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
-        f->staged = s;
-        f->staged_cap = need;
-    }
+    if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
     if (zf_frames_write(in, in_size, f->res, n, &f->cfg, f->backend, f->keep_points, f->writer, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);

@@ -24,6 +24,7 @@
 #define AK_PRODUCER
 #include "actorkit.h"
 #include "tusk/zfinder.h"
+#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("zfinder_sim", "simulated inner-detector RoIs: data:id_spacepoints and data:id_truth",
                    "preset: lowlum | highlum | none (lowlum): the thesis's two samples\n"
@@ -144,14 +145,9 @@ static bool stage_next(producer_t *p, unsigned *error_code)
         return false;
     }
     size_t need = zf_sim_bytes(r);
-    if (need > p->staged_cap) {
-        uint8_t *s = realloc(p->staged, need);
-        if (!s) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes for one RoI)", need);
-            return false;
-        }
-        p->staged = s;
-        p->staged_cap = need;
+    if (tusk_grow(&p->staged, &p->staged_cap, need, 1) != 0) {
+        ak_fail(&p->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes for one RoI)", need);
+        return false;
     }
     adf_writer_reset(p->writer, p->staged, p->staged_cap);
     if (zf_sim_encode(r, p->writer, &err) != TUSK_OK) {

@@ -4,7 +4,10 @@
 #ifndef TUSK_BENCH_ZFINDER_H
 #define TUSK_BENCH_ZFINDER_H
 
-/* argv[0] is "zfinder"; returns the exit status (0, 1 failure, 2 usage). */
-int bench_zfinder_main(int argc, char **argv);
+#include "base/cli.h"
+
+/* A tusk_cli handler (argv[0] "tusk-bench zfinder"); returns the exit
+ * status (0, 1 failure, 2 usage). */
+int bench_zfinder_main(const tusk_cli_t *cli, int argc, char **argv);
 
 #endif

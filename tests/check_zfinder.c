@@ -284,7 +284,55 @@ START_TEST(intercept_and_bins)
     ck_assert(zf_window_better(5, 2, 5, 10));
     ck_assert(!zf_window_better(5, 10, 5, 2));
     ck_assert(!zf_window_better(0, 0, 0, 0));
-    ck_assert(zf_window_z_f(1.0f, 2.0f, 3.0f, 3) == 2.0f);
+    /* z0: entries at 1, 2 and 3 mm (bins 201-203, each at its lower edge) average to 2 */
+    ck_assert(zf_window_z_f(201, zf_window_sum(1, 1, 0, 0, 0), 3, -200.0f, 1.0f) == 2.0f);
+    ck_assert(zf_window_z_d(201, zf_window_sum(1, 1, 0, 0, 0), 3, -200.0, 1.0) == 2.0);
+}
+END_TEST
+
+/* zHisto in fixed point (zf_shared.h): the largest q, the worst-case sums,
+ * the quantization error, and zf_zhisto. */
+START_TEST(quantization_bounds)
+{
+    uint32_t q;
+    ck_assert(ZF_ZQ_SCALE == ldexp(1.0, ZF_ZQ_BITS) && ZF_ZQ_QUANTUM == ldexp(1.0, -ZF_ZQ_BITS));
+    /* q < 2^24: the largest at the top of a bin, in both precisions */
+    double zd = 13.0 - ldexp(1.0, -45); /* t = 213 - 2^-45 */
+    ck_assert_int_eq(zf_bin_d(zd, -200.0, 1.0, 400.0), 212);
+    ck_assert_uint_eq(zf_bin_q_d(zd, -200.0, 1.0, 212), (1u << ZF_ZQ_BITS) - 1);
+    float zf = 200.0f - 0x1p-15f; /* float t = 400 - 2^-15 */
+    ck_assert_int_eq(zf_bin_f(zf, -200.0f, 1.0f, 400.0f), 399);
+    ck_assert_uint_eq(zf_bin_q_f(zf, -200.0f, 1.0f, 399), (1u << ZF_ZQ_BITS) - (1u << 9));
+    ck_assert_uint_eq(zf_bin_q_f(12.25f, -200.0f, 1.0f, 212), 1u << (ZF_ZQ_BITS - 2));
+    ck_assert_uint_eq(zf_bin_q_d(-200.0, -200.0, 1.0, 0), 0);
+    /* the worst case: 2^32 - 1 entries (nHisto's limit) of the largest q fit a bin's 64 bits,
+     * and a window of three such bins fits zf_window_sum's */
+    const uint64_t n_max = UINT32_MAX, q_max = (1u << ZF_ZQ_BITS) - 1, s_max = n_max * q_max;
+    ck_assert(s_max / q_max == n_max && s_max < (UINT64_C(1) << 56));
+    unsigned __int128 exact = (unsigned __int128)s_max * 3 + (((unsigned __int128)n_max * 3) << ZF_ZQ_BITS);
+    ck_assert(exact < ((unsigned __int128)1 << 59));
+    ck_assert((unsigned __int128)zf_window_sum(UINT32_MAX, UINT32_MAX, s_max, s_max, s_max) == exact);
+    /* a work-group's most pairs, C(group_points, 2), within its 32-bit counts */
+    ck_assert((uint64_t)ZF_MAX_GROUP_POINTS * (ZF_MAX_GROUP_POINTS - 1) / 2 <= UINT32_MAX);
+    /* the quantization error: below 2^-24 of a bin (6e-8 mm in 1 mm bins) in double;
+     * none in float above the first bin (q is exactly the place in the bin times 2^24) */
+    for (int k = 0; k < 10000; k++) {
+        double w = k % 2 ? 1.0 : 0.1 + 2 * tu_uniform(), zmin = -200.0, zv = zmin + 399.0 * w * tu_uniform();
+        int32_t b = zf_bin_d(zv, zmin, 1.0 / w, 400.0);
+        ck_assert_int_ge(b, 0);
+        q = zf_bin_q_d(zv, zmin, 1.0 / w, b);
+        double t = (zv - zmin) * (1.0 / w), back = (double)b + ldexp((double)q, -ZF_ZQ_BITS);
+        ck_assert(back <= t && t - back < ldexp(1.0, -ZF_ZQ_BITS));
+        float tf = (float)(1.0 + 398.0 * tu_uniform());
+        b = zf_bin_f(tf - 200.0f, -200.0f, 1.0f, 400.0f);
+        q = zf_bin_q_f(tf - 200.0f, -200.0f, 1.0f, b);
+        ck_assert((double)b + ldexp((double)q, -ZF_ZQ_BITS) == (double)((tf - 200.0f) + 200.0f));
+    }
+    /* zHisto in mm: n entries at the bin's lower edge plus sum quanta */
+    zf_config_t cfg;
+    zf_config_default(&cfg);
+    ck_assert(zf_zhisto(&cfg, 212, 4, 3u << (ZF_ZQ_BITS - 1)) == 4 * 12.0 + 1.5);
+    ck_assert(zf_zhisto(&cfg, 0, 0, 0) == 0.0);
 }
 END_TEST
 
@@ -514,7 +562,8 @@ static void random_roi(roi_buf_t *b, uint32_t n, double deg, float *phi_min, flo
 /* The z-finder by its definition: every ordered pair (p1, p2), p1 in a
  * lower layer, p2 in p1's slice or a neighbour; a third point in a layer
  * above p2 in one of those three slices for triplets. */
-static void brute(const zf_config_t *cfg, const zf_roi_t *roi, uint32_t *nh, uint64_t *pairs, uint64_t *entries)
+static void brute(const zf_config_t *cfg, const zf_roi_t *roi, uint32_t *nh, uint64_t *zs, double *zv_sum,
+                  uint64_t *pairs, uint64_t *entries)
 {
     int wrap;
     uint32_t S = zf_roi_slices(cfg, roi->phi_width, &wrap);
@@ -526,6 +575,8 @@ static void brute(const zf_config_t *cfg, const zf_roi_t *roi, uint32_t *nh, uin
     }
     unsigned bins = zf_config_bins(cfg);
     memset(nh, 0, bins * sizeof *nh);
+    memset(zs, 0, bins * sizeof *zs);
+    memset(zv_sum, 0, bins * sizeof *zv_sum);
     *pairs = *entries = 0;
     bool dbl = cfg->precision == ZF_PREC_DOUBLE;
     /* the phi of point j seen from slice si (across the seam: shifted by 2 pi) */
@@ -538,11 +589,20 @@ static void brute(const zf_config_t *cfg, const zf_roi_t *roi, uint32_t *nh, uin
                 continue;
             (*pairs)++;
             int32_t b;
-            if (dbl)
-                b = zf_bin_d(zf_intercept_d(a->rho, a->z, c->rho, c->z), cfg->z_min_mm, 1.0 / cfg->bin_mm, bins);
-            else
-                b = zf_bin_f(zf_intercept_f(a->rho, a->z, c->rho, c->z), (float)cfg->z_min_mm,
-                             (float)(1.0 / cfg->bin_mm), (float)bins);
+            uint32_t q = 0;
+            double zv;
+            if (dbl) {
+                zv = zf_intercept_d(a->rho, a->z, c->rho, c->z);
+                b = zf_bin_d(zv, cfg->z_min_mm, 1.0 / cfg->bin_mm, bins);
+                if (b >= 0)
+                    q = zf_bin_q_d(zv, cfg->z_min_mm, 1.0 / cfg->bin_mm, b);
+            } else {
+                float zf = zf_intercept_f(a->rho, a->z, c->rho, c->z);
+                zv = zf;
+                b = zf_bin_f(zf, (float)cfg->z_min_mm, (float)(1.0 / cfg->bin_mm), (float)bins);
+                if (b >= 0)
+                    q = zf_bin_q_f(zf, (float)cfg->z_min_mm, (float)(1.0 / cfg->bin_mm), b);
+            }
             if (b < 0)
                 continue;
             if (cfg->mode == ZF_TRIPLETS) {
@@ -569,6 +629,8 @@ static void brute(const zf_config_t *cfg, const zf_roi_t *roi, uint32_t *nh, uin
                     continue;
             }
             nh[b]++;
+            zs[b] += q;
+            zv_sum[b] += zv;
             (*entries)++;
         }
 #undef NEIGHBOUR
@@ -581,6 +643,8 @@ START_TEST(reference_equals_brute_force)
     static roi_buf_t b;
     unsigned bins = 400;
     uint32_t nh_b[400], nh_r[400];
+    uint64_t zs_b[400];
+    double zv_b[400];
     for (int round = 0; round < 24; round++) {
         zf_config_t cfg;
         zf_config_default(&cfg);
@@ -594,8 +658,16 @@ START_TEST(reference_equals_brute_force)
         random_roi(&b, 20 + tu_below(700), deg, &phi_min, &width);
         zf_roi_t roi = as_roi(&b, phi_min, width);
         uint64_t pairs, entries;
-        brute(&cfg, &roi, nh_b, &pairs, &entries);
-        zf_result_t r = run_ref(&cfg, &roi, nh_r);
+        brute(&cfg, &roi, nh_b, zs_b, zv_b, &pairs, &entries);
+        zf_ref_t *ref = NULL;
+        tusk_error_t err;
+        ck_assert_int_eq(zf_ref_new(&ref, &cfg, &err), TUSK_OK);
+        zf_result_t r;
+        ck_assert_msg(zf_ref_roi(ref, &roi, &r, &err) == TUSK_OK, "%s", err.message);
+        memcpy(nh_r, zf_ref_nhisto(ref), sizeof nh_r);
+        /* zHisto's fixed-point sums: the sum of each intercept's q, whatever the order */
+        ck_assert_msg(memcmp(zs_b, zf_ref_zsum(ref), sizeof zs_b) == 0, "round %d: zHisto's sums differ", round);
+        zf_ref_destroy(&ref);
         ck_assert_msg(r.pairs == pairs, "round %d: %llu pairs, brute force %llu", round, (unsigned long long)r.pairs,
                       (unsigned long long)pairs);
         ck_assert_uint_eq(r.entries, entries);
@@ -610,6 +682,14 @@ START_TEST(reference_equals_brute_force)
             ck_assert_uint_eq(r.vertex[0].bin, at);
             ck_assert_uint_eq(r.vertex[0].count, best);
             ck_assert(r.vertex[0].z0 >= cfg.z_min_mm + at - 1e-3 && r.vertex[0].z0 <= cfg.z_min_mm + at + 3 + 1e-3);
+            /* z0 against the plain mean of the window's intercepts: within the quantum (2^-24 of a
+             * bin) and the rounding of t = (z_V - z_min) / width and of z0 in the arithmetic's
+             * precision (float: 2^-15 of a bin for t < 512, 2 ulp of z0; double: far less) */
+            double mean = (zv_b[at] + zv_b[at + 1] + zv_b[at + 2]) / best;
+            double tol = cfg.precision == ZF_PREC_DOUBLE ? 1e-9 + ldexp(cfg.bin_mm, -ZF_ZQ_BITS)
+                                        : ldexp(cfg.bin_mm, -14) + 2 * ldexp(fabs(mean) + 1, -23);
+            ck_assert_msg(fabs(r.vertex[0].z0 - mean) <= tol, "round %d: z0 %.9g, mean intercept %.9g (tolerance %.2g)",
+                          round, r.vertex[0].z0, mean, tol);
         }
     }
 }
@@ -936,6 +1016,7 @@ int main(void)
     tc = tcase_create("algorithm");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, intercept_and_bins);
+    tcase_add_test(tc, quantization_bounds);
     tcase_add_test(tc, triplet_test);
     tcase_add_test(tc, planted_vertex_found_exactly);
     tcase_add_test(tc, second_vertex_and_ties);

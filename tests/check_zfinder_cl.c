@@ -5,23 +5,24 @@
  *  - the records host and kernel share (zf_shared.h) have the same size
  *    and field offsets on both sides, measured by a kernel;
  *  - on fresh RoIs of both samples (and random ones, 360 degree ones
- *    included), both modes and both precisions: the same nHisto bin for
- *    bin, the same pairs, entries and peak windows, and z0 and every
- *    zHisto bin equal within the bound of float (double) summation in
- *    another order: 2 (n - 1) u |z|max + 2 u |z0| for n terms;
+ *    included), both modes and both precisions, zHisto's 64-bit sums by
+ *    64-bit atomics or by the 32-bit fallback: the same nHisto and
+ *    zHisto (its fixed-point sums, zf_shared.h) bin for bin, the same
+ *    pairs, entries and peak windows, and z0 bit for bit;
+ *  - a bin whose sum passes 2^32 in one work-group's 32-bit word in
+ *    local memory, and whose groups' low words pass it in global memory
+ *    (the two carries): bit for bit;
  *  - launches of 1 to 9 RoIs, one or two slots: the same results;
- *  - bad input, an over-full slice and fast-math options are refused
- *    with a message. */
-#include <math.h>
+ *  - bad input, an over-full slice, too many group_points and fast-math
+ *    options are refused with a message. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <check.h>
 
+#include "cllayout.h"
 #include "testutil.h"
 #include "tusk/cl.h"
 #include "tusk/zfinder.h"
@@ -42,8 +43,8 @@ static const char *test_device(void)
 
 #define FIELDS(X)                                                                                                     \
     X(zf_point_t, rho) X(zf_point_t, phi) X(zf_point_t, z) X(zf_point_t, layer) X(zf_roi_desc_t, first_point)         \
-    X(zf_roi_desc_t, first_slice) X(zf_roi_desc_t, n_slices) X(zf_roi_desc_t, wrap) X(zf_roi_desc_t, first_group)     \
-    X(zf_roi_desc_t, reserved) X(zf_dev_result_t, n_vertices) X(zf_dev_result_t, bin) X(zf_dev_result_t, count)       \
+    X(zf_roi_desc_t, first_slice) X(zf_roi_desc_t, n_slices) X(zf_roi_desc_t, wrap) X(zf_roi_desc_t, reserved)        \
+    X(zf_dev_result_t, n_vertices) X(zf_dev_result_t, bin) X(zf_dev_result_t, count)                                  \
     X(zf_dev_result_t, pairs) X(zf_dev_result_t, entries) X(zf_dev_result_t, status) X(zf_dev_result_t, z0_bits)
 #define RECORDS(X) X(zf_point_t) X(zf_roi_desc_t) X(zf_dev_result_t)
 
@@ -60,6 +61,10 @@ static const char layout_kernel[] =
     "    out[k++] = ZF_STATUS_OVERFLOW; out[k++] = as_uint(ZF_TWO_PI_F);\n"
     "    out[k++] = (uint)zf_slice_of(1.0f, 1.5f, 286.47888f, 430, 0);\n"
     "    out[k++] = (uint)zf_window_better(5, 2, 5, 10);\n"
+    "    out[k++] = ZF_ZQ_BITS; out[k++] = ZF_ZQ(0.75f); out[k++] = ZF_ZQ(0.99999994f);\n"
+    "    out[k++] = as_uint(ZF_ZQ_QUANTUM * ZF_ZQ_SCALE);\n"
+    "    ulong w = zf_window_sum(0xFFFFFFFFu, 3, 0xFFFFFFFFFFFFFFul, 5, 7);\n"
+    "    out[k++] = (uint)w; out[k++] = (uint)(w >> 32);\n"
     "}\n";
 
 static size_t host_layout(uint32_t *out)
@@ -76,6 +81,14 @@ static size_t host_layout(uint32_t *out)
     memcpy(&out[k++], &two_pi, 4);
     out[k++] = (uint32_t)zf_slice_of(1.0f, 1.5f, 286.47888f, 430, 0);
     out[k++] = (uint32_t)zf_window_better(5, 2, 5, 10);
+    out[k++] = ZF_ZQ_BITS;
+    out[k++] = ZF_ZQ(0.75f);
+    out[k++] = ZF_ZQ(0.99999994f);
+    float one = ZF_ZQ_QUANTUM * ZF_ZQ_SCALE;
+    memcpy(&out[k++], &one, 4);
+    uint64_t w = zf_window_sum(0xFFFFFFFFu, 3, 0xFFFFFFFFFFFFFFull, 5, 7);
+    out[k++] = (uint32_t)w;
+    out[k++] = (uint32_t)(w >> 32);
     return k;
 }
 
@@ -95,7 +108,7 @@ START_TEST(shared_records_agree)
             continue;
         char opt[512];
         snprintf(opt, sizeof opt, "-DZF_DOUBLE=%d -DZF_NBINS=400 -DZF_CAP=64 -DZF_PEAK_WG=64 -DZF_TRIPLETS=1 "
-                                  "-DZF_SECOND=1 -DZF_BARE=0%s",
+                                  "-DZF_SECOND=1 -DZF_BARE=0 -DZF_ATOM64=0%s",
                  dbl, dbl ? "" : " -DZF_DIV_VIA_DOUBLE=0");
         cl_program prog;
         cl_kernel k;
@@ -184,16 +197,9 @@ static void simulated(zf_batch_t *b, const char *preset, unsigned n, uint32_t *e
     tusk_params_destroy(&p);
 }
 
-/* The bound on the difference of two sums of the same n terms of at
- * most zmax in magnitude, in any order, each within (n - 1) u sum|x|. */
-static double sum_bound(uint32_t n, double zmax, double u)
-{
-    return n > 1 ? 2.0 * (double)(n - 1) * u * (double)n * zmax : 0.0;
-}
-
 typedef struct tally {
     uint64_t rois, pairs, vertices;
-    double worst_z0;          /* largest |dz0| seen, as a fraction of its bound */
+    uint64_t carried;         /* bins whose zHisto sum passed 2^32 */
 } tally_t;
 
 static void compare(const zf_config_t *cfg, const zf_cl_config_t *clc, const zf_batch_t *b, tally_t *t)
@@ -208,22 +214,23 @@ static void compare(const zf_config_t *cfg, const zf_cl_config_t *clc, const zf_
     zf_result_t *rc = calloc(n, sizeof *rc);
     ck_assert_msg(zf_cl_run(cl, b, rc, &err) == TUSK_OK, "%s", err.message);
     uint32_t *nh = malloc(bins * sizeof *nh);
-    double *zh = malloc(bins * sizeof *zh), *zr = malloc(bins * sizeof *zr);
-    double u = cfg->precision == ZF_PREC_DOUBLE ? ldexp(1.0, -53) : ldexp(1.0, -24);
+    uint64_t *zs = malloc(bins * sizeof *zs);
     for (size_t i = 0; i < n; i++) {
         zf_roi_t roi;
         zf_batch_roi(b, i, &roi);
         zf_result_t rr;
         ck_assert_msg(zf_ref_roi(ref, &roi, &rr, &err) == TUSK_OK, "%s", err.message);
-        ck_assert_int_eq(zf_cl_histograms(cl, i, nh, zh, &err), TUSK_OK);
-        zf_ref_zhisto(ref, zr);
+        ck_assert_int_eq(zf_cl_histograms(cl, i, nh, zs, &err), TUSK_OK);
         const uint32_t *nr = zf_ref_nhisto(ref);
+        const uint64_t *zr = zf_ref_zsum(ref);
         for (unsigned k = 0; k < bins; k++) {
             if (nh[k] != nr[k])
                 ck_abort_msg("RoI %u (%u points): nHisto[%u] is %u on the device, %u in the reference", roi.event,
                              roi.n, k, nh[k], nr[k]);
-            double zmax = fmax(fabs(cfg->z_min_mm + k * cfg->bin_mm), fabs(cfg->z_min_mm + (k + 1) * cfg->bin_mm));
-            tu_check(fabs(zh[k] - zr[k]) <= sum_bound(nr[k], zmax, u));
+            if (zs[k] != zr[k])
+                ck_abort_msg("RoI %u (%u points): zHisto[%u]'s sum is %llu on the device, %llu in the reference",
+                             roi.event, roi.n, k, (unsigned long long)zs[k], (unsigned long long)zr[k]);
+            t->carried += zr[k] >> 32 != 0;
         }
         ck_assert_uint_eq(rc[i].pairs, rr.pairs);
         ck_assert_uint_eq(rc[i].entries, rr.entries);
@@ -231,22 +238,17 @@ static void compare(const zf_config_t *cfg, const zf_cl_config_t *clc, const zf_
         for (unsigned v = 0; v < rr.n_vertices; v++) {
             ck_assert_uint_eq(rc[i].vertex[v].bin, rr.vertex[v].bin);
             ck_assert_uint_eq(rc[i].vertex[v].count, rr.vertex[v].count);
-            uint32_t bin = rr.vertex[v].bin, c = rr.vertex[v].count;
-            double zmax = fmax(fabs(cfg->z_min_mm + bin * cfg->bin_mm), fabs(cfg->z_min_mm + (bin + 3) * cfg->bin_mm));
-            /* the window's sums, then one correctly rounded division each */
-            double bound = sum_bound(c, zmax, u) / c + 2 * u * fabs(rr.vertex[v].z0) + 1e-300;
-            double d = fabs(rc[i].vertex[v].z0 - rr.vertex[v].z0);
-            ck_assert_msg(d <= bound, "RoI %u vertex %u: z0 %.9g on the device, %.9g in the reference (bound %.3g)",
-                          roi.event, v, rc[i].vertex[v].z0, rr.vertex[v].z0, bound);
-            t->worst_z0 = fmax(t->worst_z0, d / bound);
+            /* z0 from the same integers by the same formula: bit for bit */
+            ck_assert_msg(memcmp(&rc[i].vertex[v].z0, &rr.vertex[v].z0, sizeof rr.vertex[v].z0) == 0,
+                          "RoI %u vertex %u: z0 %.17g on the device, %.17g in the reference", roi.event, v,
+                          rc[i].vertex[v].z0, rr.vertex[v].z0);
             t->vertices++;
         }
         t->rois++;
         t->pairs += rr.pairs;
     }
     free(nh);
-    free(zh);
-    free(zr);
+    free(zs);
     free(rc);
     zf_cl_destroy(&cl);
     zf_ref_destroy(&ref);
@@ -277,14 +279,88 @@ START_TEST(cl_equals_reference)
     clc.chunk = 1 + tu_below(9);
     clc.slots = 1 + tu_below(2);
     clc.group_size = tu_below(2) ? 64 : 1u << tu_below(8);
+    clc.no_int64_atomics = tu_below(2);
     tally_t t = {0};
     compare(&cfg, &clc, b, &t);
-    printf("check_zfinder_cl: %s %s %s: %llu RoIs, %llu pairs, %llu vertices equal; chunk %u, %u slot(s), %u "
-           "work-items; largest z0 difference %.2g of its bound\n",
+    printf("check_zfinder_cl: %s %s %s: %llu RoIs, %llu pairs, %llu vertices, histograms and z0 bit for bit; chunk "
+           "%u, %u slot(s), %u work-items, zHisto by %s atomics\n",
            _i & 4 ? "highlum" : "lowlum", zf_mode_name(cfg.mode), zf_precision_name(cfg.precision),
            (unsigned long long)t.rois, (unsigned long long)t.pairs, (unsigned long long)t.vertices, clc.chunk,
-           clc.slots, clc.group_size, t.worst_z0);
+           clc.slots, clc.group_size, clc.no_int64_atomics ? "32-bit" : "64-bit");
     zf_batch_destroy(&b);
+}
+END_TEST
+
+/* zHisto's sums past 32 bits: 6 phi slices far apart, each with 3 tracks
+ * from z = 12.998 mm (an intercept's place in its bin near 1: q near
+ * 2^24, so 257 entries pass 2^32), so that each slice's work-group puts
+ * 513 entries into bin 212 and wraps its 32-bit word in local memory (the
+ * carry into the 64-bit sum), and the groups' low words add up past 2^32
+ * in global memory (the carry of the 32-bit fallback). Fixed tracks: the
+ * second is checked once here, per slice, with the reference. */
+#define DENSE_SLICES 6
+#define DENSE_TRACKS 3
+static uint32_t dense_roi(adf_idsp_point_t *pt, int only)
+{
+    uint32_t n = 0;
+    for (int j = 0; j < DENSE_SLICES; j++)
+        for (int k = 0; k < DENSE_TRACKS && (only < 0 || only == j); k++)
+            for (unsigned l = 0; l < ZF_MAX_LAYERS; l++) {
+                double c = -0.2 + 0.15 * k + 0.013 * j;
+                pt[n].rho = (float)radius[l];
+                pt[n].phi = 0.5f + 0.02f * (float)j;
+                pt[n].z = (float)(12.998046875 + c * radius[l]);
+                pt[n].layer = (uint8_t)l;
+                n++;
+            }
+    return n;
+}
+
+START_TEST(dense_bin_carries)
+{
+    static adf_idsp_point_t pt[DENSE_SLICES * DENSE_TRACKS * ZF_MAX_LAYERS];
+    tusk_error_t err;
+    for (int k = 0; k < 8; k++) {
+        zf_config_t cfg;
+        zf_config_default(&cfg);
+        cfg.mode = k & 1 ? ZF_TRIPLETS : ZF_PAIRS;
+        cfg.precision = k & 2 ? ZF_PREC_DOUBLE : ZF_PREC_FLOAT;
+        cfg.second_vertex = true;
+        /* each slice alone in the reference: its bin 212 passes 2^32, and the low words add up past it */
+        zf_ref_t *ref = NULL;
+        zf_result_t r;
+        ck_assert_int_eq(zf_ref_new(&ref, &cfg, &err), TUSK_OK);
+        uint64_t lows = 0, total = 0;
+        for (int j = 0; j < DENSE_SLICES; j++) {
+            zf_roi_t one = {3, 3, 0.4f, 1.0f, dense_roi(pt, j), pt};
+            ck_assert_int_eq(zf_ref_roi(ref, &one, &r, &err), TUSK_OK);
+            uint64_t z = zf_ref_zsum(ref)[212];
+            ck_assert_msg(z >> 32 != 0, "slice %d: bin 212 has %u entries, sum %llu", j, zf_ref_nhisto(ref)[212],
+                          (unsigned long long)z);
+            lows += z & 0xFFFFFFFFu;
+            total += z;
+        }
+        ck_assert_msg(lows >> 32 != 0, "the slices' low words add up to %llu", (unsigned long long)lows);
+        zf_roi_t roi = {3, 3, 0.4f, 1.0f, dense_roi(pt, -1), pt};
+        ck_assert_int_eq(zf_ref_roi(ref, &roi, &r, &err), TUSK_OK);
+        ck_assert_uint_eq(zf_ref_zsum(ref)[212], total); /* the slices do not meet */
+        ck_assert(r.vertex[0].bin <= 212 && r.vertex[0].bin + 2 >= 212);
+        zf_ref_destroy(&ref);
+        /* the device, 64-bit atomics or the fallback, any work-group size: bit for bit */
+        zf_batch_t *b = zf_batch_new();
+        ck_assert_int_eq(zf_batch_add(b, &roi, &err), TUSK_OK);
+        zf_cl_config_t clc;
+        zf_cl_config_default(&clc);
+        clc.device = test_device();
+        clc.keep_histograms = true;
+        clc.no_int64_atomics = (k & 4) != 0;
+        clc.group_size = 1u << tu_below(9);
+        tally_t t = {0};
+        compare(&cfg, &clc, b, &t);
+        ck_assert_uint_eq(t.vertices, 2);
+        ck_assert_uint_ge(t.carried, 1);
+        zf_batch_destroy(&b);
+    }
 }
 END_TEST
 
@@ -302,6 +378,11 @@ START_TEST(refusals)
     ck_assert_int_eq(zf_cl_new(&cl, &cfg, &clc, &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "-cl-mad-enable");
     clc.options = NULL;
+    /* more points a group than its 32-bit counts allow */
+    clc.group_points = ZF_MAX_GROUP_POINTS + 1;
+    ck_assert_int_eq(zf_cl_new(&cl, &cfg, &clc, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "group_points 3 to 65536");
+    clc.group_points = 1024;
     /* a point outside its RoI: the reference's error */
     zf_batch_t *b = zf_batch_new();
     random_roi(b, 0, 40, false);
@@ -345,39 +426,18 @@ START_TEST(refusals)
 }
 END_TEST
 
-static int any_device(void)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return 1; /* let the tests find out */
-    if (pid == 0) {
-        tusk_cl_devices_t *devs = NULL;
-        tusk_error_t err;
-        if (tusk_cl_devices_new(&devs, &err) != TUSK_OK)
-            _exit(2);
-        size_t n = tusk_cl_devices_count(devs);
-        tusk_cl_devices_destroy(&devs);
-        _exit(n > 0 ? 0 : 3);
-    }
-    int status;
-    if (waitpid(pid, &status, 0) != pid)
-        return 1;
-    return !(WIFEXITED(status) && WEXITSTATUS(status) == 3);
-}
-
 int main(void)
 {
-    if (!any_device()) {
-        printf("check_zfinder_cl: SKIPPED - no OpenCL device on this host (CI has PoCL: apt-get install "
-               "pocl-opencl-icd)\n");
-        return 77;
-    }
+    int skip = tu_cl_device_or_skip("check_zfinder_cl");
+    if (skip)
+        return skip;
     setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
     Suite *s = suite_create("zfinder_cl");
     TCase *tc = tcase_create("agreement");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, shared_records_agree);
     tcase_add_loop_test(tc, cl_equals_reference, 0, 8);
+    tcase_add_test(tc, dense_bin_carries);
     tcase_add_test(tc, refusals);
     suite_add_tcase(s, tc);
     return tu_run(s);

@@ -85,7 +85,7 @@ run "$b/tusk-bench" zfinder --rois-low 6 --rois-high 1 --seconds 0 $dev
 expect_status 0 "tusk-bench zfinder"
 expect_in out "(a) reference, 1 thread" "the reference row"
 if [ -n "$dev" ]; then
-    expect_in out "check: nHisto equal bin for bin and the same peak bins on all 6 RoIs" "the device check"
+    expect_in out "check: nHisto and zHisto equal bin for bin, the same peaks and z0 bit for bit on all 6 RoIs" "the device check"
     expect_in out "(e) opencl: roofline" "the roofline row"
 fi
 run "$b/tusk-bench" zfinder --sample mid
@@ -117,4 +117,9 @@ run "$tool" plot "$tmp/a.adf"
 expect_status 2 "plot without --roi"
 run "$tool" plot "$tmp/a.adf" --roi 1 --format gif
 expect_status 2 "plot --format gif"
+
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-zfinder sim
+cli_conventions "$b/tusk-bench" tusk-bench zfinder
+
 echo "$name: all steps passed"

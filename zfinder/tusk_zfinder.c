@@ -17,20 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "base/exit.h"
+#include "base/grow.h"
 #include "base/parse.h"
+#include "config.h"
 #include "tusk/adf.h"
 #include "tusk/zfinder.h"
 
 #define PROG "tusk-zfinder"
 
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " sim [OPTIONS] -o OUT.adf\n"
-            "       " PROG " qa [OPTIONS] [LABEL=]FILE...\n"
-            "       " PROG " plot FILE --roi N [OPTIONS]\n"
-            "\n"
             "sim: simulated inner-detector RoIs (data:id_spacepoints, data:id_truth)\n"
             "  --preset P          lowlum (333 spacepoints a 100 degree RoI) or highlum (8,104) (lowlum)\n"
             "  --rois N            RoIs (100)\n"
@@ -57,30 +56,6 @@ static void usage(FILE *out)
             "Exit status: 0 fine, 1 a file, the data or gnuplot failed, 2 bad usage or settings.\n");
 }
 
-/* --set KEY=VALUE into params. */
-static bool add_set(tusk_params_t *p, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) {
-        fprintf(stderr, PROG ": --set wants KEY=VALUE, not '%s'\n", arg);
-        return false;
-    }
-    char key[128];
-    size_t n = (size_t)(eq - arg);
-    if (n >= sizeof key) {
-        fprintf(stderr, PROG ": --set: key too long\n");
-        return false;
-    }
-    memcpy(key, arg, n);
-    key[n] = '\0';
-    tusk_error_t err;
-    if (tusk_params_set(p, key, eq + 1, &err) != TUSK_OK) {
-        fprintf(stderr, PROG ": --set %s: %s\n", arg, err.message);
-        return false;
-    }
-    return true;
-}
-
 /* Every key of params must be one of `known`. */
 static bool only_keys(const tusk_params_t *p, const char *const *known, const char *what)
 {
@@ -94,7 +69,7 @@ static bool only_keys(const tusk_params_t *p, const char *const *known, const ch
 
 /* ---- sim ---------------------------------------------------------------------------- */
 
-static int cmd_sim(int argc, char **argv)
+static int cmd_sim(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"preset", required_argument, NULL, 'p'}, {"rois", required_argument, NULL, 'n'},
                                           {"seed", required_argument, NULL, 's'},   {"set", required_argument, NULL, 'S'},
@@ -110,7 +85,7 @@ static int cmd_sim(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "o:qh", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
         case 'p': ok = tusk_params_set(p, "preset", optarg, &err) == TUSK_OK; break;
@@ -126,10 +101,10 @@ static int cmd_sim(int argc, char **argv)
                  tusk_params_set(p, "seed", optarg, &err) == TUSK_OK;
             break;
         }
-        case 'S': ok = add_set(p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'o': out = optarg; break;
         case 'q': quiet = true; break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -175,15 +150,9 @@ static int cmd_sim(int argc, char **argv)
             fprintf(stderr, PROG " sim: %s\n", err.message);
             goto sim_done;
         }
-        size_t need = zf_sim_bytes(r);
-        if (need > cap) {
-            uint8_t *b = realloc(buf, need);
-            if (!b) {
-                fprintf(stderr, PROG " sim: out of memory\n");
-                goto sim_done;
-            }
-            buf = b;
-            cap = need;
+        if (tusk_grow(&buf, &cap, zf_sim_bytes(r), 1) != 0) {
+            fprintf(stderr, PROG " sim: out of memory\n");
+            goto sim_done;
         }
         adf_writer_reset(w, buf, cap);
         if (zf_sim_encode(r, w, &err) != TUSK_OK) {
@@ -260,7 +229,7 @@ static int feed_qa(void *ctx, const adf_frame_t *f, tusk_error_t *err)
 
 /* ---- qa ------------------------------------------------------------------------------- */
 
-static int cmd_qa(int argc, char **argv)
+static int cmd_qa(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"set", required_argument, NULL, 'S'},
                                           {"no-reference", no_argument, NULL, 'R'},
@@ -276,13 +245,13 @@ static int cmd_qa(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case 'S': ok = add_set(p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'R': reference = false; break;
         case 'o': out = optarg; break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -413,7 +382,7 @@ static int find_frames(void *ctx, const adf_frame_t *f, tusk_error_t *err)
     return TUSK_OK;
 }
 
-static int cmd_plot(int argc, char **argv)
+static int cmd_plot(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longs[] = {{"roi", required_argument, NULL, 'r'},   {"set", required_argument, NULL, 'S'},
                                           {"out", required_argument, NULL, 'o'},   {"format", required_argument, NULL, 'f'},
@@ -428,11 +397,11 @@ static int cmd_plot(int argc, char **argv)
         return TUSK_EXIT_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
         case 'r': ok = tusk_cli_u64(PROG " plot", "--roi", optarg, 0, UINT32_MAX, &roi); break;
-        case 'S': ok = add_set(p, optarg); break;
+        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
         case 'o': out = optarg; break;
         case 'f':
             format = optarg;
@@ -440,7 +409,7 @@ static int cmd_plot(int argc, char **argv)
             if (!ok)
                 fprintf(stderr, PROG " plot: --format is png or svg, not '%s'\n", format);
             break;
-        case 'h': usage(stdout); tusk_params_destroy(&p); return TUSK_EXIT_OK;
+        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
         default: ok = false;
         }
         if (!ok)
@@ -484,23 +453,15 @@ done:
     return rc;
 }
 
+static const tusk_cli_command_t commands[] = {
+    {"sim", cmd_sim, "simulated inner-detector RoIs into an ADF file"},
+    {"qa", cmd_qa, "the quality table (Table 5.1) of z-finder output files"},
+    {"plot", cmd_plot, "the pair- and triplet-mode histograms of one RoI"},
+    {NULL, NULL, NULL}};
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return TUSK_EXIT_USAGE;
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout);
-        return TUSK_EXIT_OK;
-    }
-    if (!strcmp(argv[1], "sim"))
-        return cmd_sim(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "qa"))
-        return cmd_qa(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "plot"))
-        return cmd_plot(argc - 1, argv + 1);
-    fprintf(stderr, PROG ": unknown command '%s' (sim, qa, plot)\n", argv[1]);
-    usage(stderr);
-    return TUSK_EXIT_USAGE;
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "sim [OPTIONS] -o OUT.adf\nqa [OPTIONS] [LABEL=]FILE...\n"
+                                   "plot FILE --roi N [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -33,8 +33,8 @@ typedef struct slot {
     tusk_cl_pinned_t *in;      /* descs | slice starts | points */
     cl_mem d_in;
     size_t in_cap;             /* bytes */
-    cl_mem d_nh, d_zh, d_res;
-    tusk_cl_pinned_t *res, *nh, *zh;
+    cl_mem d_nh, d_zs, d_res;
+    tusk_cl_pinned_t *res, *nh, *zs;
     size_t rois_cap;
     size_t first, n;           /* the batch's RoIs in flight */
     cl_event ev_find, ev_peak, ev_done;
@@ -60,6 +60,7 @@ struct zf_cl {
     cl_kernel find, peak;
     unsigned wg, peak_wg;
     size_t rsize;              /* bytes of ZF_R */
+    bool atom64;               /* zHisto's sums by 64-bit atomics (else two 32-bit words) */
     slot_t slot[MAX_SLOTS];
     unsigned slots;
     tusk_pool_t *pool;
@@ -72,7 +73,7 @@ struct zf_cl {
     size_t off_slices, off_points;
     /* every RoI's histograms of the last run (keep_histograms) */
     uint32_t *h_nh;
-    double *h_zh;
+    uint64_t *h_zs;
     size_t h_cap, h_n;
     tusk_cl_timing_t t_find, t_peak;
     zf_cl_stats_t stats;
@@ -130,10 +131,10 @@ static void release_slot(zf_cl_t *c, slot_t *s)
     tusk_cl_pinned_destroy(&s->in);
     tusk_cl_pinned_destroy(&s->res);
     tusk_cl_pinned_destroy(&s->nh);
-    tusk_cl_pinned_destroy(&s->zh);
+    tusk_cl_pinned_destroy(&s->zs);
     tusk_cl_buffer_release(c->cl, &s->d_in);
     tusk_cl_buffer_release(c->cl, &s->d_nh);
-    tusk_cl_buffer_release(c->cl, &s->d_zh);
+    tusk_cl_buffer_release(c->cl, &s->d_zs);
     tusk_cl_buffer_release(c->cl, &s->d_res);
     if (s->q && s->own_queue)
         clReleaseCommandQueue(s->q);
@@ -165,7 +166,7 @@ void zf_cl_destroy(zf_cl_t **cl)
     }
     free(c->scratch);
     free(c->h_nh);
-    free(c->h_zh);
+    free(c->h_zs);
     free(c);
     *cl = NULL;
 }
@@ -190,6 +191,7 @@ static int build(zf_cl_t *c, const char *extra, tusk_error_t *err)
         DEF("ZF_TRIPLETS", c->cfg.mode == ZF_TRIPLETS);
         DEF("ZF_SECOND", c->cfg.second_vertex);
         DEF("ZF_BARE", c->clc.bare);
+        DEF("ZF_ATOM64", c->atom64);
 #undef DEF
         if ((st = tusk_cl_program_build(c->cl, "zfinder.cl", tusk_zfinder_kernel_source,
                                         (size_t)tusk_zfinder_kernel_source_size, opt, &c->program, err)) ||
@@ -227,11 +229,12 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     int st = zf_config_check(cfg, err);
     if (st != TUSK_OK)
         return st;
-    if (clc->chunk < 1 || clc->slots < 1 || clc->slots > MAX_SLOTS || clc->group_size < 1 || clc->group_points < 3)
+    if (clc->chunk < 1 || clc->slots < 1 || clc->slots > MAX_SLOTS || clc->group_size < 1 || clc->group_points < 3 ||
+        clc->group_points > ZF_MAX_GROUP_POINTS)
         return tusk_error_set(err, TUSK_EINVAL,
                               "z-finder opencl: chunk %u, slots %u (1 or 2), group_size %u, group_points %u: each must "
-                              "be at least 1 (group_points 3)",
-                              clc->chunk, clc->slots, clc->group_size, clc->group_points);
+                              "be at least 1 (group_points 3 to %u)",
+                              clc->chunk, clc->slots, clc->group_size, clc->group_points, ZF_MAX_GROUP_POINTS);
     if ((st = check_options(clc->options, err)) != TUSK_OK)
         return st;
     zf_cl_t *c = calloc(1, sizeof *c);
@@ -256,11 +259,12 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
     /* what the device needs to reproduce the reference */
     char extra[256] = "";
+    c->atom64 = dev->int64_atomics && !clc->no_int64_atomics;
     if (cfg->precision == ZF_PREC_DOUBLE) {
-        if (!dev->fp64 || !dev->int64_atomics) {
+        if (!dev->fp64) {
             st = tusk_error_set(err, TUSK_ENODEV,
-                                "z-finder precision = double on %s: the device lacks %s (use precision = float)",
-                                tusk_cl_describe(c->cl), !dev->fp64 ? "cl_khr_fp64" : "cl_khr_int64_base_atomics");
+                                "z-finder precision = double on %s: the device lacks cl_khr_fp64 (use precision = float)",
+                                tusk_cl_describe(c->cl));
             goto fail;
         }
     } else {
@@ -282,7 +286,7 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     }
     /* local memory of zf_find: the points, the histograms, the scans */
     size_t local = (size_t)clc->group_points * (2 * sizeof(cl_float) + (cfg->mode == ZF_TRIPLETS ? c->rsize + 1 : 0)) +
-                   (clc->bare ? 0 : (size_t)c->k.bins * (sizeof(cl_uint) + c->rsize)) + 5 * ZF_NEIGHBOURS * ZF_LAYER_SLOTS * 4;
+                   (clc->bare ? 0 : (size_t)c->k.bins * 2 * sizeof(cl_uint)) + 5 * ZF_NEIGHBOURS * ZF_LAYER_SLOTS * 4;
     if (local > dev->local_mem) {
         st = tusk_error_set(err, TUSK_ELIMIT,
                             "z-finder on %s: a work-group needs %zu bytes of local memory (group_points %u, %u bins), "
@@ -319,9 +323,10 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
         goto fail;
     }
     c->n_scratch = tusk_pool_threads(c->pool);
-    snprintf(c->describe, sizeof c->describe, "%s; %u work-items a slice, %u RoIs a launch, %u slot%s%s",
+    snprintf(c->describe, sizeof c->describe, "%s; %u work-items a slice, %u RoIs a launch, %u slot%s%s%s",
              tusk_cl_describe(c->cl), c->wg, clc->chunk, c->slots, c->slots == 1 ? "" : "s",
-             extra[0] == '-' && extra[1] == 'D' ? "; float division via double" : "");
+             extra[0] == '-' && extra[1] == 'D' ? "; float division via double" : "",
+             c->atom64 ? "" : "; zHisto sums by 32-bit atomics");
     *out = c;
     return TUSK_OK;
 fail:
@@ -360,21 +365,22 @@ static int room(zf_cl_t *c, slot_t *s, size_t bytes, size_t rois, tusk_error_t *
         size_t hb = cap * c->k.bins;
         tusk_cl_pinned_destroy(&s->res);
         tusk_cl_pinned_destroy(&s->nh);
-        tusk_cl_pinned_destroy(&s->zh);
+        tusk_cl_pinned_destroy(&s->zs);
         tusk_cl_buffer_release(c->cl, &s->d_nh);
-        tusk_cl_buffer_release(c->cl, &s->d_zh);
+        tusk_cl_buffer_release(c->cl, &s->d_zs);
         tusk_cl_buffer_release(c->cl, &s->d_res);
         s->rois_cap = 0;
         if ((st = tusk_cl_buffer_new(c->cl, "z-finder nHisto", CL_MEM_READ_WRITE, hb * sizeof(cl_uint), NULL, &s->d_nh,
                                      err)) ||
-            (st = tusk_cl_buffer_new(c->cl, "z-finder zHisto", CL_MEM_READ_WRITE, hb * c->rsize, NULL, &s->d_zh, err)) ||
+            (st = tusk_cl_buffer_new(c->cl, "z-finder zHisto", CL_MEM_READ_WRITE, hb * 2 * sizeof(cl_uint), NULL, &s->d_zs,
+                                     err)) ||
             (st = tusk_cl_buffer_new(c->cl, "z-finder results", CL_MEM_READ_WRITE, cap * sizeof(zf_dev_result_t), NULL,
                                      &s->d_res, err)) ||
             (st = tusk_cl_pinned_new(c->cl, "z-finder results (pinned)", cap * sizeof(zf_dev_result_t), &s->res, err)))
             return st;
         if (c->clc.keep_histograms &&
             ((st = tusk_cl_pinned_new(c->cl, "z-finder nHisto (pinned)", hb * sizeof(cl_uint), &s->nh, err)) ||
-             (st = tusk_cl_pinned_new(c->cl, "z-finder zHisto (pinned)", hb * c->rsize, &s->zh, err))))
+             (st = tusk_cl_pinned_new(c->cl, "z-finder zHisto (pinned)", hb * 2 * sizeof(cl_uint), &s->zs, err))))
             return st;
         s->rois_cap = cap;
     }
@@ -501,10 +507,9 @@ static int collect(zf_cl_t *c, slot_t *s, zf_result_t *res, tusk_error_t *err)
     if (c->clc.keep_histograms) {
         size_t nb = c->k.bins;
         memcpy(c->h_nh + s->first * nb, tusk_cl_pinned_ptr(s->nh), s->n * nb * sizeof(uint32_t));
-        const void *zh = tusk_cl_pinned_ptr(s->zh);
+        const uint32_t *zs = tusk_cl_pinned_ptr(s->zs); /* the low word, then the high word of each bin */
         for (size_t j = 0; j < s->n * nb; j++)
-            c->h_zh[s->first * nb + j] =
-                c->rsize == sizeof(double) ? ((const double *)zh)[j] : (double)((const float *)zh)[j];
+            c->h_zs[s->first * nb + j] = (uint64_t)zs[2 * j] | (uint64_t)zs[2 * j + 1] << 32;
     }
     return TUSK_OK;
 }
@@ -517,21 +522,23 @@ static int set_arg(zf_cl_t *c, cl_kernel k, const char *name, cl_uint i, size_t 
 }
 
 /* Set a kernel argument of the arithmetic's precision. */
-static int set_real(zf_cl_t *c, cl_uint i, double v, tusk_error_t *err)
+static int set_real(zf_cl_t *c, cl_kernel k, const char *name, cl_uint i, double v, tusk_error_t *err)
 {
     if (c->rsize == sizeof(cl_double)) {
         cl_double d = v;
-        return set_arg(c, c->find, "zf_find", i, sizeof d, &d, err);
+        return set_arg(c, k, name, i, sizeof d, &d, err);
     }
     cl_float f = (cl_float)v;
-    return set_arg(c, c->find, "zf_find", i, sizeof f, &f, err);
+    return set_arg(c, k, name, i, sizeof f, &f, err);
 }
 
 /* Pack RoIs [first, first + n) into slot s and start them on its queue. */
 static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *err)
 {
-    /* the layout: RoI records, slice starts, points */
-    size_t n_slices = 0, n_points = 0, groups = 0;
+    /* the layout: RoI records, slice starts, points; the work-groups go
+     * slice by slice over the RoIs (zfinder.cl), as many slices as the
+     * widest RoI has */
+    size_t n_slices = 0, n_points = 0, max_slices = 0;
     for (size_t i = 0; i < n; i++) {
         zf_roi_t roi;
         int wrap;
@@ -539,8 +546,10 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
         uint32_t S = zf_roi_slices(&c->cfg, roi.phi_width, &wrap);
         n_slices += S + 1;
         n_points += roi.n;
-        groups += S;
+        if (S > max_slices)
+            max_slices = S;
     }
+    size_t groups = max_slices * n;
     size_t off_slices = round_up(n * sizeof(zf_roi_desc_t), ALIGN);
     size_t off_points = round_up(off_slices + n_slices * sizeof(uint32_t), ALIGN);
     size_t bytes = off_points + n_points * sizeof(zf_point_t);
@@ -552,7 +561,7 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
     double t0 = tusk_clock_s();
     uint8_t *base = tusk_cl_pinned_ptr(s->in);
     zf_roi_desc_t *d = (zf_roi_desc_t *)base;
-    uint32_t fp = 0, fs = 0, fg = 0;
+    uint32_t fp = 0, fs = 0;
     for (size_t i = 0; i < n; i++) {
         zf_roi_t roi;
         int wrap;
@@ -563,10 +572,8 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
         d[i].first_slice = fs;
         d[i].n_slices = S;
         d[i].wrap = (tusk_u32)wrap;
-        d[i].first_group = fg;
         fp += roi.n;
         fs += S + 1;
-        fg += S;
     }
     c->pack_first = first;
     c->pack_base = base;
@@ -600,19 +607,22 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
         ((st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_nh, &zero, sizeof zero, 0, hb * sizeof(cl_uint), 0, NULL,
                                                  NULL),
                              err, "clEnqueueFillBuffer(z-finder nHisto) on %s", dev)) ||
-         (st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_zh, &zero, sizeof zero, 0, hb * c->rsize, 0, NULL, NULL), err,
-                             "clEnqueueFillBuffer(z-finder zHisto) on %s", dev))))
+         (st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_zs, &zero, sizeof zero, 0, hb * 2 * sizeof(cl_uint), 0, NULL,
+                                                 NULL),
+                             err, "clEnqueueFillBuffer(z-finder zHisto) on %s", dev))))
         return st;
     if ((st = set_arg(c, c->find, "zf_find", 0, sizeof s->d_in, &s->d_in, err)) ||
         (st = set_arg(c, c->find, "zf_find", 1, sizeof a_slices, &a_slices, err)) ||
         (st = set_arg(c, c->find, "zf_find", 2, sizeof a_points, &a_points, err)) ||
         (st = set_arg(c, c->find, "zf_find", 3, sizeof a_n, &a_n, err)) ||
         (st = set_arg(c, c->find, "zf_find", 4, sizeof s->d_nh, &s->d_nh, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 5, sizeof s->d_zh, &s->d_zh, err)) ||
+        (st = set_arg(c, c->find, "zf_find", 5, sizeof s->d_zs, &s->d_zs, err)) ||
         (st = set_arg(c, c->find, "zf_find", 6, sizeof s->d_res, &s->d_res, err)) ||
-        (st = set_real(c, 7, c->k.z_min, err)) || (st = set_real(c, 8, c->k.inv_bin, err)) ||
-        (st = set_real(c, 9, c->k.n_bins, err)) || (st = set_real(c, 10, c->k.tol_z, err)) ||
-        (st = set_real(c, 11, c->k.tol_phi, err)))
+        (st = set_real(c, c->find, "zf_find", 7, c->k.z_min, err)) ||
+        (st = set_real(c, c->find, "zf_find", 8, c->k.inv_bin, err)) ||
+        (st = set_real(c, c->find, "zf_find", 9, c->k.n_bins, err)) ||
+        (st = set_real(c, c->find, "zf_find", 10, c->k.tol_z, err)) ||
+        (st = set_real(c, c->find, "zf_find", 11, c->k.tol_phi, err)))
         return st;
     size_t global = groups * c->wg, local = c->wg;
     if ((st = tusk_cl_check(clEnqueueNDRangeKernel(s->q, c->find, 1, NULL, &global, &local, 0, NULL, &s->ev_find), err,
@@ -624,8 +634,10 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
     if (!c->clc.bare) {
         size_t pg = n * c->peak_wg, pl = c->peak_wg;
         if ((st = set_arg(c, c->peak, "zf_peak", 0, sizeof s->d_nh, &s->d_nh, err)) ||
-            (st = set_arg(c, c->peak, "zf_peak", 1, sizeof s->d_zh, &s->d_zh, err)) ||
+            (st = set_arg(c, c->peak, "zf_peak", 1, sizeof s->d_zs, &s->d_zs, err)) ||
             (st = set_arg(c, c->peak, "zf_peak", 2, sizeof s->d_res, &s->d_res, err)) ||
+            (st = set_real(c, c->peak, "zf_peak", 3, c->k.z_min, err)) ||
+            (st = set_real(c, c->peak, "zf_peak", 4, c->k.bin, err)) ||
             (st = tusk_cl_check(clEnqueueNDRangeKernel(s->q, c->peak, 1, NULL, &pg, &pl, 0, NULL, &s->ev_peak), err,
                                 "clEnqueueNDRangeKernel(zf_peak, %zu RoIs) on %s", n, dev)))
             return st;
@@ -634,8 +646,8 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
         ((st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_nh, CL_FALSE, 0, hb * sizeof(cl_uint),
                                                  tusk_cl_pinned_ptr(s->nh), 0, NULL, NULL),
                              err, "clEnqueueReadBuffer(z-finder nHisto) on %s", dev)) ||
-         (st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_zh, CL_FALSE, 0, hb * c->rsize, tusk_cl_pinned_ptr(s->zh), 0,
-                                                 NULL, NULL),
+         (st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_zs, CL_FALSE, 0, hb * 2 * sizeof(cl_uint),
+                                                 tusk_cl_pinned_ptr(s->zs), 0, NULL, NULL),
                              err, "clEnqueueReadBuffer(z-finder zHisto) on %s", dev))))
         return st;
     if ((st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_res, CL_FALSE, 0, n * sizeof(zf_dev_result_t),
@@ -676,10 +688,10 @@ int zf_cl_run(zf_cl_t *c, const zf_batch_t *b, zf_result_t *res, tusk_error_t *e
         uint32_t *nh = realloc(c->h_nh, n * c->k.bins * sizeof *nh);
         if (nh)
             c->h_nh = nh;
-        double *zh = realloc(c->h_zh, n * c->k.bins * sizeof *zh);
-        if (zh)
-            c->h_zh = zh;
-        if (!nh || !zh)
+        uint64_t *zs = realloc(c->h_zs, n * c->k.bins * sizeof *zs);
+        if (zs)
+            c->h_zs = zs;
+        if (!nh || !zs)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (histograms of %zu RoIs)", n);
         c->h_cap = n;
     }
@@ -703,13 +715,13 @@ int zf_cl_run(zf_cl_t *c, const zf_batch_t *b, zf_result_t *res, tusk_error_t *e
     return TUSK_OK;
 }
 
-int zf_cl_histograms(const zf_cl_t *c, size_t i, uint32_t *nh, double *zh, tusk_error_t *err)
+int zf_cl_histograms(const zf_cl_t *c, size_t i, uint32_t *nh, uint64_t *zsum, tusk_error_t *err)
 {
     if (i >= c->h_n)
         return tusk_error_set(err, TUSK_EINVAL,
                               "z-finder opencl: no histograms of RoI %zu (the last run had %zu; keep_histograms %s)", i,
                               c->h_n, c->clc.keep_histograms ? "on" : "off");
     memcpy(nh, c->h_nh + i * c->k.bins, c->k.bins * sizeof *nh);
-    memcpy(zh, c->h_zh + i * c->k.bins, c->k.bins * sizeof *zh);
+    memcpy(zsum, c->h_zs + i * c->k.bins, c->k.bins * sizeof *zsum);
     return TUSK_OK;
 }

@@ -121,6 +121,12 @@ unsigned zf_config_bins(const zf_config_t *cfg)
     return n >= 1.0 && n < 1e7 ? (unsigned)llround(n) : 0;
 }
 
+double zf_zhisto(const zf_config_t *cfg, unsigned bin, uint32_t n, uint64_t zsum)
+{
+    return (double)n * (cfg->z_min_mm + (double)bin * cfg->bin_mm) +
+           (double)zsum * (double)ZF_ZQ_QUANTUM * cfg->bin_mm;
+}
+
 int zf_config_check(const zf_config_t *cfg, tusk_error_t *err)
 {
     if (cfg->mode != ZF_PAIRS && cfg->mode != ZF_TRIPLETS)
@@ -186,6 +192,7 @@ void zf_consts_of(const zf_config_t *cfg, zf_consts_t *k)
 {
     k->bins = zf_config_bins(cfg);
     k->z_min = cfg->z_min_mm;
+    k->bin = cfg->bin_mm;
     k->inv_bin = 1.0 / cfg->bin_mm;
     k->n_bins = (double)k->bins;
     k->tol_z = cfg->triplet_dz_mm;

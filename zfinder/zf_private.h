@@ -23,7 +23,7 @@ _Static_assert((int)ZF_REFERENCE == (int)ADF_ZVERTEX_REFERENCE && (int)ZF_FAST =
 /* The settings as the arithmetic uses them; each side converts these
  * doubles to its precision the same way ((float)x or x). */
 typedef struct zf_consts {
-    double z_min, inv_bin, n_bins, tol_z, tol_phi;
+    double z_min, bin, inv_bin, n_bins, tol_z, tol_phi;
     float inv_slice;          /* 1 / slice width in rad, as float (slices are found in float) */
     unsigned bins;
 } zf_consts_t;
@@ -50,7 +50,7 @@ typedef struct zf_ref_work {
     uint8_t *g_layer;
     size_t points_cap;
     uint32_t *nh;
-    void *zh;                 /* float or double [bins] */
+    uint64_t *zs;             /* [bins]: Sum q, zHisto in fixed point (zf_shared.h) */
 } zf_ref_work_t;
 
 int zf_ref_roi_f(zf_ref_work_t *w, const zf_config_t *cfg, const zf_roi_t *roi, zf_result_t *res,

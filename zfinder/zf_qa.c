@@ -23,6 +23,7 @@
 #include "base/grow.h"
 #include "tusk/adf.h"
 #include "zf_private.h"
+#include "base/fs.h"
 
 typedef struct pending {
     uint32_t event;
@@ -401,26 +402,9 @@ void zf_qa_print(const zf_qa_t *q, FILE *out)
                 (unsigned long long)q->unmatched);
 }
 
-static int mkdir_p(const char *dir, tusk_error_t *err)
-{
-    char path[1024];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return tusk_error_set(err, TUSK_EINVAL, "folder name too long: %s", dir);
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-    return TUSK_OK;
-}
-
 int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
 {
-    int st = mkdir_p(dir, err);
+    int st = tusk_mkdir_p(dir, err);
     if (st != TUSK_OK)
         return st;
     char path[1200];

@@ -46,7 +46,7 @@ TUSK_FN ZF_R ZF_FN(zf_intercept)(ZF_R rho1, ZF_R z1, ZF_R rho2, ZF_R z2)
 }
 
 /* The histogram bin of z_V: floor((z_V - z_min) / width), computed as
- * (z_V - z_min) * inv_width; -1 when z_V lies outside [z_min, z_min +
+ * t = (z_V - z_min) * inv_width; -1 when z_V lies outside [z_min, z_min +
  * n_bins * width) or is not a number (dropped, spec §2.3 step 5). */
 TUSK_FN tusk_i32 ZF_FN(zf_bin)(ZF_R zv, ZF_R z_min, ZF_R inv_width, ZF_R n_bins)
 {
@@ -54,6 +54,15 @@ TUSK_FN tusk_i32 ZF_FN(zf_bin)(ZF_R zv, ZF_R z_min, ZF_R inv_width, ZF_R n_bins)
     if (!(t >= (ZF_R)0 && t < n_bins))
         return -1;
     return (tusk_i32)t;
+}
+
+/* zHisto's q of z_V in its bin b = zf_bin(z_V, ...) >= 0: its place in
+ * the bin in fixed point, ZF_ZQ(t - b) with the same t (zf_shared.h;
+ * t - b is exact). */
+TUSK_FN tusk_u32 ZF_FN(zf_bin_q)(ZF_R zv, ZF_R z_min, ZF_R inv_width, tusk_i32 bin)
+{
+    ZF_R t = (zv - z_min) * inv_width;
+    return ZF_ZQ(t - (ZF_R)bin);
 }
 
 /* Triplet mode 1 (seed §3.1; the test is tusk's, spec §2.3 step 4): does
@@ -73,8 +82,13 @@ TUSK_FN int ZF_FN(zf_triplet_ok)(ZF_R rho1, ZF_R phi1, ZF_R z1, ZF_R rho2, ZF_R 
 }
 
 /* z0 of a peak window: the zHisto sum of its three bins over their
- * nHisto sum [seed §3.2]. */
-TUSK_FN ZF_R ZF_FN(zf_window_z)(ZF_R zh0, ZF_R zh1, ZF_R zh2, tusk_u32 count)
+ * nHisto sum [seed §3.2], from the fixed-point sums (zf_shared.h): bin is
+ * the window's first bin, sum its zf_window_sum (quanta above the bin's
+ * lower edge), count > 0 its entries. z0 = the window's lower edge + the
+ * mean offset sum / count quanta of width 2^-ZF_ZQ_BITS. */
+TUSK_FN ZF_R ZF_FN(zf_window_z)(tusk_u32 bin, tusk_u64 sum, tusk_u32 count, ZF_R z_min, ZF_R width)
 {
-    return ZF_DIV((zh0 + zh1) + zh2, (ZF_R)count);
+    ZF_R low = z_min + (ZF_R)bin * width;
+    ZF_R off = ZF_DIV((ZF_R)sum, (ZF_R)count) * (ZF_R)ZF_ZQ_QUANTUM;
+    return low + off * width;
 }

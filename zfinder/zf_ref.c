@@ -20,8 +20,8 @@ int zf_ref_work_init(zf_ref_work_t *w, const zf_config_t *cfg, tusk_error_t *err
     w->triplets = cfg->mode == ZF_TRIPLETS;
     w->second = cfg->second_vertex;
     w->nh = calloc(w->k.bins, sizeof *w->nh);
-    w->zh = calloc(w->k.bins, sizeof(double));
-    if (!w->nh || !w->zh) {
+    w->zs = calloc(w->k.bins, sizeof *w->zs);
+    if (!w->nh || !w->zs) {
         zf_ref_work_free(w);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (z-finder histograms)");
     }
@@ -39,7 +39,7 @@ void zf_ref_work_free(zf_ref_work_t *w)
     free(w->g_phi);
     free(w->g_layer);
     free(w->nh);
-    free(w->zh);
+    free(w->zs);
     memset(w, 0, sizeof *w);
 }
 
@@ -136,9 +136,13 @@ const uint32_t *zf_ref_nhisto(const zf_ref_t *r)
     return r->w.nh;
 }
 
+const uint64_t *zf_ref_zsum(const zf_ref_t *r)
+{
+    return r->w.zs;
+}
+
 void zf_ref_zhisto(const zf_ref_t *r, double *zh)
 {
     for (unsigned b = 0; b < r->w.k.bins; b++)
-        zh[b] = r->cfg.precision == ZF_PREC_DOUBLE ? ((const double *)r->w.zh)[b]
-                                                   : (double)((const float *)r->w.zh)[b];
+        zh[b] = zf_zhisto(&r->cfg, b, r->w.nh[b], r->w.zs[b]);
 }

@@ -12,9 +12,11 @@
  *   3. z_V = zf_intercept; its bin, dropped outside the histogram;
  *   4. triplets: kept only when a point of a layer above L2, in slice
  *      s-1, s or s+1, passes zf_triplet_ok;
- *   5. nHisto[bin] += 1, zHisto[bin] += z_V;
+ *   5. nHisto[bin] += 1, zHisto[bin] += z_V, in fixed point: Sum q of
+ *      the intercepts' places in their bins (zf_bin_q, zf_shared.h);
  *   6. peak: the densest window of three bins (zf_window_better), z0 =
- *      zf_window_z; a second vertex with the window's bins zeroed.
+ *      zf_window_z of zf_window_sum; a second vertex with the window's
+ *      bins zeroed.
  * A neighbour across the 360 degree seam has its phi shifted by 2 pi, as
  * the kernel shifts it. */
 #include <string.h>
@@ -22,11 +24,12 @@
 #include "zf_private.h"
 #include "zf_real.h"
 
-/* Steps 6: the peaks of nh/zh (restored afterwards). */
-static void ZF_FN(peaks)(uint32_t *nh, ZF_R *zh, unsigned bins, bool second, zf_result_t *res)
+/* Steps 6: the peaks of nh/zs (restored afterwards). */
+static void ZF_FN(peaks)(const zf_consts_t *kc, uint32_t *nh, uint64_t *zs, bool second, zf_result_t *res)
 {
+    const unsigned bins = kc->bins;
     uint32_t saved_n[2][3];
-    ZF_R saved_z[2][3];
+    uint64_t saved_z[2][3];
     res->n_vertices = 0;
     for (unsigned v = 0; v < (second ? 2u : 1u); v++) {
         uint32_t best_c = 0, best_b = 0;
@@ -37,21 +40,22 @@ static void ZF_FN(peaks)(uint32_t *nh, ZF_R *zh, unsigned bins, bool second, zf_
         }
         if (best_c == 0)
             break;
-        res->vertex[v].z0 = (double)ZF_FN(zf_window_z)(zh[best_b], zh[best_b + 1], zh[best_b + 2], best_c);
+        uint64_t sum = zf_window_sum(nh[best_b + 1], nh[best_b + 2], zs[best_b], zs[best_b + 1], zs[best_b + 2]);
+        res->vertex[v].z0 = (double)ZF_FN(zf_window_z)(best_b, sum, best_c, (ZF_R)kc->z_min, (ZF_R)kc->bin);
         res->vertex[v].count = best_c;
         res->vertex[v].bin = best_b;
         res->n_vertices = v + 1;
         for (int k = 0; k < 3; k++) {
             saved_n[v][k] = nh[best_b + k];
-            saved_z[v][k] = zh[best_b + k];
+            saved_z[v][k] = zs[best_b + k];
             nh[best_b + k] = 0;
-            zh[best_b + k] = 0;
+            zs[best_b + k] = 0;
         }
     }
     for (unsigned v = res->n_vertices; v-- > 0;)
         for (int k = 0; k < 3; k++) {
             nh[res->vertex[v].bin + k] = saved_n[v][k];
-            zh[res->vertex[v].bin + k] = saved_z[v][k];
+            zs[res->vertex[v].bin + k] = saved_z[v][k];
         }
 }
 
@@ -74,10 +78,9 @@ int ZF_FN(zf_ref_roi)(zf_ref_work_t *w, const zf_config_t *cfg, const zf_roi_t *
     }
     const unsigned bins = w->k.bins;
     uint32_t *nh = w->nh;
-    ZF_R *zh = (ZF_R *)w->zh;
+    uint64_t *zs = w->zs;
     memset(nh, 0, bins * sizeof *nh);
-    for (unsigned b = 0; b < bins; b++)
-        zh[b] = (ZF_R)0;
+    memset(zs, 0, bins * sizeof *zs);
     const ZF_R z_min = (ZF_R)w->k.z_min, inv_bin = (ZF_R)w->k.inv_bin, n_bins = (ZF_R)w->k.n_bins;
     const ZF_R tol_z = (ZF_R)w->k.tol_z, tol_phi = (ZF_R)w->k.tol_phi;
     const ZF_R two_pi = (ZF_R)ZF_TWO_PI_F;
@@ -149,7 +152,7 @@ int ZF_FN(zf_ref_roi)(zf_ref_work_t *w, const zf_config_t *cfg, const zf_roi_t *
                             continue;
                     }
                     nh[b]++;
-                    zh[b] += zv;
+                    zs[b] += ZF_FN(zf_bin_q)(zv, z_min, inv_bin, b);
                     entries++;
                 }
             }
@@ -162,6 +165,6 @@ int ZF_FN(zf_ref_roi)(zf_ref_work_t *w, const zf_config_t *cfg, const zf_roi_t *
     }
     res->pairs = pairs;
     res->entries = entries;
-    ZF_FN(peaks)(nh, zh, bins, w->second, res);
+    ZF_FN(peaks)(&w->k, nh, zs, w->second, res);
     return TUSK_OK;
 }

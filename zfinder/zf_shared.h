@@ -29,7 +29,7 @@
 #if ZF_DOUBLE || (defined(ZF_DIV_VIA_DOUBLE) && ZF_DIV_VIA_DOUBLE)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-#if ZF_DOUBLE
+#if ZF_ATOM64
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 #endif
@@ -45,6 +45,37 @@
 /* 2 pi as the float every side uses for phi wrapping. */
 #define ZF_TWO_PI_F 6.28318530717958647692f
 
+/* zHisto in fixed point (tusk's choice, zfinder/README.md "zHisto in
+ * fixed point"). An intercept's place inside its bin, frac = t - bin with
+ * t = (z_V - z_min) / width as zf_bin computes it (0 <= frac < 1, exact),
+ * is added as the integer q = ZF_ZQ(frac) = floor(frac 2^ZF_ZQ_BITS) <
+ * 2^24: a quantum of width 2^-24, 6.0e-8 mm for the default 1 mm bins. A
+ * bin keeps its entries n and Sum q; its zHisto is n (z_min + bin width)
+ * + Sum q width 2^-24. Integer sums do not depend on the order of the
+ * adds, so the reference, the fast backend and the kernel get the same
+ * bits. In float the quantization loses nothing: above the first bin t
+ * has no bits below 2^-23, so q is exactly frac 2^24.
+ *
+ * Bounds (tests/check_zfinder.c, quantization_bounds): a RoI's bin has
+ * fewer than 2^32 entries (nHisto is 32 bits), so Sum q < 2^56 in 64 bits;
+ * a window's sum zf_window_sum < 3 2^56 + 3 2^56 < 2^59. The kernel
+ * adds q into a 32-bit word of local memory: a word that wraps (more than
+ * 256 entries of one bin in one work-group can) is seen by the one
+ * atomic_add that wrapped it, which adds its 2^32 to the RoI's 64-bit sum
+ * in global memory, so any count of entries stays exact. */
+#define ZF_ZQ_BITS 24
+#define ZF_ZQ_SCALE 16777216.0f /* 2^ZF_ZQ_BITS, exact in float and double */
+#define ZF_ZQ_QUANTUM 5.9604644775390625e-8f /* 2^-ZF_ZQ_BITS, exact in float and double */
+#define ZF_ZQ(frac) ((tusk_u32)((frac) * ZF_ZQ_SCALE))
+
+/* The fixed-point sum of a window of three bins from its first bin, in
+ * quanta: bins 1 and 2 lie 1 and 2 bin widths (2^ZF_ZQ_BITS quanta) above
+ * the first. n1, n2: their entries; s0..s2: their Sum q. */
+TUSK_FN tusk_u64 zf_window_sum(tusk_u32 n1, tusk_u32 n2, tusk_u64 s0, tusk_u64 s1, tusk_u64 s2)
+{
+    return s0 + s1 + s2 + (((tusk_u64)n1 + 2 * (tusk_u64)n2) << ZF_ZQ_BITS);
+}
+
 /* Status bits of a RoI on the device. */
 #define ZF_STATUS_OVERFLOW 1u /* a slice and its neighbours held more points than a work-group keeps */
 
@@ -58,14 +89,14 @@ typedef struct zf_point {
 } zf_point_t;
 
 /* One RoI of a launch: where its points and slice starts are in the
- * launch's input, and the work-group of its slice 0. 32 bytes. */
+ * launch's input. 32 bytes. The work-groups of a launch go slice by
+ * slice: group g is slice g / n_rois of RoI g % n_rois (zfinder.cl). */
 typedef struct zf_roi_desc {
     tusk_u32 first_point; /* index of its first zf_point_t */
     tusk_u32 first_slice; /* index of its slice-start array (n_slices + 1 entries, relative to first_point) */
     tusk_u32 n_slices;
     tusk_u32 wrap;        /* 1: a 360 degree RoI, slices 0 and n_slices - 1 are neighbours */
-    tusk_u32 first_group; /* the work-group of its slice 0; groups of a launch go RoI by RoI */
-    tusk_u32 reserved[3];
+    tusk_u32 reserved[4];
 } zf_roi_desc_t;
 
 /* What the device returns for one RoI: 48 bytes. z0 is the bit pattern of

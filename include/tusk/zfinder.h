@@ -73,6 +73,10 @@ int zf_config_read(zf_config_t *cfg, const tusk_params_t *params, tusk_error_t *
  * ZF_MAX_BINS whole bins, a slice width outside 0.01-30 degrees, ... */
 int zf_config_check(const zf_config_t *cfg, tusk_error_t *err);
 unsigned zf_config_bins(const zf_config_t *cfg);
+/* zHisto[bin] in mm from the fixed-point histogram: n entries whose
+ * places in the bin add up to zsum quanta of bin_mm / 2^24
+ * (zfinder/README.md): n (z_min + bin bin_mm) + zsum bin_mm 2^-24. */
+double zf_zhisto(const zf_config_t *cfg, unsigned bin, uint32_t n, uint64_t zsum);
 /* A digest of every setting but the precision (data:zvertex carries it). */
 uint32_t zf_config_digest(const zf_config_t *cfg);
 /* "triplets, float, 0.2 deg slices, 400 bins of 1 mm from -200 mm, ..." */
@@ -133,8 +137,10 @@ void zf_ref_destroy(zf_ref_t **ref);
 int zf_ref_roi(zf_ref_t *ref, const zf_roi_t *roi, zf_result_t *res, tusk_error_t *err);
 /* Every RoI of the batch in turn, res[i] for RoI i. */
 int zf_ref_run(zf_ref_t *ref, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
-/* The histograms of the last zf_ref_roi (zf_config_bins entries each). */
+/* The histograms of the last zf_ref_roi (zf_config_bins entries each):
+ * nHisto, zHisto's fixed-point sums (zf_zhisto) and zHisto in mm. */
 const uint32_t *zf_ref_nhisto(const zf_ref_t *ref);
+const uint64_t *zf_ref_zsum(const zf_ref_t *ref);
 void zf_ref_zhisto(const zf_ref_t *ref, double *zh);
 
 /* ---- fast: the reference on threads -------------------------------------------- */
@@ -167,17 +173,24 @@ typedef struct zf_cl_config {
     bool keep_histograms;     /* download every RoI's histograms (tests, pictures) */
     bool bare;                /* the roofline kernel: the pair loop without histograms
                                * (tusk-bench only; its results are not vertices) */
+    bool no_int64_atomics;    /* add zHisto's 64-bit sums with 32-bit atomics even where the
+                               * device has cl_khr_int64_base_atomics (tests: the fallback) */
 } zf_cl_config_t;
+
+/* The most group_points: a work-group's pairs, C(65536, 2) < 2^31, keep a
+ * bin's count in local memory and the group's entries within 32 bits. */
+#define ZF_MAX_GROUP_POINTS 65536u
 
 void zf_cl_config_default(zf_cl_config_t *clc);
 /* Choose the device, check it can reproduce the reference (a correctly
- * rounded float division, or fp64; fp64 and 64-bit atomics for double),
+ * rounded float division, or fp64; fp64 for double),
  * build the kernels. TUSK_ENODEV, TUSK_EBUILD, TUSK_ECL, TUSK_EINVAL. */
 int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, tusk_error_t *err);
 void zf_cl_destroy(zf_cl_t **cl);
 int zf_cl_run(zf_cl_t *cl, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
-/* After a run with keep_histograms: RoI i's histograms. */
-int zf_cl_histograms(const zf_cl_t *cl, size_t i, uint32_t *nh, double *zh, tusk_error_t *err);
+/* After a run with keep_histograms: RoI i's histograms, nHisto and
+ * zHisto's fixed-point sums (zf_zhisto). */
+int zf_cl_histograms(const zf_cl_t *cl, size_t i, uint32_t *nh, uint64_t *zsum, tusk_error_t *err);
 const char *zf_cl_describe(const zf_cl_t *cl);
 
 typedef struct zf_cl_stats {

@@ -2,8 +2,9 @@
  * side is zfinder/zf_cl.c, the design zfinder/README.md).
  *
  * Prepended when embedded: opencl/gpu_common.h, zfinder/zf_shared.h (the
- * records, zf_window_better) and zfinder/zf_real.h (zf_intercept, zf_bin,
- * zf_triplet_ok, zf_window_z in ZF_R, the precision's type).
+ * records, zf_window_sum, zf_window_better) and zfinder/zf_real.h
+ * (zf_intercept, zf_bin, zf_bin_q, zf_triplet_ok, zf_window_z in ZF_R, the
+ * precision's type).
  *
  * Built with these -D constants (zf_cl.c):
  *   ZF_DOUBLE      0 float, 1 double arithmetic
@@ -14,83 +15,59 @@
  *   ZF_SECOND      1: zf_peak also looks for a second vertex
  *   ZF_BARE        1: the roofline variant, the pair loop without histograms
  *   ZF_DIV_VIA_DOUBLE  1 on a float device without a correctly rounded division
+ *   ZF_ATOM64      1: zHisto's 64-bit sums by atom_add (cl_khr_int64_base_atomics)
  *
  * A launch covers many RoIs. Its input is one buffer: the RoI records
  * (zf_roi_desc_t), then every RoI's slice starts, then every RoI's points
  * (zf_point_t) sorted by slice. zf_find runs one work-group per (RoI,
- * slice); zf_peak one per RoI. */
+ * slice); zf_peak one per RoI. The histograms of a RoI in global memory:
+ * nHisto, one 32-bit word a bin, and zHisto's fixed-point sums
+ * (zf_shared.h), two words a bin. */
 /* FP_CONTRACT OFF and the extensions are switched on in zf_shared.h,
  * before the first formula. */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* zHisto += v without float atomics: compare-exchange on the bit pattern
- * (spec §2.3, TUSK (OpenCL)). */
+/* zHisto's 64-bit fixed-point sums (zf_shared.h) in global memory: two
+ * 32-bit words a bin, the low one first (a ulong on the little-endian
+ * devices tusk runs on). With cl_khr_int64_base_atomics one atom_add;
+ * without, the low word's atomic_add returns what it held, which tells
+ * whether it wrapped, and the carry goes to the high word: after the
+ * kernel (every add done) the two words hold the exact 64-bit sum
+ * whatever the order. */
+static void zs_add_global(__global tusk_u32 *w, tusk_u64 v)
+{
+#if ZF_ATOM64
+    atom_add((volatile __global ulong *)w, v);
+#else
+    tusk_u32 lo = (tusk_u32)v, hi = (tusk_u32)(v >> 32);
+    if (lo && atomic_add(&w[0], lo) > 0xFFFFFFFFu - lo)
+        hi++;
+    if (hi)
+        atomic_add(&w[1], hi);
+#endif
+}
+
+static tusk_u64 zs_get(__global const tusk_u32 *w)
+{
+    return (tusk_u64)w[0] | (tusk_u64)w[1] << 32;
+}
+
 #if ZF_DOUBLE
-static void zh_add_local(volatile __local double *p, double v)
-{
-    ulong old, next;
-    do {
-        old = as_ulong(*p);
-        next = as_ulong(as_double(old) + v);
-    } while (atom_cmpxchg((volatile __local ulong *)p, old, next) != old);
-}
-
-static void zh_add_global(volatile __global double *p, double v)
-{
-    ulong old, next;
-    do {
-        old = as_ulong(*p);
-        next = as_ulong(as_double(old) + v);
-    } while (atom_cmpxchg((volatile __global ulong *)p, old, next) != old);
-}
-
 static tusk_u64 z_bits(double z)
 {
     return as_ulong(z);
 }
 #else
-static void zh_add_local(volatile __local float *p, float v)
-{
-    uint old, next;
-    do {
-        old = as_uint(*p);
-        next = as_uint(as_float(old) + v);
-    } while (atomic_cmpxchg((volatile __local uint *)p, old, next) != old);
-}
-
-static void zh_add_global(volatile __global float *p, float v)
-{
-    uint old, next;
-    do {
-        old = as_uint(*p);
-        next = as_uint(as_float(old) + v);
-    } while (atomic_cmpxchg((volatile __global uint *)p, old, next) != old);
-}
-
 static tusk_u64 z_bits(float z)
 {
     return (tusk_u64)as_uint(z);
 }
 #endif
 
-/* The RoI of work-group g: the last one whose first group is <= g. */
-static tusk_u32 roi_of(__global const zf_roi_desc_t *roi, tusk_u32 n_rois, tusk_u32 g)
-{
-    tusk_u32 lo = 0, hi = n_rois;
-    while (hi - lo > 1) {
-        tusk_u32 mid = (lo + hi) / 2;
-        if (roi[mid].first_group <= g)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* One work-group per (RoI, phi slice): the slice's pairs into the RoI's
  * histograms. */
 __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 off_points, tusk_u32 n_rois,
-                      __global tusk_u32 *g_nh, __global ZF_R *g_zh, __global zf_dev_result_t *res, ZF_R z_min,
+                      __global tusk_u32 *g_nh, __global tusk_u32 *g_zs, __global zf_dev_result_t *res, ZF_R z_min,
                       ZF_R inv_bin, ZF_R n_bins, ZF_R tol_z, ZF_R tol_phi)
 {
     __local tusk_u32 cnt[ZF_NEIGHBOURS][ZF_LAYER_SLOTS], fill[ZF_NEIGHBOURS][ZF_LAYER_SLOTS];
@@ -102,49 +79,53 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
     __local uchar llayer[ZF_CAP];
 #endif
 #if !ZF_BARE
-    __local tusk_u32 lnh[ZF_NBINS];
-    __local ZF_R lzh[ZF_NBINS];
+    __local tusk_u32 lnh[ZF_NBINS], lzs[ZF_NBINS]; /* nHisto; zHisto's sums, low 32 bits */
 #endif
     __local tusk_u32 lentries;
 
     const tusk_u32 lid = (tusk_u32)get_local_id(0), wg = (tusk_u32)get_local_size(0);
+    /* Groups go slice by slice over the launch's RoIs, so the groups that
+     * run at the same time belong to many RoIs and their adds into the
+     * RoIs' histograms in global memory seldom meet on one bin. */
     const tusk_u32 g = (tusk_u32)get_group_id(0);
     __global const zf_roi_desc_t *rois = (__global const zf_roi_desc_t *)in;
-    const tusk_u32 r = roi_of(rois, n_rois, g);
+    const tusk_u32 r = g % n_rois, s = g / n_rois;
     const zf_roi_desc_t d = rois[r];
-    const tusk_u32 s = g - d.first_group, S = d.n_slices;
+    const tusk_u32 S = d.n_slices;
     __global const tusk_u32 *ss = (__global const tusk_u32 *)(in + off_slices) + d.first_slice;
     __global const zf_point_t *pts = (__global const zf_point_t *)(in + off_points) + d.first_point;
 
-    /* the central slice, the one below, the one above (spec §2.3 step 2) */
+    /* the central slice, the one below, the one above (spec §2.3 step 2);
+     * none beyond the RoI's last slice (a RoI with fewer slices than the
+     * launch's widest) */
     tusk_u32 first[ZF_NEIGHBOURS], n[ZF_NEIGHBOURS];
     ZF_R shift[ZF_NEIGHBOURS];
-    first[0] = ss[s];
-    n[0] = ss[s + 1] - ss[s];
-    shift[0] = (ZF_R)0;
-    shift[1] = (ZF_R)0;
-    shift[2] = (ZF_R)0;
-    n[1] = 0;
-    n[2] = 0;
-    first[1] = 0;
-    first[2] = 0;
-    if (s > 0 || d.wrap) {
-        tusk_u32 t = s > 0 ? s - 1 : S - 1;
-        first[1] = ss[t];
-        n[1] = ss[t + 1] - ss[t];
-        if (s == 0)
-            shift[1] = -(ZF_R)ZF_TWO_PI_F;
+    for (int c = 0; c < ZF_NEIGHBOURS; c++) {
+        first[c] = 0;
+        n[c] = 0;
+        shift[c] = (ZF_R)0;
     }
-    if (s + 1 < S || d.wrap) {
-        tusk_u32 t = s + 1 < S ? s + 1 : 0;
-        first[2] = ss[t];
-        n[2] = ss[t + 1] - ss[t];
-        if (s + 1 == S)
-            shift[2] = (ZF_R)ZF_TWO_PI_F;
+    if (s < S) {
+        first[0] = ss[s];
+        n[0] = ss[s + 1] - ss[s];
+        if (s > 0 || d.wrap) {
+            tusk_u32 t = s > 0 ? s - 1 : S - 1;
+            first[1] = ss[t];
+            n[1] = ss[t + 1] - ss[t];
+            if (s == 0)
+                shift[1] = -(ZF_R)ZF_TWO_PI_F;
+        }
+        if (s + 1 < S || d.wrap) {
+            tusk_u32 t = s + 1 < S ? s + 1 : 0;
+            first[2] = ss[t];
+            n[2] = ss[t + 1] - ss[t];
+            if (s + 1 == S)
+                shift[2] = (ZF_R)ZF_TWO_PI_F;
+        }
     }
     const tusk_u32 total = n[0] + n[1] + n[2];
     if (n[0] == 0)
-        return; /* no inner point, no pair: the whole group leaves */
+        return; /* no inner point, no pair (or no slice): the whole group leaves */
     if (total > ZF_CAP) {
         if (lid == 0)
             atomic_or(&res[r].status, ZF_STATUS_OVERFLOW);
@@ -201,7 +182,7 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
 #if !ZF_BARE
     for (tusk_u32 b = lid; b < ZF_NBINS; b += wg) {
         lnh[b] = 0;
-        lzh[b] = (ZF_R)0;
+        lzs[b] = 0;
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -211,6 +192,10 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
      * point, p2 any point of a higher layer. */
     tusk_u32 entries = 0, l = 0;
     const tusk_u32 all = ifirst[ZF_MAX_LAYERS];
+#if !ZF_BARE
+    __global tusk_u32 *nh = g_nh + (size_t)r * ZF_NBINS;
+    __global tusk_u32 *zs = g_zs + (size_t)r * 2 * ZF_NBINS;
+#endif
     for (tusk_u32 pair = lid; pair < npairs; pair += wg) {
         while (pair >= pfirst[l + 1])
             l++;
@@ -239,8 +224,11 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
 #if ZF_BARE
         entries += (tusk_u32)b + 1u;
 #else
+        const tusk_u32 q = ZF_FN(zf_bin_q)(zv, z_min, inv_bin, b);
         atomic_inc(&lnh[b]);
-        zh_add_local(&lzh[b], zv);
+        /* the one add that wraps the low word carries its 2^32 over */
+        if (atomic_add(&lzs[b], q) > 0xFFFFFFFFu - q)
+            zs_add_global(zs + 2 * b, (tusk_u64)1 << 32);
         entries++;
 #endif
     }
@@ -250,14 +238,12 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
 
     /* Into the RoI's histograms: only the bins this slice filled. */
 #if !ZF_BARE
-    __global tusk_u32 *nh = g_nh + (size_t)r * ZF_NBINS;
-    __global ZF_R *zh = g_zh + (size_t)r * ZF_NBINS;
     for (tusk_u32 b = lid; b < ZF_NBINS; b += wg) {
-        tusk_u32 c = lnh[b];
-        if (c) {
+        tusk_u32 c = lnh[b], z = lzs[b];
+        if (c)
             atomic_add(&nh[b], c);
-            zh_add_global(&zh[b], lzh[b]);
-        }
+        if (z)
+            zs_add_global(zs + 2 * b, z);
     }
 #endif
     if (lid == 0) {
@@ -269,17 +255,18 @@ __kernel void zf_find(__global const uchar *in, tusk_u32 off_slices, tusk_u32 of
 /* One work-group per RoI: the densest window of three bins (the lowest on
  * ties), z0 from it, then optionally the second vertex with the window
  * cleared (seed §3.2; on the device as the seed's §8.1.3 suggests). */
-__kernel void zf_peak(__global const tusk_u32 *g_nh, __global const ZF_R *g_zh, __global zf_dev_result_t *res)
+__kernel void zf_peak(__global const tusk_u32 *g_nh, __global const tusk_u32 *g_zs, __global zf_dev_result_t *res,
+                      ZF_R z_min, ZF_R width)
 {
     __local tusk_u32 pn[ZF_NBINS];
-    __local ZF_R pz[ZF_NBINS];
+    __local tusk_u64 pz[ZF_NBINS];
     __local tusk_u32 bc[ZF_PEAK_WG], bb[ZF_PEAK_WG];
     const tusk_u32 lid = (tusk_u32)get_local_id(0), r = (tusk_u32)get_group_id(0);
     __global const tusk_u32 *nh = g_nh + (size_t)r * ZF_NBINS;
-    __global const ZF_R *zh = g_zh + (size_t)r * ZF_NBINS;
+    __global const tusk_u32 *zs = g_zs + (size_t)r * 2 * ZF_NBINS;
     for (tusk_u32 b = lid; b < ZF_NBINS; b += ZF_PEAK_WG) {
         pn[b] = nh[b];
-        pz[b] = zh[b];
+        pz[b] = zs_get(zs + 2 * b);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     tusk_u32 found = 0;
@@ -309,13 +296,14 @@ __kernel void zf_peak(__global const tusk_u32 *g_nh, __global const ZF_R *g_zh, 
         if (lid == 0) {
             res[r].bin[v] = b;
             res[r].count[v] = c;
-            res[r].z0_bits[v] = z_bits(ZF_FN(zf_window_z)(pz[b], pz[b + 1], pz[b + 2], c));
+            const tusk_u64 sum = zf_window_sum(pn[b + 1], pn[b + 2], pz[b], pz[b + 1], pz[b + 2]);
+            res[r].z0_bits[v] = z_bits(ZF_FN(zf_window_z)(b, sum, c, z_min, width));
         }
         found = v + 1;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < 3) {
             pn[b + lid] = 0;
-            pz[b + lid] = (ZF_R)0;
+            pz[b + lid] = 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
