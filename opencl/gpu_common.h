@@ -11,6 +11,8 @@
  *   TUSK_GLOBAL, TUSK_LOCAL, TUSK_CONSTANT   address spaces (empty on the host)
  *   TUSK_STATIC_ASSERT(c, msg)    checked on the host, ignored on the device
  *   TUSK_ON_DEVICE                1 inside a kernel, else 0
+ *   tusk_f32_bits, tusk_bits_f32  a float's bits and back (as_uint and
+ *                                 as_float in OpenCL C)
  *
  * Such a header includes this one only on the host:
  *
@@ -55,6 +57,25 @@ typedef float tusk_f32;
 #define TUSK_CONSTANT
 #define TUSK_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
 #define TUSK_ON_DEVICE 0
+#endif
+
+#ifdef __OPENCL_VERSION__
+#define tusk_f32_bits(f) as_uint(f)
+#define tusk_bits_f32(u) as_float(u)
+#else
+static inline tusk_u32 tusk_f32_bits(tusk_f32 f)
+{
+    tusk_u32 u;
+    __builtin_memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline tusk_f32 tusk_bits_f32(tusk_u32 u)
+{
+    tusk_f32 f;
+    __builtin_memcpy(&f, &u, sizeof f);
+    return f;
+}
 #endif
 
 #endif

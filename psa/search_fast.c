@@ -4,7 +4,8 @@
  * loop runs over points: one measured sample against a row of basis
  * samples, contiguous, which the compiler vectorises. |d|^p is computed as
  * exp2(p log2 |d|) with polynomials instead of powf, which does not
- * vectorise: relative error about 3e-7 at p = 0.3, under 2e-6 for p <= 1.5
+ * vectorise (psa_pow_poly in psa_shared.h, the function the OpenCL kernel
+ * uses on CPU devices): relative error about 3e-7 at p = 0.3, under 2e-6 for p <= 1.5
  * and |d| <= 16 (PSA_FOM_TOLERANCE is 1e-5 on the sum); NaN and infinite
  * |d| give +inf, so such points are never chosen, as in the reference. Points go
  * in chunks; a chunk stops early once every one of its partial sums is
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "psa_private.h"
+#include "psa_shared.h"
 
 #define CHUNK 512
 
@@ -40,49 +42,10 @@
 #include <immintrin.h>
 #endif
 
-static inline float as_float(int32_t i)
-{
-    float f;
-    memcpy(&f, &i, sizeof f);
-    return f;
-}
-
-static inline int32_t as_int(float f)
-{
-    int32_t i;
-    memcpy(&i, &f, sizeof i);
-    return i;
-}
-
-/* |d|^p, vectorisable: |d| = 2^e m with m in [sqrt(1/2), sqrt(2)),
- * log2 m by the atanh series, 2^y with y split at the nearest integer. */
-static inline float fast_pow(float d, float p)
-{
-    float x = fabsf(d);
-    int32_t bits = as_int(x);
-    int32_t e = ((bits >> 23) & 0xFF) - 127;
-    float m = as_float((bits & 0x7FFFFF) | 0x3F800000);
-    int big = m > 1.41421356f;
-    m = big ? 0.5f * m : m;
-    e += big;
-    float r = (m - 1.0f) / (m + 1.0f), r2 = r * r;
-    float l = r * (2.88539008f + r2 * (0.961796694f + r2 * (0.577078016f + r2 * (0.412198583f + r2 * 0.320598517f))));
-    float y = p * ((float)e + l);
-    y = y < -126.0f ? -126.0f : (y > 128.0f ? 128.0f : y); /* 2^128 builds +inf */
-    /* Nearest integer without rintf (a libm call before SSE4.1): y > -127. */
-    int32_t ni = (int32_t)(y + 127.5f) - 127;
-    float n = (float)ni, f = (y - n) * 0.693147181f;
-    float q = 1.0f + f * (1.0f + f * (0.5f + f * (0.166666672f + f * (0.0416666679f + f * (0.00833333377f +
-                                                                                              f * 0.00138888892f)))));
-    float res = q * as_float((ni + 127) << 23);
-    res = x <= 3.4028235e38f ? res : INFINITY; /* NaN and inf */
-    return x < 1e-30f ? 0.0f : res;
-}
-
 PSA_CLONES static void accumulate(float *restrict acc, const float *restrict row, float m, size_t n, float p)
 {
     for (size_t q = 0; q < n; q++)
-        acc[q] += fast_pow(m - row[q], p);
+        acc[q] += psa_pow_poly(m - row[q], p);
 }
 
 typedef void (*accumulate_fn)(float *restrict acc, const float *restrict row, float m, size_t n, float p);
@@ -91,7 +54,7 @@ typedef void (*accumulate_fn)(float *restrict acc, const float *restrict row, fl
 /* |d|^p for 16 lanes: |d| = 2^e m with m in [0.75, 1.5), log2 m by a
  * degree-8 polynomial in m - 1, then 2^y = 2^n 2^f, n = round(y), f in
  * [-1/2, 1/2] by a degree-5 polynomial; scalef gives 0 or +inf where 2^y
- * leaves the float range. As fast_pow: 0 for |d| < 1e-30, +inf for NaN
+ * leaves the float range. As psa_pow_poly: 0 for |d| < 1e-30, +inf for NaN
  * and infinite |d|. */
 __attribute__((target("avx512f"))) static inline __m512 pow16(__m512 d, __m512 p)
 {
@@ -212,7 +175,7 @@ static void search_list(const psa_engine_t *e, psa_batch_t *b, size_t i)
             unsigned ch = b->channel[i * PSA_CHANNELS + j];
             const float *m = b->trace + (i * PSA_CHANNELS + j) * S;
             for (unsigned t = 0; t < S; t++)
-                f += fast_pow(m[t] - blk[((size_t)ch * S + t) * N + q], p);
+                f += psa_pow_poly(m[t] - blk[((size_t)ch * S + t) * N + q], p);
         }
         if (f < best || (f == best && q < at)) {
             best = f;

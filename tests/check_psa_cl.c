@@ -12,19 +12,25 @@
  * The rule for agreement (tusk/psa.h): the same best index, or else the
  * reference's FoM at the device's index within PSA_FOM_TOLERANCE
  * (relative) of the reference minimum; and the device's FoM within
- * PSA_FOM_TOLERANCE of the reference's FoM at the device's index. */
+ * PSA_FOM_TOLERANCE of the reference's FoM at the device's index.
+ *
+ * Before that, the records host and kernel share (psa_shared.h) have the
+ * same size and field offsets on both sides, the constants the same
+ * values and psa_pow_poly the same results where they are exact,
+ * measured by a kernel built from the same embedded source. */
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 
+#include "cllayout.h"
 #include "setuputil.h"
 #include "testutil.h"
 #include "tusk/basis.h"
@@ -34,9 +40,13 @@
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
 #include "tusk/sim.h"
+#include "psa_shared.h"
 
 #define SAMPLES 32
 #define TOL PSA_FOM_TOLERANCE
+
+extern const char tusk_psa_kernel_source[];
+extern const unsigned long tusk_psa_kernel_source_size;
 
 static det_basis_t *basis;        /* synthetic */
 static char dir[512], real_basis_path[600], array_path[600];
@@ -109,30 +119,6 @@ static void make_real_basis(void)
     su_coarse_basis(real_basis_path, DET_SAMPLE_FLOAT32, "check_psa_cl");
     snprintf(array_path, sizeof array_path, "%s/one.conf", dir);
     su_write_file(array_path, "crystal.0 = 0 0\n", "check_psa_cl");
-}
-
-/* Whether the host has any OpenCL device, asked in a child process so that
- * the runtime starts in the tests' processes only: 1 yes, 0 no. */
-static int any_device(void)
-{
-    pid_t pid = fork();
-    need(pid >= 0, "fork");
-    if (pid == 0) {
-        tusk_cl_devices_t *devs = NULL;
-        tusk_error_t err;
-        if (tusk_cl_devices_new(&devs, &err) != TUSK_OK) {
-            fprintf(stderr, "check_psa_cl: listing OpenCL devices: %s\n", err.message);
-            _exit(2);
-        }
-        size_t n = tusk_cl_devices_count(devs);
-        tusk_cl_devices_destroy(&devs);
-        _exit(n > 0 ? 0 : 3);
-    }
-    int status = 0;
-    need(waitpid(pid, &status, 0) == pid, "waitpid");
-    need(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
-         "listing the OpenCL devices");
-    return WEXITSTATUS(status) == 0;
 }
 
 /* ---- helpers ---------------------------------------------------------------------- */
@@ -289,6 +275,70 @@ static void print_agreement(const char *what, const psa_cl_t *cl, agreement_t a)
            "other-index excess %.3g\n",
            what, psa_cl_describe(cl), a.problems, a.index_differs, a.max_rel_fom, a.max_rel_min);
 }
+
+/* ---- the shared definitions, seen by the kernel ------------------------------------ */
+
+#define FIELDS(X)                                                                                                     \
+    X(psa_dev_problem_t, trace_at) X(psa_dev_problem_t, mask_lo) X(psa_dev_problem_t, mask_hi)                      \
+    X(psa_dev_problem_t, segment) X(psa_dev_work_t, segment) X(psa_dev_work_t, tile) X(psa_dev_work_t, first)        \
+    X(psa_dev_work_t, count) X(psa_dev_result_t, best) X(psa_dev_result_t, fom_bits)
+#define RECORDS(X) X(psa_dev_problem_t) X(psa_dev_work_t) X(psa_dev_result_t)
+/* The constants, and the local memory's size at a few shapes (an odd
+ * number of trace floats among them). */
+#define CONSTANTS(X)                                                                                                  \
+    X(PSA_POW_POWR) X(PSA_POW_NATIVE) X(PSA_POW_SQUARE) X(PSA_POW_ABS) X(PSA_POW_POLY) X(PSA_POW_KINDS)              \
+    X(PSA_PG_MAX) X(PSA_SCRATCH_WORDS(8, 60, 128)) X(PSA_LOCAL_BYTES(8, 60, 128)) X(PSA_LOCAL_BYTES(3, 257, 4))     \
+    X(PSA_LOCAL_BYTES(32, 256, 1)) X(PSA_LOCAL_BYTES(1, 1, 1024))
+/* psa_pow_poly where it is exact whatever the device's rounding (a power
+ * of two to a power that leaves a power of two; 0, tiny, NaN, infinite
+ * and overflowing |d|): d, p and |d|^p. */
+#define POW_EXACT(X)                                                                                                  \
+    X(1.0f, 0.3f, 1.0f) X(4.0f, 0.5f, 2.0f) X(-16.0f, 0.25f, 2.0f) X(0.25f, 1.5f, 0.125f) X(0.0f, 0.3f, 0.0f)      \
+    X(-0.0f, 0.3f, 0.0f) X(1e-31f, 0.3f, 0.0f) X(INFINITY, 0.3f, INFINITY) X(-INFINITY, 0.3f, INFINITY)           \
+    X(NAN, 0.3f, INFINITY) X(3e38f, 1.5f, INFINITY)
+
+static const char layout_kernel[] =
+    "\n#line 1 \"check_psa_cl.c (layout kernel)\"\n"
+    "__kernel void psa_layout(__global uint *out)\n"
+    "{\n"
+    "    uint k = 0;\n"
+#define DEV_POW(d, p, want) "    out[k++] = as_uint(psa_pow_poly(" #d ", " #p "));\n"
+    RECORDS(TU_DEV_SIZE) FIELDS(TU_DEV_FIELD) CONSTANTS(TU_DEV_CONST) POW_EXACT(DEV_POW)
+    "}\n";
+
+static size_t host_layout(uint32_t *out)
+{
+    size_t k = 0;
+#define HOST_POW(d, p, want) out[k++] = tusk_f32_bits(psa_pow_poly(d, p));
+    RECORDS(TU_HOST_SIZE) FIELDS(TU_HOST_FIELD) CONSTANTS(TU_HOST_CONST) POW_EXACT(HOST_POW)
+    return k;
+}
+
+START_TEST(test_shared_definitions_agree)
+{
+    tusk_cl_t *cl = NULL;
+    tusk_error_t err;
+    tusk_cl_config_t cfg = {test_device(), 0, NULL, NULL, true};
+    ck_assert_msg(tusk_cl_new(&cl, &cfg, &err) == TUSK_OK, "%s", err.message);
+    uint32_t host[TU_LAYOUT_MAX];
+    const size_t n = host_layout(host);
+    /* every power function: the records and constants must not depend on it */
+    for (unsigned pw = 0; pw < PSA_POW_KINDS; pw++) {
+        char opt[256], what[64];
+        snprintf(opt, sizeof opt, "-DPSA_S=%d -DPSA_WG=64 -DPSA_PG=8 -DPSA_P=0x1.333334p-2f -DPSA_POW=%u", SAMPLES,
+                 pw);
+        snprintf(what, sizeof what, "psa.cl + layout, PSA_POW %u", pw);
+        tu_cl_layout_check(cl, tusk_psa_kernel_source, (size_t)tusk_psa_kernel_source_size, layout_kernel,
+                           "psa_layout", opt, host, n, what);
+    }
+    tusk_cl_destroy(&cl);
+    /* what the exact powers are, so that a wrong formula on both sides fails too */
+#define POW_CHECK(d, p, want)                                                                                        \
+    ck_assert_msg(tusk_f32_bits(psa_pow_poly(d, p)) == tusk_f32_bits(want), "psa_pow_poly(%g, %g) = %g, not %g",   \
+                  (double)(d), (double)(p), (double)psa_pow_poly(d, p), (double)(want));
+    POW_EXACT(POW_CHECK)
+}
+END_TEST
 
 /* ---- tests ---------------------------------------------------------------------- */
 
@@ -875,11 +925,9 @@ END_TEST
 int main(void)
 {
     tu_seed();
-    if (!any_device()) {
-        printf("check_psa_cl: SKIPPED - no OpenCL device on this host (CI has PoCL: apt-get install "
-               "pocl-opencl-icd)\n");
-        return 77;
-    }
+    int skip = tu_cl_device_or_skip("check_psa_cl");
+    if (skip)
+        return skip;
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/tusk-psa-cl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     need(mkdtemp(dir) != NULL, "mkdtemp");
@@ -899,6 +947,7 @@ int main(void)
     TCase *tc = tcase_create("search");
     /* PoCL compiles each program with LLVM, and the reference is slow. */
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_shared_definitions_agree);
     tcase_add_test(tc, test_random_problems_agree);
     tcase_add_test(tc, test_planted_points_exact);
     tcase_add_test(tc, test_batch_of_one_and_empty);

@@ -9,17 +9,23 @@
  * within NEAR_TIE (relative, at least 1) of the CPU's best (the kernel
  * computes in float). Near-ties are counted and bounded; the accepted
  * gammas must then have the same energies and sizes, and the same first
- * and second points except in near-tie clusters. */
+ * and second points except in near-tie clusters.
+ *
+ * Before that, the records host and kernel share (track_shared.h) have
+ * the same size and field offsets on both sides, the constants the same
+ * values and the permutation decoding the same orders, measured by a
+ * kernel built from the same embedded source. */
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
 
+#include "cllayout.h"
 #include "setuputil.h"
 #include "testutil.h"
 #include "tracking_private.h"
@@ -31,6 +37,9 @@
 #define PI 3.14159265358979323846
 #define NEAR_TIE 1e-4
 
+extern const char tusk_track_kernel_source[];
+extern const unsigned long tusk_track_kernel_source_size;
+
 static char dir[512], basis_path[600];
 static char demo_path[1024], shell_path[1024];
 
@@ -39,6 +48,81 @@ static const char *test_device(void)
     const char *d = getenv("TUSK_CL_TEST_DEVICE");
     return d && *d ? d : "any";
 }
+
+/* ---- the shared definitions, seen by the kernel ------------------------------------ */
+
+#define FIELDS(X)                                                                                                     \
+    X(trk_dev_point_t, x) X(trk_dev_point_t, y) X(trk_dev_point_t, z) X(trk_dev_point_t, energy)                    \
+    X(trk_dev_result_t, rank) X(trk_dev_result_t, fom_bits)
+#define RECORDS(X) X(trk_dev_point_t) X(trk_dev_result_t)
+#define CONSTANTS(X)                                                                                                  \
+    X(TRK_MAX_POINTS) X(TRK_NO_RANK) X(TRK_TABLE_N) X(TRK_MU_TOTAL) X(TRK_MU_COMPTON) X(TRK_MU_PHOTO)                \
+    X(trk_factorial(TRK_MAX_POINTS)) X(trk_factorial(12))
+/* Orders of n points at some ranks (the first, the last, others), packed
+ * three bits a place. */
+#define RANKS(X)                                                                                                      \
+    X(1, 0) X(2, 1) X(3, 4) X(4, 13) X(5, 119) X(6, 360) X(7, 5039) X(7, 2873) X(8, 0) X(8, 40319) X(8, 20160)      \
+    X(8, 12345)
+
+static const char layout_kernel[] =
+    "\n#line 1 \"check_tracking_cl.c (layout kernel)\"\n"
+    "static uint packed(uint n, uint rank)\n"
+    "{\n"
+    "    uint perm[TRK_MAX_POINTS], v = 0;\n"
+    "    trk_perm_of_rank(n, rank, perm);\n"
+    "    for (uint i = 0; i < n; i++)\n"
+    "        v |= perm[i] << (3 * i);\n"
+    "    return v;\n"
+    "}\n"
+    "__kernel void trk_layout(__global uint *out)\n"
+    "{\n"
+    "    uint k = 0;\n"
+#define DEV_RANK(n, r) "    out[k++] = packed(" #n ", " #r ");\n"
+    RECORDS(TU_DEV_SIZE) FIELDS(TU_DEV_FIELD) CONSTANTS(TU_DEV_CONST) RANKS(DEV_RANK)
+    "    out[k++] = as_uint(TRK_EPS_MM2);\n"
+    "}\n";
+
+static uint32_t packed(unsigned n, uint32_t rank)
+{
+    unsigned perm[TRK_MAX_POINTS];
+    trk_perm_of_rank(n, rank, perm);
+    uint32_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint32_t)perm[i] << (3 * i);
+    return v;
+}
+
+static size_t host_layout(uint32_t *out)
+{
+    size_t k = 0;
+#define HOST_RANK(n, r) out[k++] = packed(n, r);
+    RECORDS(TU_HOST_SIZE) FIELDS(TU_HOST_FIELD) CONSTANTS(TU_HOST_CONST) RANKS(HOST_RANK)
+    out[k++] = tusk_f32_bits((float)TRK_EPS_MM2);
+    return k;
+}
+
+START_TEST(test_shared_definitions_agree)
+{
+    tusk_cl_t *cl = NULL;
+    tusk_error_t err;
+    tusk_cl_config_t cfg = {test_device(), 0, NULL, NULL, true};
+    ck_assert_msg(tusk_cl_new(&cl, &cfg, &err) == TUSK_OK, "%s", err.message);
+    uint32_t host[TU_LAYOUT_MAX];
+    const size_t n = host_layout(host);
+    tu_cl_layout_check(cl, tusk_track_kernel_source, (size_t)tusk_track_kernel_source_size, layout_kernel,
+                       "trk_layout", "-DTRK_WG=64 -DTRK_MEC2=0x1.ff07fp+8f", host, n, "track.cl + layout");
+    tusk_cl_destroy(&cl);
+    /* the decoding itself, against track_rank_of_perm (its inverse) */
+    for (unsigned np = 1; np <= TRK_MAX_POINTS; np++)
+        for (uint32_t r = 0; r < trk_factorial(np); r++) {
+            unsigned perm[TRK_MAX_POINTS];
+            trk_perm_of_rank(np, r, perm);
+            ck_assert_uint_eq(track_rank_of_perm(np, perm), r);
+        }
+}
+END_TEST
+
+/* ---- agreement ---------------------------------------------------------------------- */
 
 typedef struct pair {
     track_t *cpu, *dev;
@@ -316,37 +400,11 @@ START_TEST(test_ranges_and_errors)
 }
 END_TEST
 
-/* Whether the host has an OpenCL device, asked in a child: an OpenCL
- * platform initialised here would not survive the tests' fork. */
-static int any_device(void)
-{
-    pid_t pid = fork();
-    su_need(pid >= 0, "check_tracking_cl", "fork");
-    if (pid == 0) {
-        tusk_cl_devices_t *devs = NULL;
-        tusk_error_t err;
-        if (tusk_cl_devices_new(&devs, &err) != TUSK_OK) {
-            fprintf(stderr, "check_tracking_cl: listing OpenCL devices: %s\n", err.message);
-            _exit(2);
-        }
-        size_t n = tusk_cl_devices_count(devs);
-        tusk_cl_devices_destroy(&devs);
-        _exit(n > 0 ? 0 : 3);
-    }
-    int status = 0;
-    su_need(waitpid(pid, &status, 0) == pid, "check_tracking_cl", "waitpid");
-    su_need(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3), "check_tracking_cl",
-            "listing the OpenCL devices");
-    return WEXITSTATUS(status) == 0;
-}
-
 int main(void)
 {
-    if (!any_device()) {
-        printf("check_tracking_cl: SKIPPED - no OpenCL device on this host (CI has PoCL: apt-get install "
-               "pocl-opencl-icd)\n");
-        return 77;
-    }
+    int skip = tu_cl_device_or_skip("check_tracking_cl");
+    if (skip)
+        return skip;
     setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
     const char *src = tu_source_dir("config/array-demonstrator.conf");
     snprintf(demo_path, sizeof demo_path, "%s/config/array-demonstrator.conf", src);
@@ -357,6 +415,7 @@ int main(void)
     Suite *s = suite_create("tracking_cl");
     TCase *tc = tcase_create("agreement");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_shared_definitions_agree);
     tcase_add_loop_test(tc, test_random_clusters, 0, 2);
     tcase_add_loop_test(tc, test_simulated, 0, 3);
     tcase_add_test(tc, test_ranges_and_errors);

@@ -235,16 +235,16 @@ void track_batch_result(const track_batch_t *b, size_t i, adf_tracked_t *out)
 
 static void make_table(track_t *t)
 {
-    t->ln_e0 = log(TRK_TABLE_E_MIN);
-    double step = (log(TRK_TABLE_E_MAX) - t->ln_e0) / (TRK_TABLE_N - 1);
-    t->inv_step = 1.0 / step;
+    t->setup.ln_e0 = log(TRK_TABLE_E_MIN);
+    double step = (log(TRK_TABLE_E_MAX) - t->setup.ln_e0) / (TRK_TABLE_N - 1);
+    t->setup.inv_step = 1.0 / step;
     const double per_mm = GEXS_DENSITY / 10.0; /* cm^2/g -> 1/mm */
     for (int i = 0; i < TRK_TABLE_N; i++) {
         gexs_mu_t mu;
-        gexs_mass_attenuation(exp(t->ln_e0 + i * step), &mu);
-        t->table[TRK_MU_TOTAL][i] = log(mu.total * per_mm);
-        t->table[TRK_MU_COMPTON][i] = log(mu.compton * per_mm);
-        t->table[TRK_MU_PHOTO][i] = log(mu.photo * per_mm);
+        gexs_mass_attenuation(exp(t->setup.ln_e0 + i * step), &mu);
+        t->mu[TRK_MU_TOTAL * TRK_TABLE_N + i] = log(mu.total * per_mm);
+        t->mu[TRK_MU_COMPTON * TRK_TABLE_N + i] = log(mu.compton * per_mm);
+        t->mu[TRK_MU_PHOTO * TRK_TABLE_N + i] = log(mu.photo * per_mm);
     }
 }
 
@@ -260,15 +260,18 @@ int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tu
     t->cfg = *cfg;
     t->array = array;
     if (cfg->inner_radius_mm > 0.0) {
-        t->inner_radius = cfg->inner_radius_mm;
+        t->setup.inner = cfg->inner_radius_mm;
     } else if (array) {
         double r = INFINITY;
         for (size_t i = 0; i < array_count(array); i++)
             r = fmin(r, array_place(array, i)->distance);
-        t->inner_radius = r;
+        t->setup.inner = r;
     } else {
-        t->inner_radius = 235.0;
+        t->setup.inner = 235.0;
     }
+    t->setup.w0 = cfg->w0_mm;
+    t->setup.w1 = cfg->w1_mm;
+    t->setup.mec2 = COMPTON_MEC2_KEV;
     make_table(t);
     *out = t;
     return TUSK_OK;
@@ -297,7 +300,7 @@ const track_config_t *track_config(const track_t *t)
 
 double track_inner_radius(const track_t *t)
 {
-    return t->inner_radius;
+    return t->setup.inner;
 }
 
 void track_stats(const track_t *t, track_stats_t *s)
@@ -427,111 +430,23 @@ int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool
 
 /* ---- the figure of merit ----------------------------------------------------------------- */
 
-/* ln mu (1/mm) of the three tables at energy e, linear in ln E. */
-static void lookup(const track_t *t, double e, double *lt, double *lc, double *lp)
-{
-    double x = (log(e) - t->ln_e0) * t->inv_step;
-    if (!(x > 0.0))
-        x = 0.0; /* NaN too */
-    if (x > TRK_TABLE_N - 1)
-        x = TRK_TABLE_N - 1;
-    int i = (int)x;
-    if (i > TRK_TABLE_N - 2)
-        i = TRK_TABLE_N - 2;
-    double f = x - i;
-    *lt = t->table[0][i] + f * (t->table[0][i + 1] - t->table[0][i]);
-    *lc = t->table[1][i] + f * (t->table[1][i + 1] - t->table[1][i]);
-    *lp = t->table[2][i] + f * (t->table[2][i + 1] - t->table[2][i]);
-}
+/* The formulas are track_shared.h's (in double here, in float in the
+ * kernel); the search keeps the distances of a cluster's points. */
 
-/* A cluster's geometry in double precision. */
 typedef struct geo {
-    unsigned n;
-    double p[TRACK_MAX_CLUSTER][3];
-    double e[TRACK_MAX_CLUSTER];
-    double s2[TRACK_MAX_CLUSTER];    /* sigma^2, mm^2 */
-    double depth[TRACK_MAX_CLUSTER]; /* germanium before the point, from the target */
+    trk_geo_t g;
     double dist[TRACK_MAX_CLUSTER][TRACK_MAX_CLUSTER];
-    double e0;
 } geo_t;
 
 static void geo_init(const track_t *t, const track_point_t *pts, unsigned n, geo_t *g)
 {
-    g->n = n;
-    g->e0 = 0.0;
-    for (unsigned i = 0; i < n; i++) {
-        for (int k = 0; k < 3; k++)
-            g->p[i][k] = pts[i].pos[k];
-        g->e[i] = pts[i].energy;
-        g->e0 += g->e[i];
-        double s = t->cfg.w0_mm + t->cfg.w1_mm * sqrt(100.0 / g->e[i]);
-        g->s2[i] = s * s;
-        double r = sqrt(g->p[i][0] * g->p[i][0] + g->p[i][1] * g->p[i][1] + g->p[i][2] * g->p[i][2]);
-        g->depth[i] = r > t->inner_radius ? r - t->inner_radius : 0.0;
-    }
+    g->g.n = 0;
+    g->g.e0 = 0.0;
     for (unsigned i = 0; i < n; i++)
-        for (unsigned j = 0; j < n; j++) {
-            double d[3] = {g->p[j][0] - g->p[i][0], g->p[j][1] - g->p[i][1], g->p[j][2] - g->p[i][2]};
-            g->dist[i][j] = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        }
-}
-
-/* The scattering term at vertex v, coming from a (-1: the target) and
- * going to b, energies e_in before and e_out after: half the squared
- * difference of the angles from positions and from energies (plus how far
- * the energies are beyond the Compton edge, in cos) over the angular
- * variance from the points' position resolution. */
-static double angle_term(const geo_t *g, int a, unsigned v, unsigned b, double e_in, double e_out)
-{
-    double A[3], B[3];
-    for (int k = 0; k < 3; k++) {
-        A[k] = g->p[v][k] - (a < 0 ? 0.0 : g->p[a][k]);
-        B[k] = g->p[b][k] - g->p[v][k];
-    }
-    double dot = A[0] * B[0] + A[1] * B[1] + A[2] * B[2];
-    double cx = A[1] * B[2] - A[2] * B[1], cy = A[2] * B[0] - A[0] * B[2], cz = A[0] * B[1] - A[1] * B[0];
-    double theta_p = atan2(sqrt(cx * cx + cy * cy + cz * cz), dot);
-    double c = 1.0 - COMPTON_MEC2_KEV * (1.0 / e_out - 1.0 / e_in);
-    double excess = 0.0;
-    if (c < -1.0) {
-        excess = -1.0 - c;
-        c = -1.0;
-    } else if (c > 1.0) {
-        excess = c - 1.0;
-        c = 1.0;
-    }
-    double theta_e = acos(c);
-    double a2 = A[0] * A[0] + A[1] * A[1] + A[2] * A[2] + TRK_EPS_MM2;
-    double b2 = B[0] * B[0] + B[1] * B[1] + B[2] * B[2] + TRK_EPS_MM2;
-    double var = ((a < 0 ? 0.0 : g->s2[a]) + g->s2[v]) / a2 + (g->s2[v] + g->s2[b]) / b2;
-    double d = theta_p - theta_e;
-    return 0.5 * (d * d + excess * excess) / var;
-}
-
-/* Attenuation over the path to point i (prev: the point before it, -1
- * the target), plus -ln of the interaction's share of the attenuation
- * (Compton before the last point, photo-absorption at it), at energy e. */
-static double path_term(const track_t *t, const geo_t *g, int prev, unsigned i, bool last, double e)
-{
-    double lt, lc, lp;
-    lookup(t, e, &lt, &lc, &lp);
-    double d = prev < 0 ? g->depth[i] : g->dist[prev][i];
-    return exp(lt) * d + (lt - (last ? lp : lc));
-}
-
-static double fom_of(const track_t *t, const geo_t *g, const unsigned *perm)
-{
-    unsigned n = g->n;
-    double L = 0.0, e = g->e0, e_prev = 0.0;
-    for (unsigned k = 0; k < n; k++) {
-        unsigned i = perm[k];
-        L += path_term(t, g, k ? (int)perm[k - 1] : -1, i, k == n - 1, e);
-        if (k >= 1)
-            L += angle_term(g, k >= 2 ? (int)perm[k - 2] : -1, perm[k - 1], i, e_prev, e);
-        e_prev = e;
-        e -= g->e[i];
-    }
-    return L / (2.0 * n - 1.0);
+        trk_geo_add(&g->g, &t->setup, pts[i].pos[0], pts[i].pos[1], pts[i].pos[2], pts[i].energy);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < n; j++)
+            g->dist[i][j] = trk_dist(&g->g, i, j);
 }
 
 double track_fom(const track_t *t, const track_point_t *points, const unsigned *perm, unsigned n)
@@ -540,30 +455,12 @@ double track_fom(const track_t *t, const track_point_t *points, const unsigned *
         return INFINITY;
     geo_t g;
     geo_init(t, points, n, &g);
-    return fom_of(t, &g, perm);
-}
-
-uint32_t trk_factorial(unsigned n)
-{
-    uint32_t f = 1;
-    for (unsigned i = 2; i <= n; i++)
-        f *= i;
-    return f;
+    return trk_fom_of(&g.g, t->mu, &t->setup, perm);
 }
 
 void track_perm_of_rank(unsigned n, uint32_t rank, unsigned *perm)
 {
-    unsigned avail[TRACK_MAX_CLUSTER];
-    for (unsigned i = 0; i < n; i++)
-        avail[i] = i;
-    for (unsigned i = 0; i < n; i++) {
-        uint32_t f = trk_factorial(n - 1 - i);
-        unsigned d = (unsigned)(rank / f);
-        rank %= f;
-        perm[i] = avail[d];
-        for (unsigned j = d; j + 1 < n - i; j++)
-            avail[j] = avail[j + 1];
-    }
+    trk_perm_of_rank(n, rank, perm);
 }
 
 uint32_t track_rank_of_perm(unsigned n, const unsigned *perm)
@@ -579,8 +476,8 @@ uint32_t track_rank_of_perm(unsigned n, const unsigned *perm)
 }
 
 /* Depth-first over the orders in lexicographic order, the terms summed
- * as fom_of sums them (so the values are the same to the bit); the first
- * strictly lowest wins, which is the lowest rank among equals. */
+ * as trk_fom_of sums them (so the values are the same to the bit); the
+ * first strictly lowest wins, which is the lowest rank among equals. */
 typedef struct search {
     const track_t *t;
     const geo_t *g;
@@ -592,23 +489,24 @@ typedef struct search {
 static void dfs(search_t *s, unsigned k, unsigned used, double L, double e, double e_prev)
 {
     const geo_t *g = s->g;
-    unsigned n = g->n;
+    unsigned n = g->g.n;
     for (unsigned i = 0; i < n; i++) {
         if (used & (1u << i))
             continue;
-        double L2 = L + path_term(s->t, g, k ? (int)s->perm[k - 1] : -1, i, k == n - 1, e);
-        if (k >= 1)
-            L2 += angle_term(g, k >= 2 ? (int)s->perm[k - 2] : -1, s->perm[k - 1], i, e_prev, e);
+        const int v = k ? (int)s->perm[k - 1] : -1;
+        const double d = v < 0 ? g->g.depth[i] : g->dist[v][i];
+        double L2 = trk_fom_add(L, &g->g, s->t->mu, &s->t->setup, k >= 2 ? (int)s->perm[k - 2] : -1, v, i,
+                                k == n - 1, d, e, e_prev);
         s->perm[k] = i;
         if (k == n - 1) {
             s->orders++;
-            double f = L2 / (2.0 * n - 1.0);
+            double f = trk_fom_end(L2, n);
             if (f < s->best) {
                 s->best = f;
                 memcpy(s->best_perm, s->perm, n * sizeof *s->perm);
             }
         } else {
-            dfs(s, k + 1, used | (1u << i), L2, e - g->e[i], e);
+            dfs(s, k + 1, used | (1u << i), L2, e - g->g.e[i], e);
         }
     }
 }
@@ -629,7 +527,7 @@ double track_best_order(const track_t *t, const track_point_t *points, unsigned 
     s.orders = 0;
     for (unsigned i = 0; i < n; i++)
         s.best_perm[i] = i;
-    dfs(&s, 0, 0, 0.0, g.e0, 0.0);
+    dfs(&s, 0, 0, 0.0, g.g.e0, 0.0);
     memcpy(best_perm, s.best_perm, n * sizeof *best_perm);
     if (orders)
         *orders = s.orders;

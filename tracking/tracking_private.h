@@ -1,26 +1,18 @@
 /* tracking_private.h - what tracker.c, frames.c and track_cl.c share:
- * the tracker's and the batch's insides, the attenuation table and the
- * pipeline that takes an evaluator (CPU or OpenCL) of clusters. */
+ * the tracker's and the batch's insides and the pipeline that takes an
+ * evaluator (CPU or OpenCL) of clusters. What the kernel shares too (the
+ * attenuation tables, the figure of merit, permutation ranks) is in
+ * track_shared.h. */
 #ifndef TUSK_TRACKING_PRIVATE_H
 #define TUSK_TRACKING_PRIVATE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "track_shared.h"
 #include "tusk/track.h"
 
-/* ln mu (1/mm) of germanium for the total, Compton and photo-absorption
- * coefficients at TRK_TABLE_N energies evenly spaced in ln E from
- * TRK_TABLE_E_MIN to TRK_TABLE_E_MAX keV (from tusk/gexs.h, which
- * interpolates NIST XCOM log-log; this finer resampling is what both the
- * CPU and the kernel interpolate, linearly in ln E, clamped at the ends). */
-#define TRK_TABLE_N 512
-#define TRK_TABLE_E_MIN 10.0
-#define TRK_TABLE_E_MAX 10000.0
-enum { TRK_MU_TOTAL = 0, TRK_MU_COMPTON = 1, TRK_MU_PHOTO = 2 };
-
-/* Guard against coincident points in the angular uncertainty, mm^2. */
-#define TRK_EPS_MM2 1e-3
+_Static_assert(TRACK_MAX_CLUSTER == TRK_MAX_POINTS, "the kernel takes clusters of up to TRACK_MAX_CLUSTER points");
 
 typedef struct trk_event {
     uint32_t event;
@@ -56,9 +48,8 @@ typedef struct trk_cluster {
 struct track {
     track_config_t cfg;
     const array_t *array;
-    double inner_radius;   /* mm */
-    double ln_e0, inv_step;
-    double table[3][TRK_TABLE_N];
+    trk_setup_t setup;     /* the figure of merit's settings (inner: the inner radius, mm) */
+    double mu[3 * TRK_TABLE_N]; /* the attenuation tables (track_shared.h) */
     track_stats_t stats;
     /* scratch, grown as needed */
     trk_cluster_t *cl;
@@ -88,8 +79,5 @@ int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, trk_ev
 
 /* The points of a cluster, copied out in its order. */
 void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
-
-/* n! for n <= 12. */
-uint32_t trk_factorial(unsigned n);
 
 #endif

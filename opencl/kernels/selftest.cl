@@ -1,22 +1,17 @@
 /* selftest.cl - the kernels of tusk_cl_selftest (opencl/selftest.c): a PSA
  * grid search in miniature and a 64-bit checksum.
  *
+ * Prepended when embedded: opencl/gpu_common.h and
+ * opencl/selftest_shared.h (ST_LEN samples per signal, ST_BASIS basis
+ * signals, the chi-square's term st_chi2_term).
+ *
  * OpenCL C 1.2 only (PoCL and NVIDIA): no generic address space, no
  * work-group functions, no sub-groups. 64-bit atomics are used only when
  * the host saw cl_khr_int64_base_atomics and passed -DST_INT64_ATOMICS.
  *
  * Build options:
- *   -DST_LEN=N          samples per signal (default 64)
- *   -DST_BASIS=N        basis signals (default 32)
  *   -DST_INT64_ATOMICS  st_checksum adds into one total with atom_add
  */
-
-#ifndef ST_LEN
-#define ST_LEN 64
-#endif
-#ifndef ST_BASIS
-#define ST_BASIS 32
-#endif
 
 #ifdef ST_INT64_ATOMICS
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -51,10 +46,8 @@ __kernel void st_grid_search(__global const float *signals, __global const float
         for (uint m = 0; m < ST_BASIS; m++) {
             __local const float *b = lbasis + m * ST_LEN;
             float chi2 = 0.0f;
-            for (int j = 0; j < ST_LEN; j++) {
-                const float d = s[j] - b[j];
-                chi2 += d * d;
-            }
+            for (int j = 0; j < ST_LEN; j++)
+                chi2 += st_chi2_term(s[j], b[j]);
             if (chi2 < best) { /* strict: the first minimum wins */
                 best = chi2;
                 index = m;

@@ -1,6 +1,10 @@
 /* psa.cl - the PSA grid search on a device (psa/psa_cl.c, tusk/psa_cl.h;
  * the design is in psa/README.md, "OpenCL backend").
  *
+ * Prepended when embedded: opencl/gpu_common.h and psa/psa_shared.h (the
+ * records psa_dev_problem_t, psa_dev_work_t and psa_dev_result_t, the
+ * PSA_POW_* codes, PSA_PG_MAX, the local memory's size and psa_pow_poly).
+ *
  * OpenCL C 1.2 only (PoCL and NVIDIA): no work-group functions, no
  * sub-groups, no 64-bit atomics.
  *
@@ -21,64 +25,31 @@
  * Build options (psa_cl.c passes them all):
  *   -DPSA_S=N      samples per trace
  *   -DPSA_WG=N     work-group size, a power of two
- *   -DPSA_PG=N     problems per work-group, 1 to 32
+ *   -DPSA_PG=N     problems per work-group, 1 to PSA_PG_MAX
  *   -DPSA_P=X      the exponent, a float literal (hexadecimal: exact)
- *   -DPSA_POW=K    |d|^p as 0 powr, 1 native_powr, 2 d * d (p = 2),
- *                  3 fabs (p = 1), 4 polynomials (psa_pow_poly)
+ *   -DPSA_POW=K    |d|^p by PSA_POW_POWR, _NATIVE, _SQUARE (p = 2), _ABS
+ *                  (p = 1) or _POLY (psa_pow_poly)
  */
 
-#ifndef PSA_S
-#define PSA_S 60
+#if !defined(PSA_S) || !defined(PSA_WG) || !defined(PSA_PG) || !defined(PSA_P) || !defined(PSA_POW)
+#error "psa.cl is built with -DPSA_S, -DPSA_WG, -DPSA_PG, -DPSA_P and -DPSA_POW (psa_cl.c)"
 #endif
-#ifndef PSA_WG
-#define PSA_WG 128
-#endif
-#ifndef PSA_PG
-#define PSA_PG 8
-#endif
-#ifndef PSA_P
-#define PSA_P 0.3f
-#endif
-#ifndef PSA_POW
-#define PSA_POW 0
+#if PSA_PG < 1 || PSA_PG > PSA_PG_MAX
+#error "PSA_PG is 1 to PSA_PG_MAX"
 #endif
 
-#if PSA_POW == 4
-/* |d|^p as exp2(p log2 |d|) by polynomials (search_fast.c's fast_pow, to
- * well under 1e-6 relative): |d| = 2^e m with m in [sqrt(1/2), sqrt(2)),
- * log2 m by the atanh series, 2^y split at the nearest integer. Plain
- * arithmetic, which vectorises on CPU devices; inf and NaN pass through,
- * an overflow gives inf, as powr does. */
-inline float psa_pow_poly(float d)
-{
-    const float x = fabs(d);
-    const int bits = as_int(x);
-    int e = ((bits >> 23) & 0xFF) - 127;
-    float m = as_float((bits & 0x7FFFFF) | 0x3F800000);
-    const int big = m > 1.41421356f;
-    m = big ? 0.5f * m : m;
-    e += big;
-    const float r = (m - 1.0f) / (m + 1.0f), r2 = r * r;
-    const float l =
-        r * (2.88539008f + r2 * (0.961796694f + r2 * (0.577078016f + r2 * (0.412198583f + r2 * 0.320598517f))));
-    float y = PSA_P * ((float)e + l);
-    y = y < -126.0f ? -126.0f : y;
-    const float n = rint(y), f = (y - n) * 0.693147181f;
-    const float q =
-        1.0f + f * (1.0f + f * (0.5f + f * (0.166666672f + f * (0.0416666679f + f * (0.00833333377f +
-                                                                                        f * 0.00138888892f)))));
-    const float res = n < 128.0f ? q * as_float(((int)n + 127) << 23) : INFINITY;
-    return x < 1e-30f ? 0.0f : x < INFINITY ? res : x; /* x: inf or NaN */
-}
-#define PSA_TERM(d) psa_pow_poly(d)
-#elif PSA_POW == 0
+#if PSA_POW == PSA_POW_POLY
+#define PSA_TERM(d) psa_pow_poly(d, PSA_P)
+#elif PSA_POW == PSA_POW_POWR
 #define PSA_TERM(d) powr(fabs(d), PSA_P)
-#elif PSA_POW == 1
+#elif PSA_POW == PSA_POW_NATIVE
 #define PSA_TERM(d) native_powr(fabs(d), PSA_P)
-#elif PSA_POW == 2
+#elif PSA_POW == PSA_POW_SQUARE
 #define PSA_TERM(d) ((d) * (d))
-#else
+#elif PSA_POW == PSA_POW_ABS
 #define PSA_TERM(d) fabs(d)
+#else
+#error "PSA_POW is one of the PSA_POW_* codes"
 #endif
 
 /* A FoM and a point as one key whose order is (FoM, point): a FoM is
@@ -89,32 +60,25 @@ inline ulong psa_key(float f, uint q)
     return ((ulong)as_uint(isnan(f) ? INFINITY : f) << 32) | q;
 }
 
-/* Local memory: the problems' traces of one channel while summing, the
- * reduction's keys after. */
-#define PSA_LM_FLOATS (PSA_PG * PSA_S)
-#define PSA_KEYS (PSA_PG * PSA_WG)
-#define PSA_SCRATCH (PSA_LM_FLOATS > 2 * PSA_KEYS ? (PSA_LM_FLOATS + 1) / 2 : PSA_KEYS)
-
-/* info[k]: (offset of the problem's first trace in `trace`, channel mask
- * bits 0-31, bits 32-36, segment); its traces follow each other, channels
- * ascending, PSA_S samples each. work[g]: (segment, tile, first problem,
- * problems) of work-group g + wbase. seg_off: where each segment's block
- * starts in `basis` (floats); seg_n: points per segment. part[k * stride
- * + tile]: the key of the tile's best point for problem k. */
+/* info[k]: problem k of the chunk; work[g]: work-group g + wbase.
+ * seg_off: where each segment's block starts in `basis` (floats); seg_n:
+ * points per segment. part[k * stride + tile]: the key of the tile's best
+ * point for problem k. Local memory: the problems' traces of one channel
+ * while summing, the reduction's keys after (PSA_SCRATCH_WORDS). */
 __kernel __attribute__((reqd_work_group_size(PSA_WG, 1, 1))) void
 psa_search(__global const float *basis, __global const ulong *seg_off, __global const uint *seg_n,
-           __global const uint4 *work, uint wbase, __global const uint4 *info, __global const float *trace,
-           uint stride, __global ulong *part)
+           __global const psa_dev_work_t *work, uint wbase, __global const psa_dev_problem_t *info,
+           __global const float *trace, uint stride, __global ulong *part)
 {
-    __local ulong scratch[PSA_SCRATCH];
+    __local ulong scratch[PSA_SCRATCH_WORDS(PSA_PG, PSA_S, PSA_WG)];
     __local float *lm = (__local float *)scratch;
     __local ulong *keys = scratch;
     __local ulong lmask[PSA_PG];
     __local uint loff[PSA_PG];
 
     const uint lid = (uint)get_local_id(0);
-    const uint4 w = work[wbase + (uint)get_group_id(0)];
-    const uint s = w.x, tile = w.y, first = w.z, count = w.w;
+    const psa_dev_work_t w = work[wbase + (uint)get_group_id(0)];
+    const uint s = w.segment, tile = w.tile, first = w.first, count = w.count;
     const uint n = seg_n[s];
     const uint q = tile * PSA_WG + lid;
     const bool active = q < n;
@@ -124,9 +88,9 @@ psa_search(__global const float *basis, __global const ulong *seg_off, __global 
         ulong m = 0;
         uint off = 0;
         if (lid < count) {
-            const uint4 in = info[first + lid];
-            off = in.x;
-            m = (ulong)in.y | ((ulong)in.z << 32);
+            const psa_dev_problem_t in = info[first + lid];
+            off = in.trace_at;
+            m = (ulong)in.mask_lo | ((ulong)in.mask_hi << 32);
         }
         lmask[lid] = m;
         loff[lid] = off;
@@ -193,20 +157,23 @@ psa_search(__global const float *basis, __global const ulong *seg_off, __global 
         part[(size_t)(first + lid) * stride + tile] = keys[lid * PSA_WG];
 }
 
-/* The minimum over a problem's tiles: out[obase + k] = (point, FoM bits)
- * for problem k of the chunk. */
-__kernel void psa_reduce(__global const uint4 *info, __global const uint *seg_n, uint nprob, uint stride,
-                         __global const ulong *part, uint obase, __global uint2 *out)
+/* The minimum over a problem's tiles: out[obase + k] for problem k of the
+ * chunk. */
+__kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const uint *seg_n, uint nprob, uint stride,
+                         __global const ulong *part, uint obase, __global psa_dev_result_t *out)
 {
     const uint k = (uint)get_global_id(0);
     if (k >= nprob)
         return;
-    const uint tiles = (seg_n[info[k].w] + PSA_WG - 1) / PSA_WG;
+    const uint tiles = (seg_n[info[k].segment] + PSA_WG - 1) / PSA_WG;
     __global const ulong *pk = part + (size_t)k * stride;
     ulong best = pk[0];
     for (uint t = 1; t < tiles; t++)
         best = pk[t] < best ? pk[t] : best;
-    out[obase + k] = (uint2)((uint)best, (uint)(best >> 32));
+    psa_dev_result_t r;
+    r.best = (uint)best;
+    r.fom_bits = (uint)(best >> 32);
+    out[obase + k] = r;
 }
 
 /* y[i] = |x[i]|^p as the search computes it: psa_cl.c checks the power
