@@ -47,6 +47,7 @@
 
 #define AK_FILTER
 #include "actorkit.h"
+#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, freezes, corrupts, exits or is killed on purpose",
                    "action: error | crash | stall | freeze | corrupt | exit | kill: what to do (required)\n"
@@ -275,15 +276,10 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
         if ((*error_code = ak_check_frames(&f->copier, &f->base, input_buffer, size_of_input_buffer)) !=
             TUSK_ACTOR_OK)
             return;
-        if (f->n_held + size_of_input_buffer > f->cap_held) {
-            size_t cap = 2 * (f->n_held + size_of_input_buffer);
-            uint8_t *h = realloc(f->held, cap);
-            if (!h) {
-                ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory holding %zu bytes", cap);
-                return;
-            }
-            f->held = h;
-            f->cap_held = cap;
+        if (tusk_grow(&f->held, &f->cap_held, f->n_held + size_of_input_buffer, 1) != 0) {
+            ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory holding %zu bytes",
+                    f->n_held + size_of_input_buffer);
+            return;
         }
         memcpy(f->held + f->n_held, input_buffer, size_of_input_buffer);
         f->n_held += size_of_input_buffer;

@@ -43,6 +43,7 @@
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
+#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in, data:psa out",
                    "basis: signal basis file (required)\n"
@@ -260,13 +261,8 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
      * A data:psa frame is mostly smaller than its data:crystal frame, but
      * not for very short traces with many hits: room for the largest. */
     size_t need = (size_t)in_size + n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
-    if (need > f->staged_cap) {
-        uint8_t *s = realloc(f->staged, need);
-        if (!s)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
-        f->staged = s;
-        f->staged_cap = need;
-    }
+    if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
     adf_reader_reset(f->reader, in, in_size, 0);
     size_t k = 0;

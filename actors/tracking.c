@@ -41,6 +41,7 @@
 #include "tusk/array.h"
 #include "tusk/track.h"
 #include "tusk/track_cl.h"
+#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:truth) in, data:tracked added",
                    "array: the array geometry file (required)\n"
@@ -209,13 +210,8 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
                        "%s", err.message);
     size_t need = (size_t)in_size + track_frames_extra(f->batch);
-    if (need > f->staged_cap) {
-        uint8_t *s = realloc(f->staged, need);
-        if (!s)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
-        f->staged = s;
-        f->staged_cap = need;
-    }
+    if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
+        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
     if (track_frames_write(f->tracker, f->batch, in, in_size, f->writer, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);

@@ -1,5 +1,5 @@
 /* adf_crystal.c - data:crystal codec (layout in adf/FORMAT.md). */
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -33,18 +33,18 @@ int adf_crystal_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
                                adf_crystal_payload_size(c->n_samples), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u16(p + OFF_CRYSTAL_ID, c->crystal_id);
-    adf_put_u16(p + OFF_STATUS, c->status);
-    adf_put_u16(p + OFF_N_SAMPLES, c->n_samples);
-    adf_put_u16(p + OFF_N_CHANNELS, ADF_CRYSTAL_CHANNELS);
+    tusk_put_u16(p + OFF_CRYSTAL_ID, c->crystal_id);
+    tusk_put_u16(p + OFF_STATUS, c->status);
+    tusk_put_u16(p + OFF_N_SAMPLES, c->n_samples);
+    tusk_put_u16(p + OFF_N_CHANNELS, ADF_CRYSTAL_CHANNELS);
     for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
-        adf_put_f32(p + OFF_SEG_ENERGY + 4 * i, c->segment_energy[i]);
+        tusk_put_f32(p + OFF_SEG_ENERGY + 4 * i, c->segment_energy[i]);
     for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
-        adf_put_f32(p + OFF_CORE_ENERGY + 4 * i, c->core_energy[i]);
+        tusk_put_f32(p + OFF_CORE_ENERGY + 4 * i, c->core_energy[i]);
     uint8_t *t = p + OFF_TRACES;
     for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
         for (unsigned s = 0; s < c->n_samples; s++, t += 2)
-            adf_put_i16(t, c->trace[ch][s]);
+            tusk_put_i16(t, c->trace[ch][s]);
     return ADF_OK;
 }
 
@@ -59,8 +59,8 @@ int adf_crystal_decode(const adf_frame_t *f, adf_crystal_t *c, adf_error_t *err)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:crystal at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_CRYSTAL_HEADER_SIZE);
-    unsigned n_samples = adf_get_u16(p + OFF_N_SAMPLES);
-    unsigned n_channels = adf_get_u16(p + OFF_N_CHANNELS);
+    unsigned n_samples = tusk_get_u16(p + OFF_N_SAMPLES);
+    unsigned n_channels = tusk_get_u16(p + OFF_N_CHANNELS);
     if (n_channels != ADF_CRYSTAL_CHANNELS)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:crystal at offset %llu: %u channels, expected %d", off, n_channels,
@@ -74,16 +74,16 @@ int adf_crystal_decode(const adf_frame_t *f, adf_crystal_t *c, adf_error_t *err)
                              "data:crystal at offset %llu: payload is %u bytes, %zu expected for %u samples",
                              off, (unsigned)f->payload_size, adf_crystal_payload_size(n_samples),
                              n_samples);
-    c->crystal_id = adf_get_u16(p + OFF_CRYSTAL_ID);
-    c->status = adf_get_u16(p + OFF_STATUS);
+    c->crystal_id = tusk_get_u16(p + OFF_CRYSTAL_ID);
+    c->status = tusk_get_u16(p + OFF_STATUS);
     c->n_samples = (uint16_t)n_samples;
     for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
-        c->segment_energy[i] = adf_get_f32(p + OFF_SEG_ENERGY + 4 * i);
+        c->segment_energy[i] = tusk_get_f32(p + OFF_SEG_ENERGY + 4 * i);
     for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
-        c->core_energy[i] = adf_get_f32(p + OFF_CORE_ENERGY + 4 * i);
+        c->core_energy[i] = tusk_get_f32(p + OFF_CORE_ENERGY + 4 * i);
     const uint8_t *t = p + OFF_TRACES;
     for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
         for (unsigned s = 0; s < n_samples; s++, t += 2)
-            c->trace[ch][s] = adf_get_i16(t);
+            c->trace[ch][s] = tusk_get_i16(t);
     return ADF_OK;
 }

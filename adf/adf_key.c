@@ -1,11 +1,11 @@
 /* adf_key.c - ADF v4.0 keys and the table of frame type names. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_private.h"
+#include "base/parse.h"
 
 int adf_key_validate(const adf_key_t *key, adf_error_t *err)
 {
@@ -30,10 +30,10 @@ int adf_key_encode(const adf_key_t *key, uint8_t out[ADF_KEY_SIZE], adf_error_t 
     int rc = adf_key_validate(key, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(out, key->length);
-    adf_put_u32(out + 4, key->type);
-    adf_put_u32(out + 8, key->event);
-    adf_put_u64(out + 12, key->timestamp);
+    tusk_put_u32(out, key->length);
+    tusk_put_u32(out + 4, key->type);
+    tusk_put_u32(out + 8, key->event);
+    tusk_put_u64(out + 12, key->timestamp);
     return ADF_OK;
 }
 
@@ -42,10 +42,10 @@ int adf_key_decode(const uint8_t *in, size_t size, adf_key_t *key, adf_error_t *
     if (size < ADF_KEY_SIZE)
         return adf_error_set(err, ADF_ETRUNC, 0, "only %zu bytes where a %u-byte key was expected", size,
                              ADF_KEY_SIZE);
-    key->length = adf_get_u32(in);
-    key->type = adf_get_u32(in + 4);
-    key->event = adf_get_u32(in + 8);
-    key->timestamp = adf_get_u64(in + 12);
+    key->length = tusk_get_u32(in);
+    key->type = tusk_get_u32(in + 4);
+    key->event = tusk_get_u32(in + 8);
+    key->timestamp = tusk_get_u64(in + 12);
     int rc = adf_key_validate(key, err);
     if (rc != ADF_OK && err)
         err->offset = 0;
@@ -106,10 +106,8 @@ int adf_type_parse(const char *text, uint32_t *type)
             *type = adf_type_names[i].type;
             return ADF_OK;
         }
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno != 0 || *end != '\0' || v > UINT32_MAX || text[0] == '-')
+    uint64_t v;
+    if (tusk_parse_u64x(text, 0, UINT32_MAX, &v) != 0)
         return ADF_EINVAL;
     *type = (uint32_t)v;
     return ADF_OK;

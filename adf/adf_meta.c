@@ -1,5 +1,5 @@
 /* adf_meta.c - meta:eof codec. */
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -11,8 +11,8 @@ int adf_eof_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const ad
     int rc = adf_reserve_frame(w, ADF_TYPE_META_EOF, event, timestamp, size, &p, err);
     if (rc != ADF_OK || !eof->has_counts)
         return rc;
-    adf_put_u32(p, eof->run);
-    adf_put_u64(p + 4, eof->frames);
+    tusk_put_u32(p, eof->run);
+    tusk_put_u64(p + 4, eof->frames);
     return ADF_OK;
 }
 
@@ -32,7 +32,7 @@ int adf_eof_decode(const adf_frame_t *f, adf_eof_t *eof, adf_error_t *err)
                              "meta:eof at offset %llu: payload is %u bytes, expected 0 or %u",
                              (unsigned long long)f->offset, (unsigned)f->payload_size, ADF_EOF_PAYLOAD_SIZE);
     eof->has_counts = true;
-    eof->run = adf_get_u32(f->payload);
-    eof->frames = adf_get_u64(f->payload + 4);
+    eof->run = tusk_get_u32(f->payload);
+    eof->frames = tusk_get_u64(f->payload + 4);
     return ADF_OK;
 }

@@ -2,7 +2,7 @@
  * tusk figure-of-merit extension; adf/FORMAT.md). */
 #include <math.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -63,35 +63,35 @@ int adf_psa_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const ad
                            adf_psa_payload_size(psa->n_hits, psa->has_fom), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u16(p + OFF_CRYSTAL_ID, psa->crystal_id);
-    adf_put_u16(p + OFF_STATUS, psa->status);
-    adf_put_f32(p + OFF_E0, psa->core_energy[0]);
-    adf_put_f32(p + OFF_E1, psa->core_energy[1]);
-    adf_put_f32(p + OFF_T0, psa->core_time[0]);
-    adf_put_f32(p + OFF_T1, psa->core_time[1]);
-    adf_put_u16(p + OFF_PSA_STATUS, psa->psa_status);
-    adf_put_u16(p + OFF_N_HITS, psa->n_hits);
+    tusk_put_u16(p + OFF_CRYSTAL_ID, psa->crystal_id);
+    tusk_put_u16(p + OFF_STATUS, psa->status);
+    tusk_put_f32(p + OFF_E0, psa->core_energy[0]);
+    tusk_put_f32(p + OFF_E1, psa->core_energy[1]);
+    tusk_put_f32(p + OFF_T0, psa->core_time[0]);
+    tusk_put_f32(p + OFF_T1, psa->core_time[1]);
+    tusk_put_u16(p + OFF_PSA_STATUS, psa->psa_status);
+    tusk_put_u16(p + OFF_N_HITS, psa->n_hits);
     uint8_t *h = p + ADF_PSA_HEADER_SIZE;
     for (unsigned i = 0; i < psa->n_hits; i++, h += ADF_PSA_HIT_SIZE) {
         const adf_psa_hit_t *hit = &psa->hit[i];
-        adf_put_u16(h + HIT_STATUS, hit->status);
-        adf_put_i16(h + HIT_SEGMENT, hit->segment);
-        adf_put_i16(h + HIT_CRYSTAL, hit->crystal);
-        adf_put_f32(h + HIT_X, hit->x);
-        adf_put_f32(h + HIT_Y, hit->y);
-        adf_put_f32(h + HIT_Z, hit->z);
-        adf_put_f32(h + HIT_E, hit->energy);
-        adf_put_f32(h + HIT_T, hit->time);
-        adf_put_f32(h + HIT_TCCE, hit->t_cc_e);
-        adf_put_f32(h + HIT_TCCH, hit->t_cc_h);
-        adf_put_f32(h + HIT_TSGE, hit->t_sg_e);
-        adf_put_f32(h + HIT_TSGH, hit->t_sg_h);
+        tusk_put_u16(h + HIT_STATUS, hit->status);
+        tusk_put_i16(h + HIT_SEGMENT, hit->segment);
+        tusk_put_i16(h + HIT_CRYSTAL, hit->crystal);
+        tusk_put_f32(h + HIT_X, hit->x);
+        tusk_put_f32(h + HIT_Y, hit->y);
+        tusk_put_f32(h + HIT_Z, hit->z);
+        tusk_put_f32(h + HIT_E, hit->energy);
+        tusk_put_f32(h + HIT_T, hit->time);
+        tusk_put_f32(h + HIT_TCCE, hit->t_cc_e);
+        tusk_put_f32(h + HIT_TCCH, hit->t_cc_h);
+        tusk_put_f32(h + HIT_TSGE, hit->t_sg_e);
+        tusk_put_f32(h + HIT_TSGH, hit->t_sg_h);
     }
     if (psa->has_fom) {
-        adf_put_u32(h, ADF_PSA_EXT_MAGIC);
+        tusk_put_u32(h, ADF_PSA_EXT_MAGIC);
         h += 4;
         for (unsigned i = 0; i < psa->n_hits; i++, h += 4)
-            adf_put_f32(h, psa->hit[i].fom);
+            tusk_put_f32(h, psa->hit[i].fom);
     }
     return ADF_OK;
 }
@@ -107,7 +107,7 @@ int adf_psa_decode(const adf_frame_t *f, adf_psa_t *psa, adf_error_t *err)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:psa at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_PSA_HEADER_SIZE);
-    unsigned n = adf_get_u16(p + OFF_N_HITS);
+    unsigned n = tusk_get_u16(p + OFF_N_HITS);
     if (n > ADF_PSA_MAX_HITS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:psa at offset %llu: %u hits, at most %d supported", off, n,
@@ -117,7 +117,7 @@ int adf_psa_decode(const adf_frame_t *f, adf_psa_t *psa, adf_error_t *err)
     if (f->payload_size == plain) {
         has_fom = false;
     } else if (f->payload_size == adf_psa_payload_size(n, true) &&
-               adf_get_u32(p + plain) == ADF_PSA_EXT_MAGIC) {
+               tusk_get_u32(p + plain) == ADF_PSA_EXT_MAGIC) {
         has_fom = true;
     } else {
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
@@ -125,32 +125,32 @@ int adf_psa_decode(const adf_frame_t *f, adf_psa_t *psa, adf_error_t *err)
                              "(%zu with the figure-of-merit extension)",
                              off, (unsigned)f->payload_size, plain, n, adf_psa_payload_size(n, true));
     }
-    psa->crystal_id = adf_get_u16(p + OFF_CRYSTAL_ID);
-    psa->status = adf_get_u16(p + OFF_STATUS);
-    psa->core_energy[0] = adf_get_f32(p + OFF_E0);
-    psa->core_energy[1] = adf_get_f32(p + OFF_E1);
-    psa->core_time[0] = adf_get_f32(p + OFF_T0);
-    psa->core_time[1] = adf_get_f32(p + OFF_T1);
-    psa->psa_status = adf_get_u16(p + OFF_PSA_STATUS);
+    psa->crystal_id = tusk_get_u16(p + OFF_CRYSTAL_ID);
+    psa->status = tusk_get_u16(p + OFF_STATUS);
+    psa->core_energy[0] = tusk_get_f32(p + OFF_E0);
+    psa->core_energy[1] = tusk_get_f32(p + OFF_E1);
+    psa->core_time[0] = tusk_get_f32(p + OFF_T0);
+    psa->core_time[1] = tusk_get_f32(p + OFF_T1);
+    psa->psa_status = tusk_get_u16(p + OFF_PSA_STATUS);
     psa->n_hits = (uint16_t)n;
     psa->has_fom = has_fom;
     const uint8_t *h = p + ADF_PSA_HEADER_SIZE;
     const uint8_t *fom = p + plain + 4;
     for (unsigned i = 0; i < n; i++, h += ADF_PSA_HIT_SIZE) {
         adf_psa_hit_t *hit = &psa->hit[i];
-        hit->status = adf_get_u16(h + HIT_STATUS);
-        hit->segment = adf_get_i16(h + HIT_SEGMENT);
-        hit->crystal = adf_get_i16(h + HIT_CRYSTAL);
-        hit->x = adf_get_f32(h + HIT_X);
-        hit->y = adf_get_f32(h + HIT_Y);
-        hit->z = adf_get_f32(h + HIT_Z);
-        hit->energy = adf_get_f32(h + HIT_E);
-        hit->time = adf_get_f32(h + HIT_T);
-        hit->t_cc_e = adf_get_f32(h + HIT_TCCE);
-        hit->t_cc_h = adf_get_f32(h + HIT_TCCH);
-        hit->t_sg_e = adf_get_f32(h + HIT_TSGE);
-        hit->t_sg_h = adf_get_f32(h + HIT_TSGH);
-        hit->fom = has_fom ? adf_get_f32(fom + 4 * i) : NAN;
+        hit->status = tusk_get_u16(h + HIT_STATUS);
+        hit->segment = tusk_get_i16(h + HIT_SEGMENT);
+        hit->crystal = tusk_get_i16(h + HIT_CRYSTAL);
+        hit->x = tusk_get_f32(h + HIT_X);
+        hit->y = tusk_get_f32(h + HIT_Y);
+        hit->z = tusk_get_f32(h + HIT_Z);
+        hit->energy = tusk_get_f32(h + HIT_E);
+        hit->time = tusk_get_f32(h + HIT_T);
+        hit->t_cc_e = tusk_get_f32(h + HIT_TCCE);
+        hit->t_cc_h = tusk_get_f32(h + HIT_TCCH);
+        hit->t_sg_e = tusk_get_f32(h + HIT_TSGE);
+        hit->t_sg_h = tusk_get_f32(h + HIT_TSGH);
+        hit->fom = has_fom ? tusk_get_f32(fom + 4 * i) : NAN;
     }
     return ADF_OK;
 }

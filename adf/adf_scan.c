@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_private.h"
 
 enum { ADF_SCAN_NORMAL, ADF_SCAN_RESYNC, ADF_SCAN_STOPPED };
@@ -25,9 +25,9 @@ void adf_scan_init(adf_scan_t *scan, adf_on_error_t policy, uint64_t max_frame)
 /* Key fields plausible at p (ADF_KEY_SIZE bytes available)? */
 static bool key_plausible(const uint8_t *p, uint64_t max_frame, uint32_t *length)
 {
-    uint32_t len = adf_get_u32(p);
+    uint32_t len = tusk_get_u32(p);
     unsigned cls = p[7];
-    uint64_t ts = adf_get_u64(p + 12);
+    uint64_t ts = tusk_get_u64(p + 12);
     if (cls != ADF_CLASS_SIMPLE && cls != ADF_CLASS_COMPOSITE)
         return false;
     if (len < ADF_KEY_SIZE || len > max_frame || ts > ADF_TIMESTAMP_MAX)

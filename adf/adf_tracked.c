@@ -1,5 +1,5 @@
 /* adf_tracked.c - data:tracked codec (tusk layout, adf/FORMAT.md). */
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -32,20 +32,20 @@ int adf_tracked_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
                                adf_tracked_payload_size(t->n_gammas), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u16(p + OFF_N_GAMMAS, t->n_gammas);
-    adf_put_u16(p + OFF_STATUS, t->status);
+    tusk_put_u16(p + OFF_N_GAMMAS, t->n_gammas);
+    tusk_put_u16(p + OFF_STATUS, t->status);
     uint8_t *g = p + ADF_TRACKED_HEADER_SIZE;
     for (unsigned i = 0; i < t->n_gammas; i++, g += ADF_TRACKED_GAMMA_SIZE) {
         const adf_tracked_gamma_t *gm = &t->gamma[i];
-        adf_put_f32(g + G_ENERGY, gm->energy);
+        tusk_put_f32(g + G_ENERGY, gm->energy);
         for (int k = 0; k < 3; k++) {
-            adf_put_f32(g + G_FIRST + 4 * k, gm->first[k]);
-            adf_put_f32(g + G_SECOND + 4 * k, gm->second[k]);
+            tusk_put_f32(g + G_FIRST + 4 * k, gm->first[k]);
+            tusk_put_f32(g + G_SECOND + 4 * k, gm->second[k]);
         }
-        adf_put_f32(g + G_FOM, gm->fom);
-        adf_put_u16(g + G_N_POINTS, gm->n_points);
-        adf_put_u16(g + G_STATUS, gm->status);
-        adf_put_u32(g + G_RESERVED, 0);
+        tusk_put_f32(g + G_FOM, gm->fom);
+        tusk_put_u16(g + G_N_POINTS, gm->n_points);
+        tusk_put_u16(g + G_STATUS, gm->status);
+        tusk_put_u32(g + G_RESERVED, 0);
     }
     return ADF_OK;
 }
@@ -61,7 +61,7 @@ int adf_tracked_decode(const adf_frame_t *f, adf_tracked_t *t, adf_error_t *err)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:tracked at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_TRACKED_HEADER_SIZE);
-    unsigned n = adf_get_u16(p + OFF_N_GAMMAS);
+    unsigned n = tusk_get_u16(p + OFF_N_GAMMAS);
     if (n > ADF_TRACKED_MAX_GAMMAS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:tracked at offset %llu: %u gammas, at most %d supported", off, n,
@@ -71,18 +71,18 @@ int adf_tracked_decode(const adf_frame_t *f, adf_tracked_t *t, adf_error_t *err)
                              "data:tracked at offset %llu: payload is %u bytes, %zu expected for %u gammas",
                              off, (unsigned)f->payload_size, adf_tracked_payload_size(n), n);
     t->n_gammas = (uint16_t)n;
-    t->status = adf_get_u16(p + OFF_STATUS);
+    t->status = tusk_get_u16(p + OFF_STATUS);
     const uint8_t *g = p + ADF_TRACKED_HEADER_SIZE;
     for (unsigned i = 0; i < n; i++, g += ADF_TRACKED_GAMMA_SIZE) {
         adf_tracked_gamma_t *gm = &t->gamma[i];
-        gm->energy = adf_get_f32(g + G_ENERGY);
+        gm->energy = tusk_get_f32(g + G_ENERGY);
         for (int k = 0; k < 3; k++) {
-            gm->first[k] = adf_get_f32(g + G_FIRST + 4 * k);
-            gm->second[k] = adf_get_f32(g + G_SECOND + 4 * k);
+            gm->first[k] = tusk_get_f32(g + G_FIRST + 4 * k);
+            gm->second[k] = tusk_get_f32(g + G_SECOND + 4 * k);
         }
-        gm->fom = adf_get_f32(g + G_FOM);
-        gm->n_points = adf_get_u16(g + G_N_POINTS);
-        gm->status = adf_get_u16(g + G_STATUS);
+        gm->fom = tusk_get_f32(g + G_FOM);
+        gm->n_points = tusk_get_u16(g + G_N_POINTS);
+        gm->status = tusk_get_u16(g + G_STATUS);
     }
     return ADF_OK;
 }

@@ -1,7 +1,7 @@
 /* adf_truth.c - data:truth codec (tusk-private layout, adf/FORMAT.md). */
 #include <stdio.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -80,30 +80,30 @@ int adf_truth_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const 
                                adf_truth_payload_size(t->n_gammas, t->n_points), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u64(p + OFF_DECAY, t->decay);
-    adf_put_u64(p + OFF_GAMMAS_TOTAL, t->gammas_total);
-    adf_put_u16(p + OFF_N_GAMMAS, t->n_gammas);
-    adf_put_u16(p + OFF_N_POINTS, t->n_points);
-    adf_put_u16(p + OFF_FLAGS, t->flags);
-    adf_put_u16(p + OFF_RESERVED, 0);
+    tusk_put_u64(p + OFF_DECAY, t->decay);
+    tusk_put_u64(p + OFF_GAMMAS_TOTAL, t->gammas_total);
+    tusk_put_u16(p + OFF_N_GAMMAS, t->n_gammas);
+    tusk_put_u16(p + OFF_N_POINTS, t->n_points);
+    tusk_put_u16(p + OFF_FLAGS, t->flags);
+    tusk_put_u16(p + OFF_RESERVED, 0);
     uint8_t *g = p + ADF_TRUTH_HEADER_SIZE;
     for (unsigned i = 0; i < t->n_gammas; i++, g += ADF_TRUTH_GAMMA_SIZE) {
         const adf_truth_gamma_t *gm = &t->gamma[i];
-        adf_put_f32(g + G_ENERGY, gm->energy);
+        tusk_put_f32(g + G_ENERGY, gm->energy);
         for (int k = 0; k < 3; k++)
-            adf_put_f32(g + G_DIR + 4 * k, gm->dir[k]);
+            tusk_put_f32(g + G_DIR + 4 * k, gm->dir[k]);
     }
     uint8_t *q = g;
     for (unsigned i = 0; i < t->n_points; i++, q += ADF_TRUTH_POINT_SIZE) {
         const adf_truth_point_t *pt = &t->point[i];
-        adf_put_u16(q + P_CRYSTAL, pt->crystal);
-        adf_put_i16(q + P_SEGMENT, pt->segment);
-        adf_put_u16(q + P_GAMMA, pt->gamma);
-        adf_put_u16(q + P_PROCESS, pt->process);
-        adf_put_f32(q + P_ENERGY, pt->energy);
+        tusk_put_u16(q + P_CRYSTAL, pt->crystal);
+        tusk_put_i16(q + P_SEGMENT, pt->segment);
+        tusk_put_u16(q + P_GAMMA, pt->gamma);
+        tusk_put_u16(q + P_PROCESS, pt->process);
+        tusk_put_f32(q + P_ENERGY, pt->energy);
         for (int k = 0; k < 3; k++) {
-            adf_put_f32(q + P_LOCAL + 4 * k, pt->local[k]);
-            adf_put_f32(q + P_WORLD + 4 * k, pt->world[k]);
+            tusk_put_f32(q + P_LOCAL + 4 * k, pt->local[k]);
+            tusk_put_f32(q + P_WORLD + 4 * k, pt->world[k]);
         }
     }
     return ADF_OK;
@@ -120,8 +120,8 @@ int adf_truth_decode(const adf_frame_t *f, adf_truth_t *t, adf_error_t *err)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:truth at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_TRUTH_HEADER_SIZE);
-    unsigned n_gammas = adf_get_u16(p + OFF_N_GAMMAS);
-    unsigned n_points = adf_get_u16(p + OFF_N_POINTS);
+    unsigned n_gammas = tusk_get_u16(p + OFF_N_GAMMAS);
+    unsigned n_points = tusk_get_u16(p + OFF_N_POINTS);
     if (n_gammas > ADF_TRUTH_MAX_GAMMAS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:truth at offset %llu: %u gammas, at most %d supported", off, n_gammas,
@@ -142,34 +142,34 @@ int adf_truth_decode(const adf_frame_t *f, adf_truth_t *t, adf_error_t *err)
     char what[48];
     snprintf(what, sizeof what, "data:truth at offset %llu", off);
     for (unsigned i = 0; i < n_points; i++, q += ADF_TRUTH_POINT_SIZE) {
-        rc = check_point(i, adf_get_i16(q + P_SEGMENT), adf_get_u16(q + P_GAMMA), adf_get_u16(q + P_PROCESS),
+        rc = check_point(i, tusk_get_i16(q + P_SEGMENT), tusk_get_u16(q + P_GAMMA), tusk_get_u16(q + P_PROCESS),
                          n_gammas, what, ADF_EPAYLOAD, f->offset, err);
         if (rc != ADF_OK)
             return rc;
     }
-    t->decay = adf_get_u64(p + OFF_DECAY);
-    t->gammas_total = adf_get_u64(p + OFF_GAMMAS_TOTAL);
-    t->flags = adf_get_u16(p + OFF_FLAGS);
+    t->decay = tusk_get_u64(p + OFF_DECAY);
+    t->gammas_total = tusk_get_u64(p + OFF_GAMMAS_TOTAL);
+    t->flags = tusk_get_u16(p + OFF_FLAGS);
     t->n_gammas = (uint16_t)n_gammas;
     t->n_points = (uint16_t)n_points;
     const uint8_t *g = p + ADF_TRUTH_HEADER_SIZE;
     for (unsigned i = 0; i < n_gammas; i++, g += ADF_TRUTH_GAMMA_SIZE) {
         adf_truth_gamma_t *gm = &t->gamma[i];
-        gm->energy = adf_get_f32(g + G_ENERGY);
+        gm->energy = tusk_get_f32(g + G_ENERGY);
         for (int k = 0; k < 3; k++)
-            gm->dir[k] = adf_get_f32(g + G_DIR + 4 * k);
+            gm->dir[k] = tusk_get_f32(g + G_DIR + 4 * k);
     }
     q = points;
     for (unsigned i = 0; i < n_points; i++, q += ADF_TRUTH_POINT_SIZE) {
         adf_truth_point_t *pt = &t->point[i];
-        pt->crystal = adf_get_u16(q + P_CRYSTAL);
-        pt->segment = adf_get_i16(q + P_SEGMENT);
-        pt->gamma = adf_get_u16(q + P_GAMMA);
-        pt->process = adf_get_u16(q + P_PROCESS);
-        pt->energy = adf_get_f32(q + P_ENERGY);
+        pt->crystal = tusk_get_u16(q + P_CRYSTAL);
+        pt->segment = tusk_get_i16(q + P_SEGMENT);
+        pt->gamma = tusk_get_u16(q + P_GAMMA);
+        pt->process = tusk_get_u16(q + P_PROCESS);
+        pt->energy = tusk_get_f32(q + P_ENERGY);
         for (int k = 0; k < 3; k++) {
-            pt->local[k] = adf_get_f32(q + P_LOCAL + 4 * k);
-            pt->world[k] = adf_get_f32(q + P_WORLD + 4 * k);
+            pt->local[k] = tusk_get_f32(q + P_LOCAL + 4 * k);
+            pt->world[k] = tusk_get_f32(q + P_WORLD + 4 * k);
         }
     }
     return ADF_OK;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_private.h"
 
 struct adf_writer {
@@ -138,7 +138,7 @@ int adf_writer_end(adf_writer_t *w)
         return adf_error_set(&w->error, ADF_ERANGE, ADF_NO_OFFSET,
                              "composite frame of %zu bytes exceeds the 32-bit frame length", length);
     }
-    adf_put_u32(w->buf + start, (uint32_t)length);
+    tusk_put_u32(w->buf + start, (uint32_t)length);
     return ADF_OK;
 }
 

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
 
@@ -60,16 +60,16 @@ int adf_idsp_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const a
                                &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_u32(p + SP_N_POINTS, h->n_points);
-    adf_put_f32(p + SP_PHI_MIN, h->phi_min);
-    adf_put_f32(p + SP_PHI_WIDTH, h->phi_width);
-    adf_put_u16(p + SP_FLAGS, h->flags);
-    adf_put_u16(p + SP_RESERVED, 0);
+    tusk_put_u32(p + SP_N_POINTS, h->n_points);
+    tusk_put_f32(p + SP_PHI_MIN, h->phi_min);
+    tusk_put_f32(p + SP_PHI_WIDTH, h->phi_width);
+    tusk_put_u16(p + SP_FLAGS, h->flags);
+    tusk_put_u16(p + SP_RESERVED, 0);
     uint8_t *q = p + ADF_IDSP_HEADER_SIZE;
     for (uint32_t i = 0; i < h->n_points; i++, q += ADF_IDSP_POINT_SIZE) {
-        adf_put_f32(q + SPP_RHO, pts[i].rho);
-        adf_put_f32(q + SPP_PHI, pts[i].phi);
-        adf_put_f32(q + SPP_Z, pts[i].z);
+        tusk_put_f32(q + SPP_RHO, pts[i].rho);
+        tusk_put_f32(q + SPP_PHI, pts[i].phi);
+        tusk_put_f32(q + SPP_Z, pts[i].z);
         q[SPP_LAYER] = pts[i].layer;
     }
     return ADF_OK;
@@ -87,7 +87,7 @@ int adf_idsp_decode(const adf_frame_t *f, adf_idsp_t *sp, adf_error_t *err)
                              "data:id_spacepoints at offset %llu: payload of %u bytes is shorter than its %u-byte "
                              "header",
                              off, (unsigned)f->payload_size, ADF_IDSP_HEADER_SIZE);
-    uint32_t n = adf_get_u32(p + SP_N_POINTS);
+    uint32_t n = tusk_get_u32(p + SP_N_POINTS);
     if (n > ADF_IDSP_MAX_POINTS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:id_spacepoints at offset %llu: %u spacepoints, at most %u supported", off,
@@ -97,7 +97,7 @@ int adf_idsp_decode(const adf_frame_t *f, adf_idsp_t *sp, adf_error_t *err)
                              "data:id_spacepoints at offset %llu: payload is %u bytes, %zu expected for %u "
                              "spacepoints",
                              off, (unsigned)f->payload_size, adf_idsp_payload_size(n), (unsigned)n);
-    float phi_min = adf_get_f32(p + SP_PHI_MIN), phi_width = adf_get_f32(p + SP_PHI_WIDTH);
+    float phi_min = tusk_get_f32(p + SP_PHI_MIN), phi_width = tusk_get_f32(p + SP_PHI_WIDTH);
     if (!range_ok(phi_min, phi_width))
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:id_spacepoints at offset %llu: phi range from %g over %g rad, expected finite "
@@ -114,7 +114,7 @@ int adf_idsp_decode(const adf_frame_t *f, adf_idsp_t *sp, adf_error_t *err)
     sp->n_points = n;
     sp->phi_min = phi_min;
     sp->phi_width = phi_width;
-    sp->flags = adf_get_u16(p + SP_FLAGS);
+    sp->flags = tusk_get_u16(p + SP_FLAGS);
     sp->raw = p + ADF_IDSP_HEADER_SIZE;
     return ADF_OK;
 }
@@ -122,9 +122,9 @@ int adf_idsp_decode(const adf_frame_t *f, adf_idsp_t *sp, adf_error_t *err)
 void adf_idsp_point(const adf_idsp_t *sp, uint32_t i, adf_idsp_point_t *pt)
 {
     const uint8_t *q = sp->raw + (size_t)i * ADF_IDSP_POINT_SIZE;
-    pt->rho = adf_get_f32(q + SPP_RHO);
-    pt->phi = adf_get_f32(q + SPP_PHI);
-    pt->z = adf_get_f32(q + SPP_Z);
+    pt->rho = tusk_get_f32(q + SPP_RHO);
+    pt->phi = tusk_get_f32(q + SPP_PHI);
+    pt->z = tusk_get_f32(q + SPP_Z);
     pt->layer = q[SPP_LAYER];
 }
 
@@ -167,15 +167,15 @@ int adf_zvertex_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
     p[ZV_MODE] = zv->mode;
     p[ZV_PRECISION] = zv->precision;
     p[ZV_BACKEND] = zv->backend;
-    adf_put_u32(p + ZV_ENTRIES, zv->entries);
-    adf_put_u64(p + ZV_PAIRS, zv->pairs);
-    adf_put_u32(p + ZV_SETTINGS, zv->settings);
-    adf_put_u32(p + ZV_RESERVED, 0);
+    tusk_put_u32(p + ZV_ENTRIES, zv->entries);
+    tusk_put_u64(p + ZV_PAIRS, zv->pairs);
+    tusk_put_u32(p + ZV_SETTINGS, zv->settings);
+    tusk_put_u32(p + ZV_RESERVED, 0);
     uint8_t *q = p + ADF_ZVERTEX_HEADER_SIZE;
     for (unsigned i = 0; i < zv->n_vertices; i++, q += ADF_ZVERTEX_VERTEX_SIZE) {
-        adf_put_f64(q + ZVV_Z0, zv->vertex[i].z0);
-        adf_put_u32(q + ZVV_COUNT, zv->vertex[i].count);
-        adf_put_u32(q + ZVV_BIN, zv->vertex[i].bin);
+        tusk_put_f64(q + ZVV_Z0, zv->vertex[i].z0);
+        tusk_put_u32(q + ZVV_COUNT, zv->vertex[i].count);
+        tusk_put_u32(q + ZVV_BIN, zv->vertex[i].bin);
     }
     return ADF_OK;
 }
@@ -206,16 +206,16 @@ int adf_zvertex_decode(const adf_frame_t *f, adf_zvertex_t *zv, adf_error_t *err
     zv->mode = p[ZV_MODE];
     zv->precision = p[ZV_PRECISION];
     zv->backend = p[ZV_BACKEND];
-    zv->entries = adf_get_u32(p + ZV_ENTRIES);
-    zv->pairs = adf_get_u64(p + ZV_PAIRS);
-    zv->settings = adf_get_u32(p + ZV_SETTINGS);
+    zv->entries = tusk_get_u32(p + ZV_ENTRIES);
+    zv->pairs = tusk_get_u64(p + ZV_PAIRS);
+    zv->settings = tusk_get_u32(p + ZV_SETTINGS);
     const uint8_t *q = p + ADF_ZVERTEX_HEADER_SIZE;
     for (unsigned i = 0; i < ADF_ZVERTEX_MAX; i++) {
         adf_zvertex_peak_t *v = &zv->vertex[i];
         if (i < n) {
-            v->z0 = adf_get_f64(q + ZVV_Z0);
-            v->count = adf_get_u32(q + ZVV_COUNT);
-            v->bin = adf_get_u32(q + ZVV_BIN);
+            v->z0 = tusk_get_f64(q + ZVV_Z0);
+            v->count = tusk_get_u32(q + ZVV_COUNT);
+            v->bin = tusk_get_u32(q + ZVV_BIN);
             q += ADF_ZVERTEX_VERTEX_SIZE;
         } else {
             v->z0 = 0.0;
@@ -276,16 +276,16 @@ int adf_idtruth_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
                                adf_idtruth_payload_size(t->n_pileup, t->n_points), &p, err);
     if (rc != ADF_OK)
         return rc;
-    adf_put_f32(p + TR_Z_SIGNAL, t->z_signal);
-    adf_put_u16(p + TR_N_PILEUP, t->n_pileup);
-    adf_put_u16(p + TR_FLAGS, t->flags);
-    adf_put_u32(p + TR_N_POINTS, t->n_points);
+    tusk_put_f32(p + TR_Z_SIGNAL, t->z_signal);
+    tusk_put_u16(p + TR_N_PILEUP, t->n_pileup);
+    tusk_put_u16(p + TR_FLAGS, t->flags);
+    tusk_put_u32(p + TR_N_POINTS, t->n_points);
     uint8_t *q = p + ADF_IDTRUTH_HEADER_SIZE;
     for (unsigned k = 0; k < t->n_pileup; k++, q += 4)
-        adf_put_f32(q, t->z_pileup[k]);
+        tusk_put_f32(q, t->z_pileup[k]);
     for (uint32_t i = 0; i < t->n_points; i++, q += ADF_IDTRUTH_POINT_SIZE) {
-        adf_put_u32(q + TRP_PARTICLE, pts[i].particle);
-        adf_put_u16(q + TRP_VERTEX, pts[i].vertex);
+        tusk_put_u32(q + TRP_PARTICLE, pts[i].particle);
+        tusk_put_u16(q + TRP_VERTEX, pts[i].vertex);
     }
     return ADF_OK;
 }
@@ -301,8 +301,8 @@ int adf_idtruth_decode(const adf_frame_t *f, adf_idtruth_t *t, adf_error_t *err)
         return adf_error_set(err, ADF_EPAYLOAD, f->offset,
                              "data:id_truth at offset %llu: payload of %u bytes is shorter than its %u-byte header",
                              off, (unsigned)f->payload_size, ADF_IDTRUTH_HEADER_SIZE);
-    unsigned n_pu = adf_get_u16(p + TR_N_PILEUP);
-    uint32_t n = adf_get_u32(p + TR_N_POINTS);
+    unsigned n_pu = tusk_get_u16(p + TR_N_PILEUP);
+    uint32_t n = tusk_get_u32(p + TR_N_POINTS);
     if (n_pu > ADF_IDTRUTH_MAX_PILEUP)
         return adf_error_set(err, ADF_ERANGE, f->offset,
                              "data:id_truth at offset %llu: %u pile-up vertices, at most %u supported", off, n_pu,
@@ -322,18 +322,18 @@ int adf_idtruth_decode(const adf_frame_t *f, adf_idtruth_t *t, adf_error_t *err)
     snprintf(what, sizeof what, "data:id_truth at offset %llu", off);
     const uint8_t *q = points;
     for (uint32_t i = 0; i < n; i++, q += ADF_IDTRUTH_POINT_SIZE) {
-        rc = check_truth_point(i, adf_get_u32(q + TRP_PARTICLE), adf_get_u16(q + TRP_VERTEX), n_pu, what,
+        rc = check_truth_point(i, tusk_get_u32(q + TRP_PARTICLE), tusk_get_u16(q + TRP_VERTEX), n_pu, what,
                                ADF_EPAYLOAD, f->offset, err);
         if (rc != ADF_OK)
             return rc;
     }
-    t->z_signal = adf_get_f32(p + TR_Z_SIGNAL);
+    t->z_signal = tusk_get_f32(p + TR_Z_SIGNAL);
     t->n_pileup = (uint16_t)n_pu;
-    t->flags = adf_get_u16(p + TR_FLAGS);
+    t->flags = tusk_get_u16(p + TR_FLAGS);
     t->n_points = n;
     q = p + ADF_IDTRUTH_HEADER_SIZE;
     for (unsigned k = 0; k < n_pu; k++, q += 4)
-        t->z_pileup[k] = adf_get_f32(q);
+        t->z_pileup[k] = tusk_get_f32(q);
     t->raw = points;
     return ADF_OK;
 }
@@ -341,6 +341,6 @@ int adf_idtruth_decode(const adf_frame_t *f, adf_idtruth_t *t, adf_error_t *err)
 void adf_idtruth_point(const adf_idtruth_t *t, uint32_t i, adf_idtruth_point_t *pt)
 {
     const uint8_t *q = t->raw + (size_t)i * ADF_IDTRUTH_POINT_SIZE;
-    pt->particle = adf_get_u32(q + TRP_PARTICLE);
-    pt->vertex = adf_get_u16(q + TRP_VERTEX);
+    pt->particle = tusk_get_u32(q + TRP_PARTICLE);
+    pt->vertex = tusk_get_u16(q + TRP_VERTEX);
 }

@@ -15,33 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "tusk/adf.h"
+#include "base/grow.h"
 
 #define PROG "tusk-adf"
 
-/* Exit statuses: 0 fine, 1 the data is bad, 2 usage or I/O trouble. */
-enum { EXIT_BAD_DATA = 1, EXIT_USAGE = 2 };
-
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " COMMAND [OPTIONS] FILE\n"
-            "\n"
-            "commands:\n"
-            "  dump  [-v] [-n MAX] FILE   one line per frame; -v decodes payloads\n"
-            "  check [--resync] FILE      validate every frame and payload; exit 1 on the\n"
-            "                             first error (--resync: report all, go on)\n"
-            "  stats FILE                 frames and bytes per type, events, time span\n"
-            "  diff  [--unordered] A B    compare two files frame by frame; --unordered\n"
-            "                             sorts both by event number, timestamp, type and\n"
-            "                             bytes first (outputs of parallel instances);\n"
-            "                             exit 0 same, 1 different\n"
+            "  dump  [-v] [-n MAX] FILE   -v decodes payloads; -n: the first MAX frames\n"
+            "  check [--resync] FILE      exit 1 on the first error (--resync: report\n"
+            "                             all, go on)\n"
+            "  stats FILE\n"
+            "  diff  [--unordered] A B    --unordered sorts both by event number,\n"
+            "                             timestamp, type and bytes first (outputs of\n"
+            "                             parallel instances); exit 0 same, 1 different\n"
             "  gen   [-n EVENTS] [--seed S] [--samples N] [--type T] -o FILE\n"
-            "                             write synthetic frames; T is crystal, psa,\n"
-            "                             event-psa, tracked, truth or mixed (default:\n"
-            "                             all but truth)\n"
+            "                             T is crystal, psa, event-psa, tracked, truth or\n"
+            "                             mixed (default: all but truth)\n"
             "\n"
-            "FILE may be - for standard input (or output, for gen).\n");
+            "FILE may be - for standard input (or output, for gen).\n"
+            "\n"
+            "Exit status: 0 fine, 1 the data is bad (or differs, for diff), 2 bad usage\n"
+            "or an I/O error.\n");
 }
 
 static const char *type_label(uint32_t type, char buf[16])
@@ -332,7 +332,7 @@ static void dump_frame(dump_ctx_t *ctx, const adf_frame_t *f, int depth)
             dump_frame(ctx, &sub, depth + 1);
         if (rc < 0) {
             fprintf(stderr, PROG ": inside composite: %s\n", adf_reader_error(r)->message);
-            ctx->status = EXIT_BAD_DATA;
+            ctx->status = TUSK_EXIT_FAIL;
         }
         return;
     }
@@ -340,35 +340,48 @@ static void dump_frame(dump_ctx_t *ctx, const adf_frame_t *f, int depth)
         adf_error_t err;
         if (decode_payload(f, ctx->d, &err) != ADF_OK) {
             fprintf(stderr, PROG ": %s\n", err.message);
-            ctx->status = EXIT_BAD_DATA;
+            ctx->status = TUSK_EXIT_FAIL;
         } else {
             print_payload(f, ctx->d, depth);
         }
     }
 }
 
-static int cmd_dump(int argc, char **argv)
+/* One FILE (or two, for diff) after the options. */
+static bool operands(char **argv, int argc, int want)
+{
+    if (argc - optind == want)
+        return true;
+    if (argc - optind < want)
+        fprintf(stderr, "%s: expected %s\n", argv[0], want == 1 ? "a FILE" : "two files A B");
+    else
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind + want]);
+    return false;
+}
+
+static int cmd_dump(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"verbose", no_argument, NULL, 'v'}, {"max", required_argument, NULL, 'n'}, {NULL, 0, NULL, 0}};
     dump_ctx_t ctx = {0};
-    unsigned long long max = 0;
+    uint64_t max = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "vn:", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "vn:", longopts, NULL)) != -1) {
         switch (c) {
         case 'v': ctx.verbose = true; break;
-        case 'n': max = strtoull(optarg, NULL, 10); break;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'n':
+            if (!tusk_cli_u64(argv[0], "-n", optarg, 0, UINT64_MAX, &max))
+                return TUSK_EXIT_USAGE;
+            break;
+        default: return TUSK_EXIT_USAGE;
         }
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (!operands(argv, argc, 1))
+        return TUSK_EXIT_USAGE;
     const char *path = argv[optind];
     adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
     if (!r)
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     ctx.d = malloc(sizeof *ctx.d);
     for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
         ctx.sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
@@ -382,7 +395,7 @@ static int cmd_dump(int argc, char **argv)
     }
     if ((max == 0 || n < max) && rc < 0) {
         fprintf(stderr, PROG ": %s: %s\n", path, adf_file_reader_error(r)->message);
-        ctx.status = rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+        ctx.status = rc == ADF_EIO ? TUSK_EXIT_USAGE : TUSK_EXIT_FAIL;
     }
     for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
         adf_reader_destroy(&ctx.sub[i]);
@@ -434,26 +447,22 @@ static void check_frame(check_ctx_t *ctx, const adf_frame_t *f, int depth)
         check_report(ctx, adf_reader_error(r)->message);
 }
 
-static int cmd_check(int argc, char **argv)
+static int cmd_check(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"resync", no_argument, NULL, 'r'}, {NULL, 0, NULL, 0}};
     bool resync = false;
     int c;
-    while ((c = getopt_long(argc, argv, "r", longopts, NULL)) != -1) {
-        if (c != 'r') {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+    while ((c = tusk_cli_getopt(cli, argc, argv, "r", longopts, NULL)) != -1) {
+        if (c != 'r')
+            return TUSK_EXIT_USAGE;
         resync = true;
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (!operands(argv, argc, 1))
+        return TUSK_EXIT_USAGE;
     check_ctx_t ctx = {.path = argv[optind]};
     adf_file_reader_t *r = open_input(ctx.path, resync ? ADF_ON_ERROR_RESYNC : ADF_ON_ERROR_STOP);
     if (!r)
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     ctx.d = malloc(sizeof *ctx.d);
     for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
         ctx.sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
@@ -507,8 +516,8 @@ static int cmd_check(int argc, char **argv)
     free(ctx.d);
     adf_file_reader_destroy(&r);
     if (io_error)
-        return EXIT_USAGE;
-    return ctx.errors ? EXIT_BAD_DATA : 0;
+        return TUSK_EXIT_USAGE;
+    return ctx.errors ? TUSK_EXIT_FAIL : 0;
 }
 
 /* ---- stats ----------------------------------------------------------------- */
@@ -555,16 +564,15 @@ static void stats_count(stats_ctx_t *s, const adf_frame_t *f, int depth)
     }
 }
 
-static int cmd_stats(int argc, char **argv)
+static int cmd_stats(const tusk_cli_t *cli, int argc, char **argv)
 {
-    if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0')) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    const char *path = argv[1];
+    static const struct option longopts[] = {{NULL, 0, NULL, 0}};
+    if (tusk_cli_getopt(cli, argc, argv, "", longopts, NULL) != -1 || !operands(argv, argc, 1))
+        return TUSK_EXIT_USAGE;
+    const char *path = argv[optind];
     adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
     if (!r)
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     stats_ctx_t *s = calloc(1, sizeof *s);
     for (int i = 0; i < ADF_WRITER_MAX_DEPTH; i++)
         s->sub[i] = adf_reader_new(ADF_ON_ERROR_STOP);
@@ -590,7 +598,7 @@ static int cmd_stats(int argc, char **argv)
     if (rc < 0) {
         fprintf(stderr, PROG ": %s: %s (statistics below cover the frames before it)\n", path,
                 adf_file_reader_error(r)->message);
-        status = rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+        status = rc == ADF_EIO ? TUSK_EXIT_USAGE : TUSK_EXIT_FAIL;
     }
     printf("file:       %s\n", path);
     printf("frames:     %" PRIu64 " (%" PRIu64 " bytes)\n", frames, bytes);
@@ -832,7 +840,7 @@ static int gen_event(gen_t *g, uint64_t *rng, enum gen_type types, uint32_t ev, 
     return 0;
 }
 
-static int cmd_gen(int argc, char **argv)
+static int cmd_gen(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"events", required_argument, NULL, 'n'},
                                              {"seed", required_argument, NULL, 's'},
@@ -840,16 +848,27 @@ static int cmd_gen(int argc, char **argv)
                                              {"type", required_argument, NULL, 't'},
                                              {"output", required_argument, NULL, 'o'},
                                              {NULL, 0, NULL, 0}};
-    unsigned long events = 1000, samples = 100;
-    uint64_t seed = 1;
+    uint64_t events = 1000, samples = 100, seed = 1;
     const char *out_path = NULL;
     enum gen_type types = GEN_MIXED;
     int c;
-    while ((c = getopt_long(argc, argv, "n:s:S:t:o:", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "n:s:S:t:o:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'n': events = strtoul(optarg, NULL, 10); break;
-        case 's': seed = strtoull(optarg, NULL, 0); break;
-        case 'S': samples = strtoul(optarg, NULL, 10); break;
+        case 'n':
+            if (!tusk_cli_u64(argv[0], "--events", optarg, 0, UINT32_MAX, &events))
+                return TUSK_EXIT_USAGE;
+            break;
+        case 's':
+            if (tusk_parse_u64x(optarg, 0, UINT64_MAX, &seed) != 0) {
+                fprintf(stderr, "%s: --seed wants a whole number (decimal, or hexadecimal after 0x), not '%s'\n",
+                        argv[0], optarg);
+                return TUSK_EXIT_USAGE;
+            }
+            break;
+        case 'S':
+            if (!tusk_cli_u64(argv[0], "--samples", optarg, 0, ADF_CRYSTAL_MAX_SAMPLES, &samples))
+                return TUSK_EXIT_USAGE;
+            break;
         case 'o': out_path = optarg; break;
         case 't':
             if (strcmp(optarg, "crystal") == 0)
@@ -867,26 +886,24 @@ static int cmd_gen(int argc, char **argv)
             else {
                 fprintf(stderr, PROG ": gen: unknown type '%s' (crystal, psa, event-psa, tracked, truth, mixed)\n",
                         optarg);
-                return EXIT_USAGE;
+                return TUSK_EXIT_USAGE;
             }
             break;
-        default: usage(stderr); return EXIT_USAGE;
+        default: return TUSK_EXIT_USAGE;
         }
     }
-    if (!out_path || optind != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
+    if (!out_path) {
+        fprintf(stderr, "%s: -o FILE is required\n", argv[0]);
+        return TUSK_EXIT_USAGE;
     }
-    if (samples > ADF_CRYSTAL_MAX_SAMPLES) {
-        fprintf(stderr, PROG ": gen: --samples %lu exceeds the maximum of %d\n", samples, ADF_CRYSTAL_MAX_SAMPLES);
-        return EXIT_USAGE;
-    }
+    if (!operands(argv, argc, 0))
+        return TUSK_EXIT_USAGE;
     adf_error_t err;
     gen_t g = {.cap = 1u << 20};
     g.out = adf_file_writer_open(out_path, &err);
     if (!g.out) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     g.buf = malloc(g.cap);
     g.w = adf_writer_new();
@@ -898,7 +915,7 @@ static int cmd_gen(int argc, char **argv)
     int status = 0;
     if (!g.buf || !g.w || !crys || !psa || !trk || !tru) {
         fprintf(stderr, PROG ": gen: out of memory\n");
-        status = EXIT_USAGE;
+        status = TUSK_EXIT_USAGE;
         goto done;
     }
     adf_writer_reset(g.w, g.buf, g.cap);
@@ -907,7 +924,7 @@ static int cmd_gen(int argc, char **argv)
         /* Poisson arrivals at about 50 kHz: mean gap 2000 ticks of 10 ns. */
         ts += 1 + (uint64_t)(-2000.0 * log(1.0 - rng_uniform(&rng)));
         if (gen_event(&g, &rng, types, (uint32_t)i, ts, (unsigned)samples, crys, psa, keys, trk, tru)) {
-            status = EXIT_USAGE;
+            status = TUSK_EXIT_USAGE;
             goto done;
         }
     }
@@ -919,16 +936,16 @@ static int cmd_gen(int argc, char **argv)
         if (rc == ADF_EFULL && gen_flush(&g) == 0)
             rc = adf_eof_encode(g.w, (uint32_t)events, ts, &eof, &e2);
         if (rc != ADF_OK || gen_flush(&g)) {
-            status = EXIT_USAGE;
+            status = TUSK_EXIT_USAGE;
             goto done;
         }
-        fprintf(stderr, PROG ": gen: %lu events, %" PRIu64 " frames + meta:eof, %" PRIu64 " bytes -> %s\n", events,
+        fprintf(stderr, PROG ": gen: %" PRIu64 " events, %" PRIu64 " frames + meta:eof, %" PRIu64 " bytes -> %s\n", events,
                 frames, adf_file_writer_bytes(g.out), out_path);
     }
 done:
     if (adf_file_writer_close(&g.out, &err) != ADF_OK && status == 0) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        status = EXIT_USAGE;
+        status = TUSK_EXIT_USAGE;
     }
     adf_writer_destroy(&g.w);
     free(g.buf);
@@ -961,31 +978,17 @@ static int load_frames(const char *path, frame_list_t *fl)
     memset(fl, 0, sizeof *fl);
     adf_file_reader_t *r = open_input(path, ADF_ON_ERROR_STOP);
     if (!r)
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     size_t cap = 0, fcap = 0;
     adf_frame_t f;
     int rc;
     while ((rc = adf_file_reader_next(r, &f)) == ADF_OK) {
         size_t len = f.key.length;
-        if (fl->size + len > cap) {
-            cap = (fl->size + len) * 2;
-            uint8_t *nd = realloc(fl->data, cap);
-            if (!nd) {
-                fprintf(stderr, PROG ": diff: out of memory reading %s\n", path);
-                adf_file_reader_destroy(&r);
-                return EXIT_USAGE;
-            }
-            fl->data = nd;
-        }
-        if (fl->n == fcap) {
-            fcap = fcap ? 2 * fcap : 1024;
-            frame_ref_t *nf = realloc(fl->frames, fcap * sizeof *nf);
-            if (!nf) {
-                fprintf(stderr, PROG ": diff: out of memory reading %s\n", path);
-                adf_file_reader_destroy(&r);
-                return EXIT_USAGE;
-            }
-            fl->frames = nf;
+        if (tusk_grow(&fl->data, &cap, fl->size + len, 1) != 0 ||
+            tusk_grow(&fl->frames, &fcap, fl->n + 1, sizeof *fl->frames) != 0) {
+            fprintf(stderr, PROG ": diff: out of memory reading %s\n", path);
+            adf_file_reader_destroy(&r);
+            return TUSK_EXIT_USAGE;
         }
         memcpy(fl->data + fl->size, f.payload - ADF_KEY_SIZE, len);
         fl->frames[fl->n++] = (frame_ref_t){.key = f.key, .bytes = NULL, .offset = f.offset};
@@ -994,7 +997,7 @@ static int load_frames(const char *path, frame_list_t *fl)
     if (rc != ADF_END) {
         fprintf(stderr, PROG ": %s: %s\n", path, adf_file_reader_error(r)->message);
         adf_file_reader_destroy(&r);
-        return rc == ADF_EIO ? EXIT_USAGE : EXIT_BAD_DATA;
+        return rc == ADF_EIO ? TUSK_EXIT_USAGE : TUSK_EXIT_FAIL;
     }
     adf_file_reader_destroy(&r);
     /* The data may have moved while growing: point into it now. */
@@ -1020,22 +1023,18 @@ static int compare_frames(const void *pa, const void *pb)
     return memcmp(a->bytes, b->bytes, a->key.length);
 }
 
-static int cmd_diff(int argc, char **argv)
+static int cmd_diff(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"unordered", no_argument, NULL, 'u'}, {NULL, 0, NULL, 0}};
     bool unordered = false;
     int c;
-    while ((c = getopt_long(argc, argv, "u", longopts, NULL)) != -1) {
-        if (c != 'u') {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+    while ((c = tusk_cli_getopt(cli, argc, argv, "u", longopts, NULL)) != -1) {
+        if (c != 'u')
+            return TUSK_EXIT_USAGE;
         unordered = true;
     }
-    if (optind + 2 != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (!operands(argv, argc, 2))
+        return TUSK_EXIT_USAGE;
     frame_list_t a, b;
     int status = load_frames(argv[optind], &a);
     if (status == 0)
@@ -1056,11 +1055,11 @@ static int cmd_diff(int argc, char **argv)
                    argv[optind], i, (unsigned long long)a.frames[i].offset, type_label(a.frames[i].key.type, ta),
                    (unsigned)a.frames[i].key.event, argv[optind + 1], i, (unsigned long long)b.frames[i].offset,
                    type_label(b.frames[i].key.type, tb), (unsigned)b.frames[i].key.event);
-            status = EXIT_BAD_DATA;
+            status = TUSK_EXIT_FAIL;
         } else if (a.n != b.n) {
             printf("%s has %zu frames, %s has %zu (the first %zu are the same%s)\n", argv[optind], a.n,
                    argv[optind + 1], b.n, n, unordered ? " after sorting" : "");
-            status = EXIT_BAD_DATA;
+            status = TUSK_EXIT_FAIL;
         } else {
             printf("same: %zu frames%s\n", a.n, unordered ? " (order ignored)" : "");
         }
@@ -1072,26 +1071,16 @@ static int cmd_diff(int argc, char **argv)
     return status;
 }
 
+static const tusk_cli_command_t commands[] = {
+    {"dump", cmd_dump, "one line per frame"},
+    {"check", cmd_check, "validate every frame and payload"},
+    {"stats", cmd_stats, "frames and bytes per type, events, time span"},
+    {"diff", cmd_diff, "compare two files frame by frame"},
+    {"gen", cmd_gen, "write synthetic frames (demos, tests)"},
+    {NULL, NULL, NULL}};
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : 0;
-    }
-    const char *cmd = argv[1];
-    argc--;
-    argv++;
-    if (strcmp(cmd, "dump") == 0)
-        return cmd_dump(argc, argv);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc, argv);
-    if (strcmp(cmd, "stats") == 0)
-        return cmd_stats(argc, argv);
-    if (strcmp(cmd, "gen") == 0)
-        return cmd_gen(argc, argv);
-    if (strcmp(cmd, "diff") == 0)
-        return cmd_diff(argc, argv);
-    fprintf(stderr, PROG ": unknown command '%s'\n", cmd);
-    usage(stderr);
-    return EXIT_USAGE;
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "COMMAND [OPTIONS] FILE...", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -11,6 +11,7 @@
 #include "tusk/params.h"
 #include "tusk/array.h"
 #include "tusk/textfile.h"
+#include "base/grow.h"
 
 #define PI 3.14159265358979323846
 #define DEG (PI / 180.0)
@@ -129,16 +130,8 @@ static int reserve(builder_t *b, size_t more, const char *key, tusk_error_t *err
     if (b->n + more > ARRAY_MAX_CRYSTALS)
         return tusk_error_set(err, TUSK_EPARAM, "%s: %s: more than %d crystals in all", b->origin, key,
                               ARRAY_MAX_CRYSTALS);
-    if (b->n + more > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 64;
-        while (cap < b->n + more)
-            cap *= 2;
-        pending_t *p = realloc(b->items, cap * sizeof *p);
-        if (!p)
-            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        b->items = p;
-        b->cap = cap;
-    }
+    if (tusk_grow(&b->items, &b->cap, b->n + more, sizeof *b->items) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     return TUSK_OK;
 }
 

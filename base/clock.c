@@ -17,7 +17,7 @@ double tusk_clock_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int64_t tusk_clock_ms(void)
+uint64_t tusk_clock_ms(void)
 {
-    return (int64_t)(tusk_clock_ns() / UINT64_C(1000000));
+    return tusk_clock_ns() / UINT64_C(1000000);
 }

@@ -15,6 +15,6 @@ uint64_t tusk_clock_ns(void);
 double tusk_clock_s(void);
 
 /* The same, in whole milliseconds. */
-int64_t tusk_clock_ms(void);
+uint64_t tusk_clock_ms(void);
 
 #endif

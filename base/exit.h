@@ -5,7 +5,9 @@
  *   2  bad usage, settings, topology or library: nothing was done
  *   3  it ended, but with losses (tusk-run: instances failed, buffers lost)
  *
- * Each tool's usage text states what its own 1 means. */
+ * Each tool's usage text states what its own 1 means (and 2: tusk-adf
+ * counts an unreadable file as 2, tusk-run an instance that never came up).
+ * No tool defines statuses of its own: these names are used directly. */
 #ifndef TUSK_BASE_EXIT_H
 #define TUSK_BASE_EXIT_H
 

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int one(const char *path, tusk_error_t *err)
+static int one(const char *path, mode_t mode, tusk_error_t *err)
 {
-    if (mkdir(path, 0777) == 0)
+    if (mkdir(path, mode) == 0)
         return TUSK_OK;
     int e = errno;
     struct stat st;
@@ -19,6 +19,11 @@ static int one(const char *path, tusk_error_t *err)
 
 int tusk_mkdir_p(const char *dir, tusk_error_t *err)
 {
+    return tusk_mkdir_p_mode(dir, 0777, err);
+}
+
+int tusk_mkdir_p_mode(const char *dir, mode_t mode, tusk_error_t *err)
+{
     char path[4096];
     size_t n = dir ? strlen(dir) : 0;
     if (n == 0 || n >= sizeof path)
@@ -28,10 +33,10 @@ int tusk_mkdir_p(const char *dir, tusk_error_t *err)
     for (size_t i = 1; i < n; i++)
         if (path[i] == '/' && path[i - 1] != '/') {
             path[i] = '\0';
-            int st = one(path, err);
+            int st = one(path, mode, err);
             path[i] = '/';
             if (st != TUSK_OK)
                 return st;
         }
-    return one(path, err);
+    return one(path, mode, err);
 }

@@ -1,7 +1,7 @@
 /* params.c - actor parameters: parameters.conf, typed access. */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "tusk/params.h"
 #include "tusk/textfile.h"
 #include "tusk/error.h"
+#include "base/parse.h"
 #include "base/str.h"
 
 struct tusk_params {
@@ -240,12 +241,8 @@ int tusk_params_u64(const tusk_params_t *p, const char *key, uint64_t fallback, 
     *value = fallback;
     if (!v)
         return TUSK_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 0);
-    if (*v == '\0' || *v == '-' || isspace((unsigned char)*v) || errno != 0 || *end != '\0')
+    if (tusk_parse_u64x(v, 0, UINT64_MAX, value) != 0)
         return tusk_error_set(err, TUSK_EPARAM, "parameter '%s': '%s' is not an unsigned integer", key, v);
-    *value = x;
     return TUSK_OK;
 }
 
@@ -256,12 +253,8 @@ int tusk_params_double(const tusk_params_t *p, const char *key, double fallback,
     *value = fallback;
     if (!v)
         return TUSK_OK;
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (*v == '\0' || isspace((unsigned char)*v) || errno != 0 || *end != '\0' || !isfinite(x))
+    if (tusk_parse_double(v, -DBL_MAX, DBL_MAX, value) != 0)
         return tusk_error_set(err, TUSK_EPARAM, "parameter '%s': '%s' is not a finite number", key, v);
-    *value = x;
     return TUSK_OK;
 }
 

@@ -3,7 +3,9 @@
 
 #include "tusk/params.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,21 @@ int tusk_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
+int tusk_parse_u64x(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!text || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+        return tusk_parse_u64(text, min, max, out);
+    const char *digits = text + 2;
+    if (!*digits || digits[strspn(digits, "0123456789abcdefABCDEF")] != '\0')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(digits, NULL, 16);
+    if (errno || v < min || v > max)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 int tusk_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *out)
 {
     uint64_t v;
@@ -34,7 +51,7 @@ int tusk_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *
 
 int tusk_parse_double(const char *text, double min, double max, double *out)
 {
-    if (!text || !*text || text[0] == ' ' || text[0] == '\t' || text[0] == '\n')
+    if (!text || !*text || isspace((unsigned char)text[0]))
         return -1;
     char *end = NULL;
     errno = 0;
@@ -49,7 +66,9 @@ bool tusk_cli_u64(const char *prog, const char *opt, const char *text, uint64_t 
 {
     if (tusk_parse_u64(text, min, max, out) == 0)
         return true;
-    if (max == UINT64_MAX)
+    if (min == 0 && max == UINT64_MAX)
+        fprintf(stderr, "%s: %s wants a whole number, not '%s'\n", prog, opt, text ? text : "");
+    else if (max == UINT64_MAX)
         fprintf(stderr, "%s: %s wants a whole number of at least %" PRIu64 ", not '%s'\n", prog, opt, min,
                 text ? text : "");
     else
@@ -72,8 +91,13 @@ bool tusk_cli_double(const char *prog, const char *opt, const char *text, double
 {
     if (tusk_parse_double(text, min, max, out) == 0)
         return true;
-    fprintf(stderr, "%s: %s wants a finite number from %g to %g, not '%s'\n", prog, opt, min, max,
-            text ? text : "");
+    if (min == -DBL_MAX && max == DBL_MAX)
+        fprintf(stderr, "%s: %s wants a finite number, not '%s'\n", prog, opt, text ? text : "");
+    else if (max == DBL_MAX)
+        fprintf(stderr, "%s: %s wants a finite number of at least %g, not '%s'\n", prog, opt, min, text ? text : "");
+    else
+        fprintf(stderr, "%s: %s wants a finite number from %g to %g, not '%s'\n", prog, opt, min, max,
+                text ? text : "");
     return false;
 }
 

@@ -13,12 +13,16 @@
 #include <stdint.h>
 
 int tusk_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* The same, or hexadecimal digits after "0x" or "0X" (settings, seeds,
+ * type codes); a leading 0 is no octal prefix: "010" is ten. */
+int tusk_parse_u64x(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 int tusk_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *out);
 int tusk_parse_double(const char *text, double min, double max, double *out);
 
 /* For command-line tools: parse, or print "PROG: OPT wants a whole number
- * from MIN to MAX, not 'TEXT'" (or "of at least MIN") to stderr and
- * return false. */
+ * from MIN to MAX, not 'TEXT'" (or "of at least MIN" when MAX is the
+ * type's largest; for real numbers likewise, or no range at all for
+ * -DBL_MAX..DBL_MAX) to stderr and return false. */
 bool tusk_cli_u64(const char *prog, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 bool tusk_cli_unsigned(const char *prog, const char *opt, const char *text, unsigned min, unsigned max,
                        unsigned *out);

@@ -2,9 +2,11 @@
 #include "tusk/textfile.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int tusk_file_read(const char *path, size_t max, char **data, size_t *size, tusk_error_t *err)
 {
@@ -20,13 +22,19 @@ int tusk_file_read(const char *path, size_t max, char **data, size_t *size, tusk
     size_t cap = 0, len = 0;
     char *buf = NULL;
     int rc = TUSK_OK;
+    /* A regular file's size is the first guess (+2: the NUL, and room to
+     * see the end in the same read); it may still grow while read. */
+    struct stat st;
+    size_t first = 4096;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 && (uint64_t)st.st_size < max)
+        first = (size_t)st.st_size + 2;
     for (;;) {
         if (len + 1 >= cap) {
             if (cap > max + 1) {
                 rc = tusk_error_set(err, TUSK_ELIMIT, "%s: larger than %zu bytes", path, max);
                 break;
             }
-            size_t ncap = cap ? 2 * cap : 4096;
+            size_t ncap = cap ? (cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * cap) : first;
             if (ncap > max + 2)
                 ncap = max + 2; /* room for one byte over the limit and the NUL */
             char *nb = realloc(buf, ncap);

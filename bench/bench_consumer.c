@@ -31,10 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define AK_CONSUMER
 #include "actorkit.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 #define BENCH_FRAME_TYPE 0xFA00FE01u
 #define STAMP_BYTES 16u
@@ -183,9 +184,7 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
 {
     bench_consumer_t *c = algo_data;
     ak_ok(error_code);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = tusk_clock_ns();
     if (!input_buffer)
         size_of_input_buffer = 0;
     if (c->buffers == 0)
@@ -213,15 +212,9 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
             c->out_of_order++;
         c->last_seq = stamp[1];
         if (c->buffers > c->skip) {
-            if (c->n_lat == c->cap_lat) {
-                size_t cap = c->cap_lat ? 2 * c->cap_lat : 4096;
-                uint64_t *nl = realloc(c->lat, cap * sizeof *nl);
-                if (!nl) {
-                    ak_fail(&c->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory for latencies");
-                    return;
-                }
-                c->lat = nl;
-                c->cap_lat = cap;
+            if (tusk_grow(&c->lat, &c->cap_lat, c->n_lat + 1, sizeof *c->lat) != 0) {
+                ak_fail(&c->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory for latencies");
+                return;
             }
             c->lat[c->n_lat++] = now >= stamp[0] ? now - stamp[0] : 0;
         }

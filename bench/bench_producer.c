@@ -32,6 +32,7 @@
 
 #define AK_PRODUCER
 #include "actorkit.h"
+#include "base/clock.h"
 
 #define BENCH_FRAME_TYPE 0xFA00FE01u
 #define STAMP_BYTES 16u
@@ -54,7 +55,7 @@ typedef struct bench_producer {
     uint32_t *key_offsets; /* fill=keys: where each frame starts */
     uint32_t n_frames;
     uint64_t made;         /* buffers produced this run */
-    struct timespec next;  /* rate: deadline of the next buffer */
+    uint64_t next_ns;      /* rate: deadline of the next buffer (base/clock.h) */
 } bench_producer_t;
 
 static const char *const known_keys[] = {"count", "size", "frame", "rate", "stamp", "fill", NULL};
@@ -144,11 +145,6 @@ static unsigned build_image(bench_producer_t *p, uint32_t total, unsigned *error
     return TUSK_ACTOR_OK;
 }
 
-static uint64_t ts_ns(const struct timespec *ts)
-{
-    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
 static struct timespec ns_ts(uint64_t ns)
 {
     return (struct timespec){.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
@@ -157,9 +153,7 @@ static struct timespec ns_ts(uint64_t ns)
 /* rate: sleep until the next deadline. */
 static void pace(bench_producer_t *p)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t period = 1000000000u / p->rate, t = ts_ns(&now), next = ts_ns(&p->next);
+    uint64_t period = 1000000000u / p->rate, t = tusk_clock_ns(), next = p->next_ns;
     if (p->made == 0 || t > next + period) {
         next = t; /* first buffer, or behind: start the schedule again */
     } else if (t < next) {
@@ -167,7 +161,7 @@ static void pace(bench_producer_t *p)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
             ;
     }
-    p->next = ns_ts(next + period);
+    p->next_ns = next + period;
 }
 
 void process_initialise(void *algo_data, unsigned int *error_code)
@@ -221,9 +215,7 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
         memcpy(out, p->image, p->image_size);
     p->made++;
     if (p->stamp) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t stamp[2] = {ts_ns(&now), p->made};
+        uint64_t stamp[2] = {tusk_clock_ns(), p->made};
         memcpy(out + ADF_KEY_SIZE, stamp, sizeof stamp);
     }
     *used_size_of_output_buffer = p->image_size;

@@ -13,15 +13,19 @@
  * passed. A row gives events/s and orders (permutations) evaluated per
  * second; without --multiplicity both 1 and 30 are measured. */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/parse.h"
 #include "bench_track.h"
-#include "bench_util.h"
 #include "tusk/sim.h"
 #include "tusk/track.h"
 #include "tusk/track_cl.h"
@@ -47,7 +51,8 @@ static void usage(FILE *out)
 
 typedef struct opts {
     const char *basis, *array, *points;
-    unsigned long multiplicity, events, seed;
+    unsigned multiplicity, events;
+    uint64_t seed;
     double seconds;
     const char *device[MAX_DEVICES];
     unsigned devices;
@@ -58,11 +63,11 @@ static int simulate(const opts_t *o, unsigned long m, track_t *t, track_batch_t 
 {
     char text[2048];
     if (m == 1)
-        snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 0\nseed = %lu\n",
+        snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 0\nseed = %" PRIu64 "\n",
                  o->basis, o->array, o->seed);
     else
         snprintf(text, sizeof text,
-                 "basis = %s\narray = %s\nsource = multiplicity\nmultiplicity = %lu\nevents = 0\nseed = %lu\n",
+                 "basis = %s\narray = %s\nsource = multiplicity\nmultiplicity = %lu\nevents = 0\nseed = %" PRIu64 "\n",
                  o->basis, o->array, m, o->seed);
     tusk_params_t *p = tusk_params_new();
     tusk_error_t err;
@@ -102,7 +107,7 @@ static int measure(const opts_t *o, track_t *t, track_cl_t *cl, track_batch_t *b
     tusk_error_t err;
     memset(r, 0, sizeof *r);
     track_stats_reset(t);
-    double t0 = bench_now_s(), dt;
+    double t0 = tusk_clock_s(), dt;
     do {
         int st = cl ? track_cl_run(cl, b, &err) : track_run(t, b, &err);
         if (st) {
@@ -111,7 +116,7 @@ static int measure(const opts_t *o, track_t *t, track_cl_t *cl, track_batch_t *b
         }
         if (r->runs++ == 0)
             track_stats(t, &r->per_run);
-        dt = bench_now_s() - t0;
+        dt = tusk_clock_s() - t0;
     } while (dt < o->seconds);
     track_stats_t s;
     track_stats(t, &s);
@@ -197,7 +202,7 @@ done:
     return rc;
 }
 
-int bench_track_main(int argc, char **argv)
+int bench_track_main(const tusk_cli_t *cli, int argc, char **argv)
 {
     opts_t o = {NULL, "config/array-shell.conf", "truth_segments", 0, 500, 1, 1.0, {NULL}, 0};
     static const struct option longs[] = {
@@ -208,7 +213,7 @@ int bench_track_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "b:n:h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "b:n:h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
         case 'b':
@@ -217,47 +222,38 @@ int bench_track_main(int argc, char **argv)
         case 'a':
             o.array = optarg;
             break;
-        case 'm':
-            ok = bench_parse_ul(PROG, "--multiplicity", optarg, &o.multiplicity) && o.multiplicity >= 1 &&
-                 o.multiplicity <= 64;
-            break;
-        case 'n':
-            ok = bench_parse_ul(PROG, "--events", optarg, &o.events) && o.events > 0;
-            break;
+        case 'm': ok = tusk_cli_unsigned(PROG, "--multiplicity", optarg, 1, 64, &o.multiplicity); break;
+        case 'n': ok = tusk_cli_unsigned(PROG, "--events", optarg, 1, UINT_MAX, &o.events); break;
         case 'p':
             o.points = optarg;
             ok = strcmp(optarg, "truth") == 0 || strcmp(optarg, "truth_segments") == 0;
+            if (!ok)
+                fprintf(stderr, PROG ": --points is truth or truth_segments, not '%s'\n", optarg);
             break;
-        case 'S':
-            ok = bench_parse_ul(PROG, "--seed", optarg, &o.seed);
-            break;
-        case 's': {
-            char *end;
-            o.seconds = strtod(optarg, &end);
-            ok = end != optarg && !*end && o.seconds >= 0.0 && o.seconds < 3600.0;
-            break;
-        }
+        case 'S': ok = tusk_cli_u64(PROG, "--seed", optarg, 0, UINT64_MAX, &o.seed); break;
+        case 's': ok = tusk_cli_double(PROG, "--seconds", optarg, 0.0, 3600.0, &o.seconds); break;
         case 'd':
             if (o.devices == MAX_DEVICES) {
                 fprintf(stderr, PROG ": at most %d --device\n", MAX_DEVICES);
-                return 2;
+                return TUSK_EXIT_USAGE;
             }
             o.device[o.devices++] = optarg;
             break;
         case 'h':
             usage(stdout);
-            return 0;
+            return TUSK_EXIT_OK;
         default:
             ok = false;
         }
-        if (!ok) {
-            usage(stderr);
-            return 2;
-        }
+        if (!ok)
+            return TUSK_EXIT_USAGE;
     }
     if (!o.basis || optind != argc) {
-        usage(stderr);
-        return 2;
+        if (!o.basis)
+            fprintf(stderr, PROG ": --basis FILE is required\n");
+        else
+            fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+        return TUSK_EXIT_USAGE;
     }
     if (o.multiplicity)
         return bench_one(&o, o.multiplicity);

@@ -3,7 +3,10 @@
 #ifndef TUSK_BENCH_TRACK_H
 #define TUSK_BENCH_TRACK_H
 
-/* argv[0] is "track"; returns the exit status (0, 1 failure, 2 usage). */
-int bench_track_main(int argc, char **argv);
+#include "base/cli.h"
+
+/* A tusk_cli handler (argv[0] "tusk-bench track"); returns the exit status
+ * (0, 1 failure, 2 usage). */
+int bench_track_main(const tusk_cli_t *cli, int argc, char **argv);
 
 #endif

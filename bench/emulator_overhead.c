@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../emulator/emulator.h"
@@ -40,15 +39,10 @@
 #include "tusk/actor_host.h"
 #include "tusk/error.h"
 #include "tusk/topology.h"
+#include "base/clock.h"
+#include "base/parse.h"
 
 #define MAX_SIZES 16
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The null_consumer summary line at process_stop goes to stderr: silence
  * it while timing (both ways print it, so it costs both the same). */
@@ -230,12 +224,12 @@ static int64_t direct_loop(direct_actor_t *p, direct_actor_t *f, direct_actor_t 
  * neither pays fresh page faults after the first run). */
 static int64_t direct_run(direct_actor_t *p, direct_actor_t *f, direct_actor_t *c, uint32_t size, uint64_t *buffers)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = tusk_clock_ns();
     uint8_t *a_buf = malloc(size), *b_buf = malloc(size);
     int64_t ns = a_buf && b_buf ? direct_loop(p, f, c, a_buf, b_buf, size, buffers) : -1;
     free(a_buf);
     free(b_buf);
-    return ns < 0 ? -1 : (int64_t)(now_ns() - t0);
+    return ns < 0 ? -1 : (int64_t)(tusk_clock_ns() - t0);
 }
 
 /* ---- through the emulator ----------------------------------------------------- */
@@ -251,9 +245,9 @@ static int64_t emulator_run(const tusk_topology_t *topo, uint64_t *buffers)
         fprintf(stderr, "emulator_overhead: %s\n", err.message);
         return -1;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = tusk_clock_ns();
     int rc = tusk_emulator_run(em, &err);
-    int64_t ns = (int64_t)(now_ns() - t0);
+    int64_t ns = (int64_t)(tusk_clock_ns() - t0);
     *buffers = tusk_emulator_totals(em).consumer_buffers;
     if (rc != TUSK_OK) {
         quiet_stderr(false);
@@ -325,8 +319,14 @@ int main(int argc, char **argv)
             }
             break;
         }
-        case 'b': total = strtoull(optarg, &end, 10); break;
-        case 'r': repeat = (unsigned)strtoul(optarg, &end, 10); break;
+        case 'b':
+            if (!tusk_cli_u64("emulator_overhead", "--bytes", optarg, 1, UINT64_MAX, &total))
+                return 2;
+            break;
+        case 'r':
+            if (!tusk_cli_unsigned("emulator_overhead", "--repeat", optarg, 1, 1000, &repeat))
+                return 2;
+            break;
         case 'p': actor_path = optarg; break;
         case 'k': kv = true; break;
         case 'h': usage(stdout); return 0;
@@ -350,10 +350,10 @@ int main(int argc, char **argv)
 
     /* What one clock read costs here: the emulator makes two per hook call. */
     enum { CLOCK_READS = 1000000 };
-    uint64_t t0 = now_ns(), sink = 0;
+    uint64_t t0 = tusk_clock_ns(), sink = 0;
     for (int i = 0; i < CLOCK_READS; i++)
-        sink += now_ns();
-    double clock_ns = (double)(now_ns() - t0) / CLOCK_READS;
+        sink += tusk_clock_ns();
+    double clock_ns = (double)(tusk_clock_ns() - t0) / CLOCK_READS;
     (void)sink;
 
     if (kv)

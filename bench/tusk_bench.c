@@ -13,16 +13,22 @@
  * --threads threads). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/parse.h"
 #include "bench_track.h"
-#include "bench_util.h"
+#include "bench_sts.h"
 #include "bench_zfinder.h"
+#include "config.h"
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
@@ -31,15 +37,10 @@
 #define PROG "tusk-bench"
 #define MAX_DEVICES 8
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " psa --basis FILE [OPTIONS]\n"
-            "       " PROG " track --basis FILE [OPTIONS]     (" PROG " track --help)\n"
-            "       " PROG " zfinder [OPTIONS]                (" PROG " zfinder --help)\n"
-            "\n"
+            "psa (track, zfinder and sts: " PROG " track --help, " PROG " zfinder --help, " PROG " sts --help):\n"
             "  --basis FILE        the signal basis (tusk-basis gen)\n"
             "  --events N          distinct simulated events of each kind (2000)\n"
             "  --batch N           events per search launch; the distinct ones repeat (20000)\n"
@@ -49,12 +50,17 @@ static void usage(FILE *out)
             "  --device SETTING    an OpenCL device to measure (repeatable; tusk-cl list)\n"
             "  --seed S            simulation seed (1)\n"
             "  --end-to-end N      data:crystal records per psa_analyse call in the end-to-end rows\n"
-            "                      (the simulated ones repeated; 78 kB each in memory) (4000)\n");
+            "                      (the simulated ones repeated; 78 kB each in memory) (4000)\n"
+            "\n"
+            "Exit status: 0 fine, 1 failure (a file, a device, results that differ from\n"
+            "the reference), 2 bad usage.\n");
 }
 
 typedef struct opts {
     const char *basis;
-    unsigned long events, batch, reference, threads, seed, e2e;
+    unsigned events, batch, reference, threads;
+    uint64_t seed;
+    unsigned e2e;
     double seconds;
     const char *device[MAX_DEVICES];
     unsigned devices;
@@ -73,9 +79,9 @@ static int simulate(const opts_t *o, const psa_config_t *pc, records_t *r, char 
     FILE *f = fopen(arr, "w");
     if (!f || fputs("crystal.0 = 0 0\n", f) < 0 || fclose(f) != 0) {
         fprintf(stderr, PROG ": %s: cannot write\n", arr);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
-    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 0\nseed = %lu\n",
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 0\nseed = %" PRIu64 "\n",
              o->basis, arr, o->seed);
     tusk_params_t *p = tusk_params_new();
     tusk_error_t err;
@@ -85,16 +91,16 @@ static int simulate(const opts_t *o, const psa_config_t *pc, records_t *r, char 
         fprintf(stderr, PROG ": %s\n", err.message);
         tusk_params_destroy(&p);
         remove(arr);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     tusk_params_destroy(&p);
     remove(arr);
     r->single = malloc(o->events * sizeof *r->single);
     r->multi = malloc(o->events * sizeof *r->multi);
     if (!r->single || !r->multi) {
-        fprintf(stderr, PROG ": out of memory (%lu events)\n", o->events);
+        fprintf(stderr, PROG ": out of memory (%u events)\n", o->events);
         sim_destroy(&sim);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     const sim_event_t *ev;
     while ((r->n_single < o->events || r->n_multi < o->events) && sim_next(sim, &ev, &err) == TUSK_OK && ev) {
@@ -128,14 +134,14 @@ static int measure(const char *row, const char *kind, search_fn fn, void *ctx, c
     tusk_error_t err;
     uint64_t terms = terms_of(e, b);
     unsigned reps = 0;
-    double t0 = bench_now_s(), t;
+    double t0 = tusk_clock_s(), t;
     do {
         if (fn(ctx, e, b, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", row, err.message);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
         reps++;
-        t = bench_now_s() - t0;
+        t = tusk_clock_s() - t0;
     } while (t < seconds);
     printf("| %s | %s | %zu | %.3f | %.0f | %.3g |\n", row, kind, events * reps, t, events * reps / t,
            (double)terms * reps / t);
@@ -153,7 +159,7 @@ static int build_batch(const psa_engine_t *e, const adf_crystal_t *rec, size_t n
     if (psa_batch_new(&one, psa_engine_samples(e), n * 2, &err) != TUSK_OK ||
         psa_prepare(e, rec, n, one, &err) != TUSK_OK || psa_batch_new(&b, one->samples, 0, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     size_t per = one->n, S = one->samples;
     *events = 0;
@@ -162,7 +168,7 @@ static int build_batch(const psa_engine_t *e, const adf_crystal_t *rec, size_t n
             long k = psa_batch_add(b, one->segment[i]);
             if (k < 0) {
                 fprintf(stderr, PROG ": out of memory (batch)\n");
-                return EXIT_FAIL;
+                return TUSK_EXIT_FAIL;
             }
             b->n_channels[k] = one->n_channels[i];
             memcpy(b->channel + (size_t)k * PSA_CHANNELS, one->channel + i * PSA_CHANNELS, PSA_CHANNELS);
@@ -206,22 +212,22 @@ static int end_to_end(const char *row, psa_engine_t *e, const psa_backend_t *be,
         fprintf(stderr, PROG ": out of memory (%zu records)\n", n);
         free(out);
         free(rec);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     for (size_t i = 0; i < n; i++)
         rec[i] = sim[i % nsim];
     psa_stats_t st = {0};
     unsigned reps = 0;
-    double t0 = bench_now_s(), t;
+    double t0 = tusk_clock_s(), t;
     do {
         if (psa_analyse(e, be, rec, n, out, &st, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", row, err.message);
             free(out);
             free(rec);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
         reps++;
-        t = bench_now_s() - t0;
+        t = tusk_clock_s() - t0;
     } while (t < seconds);
     printf("| %s | single, end to end | %zu | %.3f | %.0f | %.3g |\n", row, n * reps, t, n * reps / t,
            (double)st.fom_terms / t);
@@ -236,7 +242,7 @@ static int cmd_psa(const opts_t *o)
     det_basis_t *basis = NULL;
     if (det_basis_load(&basis, o->basis, NULL, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     psa_config_t pc;
     psa_config_default(&pc);
@@ -245,12 +251,12 @@ static int cmd_psa(const opts_t *o)
     if (psa_engine_new(&e, basis, &pc, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", o->basis, err.message);
         det_basis_destroy(&basis);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     char tmpdir[] = "/tmp/tusk-bench-XXXXXX";
     if (!mkdtemp(tmpdir)) {
         fprintf(stderr, PROG ": mkdtemp: %s\n", strerror(errno));
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     records_t r = {0};
     int rc = simulate(o, &pc, &r, tmpdir);
@@ -294,7 +300,7 @@ static int cmd_psa(const opts_t *o)
         psa_cl_t *cl = NULL;
         if (psa_cl_new(&cl, e, o->device[d], 0, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": --device %s: %s\n", o->device[d], err.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         snprintf(row, sizeof row, "OpenCL %s", psa_cl_describe(cl));
@@ -317,20 +323,8 @@ static int cmd_psa(const opts_t *o)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int bench_psa_main(const tusk_cli_t *cli, int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "track") == 0)
-        return bench_track_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "zfinder") == 0)
-        return bench_zfinder_main(argc - 1, argv + 1);
-    if (argc < 2 || strcmp(argv[1], "psa") != 0) {
-        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-            usage(stdout);
-            return 0;
-        }
-        usage(stderr);
-        return EXIT_USAGE;
-    }
     opts_t o = {NULL, 2000, 20000, 200, 0, 1, 4000, 2.0, {NULL}, 0};
     static const struct option longs[] = {
         {"basis", required_argument, NULL, 'b'},   {"events", required_argument, NULL, 'n'},
@@ -339,59 +333,54 @@ int main(int argc, char **argv)
         {"device", required_argument, NULL, 'd'},  {"seed", required_argument, NULL, 'S'},
         {"end-to-end", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-    optind = 2;
+    optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "b:n:h", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "b:n:h", longs, NULL)) != -1) {
         bool ok = true;
         switch (c) {
         case 'b':
             o.basis = optarg;
             break;
-        case 'n':
-            ok = bench_parse_ul(PROG, "--events", optarg, &o.events) && o.events > 0;
-            break;
-        case 'B':
-            ok = bench_parse_ul(PROG, "--batch", optarg, &o.batch) && o.batch > 0;
-            break;
-        case 'r':
-            ok = bench_parse_ul(PROG, "--reference", optarg, &o.reference) && o.reference > 0;
-            break;
-        case 't':
-            ok = bench_parse_ul(PROG, "--threads", optarg, &o.threads);
-            break;
-        case 'S':
-            ok = bench_parse_ul(PROG, "--seed", optarg, &o.seed);
-            break;
-        case 'e':
-            ok = bench_parse_ul(PROG, "--end-to-end", optarg, &o.e2e) && o.e2e > 0;
-            break;
-        case 's': {
-            char *end;
-            o.seconds = strtod(optarg, &end);
-            ok = end != optarg && !*end && o.seconds >= 0.0 && o.seconds < 3600.0;
-            break;
-        }
+        case 'n': ok = tusk_cli_unsigned(argv[0], "--events", optarg, 1, UINT_MAX, &o.events); break;
+        case 'B': ok = tusk_cli_unsigned(argv[0], "--batch", optarg, 1, UINT_MAX, &o.batch); break;
+        case 'r': ok = tusk_cli_unsigned(argv[0], "--reference", optarg, 1, UINT_MAX, &o.reference); break;
+        case 't': ok = tusk_cli_unsigned(argv[0], "--threads", optarg, 0, 1024, &o.threads); break;
+        case 'S': ok = tusk_cli_u64(argv[0], "--seed", optarg, 0, UINT64_MAX, &o.seed); break;
+        case 'e': ok = tusk_cli_unsigned(argv[0], "--end-to-end", optarg, 1, UINT_MAX, &o.e2e); break;
+        case 's': ok = tusk_cli_double(argv[0], "--seconds", optarg, 0.0, 3600.0, &o.seconds); break;
         case 'd':
             if (o.devices == MAX_DEVICES) {
-                fprintf(stderr, PROG ": at most %d --device\n", MAX_DEVICES);
-                return EXIT_USAGE;
+                fprintf(stderr, "%s: at most %d --device\n", argv[0], MAX_DEVICES);
+                return TUSK_EXIT_USAGE;
             }
             o.device[o.devices++] = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            ok = false;
+        case 'h': return tusk_cli_help(cli);
+        default: ok = false;
         }
-        if (!ok) {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+        if (!ok)
+            return TUSK_EXIT_USAGE;
     }
     if (!o.basis || optind != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
+        if (!o.basis)
+            fprintf(stderr, "%s: --basis FILE is required\n", argv[0]);
+        else
+            fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        return TUSK_EXIT_USAGE;
     }
     return cmd_psa(&o);
+}
+
+static const tusk_cli_command_t commands[] = {
+    {"psa", bench_psa_main, "PSA grid-search speed: reference, fast path, OpenCL"},
+    {"track", bench_track_main, "gamma-ray tracking speed (reference and OpenCL)"},
+    {"zfinder", bench_zfinder_main, "the z-finder's speed on lowlum and highlum RoIs"},
+    {"sts", bench_sts_main, "the CBM STS local reconstruction's time per timeslice, 2 M to 30 M digis"},
+    {NULL, NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "psa --basis FILE [OPTIONS]\ntrack --basis FILE [OPTIONS]\n"
+                                   "zfinder [OPTIONS]\nsts [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

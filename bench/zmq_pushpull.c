@@ -48,6 +48,8 @@
 #include <zmq.h>
 
 #include "bufpool.h"
+#include "base/clock.h"
+#include "base/parse.h"
 
 #define HEADER_BYTES 48
 #define STAMP_BYTES 16
@@ -86,13 +88,6 @@ static void wait_done(void)
     char c;
     while (read(done_read, &c, 1) < 0 && errno == EINTR)
         ;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void die(const char *who, const char *what)
@@ -154,7 +149,7 @@ static void *new_socket(void *ctx, int type, const options_t *o, const char *who
 /* rate: sleep until the next deadline; after a stall start again from now. */
 static void pace(uint64_t period, uint64_t *next, bool first)
 {
-    uint64_t t = now_ns();
+    uint64_t t = tusk_clock_ns();
     if (first || t > *next + period) {
         *next = t;
     } else if (t < *next) {
@@ -196,7 +191,7 @@ static void run_sender(const options_t *o, int result_fd)
     sender_result_t res;
     memset(&res, 0, sizeof res); /* padding too: the struct goes through a pipe */
     res.ok = 1;
-    res.t0_ns = now_ns();
+    res.t0_ns = tusk_clock_ns();
     uint64_t period = o->rate ? 1000000000u / o->rate : 0, next = 0;
     /* Pooled buffers whenever each message's bytes must differ or be written. */
     bool pooled = o->fill || o->rate;
@@ -214,7 +209,7 @@ static void run_sender(const options_t *o, int result_fd)
                 memcpy(buf, image, o->size);
         }
         if (o->rate) {
-            uint64_t stamp[2] = {now_ns(), i + 1};
+            uint64_t stamp[2] = {tusk_clock_ns(), i + 1};
             memcpy(buf, stamp, sizeof stamp);
         }
         if (o->copy) {
@@ -327,7 +322,7 @@ static void run_receiver(const options_t *o, int ready_fd, int result_fd)
             zmq_msg_close(&m);
             continue;
         }
-        uint64_t t = now_ns();
+        uint64_t t = tusk_clock_ns();
         if (res.messages == 0)
             res.t_first_ns = t;
         res.t_last_ns = t;
@@ -388,17 +383,6 @@ static void usage(FILE *out)
             "      --kv            one key=value line instead of the human one\n");
 }
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (!*s || *end || *s == '-' || errno)
-        return false;
-    *v = x;
-    return true;
-}
-
 /* The second hop's endpoint: ipc PATH-2, tcp PORT+1. */
 static bool second_endpoint(const char *ep, char *out, size_t n)
 {
@@ -406,7 +390,7 @@ static bool second_endpoint(const char *ep, char *out, size_t n)
         return snprintf(out, n, "%s-2", ep) < (int)n;
     const char *colon = strrchr(ep, ':');
     uint64_t port;
-    if (strncmp(ep, "tcp://", 6) != 0 || !colon || !parse_u64(colon + 1, &port) || port >= 65535)
+    if (strncmp(ep, "tcp://", 6) != 0 || !colon || tusk_parse_u64(colon + 1, 0, UINT64_MAX, &port) != 0 || port >= 65535)
         return false;
     return snprintf(out, n, "%.*s:%llu", (int)(colon - ep), ep, (unsigned long long)port + 1) < (int)n;
 }
@@ -454,7 +438,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "e:s:n:h", longopts, NULL)) != -1) {
         uint64_t v = 0;
         bool num = c == 's' || c == 'n' || c == 'H' || c == 'r' || c == 'k' || c == 'T';
-        if (num && !parse_u64(optarg, &v)) {
+        if (num && tusk_parse_u64(optarg, 0, UINT64_MAX, &v) != 0) {
             fprintf(stderr, "zmq_pushpull: '%s' is not a number\n", optarg);
             return 2;
         }

@@ -7,6 +7,7 @@
 
 #include "tusk/adf.h"
 #include "tusk/evbuild.h"
+#include "base/grow.h"
 
 /* A held or ready frame: its key and a copy of its payload. */
 typedef struct frame {
@@ -104,21 +105,6 @@ int evbuild_config_read(evbuild_config_t *cfg, const tusk_params_t *params, cons
 
 /* ---- containers -------------------------------------------------------------- */
 
-static bool grow(void **items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*items, n * size);
-    if (!p)
-        return false;
-    *items = p;
-    *cap = n;
-    return true;
-}
-
 static void *fifo_at(const fifo_t *f, size_t i)
 {
     return (char *)f->items + i * f->size;
@@ -137,7 +123,7 @@ static void *fifo_push(fifo_t *f)
         f->n -= f->head;
         f->head = 0;
     }
-    if (!grow(&f->items, &f->cap, f->n + 1, f->size))
+    if (tusk_grow(&f->items, &f->cap, f->n + 1, f->size) != 0)
         return NULL;
     return fifo_at(f, f->n++);
 }
@@ -162,7 +148,7 @@ static bool frame_before(const frame_t *a, const frame_t *b)
 
 static bool heap_push(evbuild_t *eb, const frame_t *fr)
 {
-    if (!grow((void **)&eb->heap, &eb->cap_heap, eb->n_heap + 1, sizeof *eb->heap))
+    if (tusk_grow(&eb->heap, &eb->cap_heap, eb->n_heap + 1, sizeof *eb->heap) != 0)
         return false;
     size_t i = eb->n_heap++;
     while (i > 0) {
@@ -335,7 +321,7 @@ static int emit_top(evbuild_t *eb, tusk_error_t *err)
     /* A frame alone takes only itself: data:psa comes first at equal
      * timestamps, so no held data:psa is at or before it. */
     while (eb->n_heap && eb->heap[0].key.timestamp <= end && (event || n == 0)) {
-        if (!grow((void **)&eb->gather, &eb->cap_gather, n + 1, sizeof *eb->gather)) {
+        if (tusk_grow(&eb->gather, &eb->cap_gather, n + 1, sizeof *eb->gather) != 0) {
             put_back(eb, n);
             return tusk_error_set(err, TUSK_ENOMEM, "event builder: out of memory (an event of %zu frames)", n + 1);
         }
@@ -344,8 +330,8 @@ static int emit_top(evbuild_t *eb, tusk_error_t *err)
         n++;
     }
     /* With room reserved, fifo_push below neither fails nor compacts. */
-    if (!grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + n, eb->ready.size) ||
-        !grow(&eb->groups.items, &eb->groups.cap, eb->groups.n + 1, eb->groups.size)) {
+    if (tusk_grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + n, eb->ready.size) != 0 ||
+        tusk_grow(&eb->groups.items, &eb->groups.cap, eb->groups.n + 1, eb->groups.size) != 0) {
         put_back(eb, n);
         return tusk_error_set(err, TUSK_ENOMEM, "event builder: out of memory (an event of %zu frames)", n);
     }
@@ -445,7 +431,7 @@ static int push_checked(evbuild_t *eb, unsigned input, const adf_frame_t *frame,
             *slot = fr;
     } else if (late) {
         /* Its place went out already: out at once, on its own. */
-        ok = grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + 1, eb->ready.size);
+        ok = tusk_grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + 1, eb->ready.size) == 0;
         group_t *g = ok ? new_group(eb, fr.rank == 0 ? GROUP_EVENT : GROUP_ALONE, ts) : NULL;
         ok = g && to_ready(eb, g, &fr);
     } else {
@@ -519,8 +505,8 @@ int evbuild_flush(evbuild_t *eb, tusk_error_t *err)
             return rc;
     }
     while (fifo_len(&eb->eofs)) {
-        if (!grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + 1, eb->ready.size) ||
-            !grow(&eb->groups.items, &eb->groups.cap, eb->groups.n + 1, eb->groups.size))
+        if (tusk_grow(&eb->ready.items, &eb->ready.cap, eb->ready.n + 1, eb->ready.size) != 0 ||
+            tusk_grow(&eb->groups.items, &eb->groups.cap, eb->groups.n + 1, eb->groups.size) != 0)
             return tusk_error_set(err, TUSK_ENOMEM, "event builder: out of memory");
         frame_t *fr = fifo_at(&eb->eofs, eb->eofs.head++);
         group_t *g = new_group(eb, GROUP_EOF, fr->key.timestamp);

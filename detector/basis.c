@@ -45,7 +45,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
+#include "tusk/textfile.h"
 #include <tusk/basis.h>
 
 #define BASIS_MAGIC "TUSKBAS1"
@@ -488,7 +489,7 @@ typedef struct writer {
 
 static void wr_flush(writer_t *w)
 {
-    w->hash = adf_fnv1a(w->hash, w->buf, w->used);
+    w->hash = tusk_fnv1a(w->hash, w->buf, w->used);
     if (!w->error && w->used && fwrite(w->buf, 1, w->used, w->f) != w->used)
         w->error = errno ? errno : -1;
     w->used = 0;
@@ -524,7 +525,7 @@ static void wr_bytes(writer_t *w, const void *data, size_t n)
 
 static void wr_text(writer_t *w, const char *text, size_t len)
 {
-    adf_put_u32(wr_room(w, 4), (uint32_t)len);
+    tusk_put_u32(wr_room(w, 4), (uint32_t)len);
     wr_bytes(w, text, len);
 }
 
@@ -546,11 +547,11 @@ static void wr_values(writer_t *w, const float *v, size_t count, enum det_sample
                 int16_t raw = int16_encode(v[i], scale);
                 uint16_t u;
                 memcpy(&u, &raw, sizeof u);
-                adf_put_u16(p + 2 * i, u);
+                tusk_put_u16(p + 2 * i, u);
             }
         } else {
             for (size_t i = 0; i < k; i++)
-                adf_put_f32(p + 4 * i, v[i]);
+                tusk_put_f32(p + 4 * i, v[i]);
         }
         w->used += k * width;
         v += k;
@@ -564,18 +565,18 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
     const det_basis_shape_t *sh = &b->shape;
     uint8_t *h = wr_room(w, HEADER_SIZE);
     memcpy(h, BASIS_MAGIC, BASIS_MAGIC_SIZE);
-    adf_put_u32(h + 8, BASIS_VERSION);
-    adf_put_u32(h + 12, sh->segments);
-    adf_put_u32(h + 16, sh->channels);
-    adf_put_u32(h + 20, sh->samples);
-    adf_put_f64(h + 24, sh->sample_ns);
-    adf_put_f64(h + 32, sh->grid_mm);
+    tusk_put_u32(h + 8, BASIS_VERSION);
+    tusk_put_u32(h + 12, sh->segments);
+    tusk_put_u32(h + 16, sh->channels);
+    tusk_put_u32(h + 20, sh->samples);
+    tusk_put_f64(h + 24, sh->sample_ns);
+    tusk_put_f64(h + 32, sh->grid_mm);
     h[40] = (uint8_t)type;
     h[41] = h[42] = h[43] = 0;
-    adf_put_f32(h + 44, type == DET_SAMPLE_INT16 ? (float)scale : 0.0f);
-    adf_put_u64(h + 48, (uint64_t)b->points);
+    tusk_put_f32(h + 44, type == DET_SAMPLE_INT16 ? (float)scale : 0.0f);
+    tusk_put_u64(h + 48, (uint64_t)b->points);
     for (unsigned s = 0; s < sh->segments; s++)
-        adf_put_u32(wr_room(w, 4), (uint32_t)b->segs[s].n);
+        tusk_put_u32(wr_room(w, 4), (uint32_t)b->segs[s].n);
     wr_text(w, names, names_len);
     wr_text(w, b->generator, strlen(b->generator));
     wr_text(w, b->config, strlen(b->config));
@@ -586,11 +587,11 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
         const seg_t *sg = &b->segs[s];
         for (size_t i = 0; i < sg->n; i++) {
             uint8_t *p = wr_room(w, POINT_SIZE);
-            adf_put_f32(p, sg->pos[3 * i]);
-            adf_put_f32(p + 4, sg->pos[3 * i + 1]);
-            adf_put_f32(p + 8, sg->pos[3 * i + 2]);
-            adf_put_u16(p + 12, (uint16_t)s);
-            adf_put_u16(p + 14, 0);
+            tusk_put_f32(p, sg->pos[3 * i]);
+            tusk_put_f32(p + 4, sg->pos[3 * i + 1]);
+            tusk_put_f32(p + 8, sg->pos[3 * i + 2]);
+            tusk_put_u16(p + 12, (uint16_t)s);
+            tusk_put_u16(p + 14, 0);
         }
     }
     for (unsigned s = 0; s < sh->segments; s++) {
@@ -619,7 +620,7 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
         free(scratch);
     }
     wr_flush(w);
-    adf_put_u64(wr_room(w, 8), w->hash);
+    tusk_put_u64(wr_room(w, 8), w->hash);
     wr_flush(w);
 }
 
@@ -666,7 +667,7 @@ int det_basis_save(const det_basis_t *basis, const char *path, enum det_sample_t
         rc = tusk_error_set(err, TUSK_EIO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
     } else {
         w->f = f;
-        w->hash = ADF_FNV1A_SEED;
+        w->hash = TUSK_FNV1A_SEED;
         w->used = 0;
         w->error = 0;
         errno = 0;
@@ -712,7 +713,7 @@ static int take_text(parser_t *p, const char *field, size_t *off, size_t *len)
 {
     if (p->size - p->at < 4)
         return truncated(p, field, 4);
-    uint32_t n = adf_get_u32(p->d + p->at);
+    uint32_t n = tusk_get_u32(p->d + p->at);
     if (n > MAX_TEXT)
         return tusk_error_set(p->err, TUSK_EINVAL, "%s: offset %zu: %s length %" PRIu32 " exceeds %zu bytes",
                               p->origin, p->at, field, n, MAX_TEXT);
@@ -831,7 +832,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     p.at = 8;
     if (size < 12)
         return truncated(&p, "format version", 4);
-    uint32_t version = adf_get_u32(data + 8);
+    uint32_t version = tusk_get_u32(data + 8);
     if (version != BASIS_VERSION)
         return tusk_error_set(err, TUSK_EINVAL, "%s: offset 8: format version %" PRIu32 ", this tusk reads %u",
                               origin, version, BASIS_VERSION);
@@ -842,14 +843,14 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     /* The fixed header. */
     det_basis_shape_t shape;
     memset(&shape, 0, sizeof shape);
-    shape.segments = adf_get_u32(data + 12);
-    shape.channels = adf_get_u32(data + 16);
-    shape.samples = adf_get_u32(data + 20);
-    shape.sample_ns = adf_get_f64(data + 24);
-    shape.grid_mm = adf_get_f64(data + 32);
+    shape.segments = tusk_get_u32(data + 12);
+    shape.channels = tusk_get_u32(data + 16);
+    shape.samples = tusk_get_u32(data + 20);
+    shape.sample_ns = tusk_get_f64(data + 24);
+    shape.grid_mm = tusk_get_f64(data + 32);
     uint8_t type = data[40];
-    float scale = adf_get_f32(data + 44);
-    uint64_t total = adf_get_u64(data + 48);
+    float scale = tusk_get_f32(data + 44);
+    uint64_t total = tusk_get_u64(data + 48);
     if (shape.segments < 1 || shape.segments > MAX_SEGMENTS)
         return tusk_error_set(err, TUSK_EINVAL, "%s: offset 12: %u segments, expected 1 to %u", origin,
                               shape.segments, MAX_SEGMENTS);
@@ -872,7 +873,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         if (data[i] != 0)
             return tusk_error_set(err, TUSK_EINVAL, "%s: offset %zu: padding byte is %u, must be 0", origin, i,
                                   data[i]);
-    if (type == DET_SAMPLE_FLOAT32 && adf_get_u32(data + 44) != 0)
+    if (type == DET_SAMPLE_FLOAT32 && tusk_get_u32(data + 44) != 0)
         return tusk_error_set(err, TUSK_EINVAL, "%s: offset 44: int16 scale %g in a float32 basis, must be 0", origin,
                               (double)scale);
     if (type == DET_SAMPLE_INT16 && (!finite_f(scale) || !((double)scale >= INT16_MIN_SCALE)))
@@ -890,7 +891,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         return truncated(&p, "points per segment", 4 * (size_t)shape.segments);
     uint64_t sum = 0;
     for (unsigned s = 0; s < shape.segments; s++)
-        sum += adf_get_u32(data + counts_off + 4 * (size_t)s);
+        sum += tusk_get_u32(data + counts_off + 4 * (size_t)s);
     if (sum != total)
         return tusk_error_set(err, TUSK_EINVAL,
                               "%s: offset 48: %" PRIu64 " points, but the points per segment (offset 56) sum to %" PRIu64,
@@ -926,7 +927,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
                               size - check_off - 8, check_off);
 
     /* The checksum, before anything else is believed. */
-    uint64_t stored = adf_get_u64(data + check_off), computed = adf_fnv1a(ADF_FNV1A_SEED, data, check_off);
+    uint64_t stored = tusk_get_u64(data + check_off), computed = tusk_fnv1a(TUSK_FNV1A_SEED, data, check_off);
     if (stored != computed)
         return tusk_error_set(err, TUSK_EINVAL,
                               "%s: offset %zu: checksum 0x%016" PRIx64 ", the bytes before it give 0x%016" PRIx64
@@ -961,7 +962,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     int max_raw = 0;
     for (unsigned s = 0; s < shape.segments && !rc; s++) {
         seg_t *sg = &b->segs[s];
-        size_t n = adf_get_u32(data + counts_off + 4 * (size_t)s);
+        size_t n = tusk_get_u32(data + counts_off + 4 * (size_t)s);
         if (n == 0)
             continue;
         /* n * per_point values lie in the file: these sizes fit. */
@@ -975,8 +976,8 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         b->points += n;
         for (size_t i = 0; i < n; i++, at += POINT_SIZE) {
             const uint8_t *q = data + at;
-            float x = adf_get_f32(q), y = adf_get_f32(q + 4), z = adf_get_f32(q + 8);
-            unsigned seg = adf_get_u16(q + 12), reserved = adf_get_u16(q + 14);
+            float x = tusk_get_f32(q), y = tusk_get_f32(q + 4), z = tusk_get_f32(q + 8);
+            unsigned seg = tusk_get_u16(q + 12), reserved = tusk_get_u16(q + 14);
             if (seg != s) {
                 rc = tusk_error_set(err, TUSK_EINVAL, "%s: offset %zu: point %zu of segment %u says segment %u",
                                     origin, at + 12, i, s, seg);
@@ -1006,7 +1007,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         const uint8_t *q = data + block_at;
         if (type == DET_SAMPLE_INT16) {
             for (size_t j = 0; j < count; j++) {
-                int16_t raw = adf_get_i16(q + 2 * j);
+                int16_t raw = tusk_get_i16(q + 2 * j);
                 int mag = raw < 0 ? -raw : raw;
                 if (raw == INT16_MIN && bad == count)
                     bad = j;
@@ -1016,7 +1017,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
             }
         } else {
             for (size_t j = 0; j < count; j++) {
-                float v = adf_get_f32(q + 4 * j);
+                float v = tusk_get_f32(q + 4 * j);
                 if (!finite_f(v) && bad == count)
                     bad = j;
                 sg->data[j] = v;
@@ -1052,43 +1053,12 @@ int det_basis_load(det_basis_t **out, const char *path, const det_basis_expect_t
     if (!out || !path)
         return tusk_error_set(err, TUSK_EINVAL, "basis: load: no output or no path given");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tusk_error_set(err, TUSK_EIO, "%s: cannot open: %s", path, strerror(errno));
-    /* Read to the end; the size fstat gives (+1, to see the end in the
-     * same read) is only the first guess, so a pipe or a file that grows
-     * is read whole too. */
-    size_t cap = 1 << 16, n = 0;
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
-        (uint64_t)st.st_size < (uint64_t)SIZE_MAX)
-        cap = (size_t)st.st_size + 1;
-    uint8_t *buf = malloc(cap);
-    int rc = TUSK_OK;
-    if (!buf)
-        rc = tusk_error_set(err, TUSK_ENOMEM, "%s: out of memory (%zu bytes)", path, cap);
-    while (!rc) {
-        if (n == cap) {
-            size_t more = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-            uint8_t *bigger = more > cap ? realloc(buf, more) : NULL;
-            if (!bigger) {
-                rc = tusk_error_set(err, TUSK_ENOMEM, "%s: out of memory (%zu bytes)", path, more);
-                break;
-            }
-            buf = bigger;
-            cap = more;
-        }
-        size_t want = cap - n, got = fread(buf + n, 1, want, f);
-        n += got;
-        if (got < want) {
-            if (ferror(f))
-                rc = tusk_error_set(err, TUSK_EIO, "%s: cannot read: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
+    /* Read to the end (a pipe, or a file that grows, is read whole too). */
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = tusk_file_read(path, SIZE_MAX / 2, &buf, &n, err);
     if (!rc)
-        rc = det_basis_parse(out, buf, n, path, expect, err);
+        rc = det_basis_parse(out, (const uint8_t *)buf, n, path, expect, err);
     free(buf);
     return rc;
 }

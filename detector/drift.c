@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tusk/drift.h"
+#include "base/grow.h"
 
 /* REFERENCE.md, <100>: E0 in V/cm, beta; reference speeds at 1 kV/cm. */
 static const double e0_v_per_cm[2] = {507.7, 181.9};
@@ -36,14 +37,8 @@ void det_path_free(det_path_t *p)
 
 static int push(det_path_t *p, const double x[3], tusk_error_t *err)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 256;
-        double *xyz = realloc(p->xyz, cap * 3 * sizeof *xyz);
-        if (!xyz)
-            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        p->xyz = xyz;
-        p->cap = cap;
-    }
+    if (p->n == p->cap && tusk_grow(&p->xyz, &p->cap, p->n + 1, 3 * sizeof *p->xyz) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     memcpy(p->xyz + 3 * p->n, x, 3 * sizeof *x);
     p->n++;
     return TUSK_OK;

@@ -43,10 +43,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "progress.h"
 #include "tusk/field.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -175,28 +176,16 @@ static int grid_size(const det_config_t *cfg, double h, size_t n[3], double orig
 
 static int push_span(level_t *L, const span_t *s)
 {
-    if (L->nspans == L->cap_spans) {
-        size_t cap = L->cap_spans ? 2 * L->cap_spans : 1024;
-        span_t *t = realloc(L->spans, cap * sizeof *t);
-        if (!t)
-            return -1;
-        L->spans = t;
-        L->cap_spans = cap;
-    }
+    if (L->nspans == L->cap_spans && tusk_grow(&L->spans, &L->cap_spans, L->nspans + 1, sizeof *L->spans) != 0)
+        return -1;
     L->spans[L->nspans++] = *s;
     return 0;
 }
 
 static int push_irregular(level_t *L, const irregular_t *r)
 {
-    if (L->nirr == L->cap_irr) {
-        size_t cap = L->cap_irr ? 2 * L->cap_irr : 1024;
-        irregular_t *t = realloc(L->irr, cap * sizeof *t);
-        if (!t)
-            return -1;
-        L->irr = t;
-        L->cap_irr = cap;
-    }
+    if (L->nirr == L->cap_irr && tusk_grow(&L->irr, &L->cap_irr, L->nirr + 1, sizeof *L->irr) != 0)
+        return -1;
     L->irr[L->nirr++] = *r;
     return 0;
 }
@@ -532,13 +521,6 @@ static void prolong(level_t *fine, const level_t *coarse)
             }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- the gradient ---------------------------------------------------------- */
 
 /* Derivative along one axis from the values at -a (um), 0 (u0) and +b (up);
@@ -754,7 +736,7 @@ static int solve(det_field_t **out, const problem_t *p, double h, const det_solv
     unsigned sweeps = 0;
     double change = 0;
     for (unsigned l = 0; l < levels && !st; l++) {
-        double t0 = now_s();
+        double t0 = tusk_clock_s();
         double step = h * ldexp(1.0, (int)(levels - 1 - l));
         st = level_build(&cur, p, step);
         if (st == TUSK_ENOMEM) {
@@ -787,7 +769,7 @@ static int solve(det_field_t **out, const problem_t *p, double h, const det_solv
         for (size_t q = 0; q < cur.n && isfinite(change); q++)
             if (!isfinite(cur.u[q]))
                 change = NAN;
-        double dt = now_s() - t0;
+        double dt = tusk_clock_s() - t0;
         det_progress(o.progress, o.user, "%s: level %u/%u h=%.2f mm (%zux%zux%zu nodes): %u sweeps, max change %.1e, %.3f s", what,
                l + 1, levels, step, cur.nx, cur.ny, cur.nz, sweeps, change, dt);
         if (!isfinite(change) || change >= limit) {

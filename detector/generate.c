@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "progress.h"
@@ -14,17 +13,12 @@
 #include "tusk/generate.h"
 #include "tusk/signal.h"
 #include "tusk/weighting.h"
+#include "base/clock.h"
+#include "base/grow.h"
+#include "base/pool.h"
 
 /* Points computed per round before they are added to the basis. */
 #define CHUNK 2048
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 
 typedef struct work {
     const det_signals_t *signals;
@@ -33,53 +27,40 @@ typedef struct work {
     unsigned per_point;   /* electrodes * samples */
     float *traces;        /* n * per_point */
     int *incomplete;      /* n flags */
+    det_path_t (*paths)[2]; /* drift paths, scratch of each pool thread */
     pthread_mutex_t lock;
-    size_t next;
     int status;
     tusk_error_t err;
 } work_t;
 
-static void *worker(void *arg)
+/* One point; after a failure the points left are skipped. */
+static void compute(void *ctx, size_t i, unsigned thread)
 {
-    work_t *w = arg;
-    det_path_t paths[2];
-    memset(paths, 0, sizeof paths);
-    for (;;) {
+    work_t *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    bool failed = w->status != TUSK_OK;
+    pthread_mutex_unlock(&w->lock);
+    if (failed)
+        return;
+    det_signal_info_t info;
+    tusk_error_t err;
+    int st = det_signals_compute(w->signals, w->points + 3 * i, w->traces + i * w->per_point, &info, w->paths[thread],
+                                 &err);
+    w->incomplete[i] = info.end[0] != DET_DRIFT_COLLECTED || info.end[1] != DET_DRIFT_COLLECTED;
+    if (st) {
         pthread_mutex_lock(&w->lock);
-        size_t i = w->status == TUSK_OK ? w->next++ : w->n;
-        pthread_mutex_unlock(&w->lock);
-        if (i >= w->n)
-            break;
-        det_signal_info_t info;
-        tusk_error_t err;
-        int st = det_signals_compute(w->signals, w->points + 3 * i, w->traces + i * w->per_point, &info, paths, &err);
-        w->incomplete[i] = info.end[0] != DET_DRIFT_COLLECTED || info.end[1] != DET_DRIFT_COLLECTED;
-        if (st) {
-            pthread_mutex_lock(&w->lock);
-            if (w->status == TUSK_OK) {
-                w->status = st;
-                w->err = err;
-            }
-            pthread_mutex_unlock(&w->lock);
+        if (w->status == TUSK_OK) {
+            w->status = st;
+            w->err = err;
         }
+        pthread_mutex_unlock(&w->lock);
     }
-    det_path_free(&paths[0]);
-    det_path_free(&paths[1]);
-    return NULL;
 }
 
-/* Run the chunk on `threads` threads (this one included). */
-static int run_chunk(work_t *w, unsigned threads, tusk_error_t *err)
+/* Run the chunk on the pool (this thread included). */
+static int run_chunk(work_t *w, tusk_pool_t *pool, tusk_error_t *err)
 {
-    pthread_t tid[64];
-    unsigned started = 0;
-    w->next = 0;
-    for (unsigned t = 1; t < threads && t < 64; t++)
-        if (pthread_create(&tid[started], NULL, worker, w) == 0)
-            started++;
-    worker(w);
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
+    tusk_pool_run(pool, w->n, compute, w);
     if (w->status && err)
         *err = w->err;
     return w->status;
@@ -90,31 +71,24 @@ static int basis_points(const det_crystal_t *c, double g, double **out, size_t *
 {
     const det_config_t *cfg = det_crystal_config(c);
     long nr = (long)ceil(cfg->radius / g), nz = (long)ceil(cfg->length / g);
-    size_t cap = 1024, n = 0;
-    double *pts = malloc(cap * 3 * sizeof *pts);
-    if (!pts)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    size_t cap = 0, n = 0;
+    double (*pts)[3] = NULL;
     for (long k = 0; k < nz; k++)
         for (long j = -nr; j < nr; j++)
             for (long i = -nr; i < nr; i++) {
                 double x = (i + 0.5) * g, y = (j + 0.5) * g, z = (k + 0.5) * g;
                 if (!det_crystal_inside(c, x, y, z))
                     continue;
-                if (n == cap) {
-                    double *p = realloc(pts, 2 * cap * 3 * sizeof *p);
-                    if (!p) {
-                        free(pts);
-                        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-                    }
-                    pts = p;
-                    cap *= 2;
+                if (tusk_grow(&pts, &cap, n + 1, sizeof *pts) != 0) {
+                    free(pts);
+                    return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
                 }
-                pts[3 * n] = x;
-                pts[3 * n + 1] = y;
-                pts[3 * n + 2] = z;
+                pts[n][0] = x;
+                pts[n][1] = y;
+                pts[n][2] = z;
                 n++;
             }
-    *out = pts;
+    *out = pts ? pts[0] : NULL;
     *count = n;
     return TUSK_OK;
 }
@@ -130,6 +104,8 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     det_generate_stats_t *s = stats ? stats : &local;
     memset(s, 0, sizeof *s);
     unsigned threads = o->threads ? o->threads : 1;
+    if (threads > 64)
+        threads = 64;
 
     det_crystal_t *crystal = NULL;
     det_field_t *potential = NULL;
@@ -137,6 +113,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     det_signals_t *signals = NULL;
     det_basis_t *basis = NULL;
     double *points = NULL;
+    tusk_pool_t *pool = NULL;
     work_t w;
     memset(&w, 0, sizeof w);
     pthread_mutex_init(&w.lock, NULL);
@@ -146,7 +123,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     solve.user = o->user;
 
     int st = det_crystal_new(&crystal, cfg, err);
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     if (!st) {
         det_progress(o->progress, o->user, "electric potential: Poisson, bias %.0f V, impurity %.2f..%.2f e10/cm3, grid %.2f mm", cfg->bias,
             cfg->impurity_front, cfg->impurity_back, cfg->field_grid);
@@ -155,8 +132,8 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     /* An undepleted crystal has no field in part of its volume: refuse. */
     if (!st)
         st = det_field_check_depletion(potential, cfg->bias, 0.0, err);
-    s->potential_s = now_s() - t0;
-    t0 = now_s();
+    s->potential_s = tusk_clock_s() - t0;
+    t0 = tusk_clock_s();
     if (!st) {
         det_progress(o->progress, o->user, "weighting potentials: Laplace, %s, %u thread%s", cfg->symmetry ? "one sector rotated" : "every electrode",
             threads, threads == 1 ? "" : "s");
@@ -164,8 +141,8 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     }
     if (!st)
         s->fields_solved = det_weighting_solved(weighting);
-    s->weighting_s = now_s() - t0;
-    t0 = now_s();
+    s->weighting_s = tusk_clock_s() - t0;
+    t0 = tusk_clock_s();
     if (!st)
         st = det_signals_new(&signals, crystal, potential, weighting, NULL, err);
     size_t npoints = 0;
@@ -198,16 +175,19 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
         w.per_point = electrodes * cfg->samples;
         w.traces = malloc((size_t)CHUNK * w.per_point * sizeof *w.traces);
         w.incomplete = malloc(CHUNK * sizeof *w.incomplete);
-        if (!w.traces || !w.incomplete)
+        w.paths = calloc(threads, sizeof *w.paths);
+        if (!w.traces || !w.incomplete || !w.paths)
             st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        else
+            st = tusk_pool_new(&pool, threads, err);
         det_progress(o->progress, o->user, "signals: %zu basis points on a %.2f mm grid, %u samples of %.1f ns, %u threads", npoints,
             cfg->basis_grid, cfg->samples, cfg->sample_ns, threads);
     }
-    double last_report = now_s();
+    double last_report = tusk_clock_s();
     for (size_t first = 0; !st && first < npoints; first += CHUNK) {
         w.points = points + 3 * first;
         w.n = npoints - first < CHUNK ? npoints - first : CHUNK;
-        st = run_chunk(&w, threads, err);
+        st = run_chunk(&w, pool, err);
         for (size_t i = 0; !st && i < w.n; i++) {
             const double *p = w.points + 3 * i;
             float pos[3] = {(float)p[0], (float)p[1], (float)p[2]};
@@ -216,7 +196,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
             st = det_basis_add(basis, (unsigned)seg, pos, w.traces + i * w.per_point, err);
         }
         size_t done = first + w.n;
-        double t = now_s();
+        double t = tusk_clock_s();
         if (!st && (t - last_report > 5.0 || done == npoints)) {
             double rate = (double)done / (t - t0);
             det_progress(o->progress, o->user, "signals: %zu of %zu points (%.0f %%), %.0f points/s, %.0f s left", done, npoints,
@@ -224,7 +204,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
             last_report = t;
         }
     }
-    s->signals_s = now_s() - t0;
+    s->signals_s = tusk_clock_s() - t0;
     s->points = npoints;
     if (!st && s->incomplete)
         det_progress(o->progress, o->user, "note: %zu of %zu points have a carrier that did not reach a contact (passivated surface, "
@@ -232,6 +212,12 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
             s->incomplete, npoints);
     free(cfgtext);
     free(points);
+    tusk_pool_destroy(&pool);
+    for (unsigned t = 0; w.paths && t < threads; t++) {
+        det_path_free(&w.paths[t][0]);
+        det_path_free(&w.paths[t][1]);
+    }
+    free(w.paths);
     free(w.traces);
     free(w.incomplete);
     pthread_mutex_destroy(&w.lock);

@@ -17,29 +17,22 @@
  * control characters turned into spaces, and drawn `noenhanced`, so that
  * '_', '^' or '{' show as typed.
  *
- * Running. gnuplot ($TUSK_GNUPLOT, else "gnuplot" from PATH) is started
- * with fork and execvp, no shell in between, stdin from /dev/null. A
- * close-on-exec pipe tells the parent when the child could not start it
- * ("gnuplot not found"); otherwise a non-zero exit status is a failure,
- * reported with the log's most telling line (gnuplot's `"file" line N:`
- * message, else its first line), the script and the log.
+ * Running: tusk's one gnuplot runner (base/gnuplot.h): no shell, a
+ * missing gnuplot or a failure reported with the log's most telling line,
+ * the script and the log.
  *
  * Numbers are written in the "C" locale whatever the caller's (uselocale,
  * per thread), since gnuplot reads '.' as the decimal sign. The library
  * keeps no state, prints nothing and never exits. */
 #include <errno.h>
-#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "base/gnuplot.h"
 #include "plot.h"
 
 #ifndef M_PI
@@ -62,7 +55,7 @@ typedef struct plot_files {
     char *dir;       /* the picture's folder; NULL: the current one */
     char *name;      /* NAME (no folder, no .png) */
     char *dat, *gp, *log;
-    char *gp_arg; /* "./NAME.gp", as gnuplot gets it (never taken for an option) */
+    char *gp_name, *log_name; /* NAME.gp, NAME.log: in the picture's folder */
 } plot_files_t;
 
 static char *join(const char *a, size_t alen, const char *b)
@@ -83,7 +76,8 @@ static void files_free(plot_files_t *f)
     free(f->dat);
     free(f->gp);
     free(f->log);
-    free(f->gp_arg);
+    free(f->gp_name);
+    free(f->log_name);
     memset(f, 0, sizeof *f);
 }
 
@@ -95,15 +89,9 @@ static int files_init(plot_files_t *f, const char *png, tusk_error_t *err)
     size_t len = strlen(png);
     if (len < 4 || strcmp(png + len - 4, ".png") != 0)
         return tusk_error_set(err, TUSK_EINVAL, "plot: '%s': the picture's name must end in .png", png);
-    if (strchr(png, '\''))
-        return tusk_error_set(err, TUSK_EINVAL,
-                              "plot: %s: a single quote in the path cannot be written into a gnuplot script; "
-                              "choose another name",
-                              png);
-    if (strpbrk(png, "\n\r"))
-        return tusk_error_set(err, TUSK_EINVAL,
-                              "plot: the picture's path has a line break, which cannot be written into a gnuplot "
-                              "script; choose another name");
+    int st = tusk_gnuplot_check_path("plot", png, err);
+    if (st != TUSK_OK)
+        return st;
     const char *slash = strrchr(png, '/');
     const char *base = slash ? slash + 1 : png;
     size_t stem = strlen(base) - 4;
@@ -116,10 +104,9 @@ static int files_init(plot_files_t *f, const char *png, tusk_error_t *err)
     f->dat = join(png, len - 4, ".dat");
     f->gp = join(png, len - 4, ".gp");
     f->log = join(png, len - 4, ".log");
-    char *dot = f->name ? join("./", 2, f->name) : NULL;
-    f->gp_arg = dot ? join(dot, strlen(dot), ".gp") : NULL;
-    free(dot);
-    if ((slash && !f->dir) || !f->name || !f->dat || !f->gp || !f->log || !f->gp_arg) {
+    f->gp_name = f->name ? join(f->name, stem, ".gp") : NULL;
+    f->log_name = f->name ? join(f->name, stem, ".log") : NULL;
+    if ((slash && !f->dir) || !f->name || !f->dat || !f->gp || !f->log || !f->gp_name || !f->log_name) {
         files_free(f);
         return tusk_error_set(err, TUSK_ENOMEM, "plot: out of memory");
     }
@@ -149,30 +136,13 @@ static int close_out(FILE *fp, const char *path, tusk_error_t *err)
 
 /* ---- script pieces ------------------------------------------------------------ */
 
-/* A gnuplot single-quoted string: quotes doubled, control characters as
- * spaces (a string cannot span lines). */
-static void put_quoted(FILE *fp, const char *s)
-{
-    fputc('\'', fp);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\'')
-            fputs("''", fp);
-        else if (c < 0x20 || c == 0x7f)
-            fputc(' ', fp);
-        else
-            fputc(c, fp);
-    }
-    fputc('\'', fp);
-}
-
 /* "set WHAT 'text' noenhanced EXTRA", when there is text. */
 static void put_text(FILE *fp, const char *what, const char *text, const char *extra)
 {
     if (!text || !*text)
         return;
     fprintf(fp, "set %s ", what);
-    put_quoted(fp, text);
+    tusk_gnuplot_quote(fp, text);
     fprintf(fp, " noenhanced%s%s\n", extra && *extra ? " " : "", extra ? extra : "");
 }
 
@@ -215,192 +185,10 @@ static double nice_step(double span, int n)
 
 /* ---- running gnuplot ----------------------------------------------------------- */
 
-static void copy_line(char *out, size_t cap, const char *line)
-{
-    size_t n = strlen(line);
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(out, line, n);
-    out[n] = '\0';
-}
-
-/* The log's most telling line: gnuplot's `"script" line N: ...`, else the
- * first non-empty line; "(no output)" when there is none. Lines are cut
- * to `cap`. */
-static void log_line(const char *path, char *out, size_t cap)
-{
-    copy_line(out, cap, "(no output)");
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return;
-    char line[512];
-    bool have_first = false;
-    while (fgets(line, sizeof line, fp)) {
-        bool whole = strchr(line, '\n') != NULL || feof(fp);
-        size_t n = strcspn(line, "\r\n");
-        line[n] = '\0';
-        bool blank = strspn(line, " \t") == n;
-        if (!blank && line[0] == '"' && strstr(line, "\" line ")) {
-            copy_line(out, cap, line);
-            break;
-        }
-        if (!blank && !have_first) {
-            copy_line(out, cap, line);
-            have_first = true;
-        }
-        /* The rest of a long line. */
-        while (!whole && fgets(line, sizeof line, fp))
-            whole = strchr(line, '\n') != NULL;
-    }
-    fclose(fp);
-}
-
-/* What the child reports through the pipe when it could not run gnuplot. */
-enum { CHILD_REDIRECT = 1, CHILD_CHDIR = 2, CHILD_EXEC = 3 };
-
-static void child_fail(int fd, int stage)
-{
-    int msg[2] = {stage, errno};
-    ssize_t w = write(fd, msg, sizeof msg);
-    (void)w;
-    _exit(127);
-}
-
 static int run_gnuplot(const plot_files_t *f, tusk_error_t *err)
 {
-    const char *env = getenv("TUSK_GNUPLOT");
-    const char *prog = env && *env ? env : "gnuplot";
-    char *prog_abs = NULL;
-    if (f->dir && prog[0] != '/' && strchr(prog, '/')) {
-        /* A relative path names a program from here; gnuplot runs in the
-         * picture's folder. */
-        char cwd[4096];
-        if (!getcwd(cwd, sizeof cwd))
-            return tusk_error_set(err, TUSK_EIO, "plot: cannot resolve TUSK_GNUPLOT=%s: getcwd: %s", prog,
-                                  strerror(errno));
-        size_t n = strlen(cwd);
-        char *t = join(cwd, n, "/");
-        prog_abs = t ? join(t, n + 1, prog) : NULL;
-        free(t);
-        if (!prog_abs)
-            return tusk_error_set(err, TUSK_ENOMEM, "plot: out of memory");
-    }
-    const char *run = prog_abs ? prog_abs : prog;
-
-    /* No stale picture may pass for a new one. */
-    if (unlink(f->png) != 0 && errno != ENOENT) {
-        tusk_error_set(err, TUSK_EIO, "plot: cannot replace %s: %s", f->png, strerror(errno));
-        free(prog_abs);
-        return TUSK_EIO;
-    }
-    int logfd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (logfd < 0) {
-        tusk_error_set(err, TUSK_EIO, "plot: cannot write %s: %s", f->log, strerror(errno));
-        free(prog_abs);
-        return TUSK_EIO;
-    }
-    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int pfd[2] = {-1, -1};
-    if (nullfd < 0 || pipe(pfd) != 0 || fcntl(pfd[0], F_SETFD, FD_CLOEXEC) != 0 ||
-        fcntl(pfd[1], F_SETFD, FD_CLOEXEC) != 0) {
-        tusk_error_set(err, TUSK_EIO, "plot: cannot start gnuplot: %s", strerror(errno));
-        goto fail_fds;
-    }
-    char *argv[3] = {(char *)run, f->gp_arg, NULL};
-    pid_t pid = fork();
-    if (pid < 0) {
-        tusk_error_set(err, TUSK_EIO, "plot: cannot start gnuplot: fork: %s", strerror(errno));
-        goto fail_fds;
-    }
-    if (pid == 0) {
-        /* The child: only async-signal-safe calls until exec. */
-        if (dup2(nullfd, STDIN_FILENO) < 0 || dup2(logfd, STDOUT_FILENO) < 0 || dup2(logfd, STDERR_FILENO) < 0)
-            child_fail(pfd[1], CHILD_REDIRECT);
-        if (f->dir && chdir(f->dir) != 0)
-            child_fail(pfd[1], CHILD_CHDIR);
-        execvp(run, argv);
-        child_fail(pfd[1], CHILD_EXEC);
-    }
-    close(pfd[1]);
-    pfd[1] = -1;
-    close(logfd);
-    logfd = -1;
-    close(nullfd);
-    nullfd = -1;
-
-    int msg[2] = {0, 0};
-    size_t got = 0;
-    while (got < sizeof msg) {
-        ssize_t n = read(pfd[0], (char *)msg + got, sizeof msg - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(pfd[0]);
-    int status = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
-    if (w < 0 && errno == ECHILD) {
-        /* SIGCHLD ignored: the child was reaped for us and its status is
-         * lost; the picture tells. */
-        status = 0;
-    } else if (w < 0) {
-        tusk_error_set(err, TUSK_EIO, "plot: waiting for gnuplot (%s): %s; script: %s", prog, strerror(errno),
-                       f->gp);
-        free(prog_abs);
-        return TUSK_EIO;
-    }
-    free(prog_abs);
-    prog_abs = NULL;
-
-    if (got == sizeof msg) {
-        if (msg[0] == CHILD_EXEC && (msg[1] == ENOENT || msg[1] == ENOTDIR))
-            return tusk_error_set(err, TUSK_EIO,
-                                  "gnuplot not found (Debian: apt-get install gnuplot-nox); script: %s "
-                                  "(tried '%s': %s)",
-                                  f->gp, prog, strerror(msg[1]));
-        if (msg[0] == CHILD_EXEC)
-            return tusk_error_set(err, TUSK_EIO, "gnuplot cannot be executed ('%s': %s); script: %s", prog,
-                                  strerror(msg[1]), f->gp);
-        return tusk_error_set(err, TUSK_EIO, "plot: cannot start gnuplot (%s: %s); script: %s",
-                              msg[0] == CHILD_CHDIR ? "cannot enter the picture's folder" : "redirection",
-                              strerror(msg[1]), f->gp);
-    }
-    char line[400];
-    if (WIFSIGNALED(status)) {
-        log_line(f->log, line, sizeof line);
-        return tusk_error_set(err, TUSK_EIO, "gnuplot (%s) was killed by signal %d: %s; script: %s; log: %s", prog,
-                              WTERMSIG(status), line, f->gp, f->log);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        log_line(f->log, line, sizeof line);
-        return tusk_error_set(err, TUSK_EIO, "gnuplot (%s) failed with exit status %d: %s; script: %s; log: %s",
-                              prog, WIFEXITED(status) ? WEXITSTATUS(status) : -1, line, f->gp, f->log);
-    }
-    struct stat st;
-    if (stat(f->png, &st) != 0 || st.st_size == 0) {
-        log_line(f->log, line, sizeof line);
-        return tusk_error_set(err, TUSK_EIO, "gnuplot (%s) wrote no picture %s: %s; script: %s; log: %s", prog,
-                              f->png, line, f->gp, f->log);
-    }
-    if (stat(f->log, &st) == 0 && st.st_size == 0)
-        unlink(f->log);
-    return TUSK_OK;
-
-fail_fds:
-    if (logfd >= 0)
-        close(logfd);
-    if (nullfd >= 0)
-        close(nullfd);
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    free(prog_abs);
-    return TUSK_EIO;
+    const char *pictures[] = {f->png, NULL};
+    return tusk_gnuplot_run(f->dir, f->gp_name, f->log_name, pictures, err);
 }
 
 /* Write the data and the script in the "C" locale, then draw. */
@@ -412,17 +200,15 @@ static int draw(const char *png, write_fn write_data, write_fn write_script, con
     int st = files_init(&f, png, err);
     if (st)
         return st;
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t old, c = tusk_c_numeric_begin(&old);
     if (c == (locale_t)0) {
         files_free(&f);
         return tusk_error_set(err, TUSK_ENOMEM, "plot: cannot make the C locale: %s", strerror(errno));
     }
-    locale_t old = uselocale(c);
     st = write_data(&f, arg, err);
     if (!st)
         st = write_script(&f, arg, err);
-    uselocale(old);
-    freelocale(c);
+    tusk_c_numeric_end(c, old);
     if (!st)
         st = run_gnuplot(&f, err);
     files_free(&f);
@@ -891,7 +677,7 @@ static int traces_script(const plot_files_t *f, const void *arg, tusk_error_t *e
         det_crystal_electrode_name(a->crystal, e, name, sizeof name);
         snprintf(label, sizeof label, "%s%s", name, (int)e == a->hit ? " (hit)" : e == segments ? " (core)" : "");
         fputs(e ? ", " : "", fp);
-        put_quoted(fp, label);
+        tusk_gnuplot_quote(fp, label);
     }
     fprintf(fp,
             "]\n"

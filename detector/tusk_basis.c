@@ -14,9 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <float.h>
 #include <sys/stat.h>
-#include <time.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "plot.h"
 #include "tusk/basis.h"
 #include "tusk/crystal.h"
@@ -24,6 +29,7 @@
 #include "tusk/generate.h"
 #include "tusk/signal.h"
 #include "tusk/weighting.h"
+#include "base/fs.h"
 
 #define PROG "tusk-basis"
 
@@ -31,28 +37,23 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* Exit statuses: 0 fine, 1 failure (bad file, solver or physics), 2 usage. */
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " COMMAND [OPTIONS]\n"
-            "\n"
-            "commands:\n"
             "  gen    [-c CONF] [SETTINGS] [--threads N] [--int16] [-q] -o FILE\n"
-            "             solve the fields, drift from every basis point, write the basis\n"
-            "  info   FILE\n"
-            "             validate a basis file (exit 1 if bad) and summarise it\n"
+            "  info   FILE             exit 1 if the file is bad\n"
             "  signal [-c CONF] [SETTINGS] --at X,Y,Z\n"
-            "             the traces of every electrode for one point (mm), as a table\n"
+            "                          the traces of every electrode for one point (mm)\n"
             "  plot   [-c CONF] [SETTINGS] [--at X,Y,Z] -d DIR\n"
-            "             pictures (gnuplot): weighting potentials, drift paths, traces\n"
+            "                          weighting potentials, drift paths, traces\n"
             "\n"
             "CONF: a crystal configuration (key = value; see config/crystal.conf);\n"
             "without -c, the built-in AGATA-like defaults. SETTINGS override it:\n"
             "  --grid MM        basis point spacing     --field-grid MM  field grid step\n"
-            "  --bias V         core voltage            --samples N      samples per trace\n");
+            "  --bias V         core voltage            --samples N      samples per trace\n"
+            "\n"
+            "Exit status: 0 fine, 1 failure (a bad file, the solver, the physics,\n"
+            "gnuplot), 2 bad usage or settings.\n");
 }
 
 typedef struct opts {
@@ -62,19 +63,6 @@ typedef struct opts {
     bool have_at, int16, quiet;
     unsigned threads;
 } opts_t;
-
-static bool parse_double(const char *opt, const char *text, double *v)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (end == text || *end || errno || !isfinite(x)) {
-        fprintf(stderr, PROG ": %s: '%s' is not a number\n", opt, text);
-        return false;
-    }
-    *v = x;
-    return true;
-}
 
 static bool parse_point(const char *text, double p[3])
 {
@@ -92,9 +80,9 @@ static bool parse_point(const char *text, double p[3])
     return true;
 }
 
-/* Options shared by every command; returns the index of the first operand
- * or -1 (usage error reported). */
-static int parse_options(int argc, char **argv, opts_t *o)
+/* Options shared by every command; returns the index of the first operand,
+ * -1 (usage error reported) or -2 (a bad configuration reported). */
+static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o)
 {
     enum { O_GRID = 256, O_FIELD, O_BIAS, O_SAMPLES, O_THREADS, O_INT16, O_AT };
     static const struct option longs[] = {{"config", required_argument, NULL, 'c'},
@@ -112,32 +100,29 @@ static int parse_options(int argc, char **argv, opts_t *o)
     det_config_default(&o->cfg);
     o->threads = 2;
     const char *conf = NULL;
-    double grid = 0, field = 0, bias = 0, samples = 0, threads = 0;
+    double grid = 0, field = 0, bias = 0;
+    unsigned samples = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:o:d:q", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "c:o:d:q", longs, NULL)) != -1) {
         switch (c) {
         case 'c': conf = optarg; break;
         case 'o': o->out = optarg; break;
         case 'd': o->dir = optarg; break;
         case 'q': o->quiet = true; break;
-        case O_GRID: if (!parse_double("--grid", optarg, &grid)) return -1; break;
-        case O_FIELD: if (!parse_double("--field-grid", optarg, &field)) return -1; break;
-        case O_BIAS: if (!parse_double("--bias", optarg, &bias)) return -1; break;
-        case O_SAMPLES:
-            if (!parse_double("--samples", optarg, &samples) || samples < 1 || samples > 10000 ||
-                samples != floor(samples)) {
-                fprintf(stderr, PROG ": --samples: expected a count in 1..10000\n");
+        case O_GRID: if (!tusk_cli_double(argv[0], "--grid", optarg, -DBL_MAX, DBL_MAX, &grid)) return -1; break;
+        case O_FIELD:
+            if (!tusk_cli_double(argv[0], "--field-grid", optarg, -DBL_MAX, DBL_MAX, &field))
                 return -1;
-            }
+            break;
+        case O_BIAS: if (!tusk_cli_double(argv[0], "--bias", optarg, -DBL_MAX, DBL_MAX, &bias)) return -1; break;
+        case O_SAMPLES:
+            if (!tusk_cli_unsigned(argv[0], "--samples", optarg, 1, 10000, &samples))
+                return -1;
             break;
         case O_THREADS:
-            if (!parse_double("--threads", optarg, &threads) || threads < 1 || threads > 64 ||
-                threads != floor(threads)) {
-                fprintf(stderr, PROG ": --threads: expected 1..64\n");
+            if (!tusk_cli_unsigned(argv[0], "--threads", optarg, 1, 64, &o->threads))
                 return -1;
-            }
-            o->threads = (unsigned)threads;
             break;
         case O_INT16: o->int16 = true; break;
         case O_AT:
@@ -162,7 +147,7 @@ static int parse_options(int argc, char **argv, opts_t *o)
     if (bias > 0)
         o->cfg.bias = bias;
     if (samples > 0)
-        o->cfg.samples = (unsigned)samples;
+        o->cfg.samples = samples;
     tusk_error_t err;
     if (det_config_check(&o->cfg, &err)) {
         fprintf(stderr, PROG ": %s\n", err.message);
@@ -180,7 +165,7 @@ static void progress(void *user, const char *line)
 static int fail(const tusk_error_t *err)
 {
     fprintf(stderr, PROG ": %s\n", err->message);
-    return EXIT_FAIL;
+    return TUSK_EXIT_FAIL;
 }
 
 /* ---- gen ----------------------------------------------------------------- */
@@ -189,7 +174,7 @@ static int cmd_gen(opts_t *o)
 {
     if (!o->out) {
         fprintf(stderr, PROG " gen: -o FILE is required\n");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     det_generate_options_t g;
     memset(&g, 0, sizeof g);
@@ -199,16 +184,14 @@ static int cmd_gen(opts_t *o)
     det_generate_stats_t stats;
     det_basis_t *basis = NULL;
     tusk_error_t err;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = tusk_clock_s();
     if (det_basis_generate(&o->cfg, &g, &basis, &stats, &err))
         return fail(&err);
     int st = det_basis_save(basis, o->out, o->int16 ? DET_SAMPLE_INT16 : DET_SAMPLE_FLOAT32, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double total = tusk_clock_s() - t0;
     det_basis_destroy(&basis);
     if (st)
         return fail(&err);
-    double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     struct stat sb;
     long long bytes = stat(o->out, &sb) == 0 ? (long long)sb.st_size : -1;
     printf("%s: %zu points, %u weighting potentials solved, %lld bytes (%s)\n", o->out, stats.points,
@@ -302,7 +285,7 @@ static int cmd_signal(opts_t *o)
 {
     if (!o->have_at) {
         fprintf(stderr, PROG " signal: --at X,Y,Z is required\n");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     world_t w;
     tusk_error_t err;
@@ -397,14 +380,12 @@ static int cmd_plot(opts_t *o)
 {
     if (!o->dir) {
         fprintf(stderr, PROG " plot: -d DIR is required\n");
-        return EXIT_USAGE;
-    }
-    if (mkdir(o->dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, PROG ": %s: %s\n", o->dir, strerror(errno));
-        return EXIT_FAIL;
+        return TUSK_EXIT_USAGE;
     }
     world_t w;
     tusk_error_t err;
+    if (tusk_mkdir_p(o->dir, &err) != TUSK_OK)
+        return fail(&err);
     if (world_make(&w, o, &err))
         return fail(&err);
     const det_config_t *g = &o->cfg;
@@ -496,40 +477,45 @@ static int cmd_plot(opts_t *o)
     return st ? fail(&err) : 0;
 }
 
-int main(int argc, char **argv)
+/* The options, then the operands: one FILE for info, none for the rest. */
+static int run_command(const tusk_cli_t *cli, int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : 0;
-    }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "gen") && strcmp(cmd, "info") && strcmp(cmd, "signal") && strcmp(cmd, "plot")) {
-        fprintf(stderr, PROG ": unknown command '%s'\n", cmd);
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    const char *cmd = strchr(argv[0], ' ') + 1;
     opts_t o;
     memset(&o, 0, sizeof o);
-    int first = parse_options(argc - 1, argv + 1, &o);
+    int first = parse_options(cli, argc, argv, &o);
     if (first == -2)
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     if (first < 0)
-        return EXIT_USAGE;
-    int operands = argc - 1 - first;
+        return TUSK_EXIT_USAGE;
+    int operands = argc - first;
     if (strcmp(cmd, "info") == 0) {
         if (operands != 1) {
-            fprintf(stderr, PROG " info: expected one FILE\n");
-            return EXIT_USAGE;
+            fprintf(stderr, "%s: expected one FILE\n", argv[0]);
+            return TUSK_EXIT_USAGE;
         }
-        return cmd_info(argv[1 + first]);
+        return cmd_info(argv[first]);
     }
     if (operands != 0) {
-        fprintf(stderr, PROG " %s: unexpected argument '%s'\n", cmd, argv[1 + first]);
-        return EXIT_USAGE;
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[first]);
+        return TUSK_EXIT_USAGE;
     }
     if (strcmp(cmd, "gen") == 0)
         return cmd_gen(&o);
     if (strcmp(cmd, "signal") == 0)
         return cmd_signal(&o);
     return cmd_plot(&o);
+}
+
+static const tusk_cli_command_t commands[] = {
+    {"gen", run_command, "solve the fields, drift from every basis point, write the basis"},
+    {"info", run_command, "validate a basis file and summarise it"},
+    {"signal", run_command, "the traces of every electrode for one point, as a table"},
+    {"plot", run_command, "pictures (gnuplot): weighting potentials, drift paths, traces"},
+    {NULL, NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "COMMAND [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "progress.h"
 #include "tusk/weighting.h"
 
@@ -15,10 +16,11 @@ struct det_weighting {
     det_field_t **fields; /* symmetric: ring r of sector 0 (segment r) at [r], core at [rings]; else by electrode */
 };
 
-/* One solve job per field; threads take the next job until none is left. */
+/* One solve job per field, on a pool of threads (base/pool.h); after a
+ * failure the jobs left are skipped. */
 typedef struct job_queue {
     pthread_mutex_t lock;
-    unsigned next, n;
+    unsigned n;
     const unsigned *electrodes;
     det_field_t **fields;
     const det_crystal_t *crystal;
@@ -39,39 +41,38 @@ static void locked_progress(void *user, const char *line)
     pthread_mutex_unlock(&q->progress_lock);
 }
 
-static void *worker(void *arg)
+static void solve_one(void *ctx, size_t item, unsigned thread)
 {
-    job_queue_t *q = arg;
-    for (;;) {
-        pthread_mutex_lock(&q->lock);
-        unsigned i = q->status == TUSK_OK ? q->next++ : q->n;
-        pthread_mutex_unlock(&q->lock);
-        if (i >= q->n)
-            return NULL;
-        tusk_error_t err;
-        det_field_t *f = NULL;
-        /* One progress line per field (not per grid level): there are 37. */
-        det_solve_options_t opt = *q->options;
-        opt.progress = NULL;
-        int st = det_field_solve_weighting(&f, q->crystal, q->electrodes[i], q->h, &opt, &err);
-        pthread_mutex_lock(&q->lock);
-        if (st && q->status == TUSK_OK) {
-            q->status = st;
-            q->err = err;
-        }
-        q->fields[i] = f;
-        unsigned done = ++q->done;
-        pthread_mutex_unlock(&q->lock);
-        if (!st && q->options->progress) {
-            unsigned sweeps;
-            double change;
-            char name[8];
-            det_field_convergence(f, &sweeps, &change);
-            det_progress(locked_progress, q,
-                         "weighting potential %u of %u (%s): %u sweeps at the finest level, max change %.1e", done,
-                         q->n, det_crystal_electrode_name(q->crystal, q->electrodes[i], name, sizeof name), sweeps,
-                         change);
-        }
+    (void)thread;
+    job_queue_t *q = ctx;
+    unsigned i = (unsigned)item;
+    pthread_mutex_lock(&q->lock);
+    bool failed = q->status != TUSK_OK;
+    pthread_mutex_unlock(&q->lock);
+    if (failed)
+        return;
+    tusk_error_t err;
+    det_field_t *f = NULL;
+    /* One progress line per field (not per grid level): there are 37. */
+    det_solve_options_t opt = *q->options;
+    opt.progress = NULL;
+    int st = det_field_solve_weighting(&f, q->crystal, q->electrodes[i], q->h, &opt, &err);
+    pthread_mutex_lock(&q->lock);
+    if (st && q->status == TUSK_OK) {
+        q->status = st;
+        q->err = err;
+    }
+    q->fields[i] = f;
+    unsigned done = ++q->done;
+    pthread_mutex_unlock(&q->lock);
+    if (!st && q->options->progress) {
+        unsigned sweeps;
+        double change;
+        char name[8];
+        det_field_convergence(f, &sweeps, &change);
+        det_progress(locked_progress, q, "weighting potential %u of %u (%s): %u sweeps at the finest level, max change %.1e",
+                     done, q->n, det_crystal_electrode_name(q->crystal, q->electrodes[i], name, sizeof name), sweeps,
+                     change);
     }
 }
 
@@ -118,14 +119,13 @@ int det_weighting_new(det_weighting_t **out, const det_crystal_t *crystal, doubl
         threads = 1;
     if (threads > q.n)
         threads = q.n;
-    pthread_t tid[64];
-    unsigned started = 0;
-    for (unsigned t = 1; t < threads && t < 64; t++)
-        if (pthread_create(&tid[started], NULL, worker, &q) == 0)
-            started++;
-    worker(&q); /* this thread works too */
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
+    if (threads > 64)
+        threads = 64;
+    tusk_pool_t *pool = NULL;
+    q.status = tusk_pool_new(&pool, threads, &q.err);
+    if (q.status == TUSK_OK)
+        tusk_pool_run(pool, q.n, solve_one, &q); /* this thread works too */
+    tusk_pool_destroy(&pool);
     pthread_mutex_destroy(&q.lock);
     pthread_mutex_destroy(&q.progress_lock);
     free(which);

@@ -4,36 +4,32 @@
  * connects to the controller and takes its orders from there. */
 #include <getopt.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "node.h"
 
-static void usage(FILE *out)
+#define PROG "tusk-actor"
+
+static void help(FILE *out)
 {
-    fprintf(out, "usage: tusk-actor --control ENDPOINT --actor NAME --instance K [--incarnation N]\n"
-                 "                  [--orphan-ms MS]\n"
-                 "\n"
-                 "Hosts instance K of actor NAME for the tusk-run controller at ENDPOINT\n"
+    fprintf(out, "Hosts instance K of actor NAME for the tusk-run controller at ENDPOINT\n"
                  "(e.g. tcp://10.0.0.1:5500). tusk-run starts it; you run it by hand only\n"
                  "to debug. It exits when told to, or when the controller has been silent\n"
                  "for MS milliseconds (default 10000; tusk-run passes its --orphan-ms), even\n"
-                 "inside a hook: an orphan does not go on producing.\n");
+                 "inside a hook: an orphan does not go on producing.\n"
+                 "\n"
+                 "Exit status: 0 told to end, 2 bad usage, another the controller was lost.\n");
 }
 
-static bool parse_uint(const char *s, unsigned *out)
-{
-    char *end = NULL;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || *s == '-' || v > 0xFFFFu)
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
-int main(int argc, char **argv)
+static int run(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"control", required_argument, NULL, 'c'},
                                              {"actor", required_argument, NULL, 'a'},
@@ -41,43 +37,39 @@ int main(int argc, char **argv)
                                              {"incarnation", required_argument, NULL, 'n'},
                                              {"orphan-ms", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     tusk_node_options_t opt = {.orphan_ms = 10000};
     int c;
     bool have_instance = false;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': opt.control = optarg; break;
         case 'a': opt.actor = optarg; break;
         case 'i':
-            if (!parse_uint(optarg, &opt.instance)) {
-                fprintf(stderr, "tusk-actor: --instance '%s' is not a number\n", optarg);
-                return 2;
-            }
+            if (!tusk_cli_unsigned(PROG, "--instance", optarg, 0, 0xFFFF, &opt.instance))
+                return TUSK_EXIT_USAGE;
             have_instance = true;
             break;
         case 'n':
-            if (!parse_uint(optarg, &opt.incarnation)) {
-                fprintf(stderr, "tusk-actor: --incarnation '%s' is not a number\n", optarg);
-                return 2;
-            }
+            if (!tusk_cli_unsigned(PROG, "--incarnation", optarg, 0, 0xFFFF, &opt.incarnation))
+                return TUSK_EXIT_USAGE;
             break;
-        case 'o': {
-            char *end = NULL;
-            opt.orphan_ms = (unsigned)strtoul(optarg, &end, 10);
-            if (!*optarg || *end) {
-                fprintf(stderr, "tusk-actor: --orphan-ms '%s' is not a number\n", optarg);
-                return 2;
-            }
+        case 'o':
+            if (!tusk_cli_unsigned(PROG, "--orphan-ms", optarg, 0, UINT_MAX, &opt.orphan_ms))
+                return TUSK_EXIT_USAGE;
             break;
-        }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': return tusk_cli_help(cli);
+        case 'V': return tusk_cli_version(cli);
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (!opt.control || !opt.actor || !have_instance || optind != argc) {
-        usage(stderr);
-        return 2;
+        if (optind != argc)
+            fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, PROG ": --control, --actor and --instance are required\n");
+        return TUSK_EXIT_USAGE;
     }
     /* A dead downstream peer must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
@@ -87,4 +79,12 @@ int main(int argc, char **argv)
     if (status != 0)
         fprintf(stderr, "%s\n", err.message);
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION,
+                                   "--control ENDPOINT --actor NAME --instance K [--incarnation N] [--orphan-ms MS]",
+                                   NULL, run, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -24,6 +24,8 @@
 #include "tusk/topology.h"
 #include "tusk/wire.h"
 #include "zutil.h"
+#include "base/clock.h"
+#include "base/parse.h"
 
 #define MAX_RESTARTS 3
 #define DRAIN_TIMEOUT_MS 10000
@@ -254,7 +256,7 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
     in->draining = false;
     in->hook[0] = '\0';
     in->st = I_STARTING;
-    in->last_seen = zu_now_ms();
+    in->last_seen = tusk_clock_ms();
     in->waiting[0] = '\0';
     return TUSK_OK;
 }
@@ -391,7 +393,7 @@ static void begin_fatal_stop(ctrl_t *c, const char *reason)
     if (c->fatal)
         return;
     c->fatal = true;
-    c->fatal_at = zu_now_ms();
+    c->fatal_at = tusk_clock_ms();
     zu_format(c->fatal_reason, sizeof c->fatal_reason, "%s", reason);
     c->stop_requested = true;
 }
@@ -437,7 +439,7 @@ static void on_failure_how(ctrl_t *c, inst_t *in, bool graceful, const char *fmt
     if (graceful || !in->local)
         command(c, in, "EXIT", NULL, NULL, 0);
     if (graceful && in->pid > 0)
-        in->kill_at = zu_now_ms() + 3000;
+        in->kill_at = tusk_clock_ms() + 3000;
     else if (in->pid > 0)
         kill(in->pid, SIGKILL);
     if (!c->running) {
@@ -595,7 +597,7 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
         zu_format(main_id, sizeof main_id, "%.*s", (int)(idlen - 3), id);
         inst_t *in = find_inst(c, main_id);
         if (in && strcmp(verb, "ALIVE") == 0) {
-            in->last_seen = zu_now_ms();
+            in->last_seen = tusk_clock_ms();
             const char *hook = tusk_ctl_get(m, "hook");
             zu_format(in->hook, sizeof in->hook, "%s", hook ? hook : "");
             in->hook_ms = stat_u64(m, "hook_ms");
@@ -605,7 +607,7 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
     inst_t *in = find_inst(c, id);
     if (!in)
         return false; /* an earlier incarnation, or a stranger */
-    in->last_seen = zu_now_ms();
+    in->last_seen = tusk_clock_ms();
     bool kept = tusk_ctl_get(m, "state") != NULL;
     if (kept) {
         tusk_ctl_destroy(&in->stats);
@@ -703,7 +705,7 @@ static void pump(ctrl_t *c, long timeout_ms)
         }
     }
     reap(c);
-    uint64_t now = zu_now_ms();
+    uint64_t now = tusk_clock_ms();
     for (unsigned i = 0; i < c->n_inst; i++) {
         inst_t *in = &c->inst[i];
         if (in->kill_at && now >= in->kill_at) {
@@ -785,9 +787,9 @@ static const char *hook_of(const char *verb)
  * hook_timeout allows (see pump): the timeout counts from when it left. */
 static bool wait_for(ctrl_t *c, const char *verb, unsigned timeout_ms)
 {
-    uint64_t end = zu_now_ms() + timeout_ms;
+    uint64_t end = tusk_clock_ms() + timeout_ms;
     const char *hook = hook_of(verb);
-    while (zu_now_ms() < end) {
+    while (tusk_clock_ms() < end) {
         bool pending = false, in_hook = false;
         for (unsigned i = 0; i < c->n_inst; i++) {
             const inst_t *in = &c->inst[i];
@@ -799,7 +801,7 @@ static bool wait_for(ctrl_t *c, const char *verb, unsigned timeout_ms)
         if (!pending)
             return true;
         if (in_hook)
-            end = zu_now_ms() + timeout_ms;
+            end = tusk_clock_ms() + timeout_ms;
         if (stop_signals > 1)
             return false;
         pump(c, 50);
@@ -840,8 +842,8 @@ static void exit_all(ctrl_t *c)
         if (alive(in) && in->st != I_STARTING)
             command(c, in, "EXIT", NULL, NULL, 0);
     }
-    uint64_t end = zu_now_ms() + EXIT_TIMEOUT_MS;
-    while (zu_now_ms() < end) {
+    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
+    while (tusk_clock_ms() < end) {
         bool pending = false;
         for (unsigned i = 0; i < c->n_inst; i++)
             pending |= alive(&c->inst[i]) && strcmp(c->inst[i].waiting, "EXIT") == 0;
@@ -877,7 +879,7 @@ static uint64_t queue_depth(const ctrl_t *c, const inst_t *in)
 
 static void status_table(ctrl_t *c, FILE *out, bool final)
 {
-    uint64_t now = zu_now_ms();
+    uint64_t now = tusk_clock_ms();
     fprintf(out, "%-20s %-12s %-10s %9s %9s %10s %10s %8s %8s\n", "instance", "host", "state", "buf in", "buf out",
             "MB in", "MB out", final ? "block s" : "MB/s in", final ? "restarts" : "queue");
     for (unsigned i = 0; i < c->n_inst; i++) {
@@ -1212,8 +1214,10 @@ static int probe_lock(const char *dir, int *fd, long *pid)
         return -1;
     char buf[32] = "";
     ssize_t n = pread(f, buf, sizeof buf - 1, 0);
-    if (n > 0)
-        *pid = strtol(buf, NULL, 10);
+    uint64_t v;
+    buf[strcspn(buf, "\n")] = '\0';
+    if (n > 0 && tusk_parse_u64(buf, 1, LONG_MAX, &v) == 0)
+        *pid = (long)v;
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
         close(f);
         return 1;
@@ -1467,7 +1471,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    int status = TUSK_RUN_SETUP;
+    int status = TUSK_EXIT_USAGE;
     int rc = setup(c, err);
     if (rc != TUSK_OK)
         goto done;
@@ -1477,8 +1481,8 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         goto done;
 
     /* Everyone reports, is configured and initialised. */
-    uint64_t deadline = zu_now_ms() + c->opt.start_timeout_ms;
-    while (!everyone_in(c, I_HELLO) && zu_now_ms() < deadline && !c->fatal && stop_signals < 2)
+    uint64_t deadline = tusk_clock_ms() + c->opt.start_timeout_ms;
+    while (!everyone_in(c, I_HELLO) && tusk_clock_ms() < deadline && !c->fatal && stop_signals < 2)
         pump(c, 50);
     if (c->fatal || !everyone_in(c, I_HELLO)) {
         setup_failure(c, "start-up", err);
@@ -1502,14 +1506,14 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         c->running = false;
         goto done;
     }
-    c->started_ms = zu_now_ms();
+    c->started_ms = tusk_clock_ms();
     say(c, "run %u started: %u instances of %u actors over %s (run folder %s)", c->opt.run, c->n_inst,
         tusk_topology_count(c->topo), layout_transport_name(c->layout.transport), c->run_dir);
 
     while (!run_finished(c) && stop_signals < 2) {
         pump(c, 100);
         if (c->stop_requested && !c->stop_at)
-            c->stop_at = zu_now_ms();
+            c->stop_at = tusk_clock_ms();
         if (c->stop_requested && !c->producers_stopped) {
             for (unsigned i = 0; i < c->n_inst; i++) {
                 inst_t *in = &c->inst[i];
@@ -1519,21 +1523,21 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
             }
             c->producers_stopped = true;
         }
-        if (c->stop_at && zu_now_ms() - c->stop_at > DRAIN_TIMEOUT_MS) {
+        if (c->stop_at && tusk_clock_ms() - c->stop_at > DRAIN_TIMEOUT_MS) {
             say(c, "the rest did not drain within %d s: stopping them as they are", DRAIN_TIMEOUT_MS / 1000);
             break;
         }
     }
     c->running = false;
-    c->ended_ms = zu_now_ms();
+    c->ended_ms = tusk_clock_ms();
     /* Stop in dependency order, producers first (not after an abort), then
      * tell every instance at once to exit. */
     if (stop_signals < 2)
         step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
     exit_all(c);
-    uint64_t end = zu_now_ms() + EXIT_TIMEOUT_MS;
+    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
     bool children = true;
-    while (children && zu_now_ms() < end) {
+    while (children && tusk_clock_ms() < end) {
         pump(c, 50);
         children = false;
         for (unsigned i = 0; i < c->n_inst; i++)
@@ -1560,13 +1564,13 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         write_report(c, opt->report, &totals, seconds);
     uint64_t extra = totals.extra > totals.duplicates ? totals.extra : totals.duplicates;
     if (c->fatal) {
-        status = TUSK_RUN_FAILED;
+        status = TUSK_EXIT_FAIL;
         tusk_error_set(err, TUSK_EACTOR, "run %u stopped: %s", c->opt.run, c->fatal_reason);
     } else if (stop_signals > 1) {
-        status = TUSK_RUN_FAILED;
+        status = TUSK_EXIT_FAIL;
         tusk_error_set(err, TUSK_EACTOR, "run %u aborted", c->opt.run);
     } else if (failures || totals.lost || extra || totals.malformed || totals.gaps) {
-        status = TUSK_RUN_DEGRADED;
+        status = TUSK_EXIT_LOSS;
         char more[160] = "";
         if (extra)
             zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu extra", (unsigned long long)extra);
@@ -1576,17 +1580,17 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         tusk_error_set(err, TUSK_EACTOR, "run %u ended with failures: %llu buffers lost%s", c->opt.run,
                        (unsigned long long)totals.lost, more);
     } else {
-        status = TUSK_RUN_OK;
+        status = TUSK_EXIT_OK;
         tusk_error_clear(err);
     }
 done:
-    if (status == TUSK_RUN_SETUP && c->router) {
+    if (status == TUSK_EXIT_USAGE && c->router) {
         c->running = false;
         exit_all(c);
     }
-    if (status != TUSK_RUN_OK && c->run_dir[0])
+    if (status != TUSK_EXIT_OK && c->run_dir[0])
         say(c, "logs kept in %s", c->run_dir);
-    ctrl_free(c, status != TUSK_RUN_OK);
+    ctrl_free(c, status != TUSK_EXIT_OK);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     return status;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "layout.h"
+#include "base/exit.h"
 #include "tusk/error.h"
 
 typedef struct tusk_run_options {
@@ -49,16 +50,12 @@ typedef struct tusk_run_options {
     FILE *out;                   /* summary and status (NULL: stdout) */
 } tusk_run_options_t;
 
-/* Exit statuses of tusk-run. */
-enum {
-    TUSK_RUN_OK = 0,         /* the run ended cleanly, every count reconciled */
-    TUSK_RUN_FAILED = 1,     /* a failure stopped the run */
-    TUSK_RUN_SETUP = 2,      /* bad usage, topology, library, or an instance that never came up */
-    TUSK_RUN_DEGRADED = 3    /* the run ended, but instances failed, or buffers were lost,
-                                extra or malformed */
-};
-
-/* Run the topology to its end; returns one of the statuses above. */
+/* Run the topology to its end; returns tusk-run's exit status (base/exit.h):
+ *   TUSK_EXIT_OK     the run ended cleanly, every count reconciled
+ *   TUSK_EXIT_FAIL   a failure stopped the run
+ *   TUSK_EXIT_USAGE  bad usage, topology, library, or an instance that never came up
+ *   TUSK_EXIT_LOSS   the run ended, but instances failed, or buffers were lost, extra or
+ *                    malformed */
 int tusk_run_topology(const tusk_run_options_t *options, tusk_error_t *err);
 
 /* --status / --stop / --pause / --resume: talk to the controller of the

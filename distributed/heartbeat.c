@@ -12,6 +12,7 @@
 #include "heartbeat.h"
 #include "tusk/wire.h"
 #include "zutil.h"
+#include "base/clock.h"
 
 struct tusk_hb {
     pthread_t thread;
@@ -51,9 +52,9 @@ static void send_alive(tusk_hb_t *hb, uint64_t now)
 static void *run(void *arg)
 {
     tusk_hb_t *hb = arg;
-    uint64_t now = zu_now_ms(), last_heard = now, next_send = now, orphaned_at = 0;
+    uint64_t now = tusk_clock_ms(), last_heard = now, next_send = now, orphaned_at = 0;
     while (true) {
-        now = zu_now_ms();
+        now = tusk_clock_ms();
         unsigned period = atomic_load(&hb->period_ms);
         if (now >= next_send) {
             send_alive(hb, now);
@@ -89,7 +90,7 @@ static void *run(void *arg)
         if (items[0].revents & ZMQ_POLLIN) {
             char buf[256];
             while (zmq_recv(hb->sock, buf, sizeof buf, ZMQ_DONTWAIT) >= 0)
-                last_heard = zu_now_ms(); /* PINGs: only that the controller is there matters */
+                last_heard = tusk_clock_ms(); /* PINGs: only that the controller is there matters */
         }
     }
     return NULL;
@@ -157,7 +158,7 @@ void tusk_hb_enter(tusk_hb_t *hb, const char *hook)
 {
     if (!hb)
         return;
-    atomic_store(&hb->since_ms, zu_now_ms()); /* first: the thread reads the hook, then its start */
+    atomic_store(&hb->since_ms, tusk_clock_ms()); /* first: the thread reads the hook, then its start */
     atomic_store(&hb->hook, hook);
 }
 

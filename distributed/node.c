@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -18,6 +17,8 @@
 #include "tusk/adf_reader.h"
 #include "tusk/wire.h"
 #include "zutil.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 #define HEARTBEAT_DEFAULT_MS 500
 /* Linger of the data sockets: what was sent still leaves after EXIT. The
@@ -197,7 +198,7 @@ static void tell(node_t *n, const char *verb, const char *key, const char *value
 
 static void heartbeat_if_due(node_t *n)
 {
-    uint64_t now = zu_now_ms();
+    uint64_t now = tusk_clock_ms();
     if (now >= n->next_heartbeat) {
         tell(n, "HEARTBEAT", NULL, NULL);
         n->next_heartbeat = now + n->heartbeat_ms;
@@ -260,7 +261,7 @@ static void service_control(node_t *n)
 static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
 {
     heartbeat_if_due(n);
-    uint64_t now = zu_now_ms();
+    uint64_t now = tusk_clock_ms();
     long timeout = n->next_heartbeat > now ? (long)(n->next_heartbeat - now) : 0;
     items[count] = (zmq_pollitem_t){.socket = n->control, .events = ZMQ_POLLIN};
     if (zmq_poll(items, count + 1, timeout) < 0 && errno != EINTR)
@@ -420,13 +421,6 @@ static void ended(node_t *n)
 
 /* ---- moving data ----------------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Hook calls are announced to the liveness thread, which reports them. */
 static void hook_enter(node_t *n, const char *hook)
 {
@@ -449,12 +443,12 @@ static void produce_one(node_t *n)
     }
     uint32_t used = 0;
     tusk_flow_t flow;
-    uint64_t t = now_ns();
+    uint64_t t = tusk_clock_ns();
     n->calls++;
     hook_enter(n, "process_block");
     int rc = tusk_actor_produce(n->actor, buf, n->spec->buffer_size, &used, &flow, &err);
     hook_leave(n);
-    n->block_ns += now_ns() - t;
+    n->block_ns += tusk_clock_ns() - t;
     if (rc == TUSK_OK && used > 0) {
         tusk_wire_header_t h = header_for(n, 0);
         rc = emit(n, buf, used, &h, &err);
@@ -482,14 +476,8 @@ static done_entry_t *done_slot(node_t *n, uint16_t sa, uint16_t sk, uint16_t si,
         if (d->sa == sa && d->sk == sk && d->si == si && d->ia == ia && d->ik == ik)
             return d;
     }
-    if (n->n_done == n->cap_done) {
-        size_t cap = n->cap_done ? 2 * n->cap_done : 16;
-        done_entry_t *nd = realloc(n->done, cap * sizeof *nd);
-        if (!nd)
-            return NULL;
-        n->done = nd;
-        n->cap_done = cap;
-    }
+    if (tusk_grow(&n->done, &n->cap_done, n->n_done + 1, sizeof *n->done) != 0)
+        return NULL;
     n->done[n->n_done] = (done_entry_t){sa, sk, si, ia, ik, 0};
     return &n->done[n->n_done++];
 }
@@ -533,7 +521,7 @@ static void finish_run(node_t *n)
         do {
             void *buf = bufpool_take(&n->pool);
             uint32_t used = 0;
-            uint64_t t = now_ns();
+            uint64_t t = tusk_clock_ns();
             int rc = TUSK_ENOMEM;
             if (buf) {
                 hook_enter(n, "process_flush");
@@ -542,7 +530,7 @@ static void finish_run(node_t *n)
             } else {
                 tusk_error_set(&err, TUSK_ENOMEM, "out of memory");
             }
-            n->block_ns += now_ns() - t;
+            n->block_ns += tusk_clock_ns() - t;
             if (rc == TUSK_OK && used > 0) {
                 tusk_wire_header_t h = header_for(n, 0);
                 rc = emit(n, buf, used, &h, &err);
@@ -587,12 +575,12 @@ static int process_buffer(node_t *n, unsigned input, in_peer_t *p, const tusk_wi
     void *data = zmq_msg_data(body);
     uint32_t size = (uint32_t)zmq_msg_size(body);
     if (n->spec->actor_class == TUSK_CONSUMER) {
-        uint64_t t = now_ns();
+        uint64_t t = tusk_clock_ns();
         n->calls++;
         hook_enter(n, "process_block");
         int rc = tusk_actor_consume(n->actor, data, size, err);
         hook_leave(n);
-        n->block_ns += now_ns() - t;
+        n->block_ns += tusk_clock_ns() - t;
         if (rc == TUSK_OK)
             p->finished++;
         return rc;
@@ -608,12 +596,12 @@ static int process_buffer(node_t *n, unsigned input, in_peer_t *p, const tusk_wi
         if (!buf)
             return tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
         uint32_t used = 0;
-        uint64_t t = now_ns();
+        uint64_t t = tusk_clock_ns();
         n->calls++;
         hook_enter(n, "process_block");
         int rc = tusk_actor_filter(n->actor, input, data, size, buf, n->spec->buffer_size, &used, &flow, err);
         hook_leave(n);
-        n->block_ns += now_ns() - t;
+        n->block_ns += tusk_clock_ns() - t;
         if (rc != TUSK_OK) {
             bufpool_release(buf, &n->pool);
             return rc;
@@ -658,14 +646,8 @@ static peer_inc_t *peer_inc(in_peer_t *p, uint16_t inc)
     for (size_t i = 0; i < p->n_incs; i++)
         if (p->incs[i].incarnation == inc)
             return &p->incs[i];
-    if (p->n_incs == p->cap_incs) {
-        size_t cap = p->cap_incs ? 2 * p->cap_incs : 2;
-        peer_inc_t *ni = realloc(p->incs, cap * sizeof *ni);
-        if (!ni)
-            return NULL;
-        p->incs = ni;
-        p->cap_incs = cap;
-    }
+    if (tusk_grow(&p->incs, &p->cap_incs, p->n_incs + 1, sizeof *p->incs) != 0)
+        return NULL;
     p->incs[p->n_incs] = (peer_inc_t){.incarnation = inc};
     return &p->incs[p->n_incs++];
 }
@@ -1207,11 +1189,11 @@ int tusk_node_run(const tusk_node_options_t *opt, tusk_error_t *err)
     }
 
     int status = 0;
-    n->next_heartbeat = zu_now_ms() + n->heartbeat_ms;
+    n->next_heartbeat = tusk_clock_ms() + n->heartbeat_ms;
     while (n->state != ST_EXIT) {
         if (n->state != ST_IDLE)
             heartbeat_if_due(n);
-        uint64_t now = zu_now_ms();
+        uint64_t now = tusk_clock_ms();
         if (tusk_hb_orphaned(n->hb)) {
             tusk_error_set(err, TUSK_EIO, "tusk-actor %s: no word from the controller for %u ms: exiting", n->label,
                            opt->orphan_ms);

@@ -7,14 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cli.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "controller.h"
 
-static void usage(FILE *out)
+#define PROG "tusk-run"
+
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: tusk-run [OPTIONS] TOPOLOGY.xml\n"
-            "       tusk-run --status|--stop|--pause|--resume [RUN_FOLDER]\n"
-            "\n"
             "Starts one tusk-actor per actor instance (here, or on the actor's\n"
             "<hostname> through the launcher), drives them through a run and prints a\n"
             "summary with every link's counts.\n"
@@ -58,17 +61,7 @@ static void usage(FILE *out)
             "what was sent, or arrived malformed.\n");
 }
 
-static bool parse_uint(const char *s, unsigned *out)
-{
-    char *end = NULL;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || *s == '-' || v > 0xFFFFFFFFul)
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
-int main(int argc, char **argv)
+static int run(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"run", required_argument, NULL, 'r'},          {"run-dir", required_argument, NULL, 'd'},
@@ -82,13 +75,13 @@ int main(int argc, char **argv)
         {"pause", no_argument, NULL, 3},                {"resume", no_argument, NULL, 4},
         {"report", required_argument, NULL, 'R'},      {"control-port", required_argument, NULL, 'P'},
         {"orphan-ms", required_argument, NULL, 'O'},
-        {"help", no_argument, NULL, 'h'},
+        {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     tusk_run_options_t opt = {0};
     opt.live = isatty(STDOUT_FILENO);
-    const char *cli = NULL;
+    const char *command = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "qh", longopts, NULL)) != -1) {
         unsigned *target = NULL;
         const char *name = NULL;
         switch (c) {
@@ -115,46 +108,52 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "tcp") == 0)
                 opt.transport = TUSK_TRANSPORT_TCP;
             else {
-                fprintf(stderr, "tusk-run: --transport '%s': ipc or tcp\n", optarg);
-                return TUSK_RUN_SETUP;
+                fprintf(stderr, PROG ": --transport '%s': ipc or tcp\n", optarg);
+                return TUSK_EXIT_USAGE;
             }
             break;
-        case 1: cli = "status"; break;
-        case 2: cli = "stop"; break;
-        case 3: cli = "pause"; break;
-        case 4: cli = "resume"; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return TUSK_RUN_SETUP;
+        case 1: command = "status"; break;
+        case 2: command = "stop"; break;
+        case 3: command = "pause"; break;
+        case 4: command = "resume"; break;
+        case 'h': return tusk_cli_help(cli);
+        case 'V': return tusk_cli_version(cli);
+        default: return TUSK_EXIT_USAGE;
         }
-        if (target) {
-            unsigned v;
-            if (!parse_uint(optarg, &v)) {
-                fprintf(stderr, "tusk-run: %s '%s' is not a number\n", name, optarg);
-                return TUSK_RUN_SETUP;
-            }
-            *target = v;
-        }
+        if (target && !tusk_cli_unsigned(PROG, name, optarg, 0, UINT32_MAX, target))
+            return TUSK_EXIT_USAGE;
     }
     tusk_error_t err;
     tusk_error_clear(&err);
-    if (cli) {
+    if (command) {
         if (optind + 1 < argc) {
-            usage(stderr);
-            return TUSK_RUN_SETUP;
+            fprintf(stderr, PROG ": --%s takes one RUN_FOLDER at most, not also '%s'\n", command, argv[optind + 1]);
+            return TUSK_EXIT_USAGE;
         }
-        if (tusk_run_command(optind < argc ? argv[optind] : NULL, cli, stdout, &err) != 0) {
-            fprintf(stderr, "tusk-run: %s\n", err.message);
-            return TUSK_RUN_FAILED;
+        if (tusk_run_command(optind < argc ? argv[optind] : NULL, command, stdout, &err) != 0) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            return TUSK_EXIT_FAIL;
         }
-        return 0;
+        return TUSK_EXIT_OK;
     }
     if (optind + 1 != argc) {
-        usage(stderr);
-        return TUSK_RUN_SETUP;
+        if (optind == argc)
+            fprintf(stderr, PROG ": no TOPOLOGY.xml (" PROG " --help says more)\n");
+        else
+            fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind + 1]);
+        return TUSK_EXIT_USAGE;
     }
     opt.topology = argv[optind];
     int status = tusk_run_topology(&opt, &err);
-    if (status != TUSK_RUN_OK)
-        fprintf(stderr, "tusk-run: %s\n", err.message);
+    if (status != TUSK_EXIT_OK)
+        fprintf(stderr, PROG ": %s\n", err.message);
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION,
+                                   "[OPTIONS] TOPOLOGY.xml\n--status|--stop|--pause|--resume [RUN_FOLDER]", NULL, run,
+                                   help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
 #include "zutil.h"
@@ -15,13 +14,6 @@ void zu_format(char *out, size_t size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(out, size, fmt, ap);
     va_end(ap);
-}
-
-uint64_t zu_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 int zu_send_ctl(void *sock, const char *identity, const tusk_ctl_t *msg, const void *payload, size_t payload_size,

@@ -13,9 +13,6 @@
  * buffers). */
 void zu_format(char *out, size_t size, const char *fmt, ...) TUSK_PRINTF(3, 4);
 
-/* Monotonic milliseconds. */
-uint64_t zu_now_ms(void);
-
 /* Send a control message: [identity] text [payload]. `identity` is NULL on
  * a DEALER socket, the peer's routing id on a ROUTER. */
 int zu_send_ctl(void *sock, const char *identity, const tusk_ctl_t *msg, const void *payload, size_t payload_size,

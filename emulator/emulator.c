@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "emulator.h"
 #include "tusk/actor_host.h"
 #include "tusk/adf.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 typedef struct buf {
     struct buf *next;
@@ -62,16 +63,9 @@ struct tusk_emulator {
     bool temp_work_dir;
     adf_reader_t *counter;   /* counts frames in passing buffers */
     uint64_t produced_buffers, produced_frames;
-    struct timespec t0, last_progress;
+    uint64_t t0_ns, last_progress_ns;
     FILE *log;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- buffers ----------------------------------------------------------------- */
 
@@ -207,7 +201,7 @@ static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *i
         buf_t *out = buf_get(nd, err);
         if (!out)
             return TUSK_ENOMEM;
-        uint64_t t = now_ns();
+        uint64_t t = tusk_clock_ns();
         int rc;
         if (in) {
             nd->st.calls++;
@@ -216,7 +210,7 @@ static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *i
         } else {
             rc = tusk_actor_flush(a, out->data, nd->spec->buffer_size, &out->size, &flow, err);
         }
-        nd->st.ns += now_ns() - t;
+        nd->st.ns += tusk_clock_ns() - t;
         if (rc != TUSK_OK) {
             buf_put(out);
             return rc;
@@ -243,10 +237,10 @@ static int process_one(tusk_emulator_t *em, node_t *nd, buf_t *in, tusk_error_t 
     int rc;
     bool forwarded = false;
     if (nd->spec->actor_class == TUSK_CONSUMER) {
-        uint64_t t = now_ns();
+        uint64_t t = tusk_clock_ns();
         nd->st.calls++;
         rc = tusk_actor_consume(a, in->data, in->size, err);
-        nd->st.ns += now_ns() - t;
+        nd->st.ns += tusk_clock_ns() - t;
     } else {
         rc = run_filter(em, nd, a, in, &forwarded, err);
     }
@@ -303,13 +297,12 @@ static void progress(tusk_emulator_t *em, bool final)
 {
     if (!em->opt.verbose)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double since = (double)(ts.tv_sec - em->last_progress.tv_sec) + 1e-9 * (double)(ts.tv_nsec - em->last_progress.tv_nsec);
+    uint64_t now = tusk_clock_ns();
+    double since = 1e-9 * (double)(now - em->last_progress_ns);
     if (!final && since < 1.0)
         return;
-    em->last_progress = ts;
-    double elapsed = (double)(ts.tv_sec - em->t0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - em->t0.tv_nsec);
+    em->last_progress_ns = now;
+    double elapsed = 1e-9 * (double)(now - em->t0_ns);
     uint64_t bytes = 0;
     for (unsigned i = 0; i < em->n; i++)
         if (em->nodes[i].spec->actor_class == TUSK_PRODUCER)
@@ -340,10 +333,10 @@ static int produce_round(tusk_emulator_t *em, bool *running, tusk_error_t *err)
             if (!out)
                 return TUSK_ENOMEM;
             tusk_flow_t flow;
-            uint64_t t = now_ns();
+            uint64_t t = tusk_clock_ns();
             nd->st.calls++;
             int rc = tusk_actor_produce(nd->inst[k], out->data, nd->spec->buffer_size, &out->size, &flow, err);
-            nd->st.ns += now_ns() - t;
+            nd->st.ns += tusk_clock_ns() - t;
             if (rc != TUSK_OK) {
                 buf_put(out);
                 return rc;
@@ -415,8 +408,8 @@ static int call_all(tusk_emulator_t *em, hook_call_fn fn, bool backwards, bool a
 
 int tusk_emulator_run(tusk_emulator_t *em, tusk_error_t *err)
 {
-    clock_gettime(CLOCK_MONOTONIC, &em->t0);
-    em->last_progress = em->t0;
+    em->t0_ns = tusk_clock_ns();
+    em->last_progress_ns = em->t0_ns;
     int rc = call_all(em, tusk_actor_initialise, false, false, err);
     if (rc != TUSK_OK)
         return rc;
@@ -688,15 +681,9 @@ static void put(text_t *t, const char *s, bool escape)
         if (escape)
             rep = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : *s == '"' ? "&quot;" : NULL;
         size_t len = rep ? strlen(rep) : 1;
-        if (t->n + len + 1 > t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 1024;
-            char *ns = realloc(t->s, cap);
-            if (!ns) {
-                t->failed = true;
-                return;
-            }
-            t->s = ns;
-            t->cap = cap;
+        if (tusk_grow(&t->s, &t->cap, t->n + len + 1, 1) != 0) {
+            t->failed = true;
+            return;
         }
         memcpy(t->s + t->n, rep ? rep : s, len);
         t->n += len;

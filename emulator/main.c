@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "emulator.h"
 #include "tusk/actor_host.h"
 
 #define PROG "tusk-emulate"
-
-enum { EXIT_CHAIN = 1, EXIT_SETUP = 2 };
 
 /* The signal that asked this process to stop (0: none). The program's
  * own state, set by the handler only. */
@@ -42,11 +44,9 @@ static void catch_signals(void)
     }
 }
 
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " [OPTIONS] TOPOLOGY.xml\n"
-            "\n"
             "Runs every actor of TOPOLOGY in this process, one buffer at a time, and\n"
             "prints per actor: calls, buffers, frames, bytes and time in its hooks.\n"
             "\n"
@@ -68,6 +68,7 @@ static void usage(FILE *out)
             "  -v, --verbose            progress with rates every second\n"
             "  -q, --quiet              no summary table\n"
             "  -h, --help\n"
+            "      --version\n"
             "\n"
             "Exit status: 0 the chain ran to its end; 1 an actor failed; 2 bad usage,\n"
             "topology or library. SIGINT, SIGTERM or SIGHUP stop the producers at the\n"
@@ -87,7 +88,7 @@ static int describe(const tusk_topology_t *topo)
                s->instances == 1 ? "" : "s", s->library_path);
         if (tusk_actor_lib_open(&lib, s->library_path, s->actor_class, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s\n", err.message);
-            status = EXIT_SETUP;
+            status = TUSK_EXIT_USAGE;
             continue;
         }
         const tusk_actor_descriptor_t *d = tusk_actor_lib_descriptor(lib);
@@ -100,7 +101,7 @@ static int describe(const tusk_topology_t *topo)
     return status;
 }
 
-int main(int argc, char **argv)
+static int run(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"buffers", required_argument, NULL, 'n'},   {"events", required_argument, NULL, 'e'},
@@ -109,30 +110,24 @@ int main(int argc, char **argv)
         {"dump-dir", required_argument, NULL, 'd'},  {"actor-path", required_argument, NULL, 'p'},
         {"work-dir", required_argument, NULL, 'w'},  {"describe", no_argument, NULL, 'x'},
         {"verbose", no_argument, NULL, 'v'},         {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
     catch_signals();
     tusk_emulator_options_t opt = {.stop = &stop_signal};
     const char *only = NULL, *input = NULL, *output = NULL;
     const char **dumps = calloc((size_t)argc, sizeof *dumps);
     bool quiet = false, want_describe = false;
     int c;
-    while ((c = getopt_long(argc, argv, "n:e:i:o:vqh", longopts, NULL)) != -1) {
-        char *end = NULL;
+    while ((c = tusk_cli_getopt(cli, argc, argv, "n:e:i:o:vqh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
-        case 'e': {
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-') {
-                fprintf(stderr, PROG ": --%s: '%s' is not a count\n", c == 'n' ? "buffers" : "events", optarg);
+        case 'e':
+            if (!tusk_cli_u64(PROG, c == 'n' ? "--buffers" : "--events", optarg, 0, UINT64_MAX,
+                              c == 'n' ? &opt.max_buffers : &opt.max_frames)) {
                 free(dumps);
-                return EXIT_SETUP;
+                return TUSK_EXIT_USAGE;
             }
-            if (c == 'n')
-                opt.max_buffers = v;
-            else
-                opt.max_frames = v;
             break;
-        }
         case 'O': only = optarg; break;
         case 'i': input = optarg; break;
         case 'o': output = optarg; break;
@@ -144,13 +139,14 @@ int main(int argc, char **argv)
         case 'v': opt.verbose = true; break;
         case 'q': quiet = true; break;
         case 'h':
-            usage(stdout);
             free(dumps);
-            return 0;
+            return tusk_cli_help(cli);
+        case 'V':
+            free(dumps);
+            return tusk_cli_version(cli);
         default:
-            usage(stderr);
             free(dumps);
-            return EXIT_SETUP;
+            return TUSK_EXIT_USAGE;
         }
     }
     opt.dumps = dumps;
@@ -159,15 +155,18 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": --only needs --input FILE\n");
         else if (input || output)
             fprintf(stderr, PROG ": --input and --output go with --only ACTOR\n");
-        usage(stderr);
+        else if (optind == argc)
+            fprintf(stderr, PROG ": no TOPOLOGY.xml (" PROG " --help says more)\n");
+        else
+            fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind + 1]);
         free(dumps);
-        return EXIT_SETUP;
+        return TUSK_EXIT_USAGE;
     }
 
     tusk_error_t err;
     tusk_topology_t *topo = NULL, *replay = NULL;
     tusk_emulator_t *em = NULL;
-    int status = EXIT_SETUP;
+    int status = TUSK_EXIT_USAGE;
     bool em_ran = false;
     if (tusk_topology_load(&topo, argv[optind], &err) != TUSK_OK ||
         tusk_topology_resolve(topo, opt.actor_path, &err) != TUSK_OK) {
@@ -202,7 +201,7 @@ int main(int argc, char **argv)
     em_ran = true;
     if (tusk_emulator_run(em, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        status = EXIT_CHAIN;
+        status = TUSK_EXIT_FAIL;
     } else {
         status = 0;
     }
@@ -212,7 +211,7 @@ done:
     if (em && tusk_emulator_destroy(&em, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
         if (status == 0)
-            status = EXIT_CHAIN;
+            status = TUSK_EXIT_FAIL;
     }
     tusk_topology_destroy(&replay);
     tusk_topology_destroy(&topo);
@@ -226,4 +225,10 @@ done:
         return 128 + sig;
     }
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "[OPTIONS] TOPOLOGY.xml", NULL, run, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

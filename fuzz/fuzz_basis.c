@@ -33,8 +33,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "fuzz_targets.h"
 #include "tusk/basis.h"
+#include "tusk/textfile.h"
 
 /* PSA signal-basis files: data[0] % 8 picks raw parse, parse with a
  * repaired checksum, or save-and-load of a basis built from data[1..].
@@ -91,28 +93,9 @@ static double abs_d(double v)
 
 static uint8_t *read_whole(const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    FUZZ_CHECK(f != NULL);
-    FUZZ_CHECK(fseek(f, 0, SEEK_END) == 0);
-    long n = ftell(f);
-    FUZZ_CHECK(n >= 0);
-    rewind(f);
-    uint8_t *d = malloc((size_t)n + 1);
-    FUZZ_CHECK(d != NULL);
-    FUZZ_CHECK(fread(d, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return d;
-}
-
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
+    char *d = NULL;
+    FUZZ_CHECK(tusk_file_read(path, (size_t)1 << 30, &d, size, NULL) == TUSK_OK);
+    return (uint8_t *)d;
 }
 
 /* ---- checks ---------------------------------------------------------------- */
@@ -314,7 +297,7 @@ static void check_saved(const det_basis_shape_t *shape_in, enum det_sample_type 
 
 static void check_round_trip(const uint8_t *in, size_t n)
 {
-    source_t src = {in, n, 0, fnv1a(in, n)};
+    source_t src = {in, n, 0, tusk_fnv1a(TUSK_FNV1A_SEED, in, n)};
     uint8_t sel = take(&src);
     det_basis_shape_t shape;
     memset(&shape, 0, sizeof shape);
@@ -398,7 +381,7 @@ int fuzz_basis_one(const uint8_t *data, size_t size)
             uint8_t *copy = malloc(n);
             FUZZ_CHECK(copy != NULL);
             memcpy(copy, in, n);
-            uint64_t h = fnv1a(copy, n - 8);
+            uint64_t h = tusk_fnv1a(TUSK_FNV1A_SEED, copy, n - 8);
             for (int i = 0; i < 8; i++)
                 copy[n - 8 + (size_t)i] = (uint8_t)(h >> (8 * i));
             check_parse(copy, n);

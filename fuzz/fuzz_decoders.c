@@ -2,7 +2,8 @@
  *
  * data[0] % FUZZ_DECODER_TYPES picks the frame type (data:crystal,
  * data:psa, data:tracked, meta:eof, event:data:psa, data:truth,
- * data:id_spacepoints, data:zvertex, data:id_truth); data[1..]
+ * data:id_spacepoints, data:zvertex, data:id_truth, data:sts_digis,
+ * data:sts_clusters, data:sts_hits, data:sts_truth); data[1..]
  * is the payload. The frame is written with adf_writer into a buffer of
  * exactly its size (so ASan or valgrind catch any read past it), read back with
  * adf_reader, and given to every decoder: the ones for other types must
@@ -50,6 +51,15 @@ typedef struct decoded {
     adf_zvertex_t zvertex;
     adf_idtruth_t *idtruth;
     adf_idtruth_point_t *idtruth_pts;
+    adf_sts_digis_t sts_digis;  /* the STS's frames, their records copied out */
+    uint64_t *sts_keys;
+    adf_sts_clusters_t sts_clusters;
+    adf_sts_cluster_t *sts_cl;
+    adf_sts_hits_t sts_hits;
+    adf_sts_hit_t *sts_hit;
+    adf_sts_truth_t sts_truth;
+    adf_sts_point_t *sts_pt;
+    uint32_t *sts_dp;
     size_t n_event; /* crystals of an event:data:psa */
 } decoded_t;
 
@@ -110,6 +120,54 @@ static int decode_as(uint32_t type, const adf_frame_t *f, decoded_t *d, adf_erro
             adf_idtruth_point(d->idtruth, i, &d->idtruth_pts[i]);
         return ADF_OK;
     }
+    case ADF_TYPE_DATA_STS_DIGIS: {
+        int rc = adf_sts_digis_decode(f, &d->sts_digis, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->sts_keys);
+        if (!(d->sts_keys = malloc((d->sts_digis.n_digis ? d->sts_digis.n_digis : 1) * sizeof *d->sts_keys)))
+            return ADF_ENOMEM;
+        adf_sts_digis_keys(&d->sts_digis, 0, d->sts_digis.n_digis, d->sts_keys);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_STS_CLUSTERS: {
+        int rc = adf_sts_clusters_decode(f, &d->sts_clusters, err);
+        if (rc != ADF_OK)
+            return rc;
+        uint32_t n = d->sts_clusters.n_front + d->sts_clusters.n_back;
+        free(d->sts_cl);
+        if (!(d->sts_cl = malloc((n ? n : 1) * sizeof *d->sts_cl)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < n; i++)
+            adf_sts_cluster(&d->sts_clusters, i, &d->sts_cl[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_STS_HITS: {
+        int rc = adf_sts_hits_decode(f, &d->sts_hits, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->sts_hit);
+        if (!(d->sts_hit = malloc((d->sts_hits.n_hits ? d->sts_hits.n_hits : 1) * sizeof *d->sts_hit)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->sts_hits.n_hits; i++)
+            adf_sts_hit(&d->sts_hits, i, &d->sts_hit[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_STS_TRUTH: {
+        int rc = adf_sts_truth_decode(f, &d->sts_truth, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->sts_pt);
+        free(d->sts_dp);
+        d->sts_pt = malloc((d->sts_truth.n_points ? d->sts_truth.n_points : 1) * sizeof *d->sts_pt);
+        d->sts_dp = malloc((d->sts_truth.n_digis ? d->sts_truth.n_digis : 1) * sizeof *d->sts_dp);
+        if (!d->sts_pt || !d->sts_dp)
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->sts_truth.n_points; i++)
+            adf_sts_truth_point(&d->sts_truth, i, &d->sts_pt[i]);
+        adf_sts_truth_digis(&d->sts_truth, 0, d->sts_truth.n_digis, d->sts_dp);
+        return ADF_OK;
+    }
     case ADF_TYPE_EVENT_DATA_PSA: {
         /* As many structs as the payload could hold crystals, capped. */
         size_t max = f->payload_size / PSA_FRAME_MIN + 1;
@@ -147,6 +205,13 @@ static int encode_as(uint32_t type, adf_writer_t *w, const adf_key_t *key, const
     case ADF_TYPE_DATA_ZVERTEX: return adf_zvertex_encode(w, key->event, key->timestamp, &d->zvertex, err);
     case ADF_TYPE_DATA_ID_TRUTH:
         return adf_idtruth_encode(w, key->event, key->timestamp, d->idtruth, d->idtruth_pts, err);
+    case ADF_TYPE_DATA_STS_DIGIS:
+        return adf_sts_digis_encode(w, key->event, key->timestamp, &d->sts_digis, d->sts_keys, err);
+    case ADF_TYPE_DATA_STS_CLUSTERS:
+        return adf_sts_clusters_encode(w, key->event, key->timestamp, &d->sts_clusters, d->sts_cl, err);
+    case ADF_TYPE_DATA_STS_HITS: return adf_sts_hits_encode(w, key->event, key->timestamp, &d->sts_hits, d->sts_hit, err);
+    case ADF_TYPE_DATA_STS_TRUTH:
+        return adf_sts_truth_encode(w, key->event, key->timestamp, &d->sts_truth, d->sts_pt, d->sts_dp, err);
     case ADF_TYPE_EVENT_DATA_PSA:
         return adf_event_psa_encode(w, key->event, key->timestamp, d->keys, d->psa, d->n_event, err);
     default: FUZZ_CHECK(!"unknown encoder type"); return ADF_EINVAL;
@@ -198,6 +263,30 @@ static void check_decoded(uint32_t type, const adf_frame_t *f, const decoded_t *
         for (uint32_t i = 0; i < d->idtruth->n_points; i++)
             FUZZ_CHECK(d->idtruth_pts[i].vertex == ADF_IDTRUTH_NOISE_VERTEX ||
                        d->idtruth_pts[i].vertex <= d->idtruth->n_pileup);
+        break;
+    case ADF_TYPE_DATA_STS_DIGIS:
+        FUZZ_CHECK(f->payload_size == adf_sts_digis_payload_size(d->sts_digis.n_digis));
+        for (uint32_t i = 0; i < d->sts_digis.n_digis; i++)
+            FUZZ_CHECK(adf_sts_key_channel(d->sts_keys[i]) < 2u * d->sts_digis.strips &&
+                       adf_sts_key_time(d->sts_keys[i]) < d->sts_digis.length_ns);
+        break;
+    case ADF_TYPE_DATA_STS_CLUSTERS: {
+        const adf_sts_clusters_t *c = &d->sts_clusters;
+        FUZZ_CHECK(f->payload_size == adf_sts_clusters_payload_size(c->n_front + c->n_back));
+        for (uint32_t i = 0; i < c->n_front + c->n_back; i++)
+            FUZZ_CHECK(d->sts_cl[i].size >= 1 &&
+                       (i < c->n_front ? d->sts_cl[i].channel + d->sts_cl[i].size <= c->strips
+                                       : d->sts_cl[i].channel >= c->strips &&
+                                             d->sts_cl[i].channel + d->sts_cl[i].size <= 2u * c->strips));
+        break;
+    }
+    case ADF_TYPE_DATA_STS_HITS:
+        FUZZ_CHECK(f->payload_size == adf_sts_hits_payload_size(d->sts_hits.n_hits));
+        break;
+    case ADF_TYPE_DATA_STS_TRUTH:
+        FUZZ_CHECK(f->payload_size == adf_sts_truth_payload_size(d->sts_truth.n_points, d->sts_truth.n_digis));
+        for (uint32_t i = 0; i < d->sts_truth.n_digis; i++)
+            FUZZ_CHECK(d->sts_dp[i] == ADF_STS_NOISE || d->sts_dp[i] < d->sts_truth.n_points);
         break;
     case ADF_TYPE_EVENT_DATA_PSA: {
         size_t total = 0;
@@ -348,6 +437,11 @@ out:
     free(d.idsp_pts);
     free(d.idtruth);
     free(d.idtruth_pts);
+    free(d.sts_keys);
+    free(d.sts_cl);
+    free(d.sts_hit);
+    free(d.sts_pt);
+    free(d.sts_dp);
     adf_reader_destroy(&r);
     adf_writer_destroy(&w);
     free(expected);

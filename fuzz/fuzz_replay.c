@@ -29,6 +29,9 @@
 
 #include "fuzz_targets.h"
 #include "tusk/adf.h"
+#include "base/grow.h"
+#include "tusk/textfile.h"
+#include "base/parse.h"
 
 #define PROG "fuzz_replay"
 #define PREFIXES_MAX 1024 /* prefix lengths tried per input, about */
@@ -77,15 +80,9 @@ static void *xmalloc(size_t n)
 
 static void pool_add(pool_t *p, uint8_t *data, size_t size)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 16;
-        input_t *items = realloc(p->items, cap * sizeof *items);
-        if (!items) {
-            fprintf(stderr, PROG ": out of memory\n");
-            exit(2);
-        }
-        p->items = items;
-        p->cap = cap;
+    if (tusk_grow(&p->items, &p->cap, p->n + 1, sizeof *p->items) != 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        exit(2);
     }
     p->items[p->n++] = (input_t){data, size};
 }
@@ -99,38 +96,13 @@ static void pool_free(pool_t *p)
 
 static int read_file(const char *path, uint8_t **data, size_t *size)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+    char *text = NULL;
+    tusk_error_t err;
+    if (tusk_file_read(path, (size_t)1 << 30, &text, size, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
         return -1;
     }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = xmalloc(cap);
-    while (true) {
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                fprintf(stderr, PROG ": %s: out of memory\n", path);
-                return -1;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        fprintf(stderr, PROG ": %s: read error\n", path);
-        free(buf);
-        return -1;
-    }
-    *data = buf;
-    *size = n;
+    *data = (uint8_t *)text;
     return 0;
 }
 
@@ -147,7 +119,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_basis_one(data, size);
     fuzz_chain_one(data, size);
     fuzz_zfinder_one(data, size);
-    run->executions += 10;
+    fuzz_sts_one(data, size);
+    run->executions += 11;
 }
 
 /* The whole input and its prefixes. */
@@ -316,17 +289,6 @@ static void usage(FILE *out)
     fprintf(out, "usage: " PROG " [-n MUTATIONS] [-s SEED] [-d DIR] FILE...\n");
 }
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (errno || end == s || *end || s[0] == '-')
-        return false;
-    *v = (uint64_t)x;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     uint64_t mutations = 1000, seed = 1;
@@ -335,13 +297,13 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "n:s:d:h")) != -1) {
         switch (c) {
         case 'n':
-            if (!parse_u64(optarg, &mutations)) {
+            if (tusk_parse_u64x(optarg, 0, UINT64_MAX, &mutations) != 0) {
                 fprintf(stderr, PROG ": -n: not a number: %s\n", optarg);
                 return 2;
             }
             break;
         case 's':
-            if (!parse_u64(optarg, &seed)) {
+            if (tusk_parse_u64x(optarg, 0, UINT64_MAX, &seed) != 0) {
                 fprintf(stderr, PROG ": -s: not a number: %s\n", optarg);
                 return 2;
             }

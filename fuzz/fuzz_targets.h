@@ -50,16 +50,22 @@ int fuzz_chain_one(const uint8_t *data, size_t size);
  * reference, frames out) and the quality analysis. */
 int fuzz_zfinder_one(const uint8_t *data, size_t size);
 
+/* The buffers the STS reconstruction's stages read: the filter (frames
+ * in, both CPU backends, frames out) and the quality analysis. */
+int fuzz_sts_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
-#define FUZZ_DECODER_TYPES 9
+#define FUZZ_DECODER_TYPES 13
 #define FUZZ_DECODER_TYPE_LIST                                                    \
     {                                                                             \
         0xFA010101u /* data:crystal */, 0xFA010102u /* data:psa */,               \
             0xFA010105u /* data:tracked */, 0xFA001100u /* meta:eof */,           \
             0xCA010102u /* event:data:psa */, 0xFA0101F0u /* data:truth */,       \
             0xFA200101u /* data:id_spacepoints */, 0xFA200102u /* data:zvertex */, \
-            0xFA2001F0u /* data:id_truth */                                       \
+            0xFA2001F0u /* data:id_truth */, 0xFA210101u /* data:sts_digis */,      \
+            0xFA210102u /* data:sts_clusters */, 0xFA210103u /* data:sts_hits */,  \
+            0xFA2101F0u /* data:sts_truth */                                      \
     }
 
 /* Abort with a message when `cond` is false. */

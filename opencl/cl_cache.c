@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "cl_private.h"
+#include "base/fs.h"
+#include "tusk/textfile.h"
 
 static const char magic[8] = {'T', 'U', 'S', 'K', 'C', 'L', 'B', '1'};
 
@@ -45,8 +47,8 @@ char *tusk_cl_cache_key(const tusk_cl_device_info_t *info, const char *options)
 
 char *tusk_cl_cache_path(const char *dir, const char *key, const char *source, size_t size)
 {
-    uint64_t h = adf_fnv1a(ADF_FNV1A_SEED, key, strlen(key));
-    h = adf_fnv1a(h, source, size);
+    uint64_t h = tusk_fnv1a(TUSK_FNV1A_SEED, key, strlen(key));
+    h = tusk_fnv1a(h, source, size);
     size_t n = strlen(dir) + 32;
     char *path = malloc(n);
     if (path)
@@ -62,7 +64,7 @@ static bool take_field(const unsigned char *data, size_t n, size_t *at, int widt
 {
     if (n - *at < (size_t)width)
         return false;
-    *len = width == 4 ? adf_get_u32(data + *at) : adf_get_u64(data + *at);
+    *len = width == 4 ? tusk_get_u32(data + *at) : tusk_get_u64(data + *at);
     *at += (size_t)width;
     if (*len > n - *at)
         return false;
@@ -79,7 +81,7 @@ int tusk_cl_cache_parse(const unsigned char *data, size_t n, const char *key, co
     size_t at = sizeof magic;
     if (n < sizeof magic || memcmp(data, magic, sizeof magic) != 0 || !take_field(data, n, &at, 4, &k, &klen) ||
         !take_field(data, n, &at, 8, &s, &slen) || !take_field(data, n, &at, 8, &b, &blen) || blen == 0 ||
-        n - at != 8 || adf_get_u64(data + at) != adf_fnv1a(ADF_FNV1A_SEED, data, at))
+        n - at != 8 || tusk_get_u64(data + at) != tusk_fnv1a(TUSK_FNV1A_SEED, data, at))
         return -1;
     if (klen != strlen(key) || memcmp(k, key, (size_t)klen) != 0 || slen != size || memcmp(s, source, size) != 0)
         return -1;
@@ -93,28 +95,21 @@ int tusk_cl_cache_load(const char *path, const char *key, const char *source, si
 {
     *binary = NULL;
     *binary_size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? 0 : -1;
-    struct stat stt;
-    if (fstat(fileno(f), &stt) != 0 || stt.st_size <= 0 || (uint64_t)stt.st_size > CACHE_FILE_MAX) {
-        fclose(f);
-        return -1;
-    }
-    size_t n = (size_t)stt.st_size;
-    unsigned char *data = malloc(n);
+    char *data = NULL;
+    size_t n = 0;
+    int st = tusk_file_read(path, CACHE_FILE_MAX, &data, &n, NULL);
+    if (st != TUSK_OK)
+        return st == TUSK_EIO && errno == ENOENT ? 0 : -1;
     int rc = -1;
-    if (data && fread(data, 1, n, f) == n) {
-        const unsigned char *b;
-        size_t bn;
-        if (tusk_cl_cache_parse(data, n, key, source, size, &b, &bn) == 1 && (*binary = malloc(bn))) {
-            memcpy(*binary, b, bn);
-            *binary_size = bn;
-            rc = 1;
-        }
+    const unsigned char *b;
+    size_t bn;
+    if (n > 0 && tusk_cl_cache_parse((const unsigned char *)data, n, key, source, size, &b, &bn) == 1 &&
+        (*binary = malloc(bn))) {
+        memcpy(*binary, b, bn);
+        *binary_size = bn;
+        rc = 1;
     }
     free(data);
-    fclose(f);
     return rc;
 }
 
@@ -134,19 +129,19 @@ unsigned char *tusk_cl_cache_encode(const char *key, const char *source, size_t 
     size_t at = 0;
     memcpy(data, magic, sizeof magic);
     at += sizeof magic;
-    adf_put_u32(data + at, (uint32_t)klen);
+    tusk_put_u32(data + at, (uint32_t)klen);
     at += 4;
     memcpy(data + at, key, klen);
     at += klen;
-    adf_put_u64(data + at, size);
+    tusk_put_u64(data + at, size);
     at += 8;
     memcpy(data + at, source, size);
     at += size;
-    adf_put_u64(data + at, binary_size);
+    tusk_put_u64(data + at, binary_size);
     at += 8;
     memcpy(data + at, binary, binary_size);
     at += binary_size;
-    adf_put_u64(data + at, adf_fnv1a(ADF_FNV1A_SEED, data, at));
+    tusk_put_u64(data + at, tusk_fnv1a(TUSK_FNV1A_SEED, data, at));
     *total_size = total;
     return data;
 }
@@ -187,23 +182,10 @@ bool tusk_cl_cache_store(const char *dir, const char *path, const char *key, con
     return ok;
 }
 
-/* mkdir -p with mode 0700 (the cache is per user). */
-static bool make_dirs(char *path)
+/* mkdir -p with mode 0700 (the cache is per user), and writable. */
+static bool make_dirs(const char *path)
 {
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            int rc = mkdir(path, 0700);
-            *p = c;
-            if (rc != 0 && errno != EEXIST)
-                return false;
-            if (c == '\0')
-                break;
-        }
-    }
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+    return tusk_mkdir_p_mode(path, 0700, NULL) == TUSK_OK && access(path, W_OK | X_OK) == 0;
 }
 
 char *tusk_cl_cache_resolve_dir(const char *configured)

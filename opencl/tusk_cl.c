@@ -9,38 +9,36 @@
  * Exit statuses: 0 fine, 1 no device, an OpenCL error or a failed
  * self-test, 2 usage.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "tusk/cl.h"
 
 #define PROG "tusk-cl"
-
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_SIGNALS 100000
 
 #define NO_DEVICE_HINT "no OpenCL platform/device found (is an ICD installed? Debian: apt-get install pocl-opencl-icd)"
 
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " COMMAND [OPTIONS]\n"
-            "\n"
-            "commands:\n"
-            "  list                       every OpenCL device of every platform, with its\n"
-            "                             limits and extensions, and the device the\n"
-            "                             default selection picks; exit 1 when there is none\n"
+            "  list                       with each device's limits and extensions, and\n"
+            "                             the device the default selection picks; exit 1\n"
+            "                             when there is none\n"
             "  which [--instance K] SELECTION\n"
-            "                             the device SELECTION picks (K stands in for\n"
-            "                             :instance, default 0); exit 1 when none matches\n"
+            "                             K stands in for :instance (default 0); exit 1\n"
+            "                             when none matches\n"
             "  selftest [--device SEL] [--signals N] [--seed S] [--repeat R] [--no-cache]\n"
             "                             run a grid search (chi-square against basis\n"
             "                             signals in local memory, histogram with atomics)\n"
@@ -68,34 +66,11 @@ static void usage(FILE *out)
             "  TUSK_CL_DEVICE      the selection when none is given (default any)\n"
             "  TUSK_CL_CACHE_DIR   the program-binary cache folder (default\n"
             "                      $XDG_CACHE_HOME/tusk, else $HOME/.cache/tusk)\n"
-            "  TUSK_CL_CACHE=off   no program-binary cache\n",
+            "  TUSK_CL_CACHE=off   no program-binary cache\n"
+            "\n"
+            "Exit status: 0 fine, 1 no device, an OpenCL error or a failed self-test,\n"
+            "2 bad usage.\n",
             DEFAULT_SIGNALS);
-}
-
-/* A whole decimal number in [min, max]: strtoull alone takes "-1", " 7",
- * "7x" and "" without complaint. */
-static bool parse_number(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
-                         uint64_t *out)
-{
-    char *end = NULL;
-    unsigned long long v = 0;
-    bool ok = text[0] >= '0' && text[0] <= '9';
-    if (ok) {
-        errno = 0;
-        v = strtoull(text, &end, 10);
-        ok = errno == 0 && *end == '\0' && v >= min && v <= max;
-    }
-    if (!ok) {
-        if (max == UINT64_MAX)
-            fprintf(stderr, PROG ": %s: %s wants a whole number of at least %" PRIu64 ", not '%s'\n", cmd, opt, min,
-                    text);
-        else
-            fprintf(stderr, PROG ": %s: %s wants a whole number from %" PRIu64 " to %" PRIu64 ", not '%s'\n", cmd,
-                    opt, min, max, text);
-        return false;
-    }
-    *out = v;
-    return true;
 }
 
 /* "1.5 GiB", "64 KiB", "512 bytes". */
@@ -202,25 +177,27 @@ static int resolve(const tusk_cl_devices_t *devs, const char *text, unsigned ins
     return tusk_cl_select(devs, &spec, instance, chosen, err);
 }
 
-static int cmd_list(int argc, char **argv)
+static int cmd_list(const tusk_cli_t *cli, int argc, char **argv)
 {
-    (void)argv;
-    if (argc != 1) {
-        usage(stderr);
-        return EXIT_USAGE;
+    static const struct option longopts[] = {{NULL, 0, NULL, 0}};
+    if (tusk_cli_getopt(cli, argc, argv, "", longopts, NULL) != -1)
+        return TUSK_EXIT_USAGE;
+    if (optind != argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        return TUSK_EXIT_USAGE;
     }
     tusk_error_t err;
     tusk_error_clear(&err);
     tusk_cl_devices_t *devs = NULL;
     if (tusk_cl_devices_new(&devs, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     size_t n = tusk_cl_devices_count(devs);
     if (n == 0) {
         fprintf(stderr, PROG ": " NO_DEVICE_HINT "\n");
         tusk_cl_devices_destroy(&devs);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
@@ -242,23 +219,26 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
-static int cmd_which(int argc, char **argv)
+static int cmd_which(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"instance", required_argument, NULL, 'i'}, {NULL, 0, NULL, 0}};
     uint64_t instance = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "i:", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "i:", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
-            if (!parse_number("which", "--instance", optarg, 0, UINT32_MAX, &instance))
-                return EXIT_USAGE;
+            if (!tusk_cli_u64(argv[0], "--instance", optarg, 0, UINT32_MAX, &instance))
+                return TUSK_EXIT_USAGE;
             break;
-        default: usage(stderr); return EXIT_USAGE;
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (optind + 1 != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
+        if (optind == argc)
+            fprintf(stderr, "%s: expected a SELECTION\n", argv[0]);
+        else
+            fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind + 1]);
+        return TUSK_EXIT_USAGE;
     }
     const char *text = argv[optind];
     tusk_error_t err;
@@ -266,21 +246,21 @@ static int cmd_which(int argc, char **argv)
     tusk_cl_spec_t spec;
     if (tusk_cl_spec_parse(text, &spec, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     tusk_cl_devices_t *devs = NULL;
     if (tusk_cl_devices_new(&devs, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     int status = 0;
     size_t chosen = 0;
     if (tusk_cl_devices_count(devs) == 0) {
         fprintf(stderr, PROG ": " NO_DEVICE_HINT "\n");
-        status = EXIT_FAIL;
+        status = TUSK_EXIT_FAIL;
     } else if (tusk_cl_select(devs, &spec, (unsigned)instance, &chosen, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        status = EXIT_FAIL;
+        status = TUSK_EXIT_FAIL;
     } else {
         print_device_line(tusk_cl_devices_get(devs, chosen));
     }
@@ -328,12 +308,10 @@ static void print_result(uint64_t run, uint64_t runs, const tusk_cl_selftest_res
 /* A seed that differs between runs started close together. */
 static uint64_t clock_seed(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 40);
+    return tusk_clock_ns() ^ ((uint64_t)getpid() << 40);
 }
 
-static int cmd_selftest(int argc, char **argv)
+static int cmd_selftest(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"device", required_argument, NULL, 'd'},
                                              {"signals", required_argument, NULL, 'n'},
@@ -345,29 +323,29 @@ static int cmd_selftest(int argc, char **argv)
     uint64_t signals = DEFAULT_SIGNALS, seed = 0, repeat = 1;
     bool have_seed = false, no_cache = false;
     int c;
-    while ((c = getopt_long(argc, argv, "d:n:s:r:", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "d:n:s:r:", longopts, NULL)) != -1) {
         switch (c) {
         case 'd': device = optarg; break;
         case 'n':
-            if (!parse_number("selftest", "--signals", optarg, 1, SIZE_MAX, &signals))
-                return EXIT_USAGE;
+            if (!tusk_cli_u64(argv[0], "--signals", optarg, 1, SIZE_MAX, &signals))
+                return TUSK_EXIT_USAGE;
             break;
         case 's':
-            if (!parse_number("selftest", "--seed", optarg, 0, UINT64_MAX, &seed))
-                return EXIT_USAGE;
+            if (!tusk_cli_u64(argv[0], "--seed", optarg, 0, UINT64_MAX, &seed))
+                return TUSK_EXIT_USAGE;
             have_seed = true;
             break;
         case 'r':
-            if (!parse_number("selftest", "--repeat", optarg, 1, UINT64_MAX, &repeat))
-                return EXIT_USAGE;
+            if (!tusk_cli_u64(argv[0], "--repeat", optarg, 1, UINT64_MAX, &repeat))
+                return TUSK_EXIT_USAGE;
             break;
         case 'C': no_cache = true; break;
-        default: usage(stderr); return EXIT_USAGE;
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (optind != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        return TUSK_EXIT_USAGE;
     }
     if (!have_seed)
         seed = clock_seed();
@@ -378,7 +356,7 @@ static int cmd_selftest(int argc, char **argv)
     tusk_cl_t *cl = NULL;
     if (tusk_cl_new(&cl, &config, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     printf("device: %s (selection \"%s\")\n", tusk_cl_describe(cl), tusk_cl_device_setting(device));
     printf("seed: %" PRIu64 " (replay with --seed %" PRIu64 ")\n", seed, seed);
@@ -393,7 +371,7 @@ static int cmd_selftest(int argc, char **argv)
             fprintf(stderr, PROG ": %s\n", err.message);
             if (rc == TUSK_EBUILD)
                 fprintf(stderr, PROG ": build log:\n%s\n", tusk_cl_build_log(cl));
-            status = EXIT_FAIL;
+            status = TUSK_EXIT_FAIL;
             break;
         }
         ran++;
@@ -401,7 +379,7 @@ static int cmd_selftest(int argc, char **argv)
         if (result.passed)
             passed++;
         else
-            status = EXIT_FAIL;
+            status = TUSK_EXIT_FAIL;
     }
 
     tusk_cl_cache_stats_t stats;
@@ -415,27 +393,14 @@ static int cmd_selftest(int argc, char **argv)
     return status;
 }
 
+static const tusk_cli_command_t commands[] = {
+    {"list", cmd_list, "every OpenCL device of every platform"},
+    {"which", cmd_which, "the device a selection string picks"},
+    {"selftest", cmd_selftest, "run the self-test kernels on a device and compare with the CPU"},
+    {NULL, NULL, NULL}};
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : 0;
-    }
-    const char *cmd = argv[1];
-    /* getopt names the program by argv[0]: "tusk-cl selftest: unrecognized
-     * option" rather than "selftest: ...". */
-    char name[64];
-    snprintf(name, sizeof name, PROG " %s", cmd);
-    argc--;
-    argv++;
-    argv[0] = name;
-    if (strcmp(cmd, "list") == 0)
-        return cmd_list(argc, argv);
-    if (strcmp(cmd, "which") == 0)
-        return cmd_which(argc, argv);
-    if (strcmp(cmd, "selftest") == 0)
-        return cmd_selftest(argc, argv);
-    fprintf(stderr, PROG ": unknown command '%s'\n", cmd);
-    usage(stderr);
-    return EXIT_USAGE;
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "COMMAND [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

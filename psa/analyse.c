@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "psa_private.h"
+#include "base/grow.h"
 
 /* ADF channel of basis channel c: segments as they are, the core's high gain. */
 #define ADF_CORE_HIGH 37
@@ -174,16 +175,8 @@ static long build_problems(const psa_engine_t *e, psa_batch_t *b, slot_t **slots
                 long i = psa_batch_add(b, s);
                 if (i < 0)
                     return -1;
-                if ((size_t)i >= *slot_cap) {
-                    size_t cap = *slot_cap ? 2 * *slot_cap : 256;
-                    while (cap <= (size_t)i)
-                        cap *= 2;
-                    slot_t *ns = realloc(*slots, cap * sizeof *ns);
-                    if (!ns)
-                        return -1;
-                    *slots = ns;
-                    *slot_cap = cap;
-                }
+                if ((size_t)i >= *slot_cap && tusk_grow(slots, slot_cap, (size_t)i + 1, sizeof **slots) != 0)
+                    return -1;
                 (*slots)[i] = (slot_t){(uint32_t)c, (uint8_t)k, (int8_t)shift, own};
                 b->n_channels[i] = (uint16_t)nch;
                 memcpy(b->channel + (size_t)i * PSA_CHANNELS, ch, nch);
@@ -244,14 +237,8 @@ static int add_neighbourhood(psa_engine_t *e, size_t i, unsigned s, uint32_t q)
                 if (!det_grid_at(e->grid, c[0] + di, c[1] + dj, c[2] + dk, &seg, &idx) || seg != s)
                     continue;
                 size_t k = b->cand_start[i + 1];
-                if (k + 1 > b->cand_cap) {
-                    size_t cap = b->cand_cap ? 2 * b->cand_cap : 4096;
-                    uint32_t *nc = realloc(b->cand, cap * sizeof *nc);
-                    if (!nc)
-                        return -1;
-                    b->cand = nc;
-                    b->cand_cap = cap;
-                }
+                if (k + 1 > b->cand_cap && tusk_grow(&b->cand, &b->cand_cap, k + 1, sizeof *b->cand) != 0)
+                    return -1;
                 b->cand[k] = idx;
                 b->cand_start[i + 1] = (uint32_t)(k + 1);
             }
@@ -262,16 +249,8 @@ static int set_coarse(psa_engine_t *e, size_t i, unsigned s)
 {
     psa_batch_t *b = e->batch;
     size_t k = b->cand_start[i], n = e->coarse_n[s];
-    if (k + n > b->cand_cap) {
-        size_t cap = b->cand_cap ? b->cand_cap : 4096;
-        while (cap < k + n)
-            cap *= 2;
-        uint32_t *nc = realloc(b->cand, cap * sizeof *nc);
-        if (!nc)
-            return -1;
-        b->cand = nc;
-        b->cand_cap = cap;
-    }
+    if (k + n > b->cand_cap && tusk_grow(&b->cand, &b->cand_cap, k + n, sizeof *b->cand) != 0)
+        return -1;
     memcpy(b->cand + k, e->coarse[s], n * sizeof *b->cand);
     b->cand_start[i + 1] = (uint32_t)(k + n);
     return 0;

@@ -1,23 +1,24 @@
 /* parallel.c - a parallel for over problems or crystals, for the fast
- * search and the preprocessing (see psa_private.h). */
-#include <pthread.h>
+ * search and the preprocessing (see psa_private.h): `threads` stripes
+ * (first, first + threads, ...) run on a pool of threads (base/pool.h). */
 #include <unistd.h>
 
+#include "base/pool.h"
 #include "psa_private.h"
 
 #define MAX_THREADS 256
 
-typedef struct worker {
+typedef struct stripes {
     psa_work_fn fn;
     void *ctx;
-    size_t first, step, end;
-} worker_t;
+    size_t begin, step, end;
+} stripes_t;
 
-static void *run(void *arg)
+static void stripe(void *ctx, size_t k, unsigned thread)
 {
-    worker_t *w = arg;
-    w->fn(w->ctx, w->first, w->step, w->end);
-    return NULL;
+    (void)thread;
+    const stripes_t *s = ctx;
+    s->fn(s->ctx, s->begin + k, s->step, s->end);
 }
 
 unsigned psa_threads(unsigned threads, size_t items)
@@ -38,20 +39,14 @@ void psa_parallel(size_t begin, size_t end, unsigned threads, psa_work_fn fn, vo
     if (end <= begin)
         return;
     threads = psa_threads(threads, end - begin);
-    worker_t w[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    unsigned started = 0;
-    for (unsigned k = 0; k < threads; k++)
-        w[k] = (worker_t){fn, ctx, begin + k, threads, end};
-    for (unsigned k = 1; k < threads; k++) {
-        if (pthread_create(&tid[k], NULL, run, &w[k]) != 0)
-            break;
-        started = k;
+    stripes_t s = {fn, ctx, begin, threads, end};
+    tusk_pool_t *pool = NULL;
+    if (threads > 1 && tusk_pool_new(&pool, threads, NULL) == TUSK_OK) {
+        tusk_pool_run(pool, threads, stripe, &s);
+        tusk_pool_destroy(&pool);
+        return;
     }
-    /* Whatever did not get a thread of its own runs here. */
-    for (unsigned k = started + 1; k < threads; k++)
-        run(&w[k]);
-    run(&w[0]);
-    for (unsigned k = 1; k <= started; k++)
-        pthread_join(tid[k], NULL);
+    /* One thread, or none could be started: every stripe here. */
+    for (unsigned k = 0; k < threads; k++)
+        stripe(&s, k, 0);
 }

@@ -24,11 +24,11 @@
  * beam axis, facing the target) goes to $TMPDIR or /tmp and is removed
  * once the simulation has read it.
  *
- * Exit statuses: 0 fine, 1 failure (bad basis, configuration, simulation,
- * input or output file; gnuplot missing), 2 usage.
+ * Exit statuses (base/exit.h): 0 fine, 1 failure (bad basis,
+ * configuration, simulation, input or output file; gnuplot missing), 2
+ * usage.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -36,12 +36,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/fs.h"
+#include "base/gnuplot.h"
+#include "base/grow.h"
+#include "base/parse.h"
+#include "config.h"
 #include "tusk/adf_crystal.h"
 #include "tusk/adf_file.h"
 #include "tusk/adf_psa.h"
@@ -56,8 +60,6 @@
 
 #define PROG "tusk-psa"
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 #define BATCH 256             /* crystals analysed together */
 #define DEFAULT_EVENTS "200000"
 #define DEFAULT_ENERGY "1000"
@@ -66,12 +68,9 @@ enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 #define HIST_3D_MAX 80.0      /* 3D: 0 .. 80 mm */
 #define PLOT_NAME "psa-residuals"
 
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " COMMAND [OPTIONS]\n"
-            "\n"
-            "commands:\n"
             "  validate --basis FILE [--events N] [--energy KEV] [--seed S] [--noise KEV]\n"
             "           [--set KEY=VALUE]... [--plot DIR] [--threads N] [--backend B [--device D]]\n"
             "           [--array FILE]\n"
@@ -87,7 +86,10 @@ static void usage(FILE *out)
             "the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
             "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"
             "N, P.D or a name; default $TUSK_CL_DEVICE, else any; full search only).\n"
-            "--threads: of the fast backend (0: one per CPU, the default).\n");
+            "--threads: of the fast backend (0: one per CPU, the default).\n"
+            "\n"
+            "Exit status: 0 fine, 1 failure (bad basis, configuration, simulation, input\n"
+            "or output file; gnuplot missing), 2 bad usage.\n");
 }
 
 /* ---- options ------------------------------------------------------------------ */
@@ -118,36 +120,9 @@ static int set_param(tusk_params_t *p, const char *key, const char *value)
     tusk_error_t err;
     if (tusk_params_set(p, key, value, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": --set %s=%s: %s\n", key, value, err.message);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     return 0;
-}
-
-static bool parse_u64(const char *opt, const char *text, uint64_t max, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(text, &end, 10);
-    if (end == text || *end || errno || text[0] == '-' || x > max) {
-        fprintf(stderr, PROG ": %s: expected a whole number from 0 to %llu, got '%s'\n", opt,
-                (unsigned long long)max, text);
-        return false;
-    }
-    *v = x;
-    return true;
-}
-
-static bool parse_double(const char *opt, const char *text, double lo, double hi, double *v)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (end == text || *end || errno || !isfinite(x) || x < lo || x > hi) {
-        fprintf(stderr, PROG ": %s: expected a number from %g to %g, got '%s'\n", opt, lo, hi, text);
-        return false;
-    }
-    *v = x;
-    return true;
 }
 
 /* A --set KEY=VALUE: where it goes. */
@@ -156,7 +131,7 @@ static int route_set(opts_t *o, char *arg)
     char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
         fprintf(stderr, PROG ": --set %s: expected KEY=VALUE\n", arg);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     *eq = '\0';
     const char *key = arg, *value = eq + 1;
@@ -166,13 +141,13 @@ static int route_set(opts_t *o, char *arg)
     if (is_sim && (strcmp(key, "basis") == 0 || strcmp(key, "array") == 0 || strcmp(key, "truth") == 0)) {
         fprintf(stderr, PROG ": --set %s: not a setting here (%s)\n", key,
                 strcmp(key, "truth") == 0 ? "validate needs the truth" : "use --basis and --array");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     if (!is_psa && !is_sim) {
         fprintf(stderr, PROG ": --set %s: unknown key; PSA keys: p, mode, mask, include_hit, include_core, residual, "
                         "t0_search, threshold_kev, gain, baseline_samples, max_kev%s\n",
                 key, o->validate ? "; simulation keys: see sim/README.md (source, energy, noise_kev, ...)" : "");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     if (is_psa)
         st = set_param(o->psa, key, value);
@@ -181,7 +156,7 @@ static int route_set(opts_t *o, char *arg)
     return st;
 }
 
-static int parse_options(int argc, char **argv, opts_t *o)
+static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o)
 {
     enum { O_BASIS = 256, O_EVENTS, O_ENERGY, O_SEED, O_NOISE, O_SET, O_PLOT, O_THREADS, O_BACKEND, O_ARRAY, O_DEVICE };
     static const struct option longs[] = {{"basis", required_argument, NULL, O_BASIS},
@@ -206,47 +181,42 @@ static int parse_options(int argc, char **argv, opts_t *o)
     double d;
     optind = 1;
     int li = -1;
-    opterr = 0; /* its messages would name the command, not the program */
-    while ((c = getopt_long(argc, argv, ":i:o:qh", longs, &li)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "i:o:qh", longs, &li)) != -1) {
         /* Options of one command only. */
         bool sim_only = c == O_EVENTS || c == O_ENERGY || c == O_SEED || c == O_NOISE || c == O_PLOT || c == O_ARRAY;
         bool run_only = c == 'i' || c == 'o' || c == 'q';
         if ((sim_only && !o->validate) || (run_only && o->validate)) {
             if (c >= 256 || li >= 0)
-                fprintf(stderr, PROG ": --%s is not an option of %s\n", longs[li].name,
+                fprintf(stderr, "%s: --%s is not an option of %s\n", argv[0], longs[li].name,
                         o->validate ? "validate" : "run");
             else
-                fprintf(stderr, PROG ": -%c is not an option of %s\n", c, o->validate ? "validate" : "run");
-            return EXIT_USAGE;
+                fprintf(stderr, "%s: -%c is not an option of %s\n", argv[0], c, o->validate ? "validate" : "run");
+            return TUSK_EXIT_USAGE;
         }
         li = -1;
         switch (c) {
         case O_BASIS: o->basis = optarg; break;
         case O_EVENTS:
-            if (!parse_u64("--events", optarg, UINT64_C(1) << 40, &u))
-                return EXIT_USAGE;
-            if (u == 0) {
-                fprintf(stderr, PROG ": --events: at least 1\n");
-                return EXIT_USAGE;
-            }
+            if (!tusk_cli_u64(argv[0], "--events", optarg, 1, UINT64_C(1) << 40, &u))
+                return TUSK_EXIT_USAGE;
             if ((st = set_param(o->sim, "events", optarg)))
                 return st;
             break;
         case O_ENERGY:
-            if (!parse_double("--energy", optarg, 1.0, 10000.0, &d))
-                return EXIT_USAGE;
+            if (!tusk_cli_double(argv[0], "--energy", optarg, 1.0, 10000.0, &d))
+                return TUSK_EXIT_USAGE;
             if ((st = set_param(o->sim, "energy", optarg)))
                 return st;
             break;
         case O_SEED:
-            if (!parse_u64("--seed", optarg, UINT64_MAX, &u))
-                return EXIT_USAGE;
+            if (!tusk_cli_u64(argv[0], "--seed", optarg, 0, UINT64_MAX, &u))
+                return TUSK_EXIT_USAGE;
             if ((st = set_param(o->sim, "seed", optarg)))
                 return st;
             break;
         case O_NOISE:
-            if (!parse_double("--noise", optarg, 0.0, 1000.0, &d))
-                return EXIT_USAGE;
+            if (!tusk_cli_double(argv[0], "--noise", optarg, 0.0, 1000.0, &d))
+                return TUSK_EXIT_USAGE;
             if ((st = set_param(o->sim, "noise_kev", optarg)))
                 return st;
             break;
@@ -256,14 +226,13 @@ static int parse_options(int argc, char **argv, opts_t *o)
             break;
         case O_PLOT: o->plot = optarg; break;
         case O_THREADS:
-            if (!parse_u64("--threads", optarg, 256, &u))
-                return EXIT_USAGE;
-            o->threads = (unsigned)u;
+            if (!tusk_cli_unsigned(argv[0], "--threads", optarg, 0, 256, &o->threads))
+                return TUSK_EXIT_USAGE;
             break;
         case O_BACKEND:
             if (strcmp(optarg, "fast") != 0 && strcmp(optarg, "reference") != 0 && strcmp(optarg, "opencl") != 0) {
                 fprintf(stderr, PROG ": --backend: expected fast, reference or opencl, got '%s'\n", optarg);
-                return EXIT_USAGE;
+                return TUSK_EXIT_USAGE;
             }
             o->backend = optarg;
             break;
@@ -272,36 +241,25 @@ static int parse_options(int argc, char **argv, opts_t *o)
         case 'i': o->in = optarg; break;
         case 'o': o->out = optarg; break;
         case 'q': o->quiet = true; break;
-        case 'h': usage(stdout); return -1;
-        case ':':
-            if (optopt && optopt < 256)
-                fprintf(stderr, PROG ": -%c needs a value\n", optopt);
-            else
-                fprintf(stderr, PROG ": %s needs a value\n", argv[optind - 1]);
-            return EXIT_USAGE;
-        default:
-            if (optopt)
-                fprintf(stderr, PROG ": unknown option '-%c' (" PROG " --help lists them)\n", optopt);
-            else
-                fprintf(stderr, PROG ": unknown option '%s' (" PROG " --help lists them)\n", argv[optind - 1]);
-            return EXIT_USAGE;
+        case 'h': tusk_cli_help(cli); return -1;
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (optind != argc) {
         fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     if (!o->basis) {
         fprintf(stderr, PROG ": --basis FILE is required (make one with tusk-basis gen)\n");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     if (o->device && strcmp(o->backend, "opencl") != 0) {
         fprintf(stderr, PROG ": --device is for --backend opencl\n");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     if (!o->validate && (!o->in || !o->out)) {
         fprintf(stderr, PROG " run: -i IN.adf and -o OUT.adf are required\n");
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     return 0;
 }
@@ -330,28 +288,28 @@ static int analysis_open(analysis_t *a, const opts_t *o)
     psa_config_default(&a->cfg);
     if (psa_config_read(&a->cfg, o->psa, "--set", &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     det_basis_expect_t expect = {PSA_SEGMENTS, PSA_CHANNELS, 0, 0.0};
     if (det_basis_load(&a->basis, o->basis, &expect, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     if (psa_engine_new(&a->engine, a->basis, &a->cfg, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", o->basis, err.message);
         analysis_free(a);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     if (strcmp(o->backend, "opencl") == 0) {
         if (a->cfg.mode == PSA_MODE_ADAPTIVE) {
             fprintf(stderr, PROG ": mode = adaptive runs on the CPU backends only (--backend fast or reference)\n");
             analysis_free(a);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
         if (psa_cl_new(&a->cl, a->engine, o->device, 0, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": --backend opencl: %s\n", err.message);
             analysis_free(a);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
         a->backend = psa_backend_cl(a->cl);
     } else {
@@ -376,13 +334,6 @@ static void describe_psa(FILE *f, const analysis_t *a, const char *backend)
             yes_no(c->include_core), yes_no(c->residual), c->t0_search, c->threshold_kev);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- statistics ------------------------------------------------------------------ */
 
 typedef struct vec {
@@ -392,14 +343,8 @@ typedef struct vec {
 
 static bool vec_push(vec_t *v, double x)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 1024;
-        double *p = realloc(v->v, cap * sizeof *p);
-        if (!p)
-            return false;
-        v->v = p;
-        v->cap = cap;
-    }
+    if (tusk_grow(&v->v, &v->cap, v->n + 1, sizeof *v->v) != 0)
+        return false;
     v->v[v->n++] = x;
     return true;
 }
@@ -586,12 +531,12 @@ static int analyse_batch(analysis_t *an, const adf_crystal_t *rec, const rec_tru
                          results_t *r)
 {
     tusk_error_t err;
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     if (psa_analyse(an->engine, &an->backend, rec, n, out, &r->stats, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": analysing the simulated crystals: %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
-    r->psa_s += now_s() - t0;
+    r->psa_s += tusk_clock_s() - t0;
     bool ok = true;
     for (size_t k = 0; k < n; k++) {
         const adf_psa_t *p = &out[k];
@@ -631,7 +576,7 @@ static int analyse_batch(analysis_t *an, const adf_crystal_t *rec, const rec_tru
     }
     if (!ok) {
         fprintf(stderr, PROG ": out of memory\n");
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     return 0;
 }
@@ -644,7 +589,7 @@ static int temp_array(char *path, size_t cap)
     int fd = mkstemp(path);
     if (fd < 0) {
         fprintf(stderr, PROG ": cannot make a temporary array file %s: %s\n", path, strerror(errno));
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     static const char text[] = "# tusk-psa validate: one crystal facing the target\ncrystal.0 = 0 0\n";
     ssize_t w = write(fd, text, sizeof text - 1);
@@ -652,7 +597,7 @@ static int temp_array(char *path, size_t cap)
     if (close(fd) != 0 || w != (ssize_t)(sizeof text - 1)) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(w < 0 ? e : errno ? errno : EIO));
         unlink(path);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     return 0;
 }
@@ -762,7 +707,7 @@ static int write_csv(const char *dir, const char *name, const char *header, cons
     if (!f) {
         fprintf(stderr, PROG ": cannot write %s/%s: %s\n", dir, name, path ? strerror(errno) : "out of memory");
         free(path);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     fprintf(f, "%s\n", header);
     for (size_t i = 0; i < h[0].bins; i++) {
@@ -775,24 +720,10 @@ static int write_csv(const char *dir, const char *name, const char *header, cons
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
         free(path);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     free(path);
     return 0;
-}
-
-/* A single-quoted gnuplot string (quotes doubled, control characters as spaces). */
-static void put_quoted(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\'')
-            fputs("''", f);
-        else
-            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
-    }
-    fputc('\'', f);
 }
 
 static int write_script(const char *dir, const analysis_t *an, const results_t *r, const report_t *rep)
@@ -802,7 +733,7 @@ static int write_script(const char *dir, const analysis_t *an, const results_t *
     if (!f) {
         fprintf(stderr, PROG ": cannot write %s/" PLOT_NAME ".gp: %s\n", dir, path ? strerror(errno) : "out of memory");
         free(path);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     const psa_config_t *c = &an->cfg;
     double g = det_basis_shape(an->basis)->grid_mm;
@@ -848,7 +779,7 @@ static int write_script(const char *dir, const analysis_t *an, const results_t *
             "n_multi = %.0f\n"
             "set multiplot layout 1,2 title ",
             g, ns, na, nm);
-    put_quoted(f, title);
+    tusk_gnuplot_quote(f, title);
     fprintf(f,
             " noenhanced\n"
             "set style data histeps\n"
@@ -885,119 +816,39 @@ static int write_script(const char *dir, const analysis_t *an, const results_t *
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
         free(path);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     free(path);
     return 0;
 }
 
-/* Run gnuplot ($TUSK_GNUPLOT, else gnuplot from PATH) on DIR/NAME.gp in DIR,
- * its output into DIR/NAME.log (removed when empty). */
+/* gnuplot on DIR/NAME.gp in DIR (base/gnuplot.h), its output into
+ * DIR/NAME.log (removed when empty). */
 static int run_gnuplot(const char *dir)
 {
-    const char *env = getenv("TUSK_GNUPLOT");
-    const char *prog = env && *env ? env : "gnuplot";
-    char *abs = NULL;
-    if (prog[0] != '/' && strchr(prog, '/')) {
-        char cwd[4096];
-        if (!getcwd(cwd, sizeof cwd)) {
-            fprintf(stderr, PROG ": getcwd: %s\n", strerror(errno));
-            return EXIT_FAIL;
-        }
-        abs = path_in(cwd, prog);
-        if (!abs) {
-            fprintf(stderr, PROG ": out of memory\n");
-            return EXIT_FAIL;
-        }
-        prog = abs;
-    }
-    char *log = path_in(dir, PLOT_NAME ".log"), *png = path_in(dir, PLOT_NAME ".png");
-    int rc = EXIT_FAIL;
-    int pfd[2] = {-1, -1};
-    if (!log || !png) {
+    char *png = path_in(dir, PLOT_NAME ".png");
+    if (!png) {
         fprintf(stderr, PROG ": out of memory\n");
-        goto done;
+        return TUSK_EXIT_FAIL;
     }
-    if (unlink(png) != 0 && errno != ENOENT) {
-        fprintf(stderr, PROG ": cannot replace %s: %s\n", png, strerror(errno));
-        goto done;
+    const char *pictures[] = {png, NULL};
+    tusk_error_t err;
+    int rc = 0;
+    if (tusk_gnuplot_run(dir, PLOT_NAME ".gp", PLOT_NAME ".log", pictures, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s; no picture: the histograms are in %s/" PLOT_NAME "-axes.csv and -3d.csv\n",
+                err.message, dir);
+        rc = TUSK_EXIT_FAIL;
     }
-    if (pipe(pfd) != 0) {
-        fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
-        goto done;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
-        goto done;
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        int e = 0;
-        if (chdir(dir) != 0) {
-            e = errno;
-        } else {
-            int lf = open(PLOT_NAME ".log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            int nf = open("/dev/null", O_RDONLY);
-            if (lf < 0 || nf < 0 || dup2(nf, 0) < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
-                e = errno;
-        }
-        if (!e) {
-            fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
-            char *argv[] = {(char *)prog, (char *)"./" PLOT_NAME ".gp", NULL};
-            execvp(prog, argv);
-            e = errno;
-        }
-        ssize_t w = write(pfd[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    close(pfd[1]);
-    pfd[1] = -1;
-    int e = 0;
-    ssize_t got;
-    while ((got = read(pfd[0], &e, sizeof e)) < 0 && errno == EINTR)
-        ;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got == (ssize_t)sizeof e) {
-        if (e == ENOENT)
-            fprintf(stderr,
-                    PROG ": gnuplot not found ('%s'; Debian: apt-get install gnuplot-nox): no picture; the "
-                         "histograms are in %s/" PLOT_NAME "-axes.csv and -3d.csv, the script in %s/" PLOT_NAME ".gp\n",
-                    prog, dir, dir);
-        else
-            fprintf(stderr, PROG ": cannot run gnuplot ('%s' in %s): %s\n", prog, dir, strerror(e));
-        goto done;
-    }
-    struct stat st;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(png, &st) != 0 || st.st_size == 0) {
-        fprintf(stderr, PROG ": gnuplot ('%s') failed on %s/" PLOT_NAME ".gp (exit status %d); see %s\n", prog, dir,
-                WIFEXITED(status) ? WEXITSTATUS(status) : -1, log);
-        goto done;
-    }
-    if (stat(log, &st) == 0 && st.st_size == 0)
-        unlink(log);
-    rc = 0;
-done:
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    free(abs);
-    free(log);
     free(png);
     return rc;
 }
 
 static int plot(const opts_t *o, const analysis_t *an, const results_t *r, const report_t *rep, const char *text)
 {
-    if (mkdir(o->plot, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, PROG ": --plot %s: %s\n", o->plot, strerror(errno));
-        return EXIT_FAIL;
+    tusk_error_t err;
+    if (tusk_mkdir_p(o->plot, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": --plot: %s\n", err.message);
+        return TUSK_EXIT_FAIL;
     }
     const hist_t three[3] = {rep->d3, rep->d3_alone, rep->d3_multi};
     int rc = write_csv(o->plot, PLOT_NAME "-axes.csv", "bin_low_mm,bin_high_mm,x,y,z", rep->axis, 3);
@@ -1009,7 +860,7 @@ static int plot(const opts_t *o, const analysis_t *an, const results_t *r, const
         FILE *f = path ? fopen(path, "w") : NULL;
         if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
             fprintf(stderr, PROG ": cannot write %s/" PLOT_NAME ".txt\n", o->plot);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
         }
         free(path);
     }
@@ -1042,21 +893,21 @@ static int cmd_validate(opts_t *o)
     /* Defaults, then what was given (o->sim's entries replace them). */
     tusk_params_t *p = tusk_params_new();
     tusk_error_t err;
-    rc = p ? 0 : EXIT_FAIL;
+    rc = p ? 0 : TUSK_EXIT_FAIL;
     const char *defaults[][2] = {{"basis", o->basis},   {"array", temp ? array : o->array}, {"source", "line"},
                                  {"energy", DEFAULT_ENERGY}, {"events", DEFAULT_EVENTS},     {"truth", "yes"}};
     for (size_t i = 0; !rc && i < sizeof defaults / sizeof defaults[0]; i++)
         if (tusk_params_set(p, defaults[i][0], defaults[i][1], &err) != TUSK_OK)
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
     for (size_t i = 0; !rc && i < tusk_params_count(o->sim); i++)
         if (tusk_params_set(p, tusk_params_key(o->sim, i), tusk_params_value(o->sim, i), &err) != TUSK_OK)
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
     sim_t *sim = NULL;
     if (rc)
         fprintf(stderr, PROG ": %s\n", p ? err.message : "out of memory");
     else if (sim_new(&sim, p, "simulation", &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     tusk_params_destroy(&p);
     if (temp)
@@ -1072,15 +923,15 @@ static int cmd_validate(opts_t *o)
     memset(&r, 0, sizeof r);
     if (!rec || !rt || !out) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     size_t n = 0;
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     while (!rc) {
         const sim_event_t *ev;
         if (sim_next(sim, &ev, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": simulating: %s\n", err.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         if (!ev)
@@ -1099,7 +950,7 @@ static int cmd_validate(opts_t *o)
     }
     if (!rc && n)
         rc = analyse_batch(&an, rec, rt, n, out, &r);
-    r.sim_s = now_s() - t0 - r.psa_s;
+    r.sim_s = tusk_clock_s() - t0 - r.psa_s;
     free(rec);
     free(rt);
     free(out);
@@ -1119,7 +970,7 @@ static int cmd_validate(opts_t *o)
         rep.multi = dist3(&r.d3_multi);
         if (!ok) {
             fprintf(stderr, PROG ": out of memory\n");
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
         }
     }
     if (!rc) {
@@ -1128,14 +979,14 @@ static int cmd_validate(opts_t *o)
         FILE *mem = open_memstream(&text, &len);
         if (!mem) {
             fprintf(stderr, PROG ": out of memory\n");
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
         } else {
             print_report(mem, o, &an, sim, &r, &rep);
             fclose(mem);
             fputs(text, stdout);
             if (r.single == 0) {
                 fprintf(stderr, PROG ": no single-interaction hits to measure: simulate more decays (--events)\n");
-                rc = EXIT_FAIL;
+                rc = TUSK_EXIT_FAIL;
             } else if (o->plot) {
                 rc = plot(o, &an, &r, &rep, text);
             }
@@ -1158,17 +1009,7 @@ typedef struct bytes {
 
 static bool bytes_reserve(bytes_t *b, size_t more)
 {
-    if (b->n + more <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 1 << 16;
-    while (cap < b->n + more)
-        cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (!p)
-        return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
+    return more <= SIZE_MAX - b->n && tusk_grow(&b->p, &b->cap, b->n + more, 1) == 0;
 }
 
 typedef struct runner {
@@ -1196,18 +1037,18 @@ static int flush(runner_t *r)
     tusk_error_t err;
     adf_error_t ae;
     if (r->n) {
-        double t0 = now_s();
+        double t0 = tusk_clock_s();
         if (psa_analyse(r->an->engine, &r->an->backend, r->rec, r->n, r->res, &r->stats, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
-        r->psa_s += now_s() - t0;
+        r->psa_s += tusk_clock_s() - t0;
     }
     size_t bound = r->pending.n + r->n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
     r->outbuf.n = 0;
     if (!bytes_reserve(&r->outbuf, bound)) {
         fprintf(stderr, PROG ": out of memory\n");
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     adf_writer_reset(r->writer, r->outbuf.p, r->outbuf.cap);
     adf_reader_reset(r->reader, r->pending.p, r->pending.n, 0);
@@ -1241,16 +1082,16 @@ static int flush(runner_t *r)
         if (st != ADF_OK) {
             fprintf(stderr, PROG ": %s: writing the frame of event %u: %s\n", r->o->out, (unsigned)fr.key.event,
                     ae.message);
-            return EXIT_FAIL;
+            return TUSK_EXIT_FAIL;
         }
     }
     if (st != ADF_END) {
         fprintf(stderr, PROG ": internal error re-reading the frames: %s\n", adf_reader_error(r->reader)->message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     if (adf_file_writer_write(r->w, r->outbuf.p, adf_writer_used(r->writer), &ae) != ADF_OK) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     r->pending.n = 0;
     r->n = 0;
@@ -1272,14 +1113,14 @@ static int cmd_run(opts_t *o)
     if (!in) {
         fprintf(stderr, PROG ": %s\n", ae.message);
         analysis_free(&an);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     r.w = adf_file_writer_open(o->out, &ae);
     if (!r.w) {
         fprintf(stderr, PROG ": %s\n", ae.message);
         adf_file_reader_destroy(&in);
         analysis_free(&an);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     r.reader = adf_reader_new(ADF_ON_ERROR_STOP);
     r.writer = adf_writer_new();
@@ -1288,9 +1129,9 @@ static int cmd_run(opts_t *o)
     r.offsets = malloc(BATCH * sizeof *r.offsets);
     if (!r.reader || !r.writer || !r.rec || !r.res || !r.offsets) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     adf_frame_t fr;
     while (!rc) {
         int st = adf_file_reader_next(in, &fr);
@@ -1298,18 +1139,18 @@ static int cmd_run(opts_t *o)
             break;
         if (st != ADF_OK) {
             fprintf(stderr, PROG ": %s\n", adf_file_reader_error(in)->message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         r.frames++;
         if (!bytes_reserve(&r.pending, ADF_KEY_SIZE + (size_t)fr.payload_size)) {
             fprintf(stderr, PROG ": out of memory\n");
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         if (adf_key_encode(&fr.key, r.pending.p + r.pending.n, &ae) != ADF_OK) {
             fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         memcpy(r.pending.p + r.pending.n + ADF_KEY_SIZE, fr.payload, fr.payload_size);
@@ -1317,7 +1158,7 @@ static int cmd_run(opts_t *o)
         if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
             if (adf_crystal_decode(&fr, &r.rec[r.n], &ae) != ADF_OK) {
                 fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-                rc = EXIT_FAIL;
+                rc = TUSK_EXIT_FAIL;
                 break;
             }
             r.offsets[r.n++] = fr.offset;
@@ -1337,16 +1178,16 @@ static int cmd_run(opts_t *o)
                 PROG " run: %s: no data:crystal frame, which PSA analyses, among its %llu frames (%llu data frames of "
                      "other types): nothing analysed\n",
                 o->in, (unsigned long long)r.frames, (unsigned long long)r.foreign);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     } else if (!rc && r.crystals == 0) {
         fprintf(stderr, PROG " run: %s: WARNING: no data:crystal frame among its %llu frames: nothing analysed\n",
                 o->in, (unsigned long long)r.frames);
     }
-    double dt = now_s() - t0;
+    double dt = tusk_clock_s() - t0;
     uint64_t bytes = adf_file_writer_bytes(r.w);
     if (adf_file_writer_close(&r.w, &ae) != ADF_OK && !rc) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     if (rc && strcmp(o->out, "-") != 0)
         unlink(o->out); /* no half-written output passes for a result */
@@ -1380,29 +1221,19 @@ static int cmd_run(opts_t *o)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int cmd(const tusk_cli_t *cli, int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : 0;
-    }
     opts_t o;
     memset(&o, 0, sizeof o);
-    if (strcmp(argv[1], "validate") == 0) {
-        o.validate = true;
-    } else if (strcmp(argv[1], "run") != 0) {
-        fprintf(stderr, PROG ": unknown command '%s'\n", argv[1]);
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    o.validate = strcmp(strchr(argv[0], ' ') + 1, "validate") == 0;
     o.psa = tusk_params_new();
     o.sim = tusk_params_new();
     int rc;
     if (!o.psa || !o.sim) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     } else {
-        rc = parse_options(argc - 1, argv + 1, &o);
+        rc = parse_options(cli, argc, argv, &o);
         if (rc == -1)
             rc = 0; /* --help */
         else if (rc == 0)
@@ -1411,4 +1242,15 @@ int main(int argc, char **argv)
     tusk_params_destroy(&o.psa);
     tusk_params_destroy(&o.sim);
     return rc;
+}
+
+static const tusk_cli_command_t commands[] = {
+    {"validate", cmd, "simulate decays into one crystal and measure the PSA's position residuals"},
+    {"run", cmd, "analyse an ADF file offline: data:crystal -> data:psa"},
+    {NULL, NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "COMMAND [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

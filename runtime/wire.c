@@ -6,26 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adf_bytes.h" /* explicit little-endian loads and stores (header only) */
+#include "base/bytes.h" /* explicit little-endian loads and stores (header only) */
 #include "tusk/wire.h"
 #include "tusk_private.h"
+#include "base/parse.h"
 
 void tusk_wire_encode(const tusk_wire_header_t *h, uint8_t out[TUSK_WIRE_HEADER_SIZE])
 {
-    adf_put_u32(out, TUSK_WIRE_MAGIC);
-    adf_put_u16(out + 4, TUSK_WIRE_VERSION);
-    adf_put_u16(out + 6, h->flags);
-    adf_put_u32(out + 8, h->run);
-    adf_put_u16(out + 12, h->incarnation);
-    adf_put_u16(out + 14, h->source_actor);
-    adf_put_u16(out + 16, h->source_instance);
-    adf_put_u16(out + 18, h->input_actor);
-    adf_put_u16(out + 20, h->input_instance);
-    adf_put_u16(out + 22, 0);
-    adf_put_u64(out + 24, h->seq);
-    adf_put_u64(out + 32, h->input_seq);
-    adf_put_u32(out + 40, h->payload_size);
-    adf_put_u32(out + 44, 0);
+    tusk_put_u32(out, TUSK_WIRE_MAGIC);
+    tusk_put_u16(out + 4, TUSK_WIRE_VERSION);
+    tusk_put_u16(out + 6, h->flags);
+    tusk_put_u32(out + 8, h->run);
+    tusk_put_u16(out + 12, h->incarnation);
+    tusk_put_u16(out + 14, h->source_actor);
+    tusk_put_u16(out + 16, h->source_instance);
+    tusk_put_u16(out + 18, h->input_actor);
+    tusk_put_u16(out + 20, h->input_instance);
+    tusk_put_u16(out + 22, 0);
+    tusk_put_u64(out + 24, h->seq);
+    tusk_put_u64(out + 32, h->input_seq);
+    tusk_put_u32(out + 40, h->payload_size);
+    tusk_put_u32(out + 44, 0);
 }
 
 int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk_error_t *err)
@@ -33,22 +34,22 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
     if (size != TUSK_WIRE_HEADER_SIZE)
         return tusk_error_set(err, TUSK_EINVAL, "data message header of %zu bytes, expected %u", size,
                               TUSK_WIRE_HEADER_SIZE);
-    if (adf_get_u32(in) != TUSK_WIRE_MAGIC)
+    if (tusk_get_u32(in) != TUSK_WIRE_MAGIC)
         return tusk_error_set(err, TUSK_EINVAL, "data message header without the TSKD magic (0x%08X)",
-                              (unsigned)adf_get_u32(in));
-    if (adf_get_u16(in + 4) != TUSK_WIRE_VERSION)
+                              (unsigned)tusk_get_u32(in));
+    if (tusk_get_u16(in + 4) != TUSK_WIRE_VERSION)
         return tusk_error_set(err, TUSK_EINVAL, "data message header version %u, this host speaks %u",
-                              (unsigned)adf_get_u16(in + 4), TUSK_WIRE_VERSION);
-    h->flags = adf_get_u16(in + 6);
-    h->run = adf_get_u32(in + 8);
-    h->incarnation = adf_get_u16(in + 12);
-    h->source_actor = adf_get_u16(in + 14);
-    h->source_instance = adf_get_u16(in + 16);
-    h->input_actor = adf_get_u16(in + 18);
-    h->input_instance = adf_get_u16(in + 20);
-    h->seq = adf_get_u64(in + 24);
-    h->input_seq = adf_get_u64(in + 32);
-    h->payload_size = adf_get_u32(in + 40);
+                              (unsigned)tusk_get_u16(in + 4), TUSK_WIRE_VERSION);
+    h->flags = tusk_get_u16(in + 6);
+    h->run = tusk_get_u32(in + 8);
+    h->incarnation = tusk_get_u16(in + 12);
+    h->source_actor = tusk_get_u16(in + 14);
+    h->source_instance = tusk_get_u16(in + 16);
+    h->input_actor = tusk_get_u16(in + 18);
+    h->input_instance = tusk_get_u16(in + 20);
+    h->seq = tusk_get_u64(in + 24);
+    h->input_seq = tusk_get_u64(in + 32);
+    h->payload_size = tusk_get_u32(in + 40);
     if (h->flags & ~TUSK_WIRE_KNOWN_FLAGS)
         return tusk_error_set(err, TUSK_EINVAL, "data message header with unknown flags 0x%04X", (unsigned)h->flags);
     if ((h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) && h->payload_size != 0)
@@ -59,7 +60,7 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
     if ((h->flags & TUSK_WIRE_RELEASE) && (!(h->flags & TUSK_WIRE_EMPTY) || (h->flags & TUSK_WIRE_COMPLETES)))
         return tusk_error_set(err, TUSK_EINVAL,
                               "data message header: a release that is not an empty marker, or also completes");
-    if (adf_get_u16(in + 22) != 0 || adf_get_u32(in + 44) != 0)
+    if (tusk_get_u16(in + 22) != 0 || tusk_get_u32(in + 44) != 0)
         return tusk_error_set(err, TUSK_EINVAL, "data message header: reserved fields are not zero");
     return TUSK_OK;
 }
@@ -333,11 +334,5 @@ int tusk_ctl_get_u64(const tusk_ctl_t *m, const char *key, uint64_t fallback, ui
     *value = fallback;
     if (!v)
         return TUSK_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *v == '-' || *end || errno)
-        return TUSK_EINVAL;
-    *value = x;
-    return TUSK_OK;
+    return tusk_parse_u64(v, 0, UINT64_MAX, value) == 0 ? TUSK_OK : TUSK_EINVAL;
 }

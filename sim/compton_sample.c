@@ -1,9 +1,10 @@
 /* compton_sample.c - the Klein-Nishina scattering angle drawn from the
- * simulation's generator (see tusk/simrng.h); the cross sections and the
+ * simulation's generator (base/rng.h; declared in tusk/simrng.h); the cross sections and the
  * kinematics it samples are libtusk-germanium's (tusk/compton.h). */
 #include <stdint.h>
 
 #include "tusk/compton.h"
+#include "base/rng.h"
 #include "tusk/simrng.h"
 
 /* Kahn's rejection technique (H. Kahn, "Applications of Monte Carlo",
@@ -22,9 +23,9 @@ double sim_compton_sample_cos_theta(double e_kev, uint64_t *rng_state)
     double a = 1.0 + 2.0 * k;
     double p1 = a / (9.0 + 2.0 * k);
     for (;;) {
-        double r1 = sim_rng_uniform(rng_state);
-        double r2 = sim_rng_uniform(rng_state);
-        double r3 = sim_rng_uniform(rng_state);
+        double r1 = tusk_rng_uniform(rng_state);
+        double r2 = tusk_rng_uniform(rng_state);
+        double r3 = tusk_rng_uniform(rng_state);
         if (r1 <= p1) {
             double x = 1.0 + 2.0 * k * r2;
             if (r3 <= 4.0 * (1.0 / x - 1.0 / (x * x)))

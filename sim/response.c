@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tusk/grid.h"
-#include "tusk/simrng.h"
+#include "base/rng.h"
 
 #define FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */
 #define E_REF_KEV 1332.5
@@ -215,7 +215,7 @@ int sim_response_signal(sim_response_t *r, int segment, const double pos[3], flo
 double sim_gauss(uint64_t *rng)
 {
     for (;;) {
-        double u = 2.0 * sim_rng_uniform(rng) - 1.0, v = 2.0 * sim_rng_uniform(rng) - 1.0;
+        double u = 2.0 * tusk_rng_uniform(rng) - 1.0, v = 2.0 * tusk_rng_uniform(rng) - 1.0;
         double q = u * u + v * v;
         if (q > 0.0 && q < 1.0)
             return u * sqrt(-2.0 * log(q) / q);
@@ -227,7 +227,7 @@ static void fill_gauss(uint64_t *rng, double *out, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        double u = 2.0 * sim_rng_uniform(rng) - 1.0, v = 2.0 * sim_rng_uniform(rng) - 1.0;
+        double u = 2.0 * tusk_rng_uniform(rng) - 1.0, v = 2.0 * tusk_rng_uniform(rng) - 1.0;
         double q = u * u + v * v;
         if (!(q > 0.0 && q < 1.0))
             continue;
@@ -272,7 +272,7 @@ int sim_response_crystal(sim_response_t *r, const sim_deposit_t *d, size_t n, ui
         total += d[k].energy;
     }
     /* Where the interaction falls between samples, then the noise. */
-    double shift = (double)r->cfg.pretrigger + sim_rng_uniform(rng);
+    double shift = (double)r->cfg.pretrigger + tusk_rng_uniform(rng);
     fill_gauss(rng, r->noise, (size_t)ADF_CRYSTAL_CHANNELS * S);
     out->status = 0;
     out->n_samples = (uint16_t)S;

@@ -15,7 +15,7 @@
 #include "tusk/crystal.h"
 #include "tusk/gexs.h"
 #include "tusk/simresponse.h"
-#include "tusk/simrng.h"
+#include "base/rng.h"
 #include "tusk/simsource.h"
 #include "tusk/textfile.h"
 
@@ -286,7 +286,7 @@ static bool next_interaction(sim_t *s, const photon_t *ph, double where[3], size
     for (size_t c = 0; c < n; c++) {
         double t = s->chords[c].t_in;
         for (;;) {
-            t += -log(sim_rng_uniform(&s->rng)) / mu;
+            t += -log(tusk_rng_uniform(&s->rng)) / mu;
             if (t >= s->chords[c].t_out)
                 break;
             double p[3] = {ph->pos[0] + t * ph->dir[0], ph->pos[1] + t * ph->dir[1], ph->pos[2] + t * ph->dir[2]};

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tusk/simrng.h"
+#include "base/rng.h"
 
 #define PI 3.14159265358979323846
 #define TIMESTAMP_LIMIT 281474976710656.0 /* 2^48 ticks */
@@ -25,8 +25,8 @@ struct sim_source {
 
 void sim_isotropic(double dir[3], uint64_t *rng)
 {
-    double w = 2.0 * sim_rng_uniform(rng) - 1.0;
-    double phi = 2.0 * PI * sim_rng_uniform(rng);
+    double w = 2.0 * tusk_rng_uniform(rng) - 1.0;
+    double phi = 2.0 * PI * tusk_rng_uniform(rng);
     double s = sqrt(1.0 - w * w);
     dir[0] = s * cos(phi);
     dir[1] = s * sin(phi);
@@ -173,7 +173,7 @@ void sim_source_rewind(sim_source_t *s)
 
 int sim_source_next(sim_source_t *s, uint64_t *rng, sim_decay_t *d, tusk_error_t *err)
 {
-    double t = s->time_ns - log(sim_rng_uniform(rng)) / s->rate * 1e9;
+    double t = s->time_ns - log(tusk_rng_uniform(rng)) / s->rate * 1e9;
     double tick = floor(t / SIM_TICK_NS) + (double)s->start_tick;
     if (tick >= TIMESTAMP_LIMIT)
         return tusk_error_set(err, TUSK_ELIMIT, "decay %llu: the timestamp passes 2^48 ticks",

@@ -7,6 +7,7 @@
 
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
+#include "base/rng.h"
 #include "tusk/simrng.h"
 #include "tusk/simsource.h"
 
@@ -49,7 +50,7 @@ void transport_rotate(double dir[3], double cos_theta, double phi)
  * (c^3 + 3c + 4)/8; solve c^3 + 3c = 8r - 4 (Cardano, one real root). */
 static double sample_rayleigh_cos(uint64_t *rng)
 {
-    double q = 4.0 * sim_rng_uniform(rng) - 2.0; /* c^3 + 3c - 2q = 0 */
+    double q = 4.0 * tusk_rng_uniform(rng) - 2.0; /* c^3 + 3c - 2q = 0 */
     double d = sqrt(q * q + 1.0);
     double c = cbrt(q + d) + cbrt(q - d);
     return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
@@ -60,7 +61,7 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
     gexs_mu_t mu;
     gexs_mass_attenuation(e_kev, &mu);
     memset(step, 0, sizeof *step);
-    double r = sim_rng_uniform(rng) * mu.total;
+    double r = tusk_rng_uniform(rng) * mu.total;
     if (r < mu.photo) {
         step->process = TRANSPORT_PHOTO;
         step->edep_kev = e_kev;
@@ -68,7 +69,7 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
     }
     if (r < mu.photo + mu.compton) {
         double ct = sim_compton_sample_cos_theta(e_kev, rng);
-        double phi = 2.0 * PI * sim_rng_uniform(rng);
+        double phi = 2.0 * PI * tusk_rng_uniform(rng);
         double e1 = compton_scattered_energy(e_kev, ct);
         step->process = TRANSPORT_COMPTON;
         if (e1 < TRANSPORT_E_CUT_KEV) {
@@ -82,7 +83,7 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
     }
     if (r < mu.photo + mu.compton + mu.rayleigh || mu.pair <= 0.0) {
         double ct = sample_rayleigh_cos(rng);
-        double phi = 2.0 * PI * sim_rng_uniform(rng);
+        double phi = 2.0 * PI * tusk_rng_uniform(rng);
         step->process = TRANSPORT_RAYLEIGH;
         step->e_kev = e_kev;
         transport_rotate(dir, ct, phi);
@@ -129,7 +130,7 @@ int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_r
         for (;;) {
             gexs_mu_t mu;
             gexs_mass_attenuation(ph.e_kev, &mu);
-            double s = -log(sim_rng_uniform(rng)) / (mu.total * GEXS_DENSITY);
+            double s = -log(tusk_rng_uniform(rng)) / (mu.total * GEXS_DENSITY);
             double z = ph.pos[2] + s * ph.dir[2];
             if (z < 0.0 || z > thickness_cm) {
                 out->escaped_kev += ph.e_kev;

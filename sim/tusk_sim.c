@@ -15,30 +15,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/parse.h"
+#include "config.h"
 #include "tusk/adf_writer.h"
 #include "tusk/sim.h"
 
 #define PROG "tusk-sim"
 
-/* Exit statuses: 0 fine, 1 failure, 2 usage. */
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " COMMAND CONFIG [OPTIONS]\n"
-            "\n"
-            "commands:\n"
             "  run  CONFIG [--events N] [--seed S] [--set KEY=VALUE]... [-q] -o FILE\n"
-            "           simulate; write the events' data:crystal and data:truth frames\n"
-            "           (ADF) to FILE, then a summary on stderr\n"
+            "           write the events' data:crystal and data:truth frames (ADF) to\n"
+            "           FILE, then a summary on stderr\n"
             "  info CONFIG [--set KEY=VALUE]...\n"
-            "           check the configuration, basis and array; describe them\n"
             "\n"
             "CONFIG: key = value lines (see config/sim-co60.conf and sim/README.md);\n"
-            "relative paths in it are taken from its folder.\n");
+            "relative paths in it are taken from its folder.\n"
+            "\n"
+            "Exit status: 0 fine, 1 failure (the configuration, a file, the\n"
+            "simulation), 2 bad usage.\n");
 }
 
 typedef struct opts {
@@ -52,12 +52,12 @@ static int set(opts_t *o, const char *key, const char *value)
     tusk_error_t err;
     if (tusk_params_set(o->params, key, value, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     return 0;
 }
 
-static int parse_options(int argc, char **argv, opts_t *o)
+static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o)
 {
     static const struct option longs[] = {{"events", required_argument, NULL, 'n'},
                                           {"seed", required_argument, NULL, 's'},
@@ -67,24 +67,24 @@ static int parse_options(int argc, char **argv, opts_t *o)
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     /* The configuration first, so the options override it. */
-    if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-        if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-            usage(stdout);
-            exit(0);
-        }
-        usage(stderr);
-        return EXIT_USAGE;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        tusk_cli_help(cli);
+        return -1; /* done */
     }
-    o->command = argv[1];
-    o->config = argv[2];
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "%s: the CONFIG file comes first\n", argv[0]);
+        return TUSK_EXIT_USAGE;
+    }
+    o->command = strchr(argv[0], ' ') + 1;
+    o->config = argv[1];
     tusk_error_t err;
     if (sim_config_load(&o->params, o->config, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
-    optind = 3;
+    optind = 2;
     int c, st;
-    while ((c = getopt_long(argc, argv, "n:s:S:o:qh", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "n:s:S:o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'n':
             if ((st = set(o, "events", optarg)))
@@ -94,43 +94,25 @@ static int parse_options(int argc, char **argv, opts_t *o)
             if ((st = set(o, "seed", optarg)))
                 return st;
             break;
-        case 'S': {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg) {
-                fprintf(stderr, PROG ": --set %s: expected KEY=VALUE\n", optarg);
-                return EXIT_USAGE;
-            }
-            *eq = '\0';
-            if ((st = set(o, optarg, eq + 1)))
-                return st;
+        case 'S':
+            if (!tusk_cli_set(argv[0], o->params, optarg))
+                return TUSK_EXIT_USAGE;
             break;
-        }
         case 'o':
             o->out = optarg;
             break;
         case 'q':
             o->quiet = true;
             break;
-        case 'h':
-            usage(stdout);
-            exit(0);
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
+        case 'h': tusk_cli_help(cli); return -1; /* done */
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (optind != argc) {
         fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int cmd_run(sim_t *sim, opts_t *o)
@@ -138,7 +120,7 @@ static int cmd_run(sim_t *sim, opts_t *o)
     FILE *f = fopen(o->out, "wb");
     if (!f) {
         fprintf(stderr, PROG ": %s: cannot create: %s\n", o->out, strerror(errno));
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     size_t cap = sim_event_bytes_max(sim);
     uint8_t *buf = malloc(cap);
@@ -146,16 +128,16 @@ static int cmd_run(sim_t *sim, opts_t *o)
     int rc = 0;
     if (!buf || !w) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     tusk_error_t err;
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     uint64_t bytes = 0;
     while (rc == 0) {
         const sim_event_t *ev;
         if (sim_next(sim, &ev, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", o->config, err.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         if (!ev)
@@ -163,21 +145,21 @@ static int cmd_run(sim_t *sim, opts_t *o)
         adf_writer_reset(w, buf, cap);
         if (sim_encode(sim, ev, w, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": event %u: %s\n", (unsigned)ev->event, err.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         size_t n = adf_writer_used(w);
         if (fwrite(buf, 1, n, f) != n) {
             fprintf(stderr, PROG ": %s: write failed: %s\n", o->out, strerror(errno));
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         bytes += n;
     }
-    double dt = now_s() - t0;
+    double dt = tusk_clock_s() - t0;
     if (fclose(f) != 0 && rc == 0) {
         fprintf(stderr, PROG ": %s: write failed: %s\n", o->out, strerror(errno));
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     free(buf);
     adf_writer_destroy(&w);
@@ -198,31 +180,25 @@ static int cmd_run(sim_t *sim, opts_t *o)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int cmd(const tusk_cli_t *cli, int argc, char **argv)
 {
     opts_t o = {0};
-    int rc = parse_options(argc, argv, &o);
+    int rc = parse_options(cli, argc, argv, &o);
     if (rc) {
         tusk_params_destroy(&o.params);
-        return rc;
+        return rc < 0 ? TUSK_EXIT_OK : rc;
     }
-    bool run = strcmp(o.command, "run") == 0, info = strcmp(o.command, "info") == 0;
-    if (!run && !info) {
-        fprintf(stderr, PROG ": unknown command '%s'\n", o.command);
-        usage(stderr);
+    bool info = strcmp(o.command, "info") == 0;
+    if (!info && !o.out) {
+        fprintf(stderr, "%s: -o FILE is required\n", argv[0]);
         tusk_params_destroy(&o.params);
-        return EXIT_USAGE;
-    }
-    if (run && !o.out) {
-        fprintf(stderr, PROG ": run needs -o FILE\n");
-        tusk_params_destroy(&o.params);
-        return EXIT_USAGE;
+        return TUSK_EXIT_USAGE;
     }
     sim_t *sim = NULL;
     tusk_error_t err;
     if (sim_new(&sim, o.params, o.config, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     } else if (info) {
         printf("%s\n", sim_describe(sim));
     } else {
@@ -233,4 +209,15 @@ int main(int argc, char **argv)
     sim_destroy(&sim);
     tusk_params_destroy(&o.params);
     return rc;
+}
+
+static const tusk_cli_command_t commands[] = {
+    {"run", cmd, "simulate, write data:crystal (+ data:truth) frames to a file"},
+    {"info", cmd, "check the configuration, basis and array; describe them"},
+    {NULL, NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "COMMAND CONFIG [OPTIONS]", commands, NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

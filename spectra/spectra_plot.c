@@ -7,27 +7,20 @@
  * their files without the folder, so `cd DIR && gnuplot spectra.gp`
  * redraws by hand.
  *
- * gnuplot ($TUSK_GNUPLOT, else "gnuplot" from PATH) runs as a child
- * process through posix_spawn, no shell: `gnuplot -e "cd 'DIR'" ./NAME.gp`
- * with stdin from /dev/null and its output in DIR/NAME.log (removed when
- * empty after success). A missing program, a failing exit status or no
- * picture is TUSK_EIO naming the script (and the log). */
+ * gnuplot runs through tusk's one runner (base/gnuplot.h): in DIR, no
+ * shell, its output in DIR/NAME.log (removed when empty after success). A
+ * missing program, a failing exit status or no picture is TUSK_EIO naming
+ * the script (and the log). */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <tusk/spectrum.h>
 
-extern char **environ;
+#include "base/gnuplot.h"
 
 #define LINES_DRAWN 8
 #define PATH_CAP (SPEC_OUT_MAX + 64)
@@ -41,109 +34,13 @@ static const char *ext_of(spec_format_t f)
     return f == SPEC_SVG ? "svg" : "png";
 }
 
-/* The first non-empty line of a file ("(no output)" when none). */
-static void first_line(const char *path, char *out, size_t cap)
-{
-    snprintf(out, cap, "(no output)");
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return;
-    char line[400];
-    while (fgets(line, sizeof line, fp)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[strspn(line, " \t")]) {
-            snprintf(out, cap, "%s", line);
-            break;
-        }
-    }
-    fclose(fp);
-}
-
-/* The program to run: `prog` itself when it has a '/', else the first
- * executable PROG in $PATH. Looked up here rather than left to
- * posix_spawnp, whose exec failure some environments (valgrind) report
- * only as exit status 127. */
-static bool find_program(const char *prog, char *out, size_t cap)
-{
-    if (strchr(prog, '/')) {
-        snprintf(out, cap, "%s", prog);
-        return access(prog, X_OK) == 0;
-    }
-    const char *path = getenv("PATH");
-    for (const char *p = path && *path ? path : "/usr/bin:/bin"; *p;) {
-        size_t n = strcspn(p, ":");
-        int len = snprintf(out, cap, "%.*s/%s", (int)n, n ? p : ".", prog);
-        if (len > 0 && (size_t)len < cap && access(out, X_OK) == 0)
-            return true;
-        p += n + (p[n] == ':');
-    }
-    return false;
-}
-
 static int run_gnuplot(const char *dir, const char *name, const char *picture, tusk_error_t *err)
 {
-    const char *env = getenv("TUSK_GNUPLOT");
-    const char *prog = env && *env ? env : "gnuplot";
-    char exe[4096];
-    char script[PATH_CAP], arg[64], log[PATH_CAP], cd[PATH_CAP + 16];
-    snprintf(script, sizeof script, "%s/%s.gp", dir, name);
-    /* Loaded after the cd, from the folder. */
-    snprintf(arg, sizeof arg, "./%s.gp", name);
-    snprintf(log, sizeof log, "%s/%s.log", dir, name);
-    snprintf(cd, sizeof cd, "cd '%s'", dir);
-    if (unlink(picture) != 0 && errno != ENOENT)
-        return tusk_error_set(err, TUSK_EIO, "spectra: cannot replace %s: %s", picture, strerror(errno));
-
-    if (!find_program(prog, exe, sizeof exe))
-        return tusk_error_set(err, TUSK_EIO,
-                              "gnuplot not found ('%s'%s; Debian: apt-get install gnuplot-nox, or set "
-                              "TUSK_GNUPLOT); script: %s",
-                              prog, strchr(prog, '/') ? " is not an executable file" : " is not in PATH", script);
-
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return tusk_error_set(err, TUSK_ENOMEM, "spectra: out of memory starting gnuplot");
-    int rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (!rc)
-        rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!rc)
-        rc = posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-    char *argv[] = {(char *)prog, (char *)"-e", cd, arg, NULL};
-    pid_t pid = 0;
-    if (!rc)
-        rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc == ENOENT || rc == ENOTDIR)
-        return tusk_error_set(err, TUSK_EIO,
-                              "gnuplot not found ('%s': %s; Debian: apt-get install gnuplot-nox, or set "
-                              "TUSK_GNUPLOT); script: %s",
-                              prog, strerror(rc), script);
-    if (rc)
-        return tusk_error_set(err, TUSK_EIO, "cannot start gnuplot ('%s': %s); script: %s", prog, strerror(rc),
-                              script);
-    int status = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
-    char line[400];
-    if (w < 0)
-        return tusk_error_set(err, TUSK_EIO, "waiting for gnuplot ('%s'): %s; script: %s", prog, strerror(errno),
-                              script);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        first_line(log, line, sizeof line);
-        return tusk_error_set(err, TUSK_EIO, "gnuplot ('%s') failed (%s %d): %s; script: %s; log: %s", prog,
-                              WIFEXITED(status) ? "exit status" : "signal",
-                              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line, script, log);
-    }
-    struct stat st;
-    if (stat(picture, &st) != 0 || st.st_size == 0) {
-        first_line(log, line, sizeof line);
-        return tusk_error_set(err, TUSK_EIO, "gnuplot ('%s') wrote no picture %s: %s; script: %s; log: %s", prog,
-                              picture, line, script, log);
-    }
-    if (stat(log, &st) == 0 && st.st_size == 0)
-        unlink(log);
-    return TUSK_OK;
+    char script[64], log[64];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(log, sizeof log, "%s.log", name);
+    const char *pictures[] = {picture, NULL};
+    return tusk_gnuplot_run(dir, script, log, pictures, err);
 }
 
 static void put_terminal(FILE *fp, spec_format_t format, const char *name, int width, int height)
@@ -194,11 +91,6 @@ int spec_plot(const spec_t *spec, const char *dir, tusk_error_t *err)
 {
     if (!spec || !dir || !*dir)
         return tusk_error_set(err, TUSK_EINVAL, "spec_plot: no spectra or no folder");
-    if (strpbrk(dir, "'\n\r"))
-        return tusk_error_set(err, TUSK_EINVAL,
-                              "spectra: the folder '%s' has a quote or a line break, which a gnuplot script cannot "
-                              "name",
-                              dir);
     if (strlen(dir) >= SPEC_OUT_MAX)
         return tusk_error_set(err, TUSK_EINVAL, "spectra: folder name too long");
     const spec_config_t *c = spec_config(spec);

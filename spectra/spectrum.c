@@ -7,6 +7,7 @@
  * not decode stops the feed with its byte offset. Frames of other types
  * are counted per type and reported, never dropped silently. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 
 #include <tusk/adf.h>
 #include <tusk/spectrum.h>
+
+#include "base/parse.h"
 
 #define MAX_DEPTH ADF_WRITER_MAX_DEPTH
 #define N_CRYSTAL_IDS 65536u
@@ -69,19 +72,19 @@ void spec_config_init(spec_config_t *cfg)
     cfg->plot = true;
 }
 
+/* A finite number (base/parse.h), spaces and tabs around it allowed. */
 static bool parse_double(const char *text, double *v)
 {
-    char *end;
-    errno = 0;
-    double d = strtod(text, &end);
-    if (end == text || errno || !isfinite(d))
+    char item[128];
+    text += strspn(text, " \t");
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    if (n >= sizeof item)
         return false;
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (*end)
-        return false;
-    *v = d;
-    return true;
+    memcpy(item, text, n);
+    item[n] = '\0';
+    return tusk_parse_double(item, -DBL_MAX, DBL_MAX, v) == 0;
 }
 
 /* A list of numbers separated by spaces or commas. */

@@ -3,9 +3,10 @@
  *
  *   tusk-spectra [--set key=value ...] [--out DIR] FILE.adf ...
  *
- * Files are read in order as one stream. Exit status: 0 done, 1 a file
- * could not be read or held a malformed frame (named with its offset), or
- * the output could not be written; 2 bad usage or a bad setting. */
+ * Files are read in order as one stream. Exit status (base/exit.h): 0
+ * done, 1 a file could not be read or held a malformed frame (named with
+ * its offset), or the output could not be written; 2 bad usage or a bad
+ * setting. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +15,15 @@
 #include <tusk/adf.h>
 #include <tusk/spectrum.h>
 
-#define PROG "tusk-spectra"
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
+#include "base/cli.h"
+#include "base/exit.h"
+#include "config.h"
 
-static void usage(FILE *fp)
+#define PROG "tusk-spectra"
+
+static void help(FILE *fp)
 {
-    fputs("usage: " PROG " [--set key=value ...] [--out DIR] FILE.adf ...\n"
-          "\n"
-          "Energy spectra and peak analysis of ADF files (data:psa, event:data:psa, data:tracked, data:truth\n"
+    fputs("Energy spectra and peak analysis of ADF files (data:psa, event:data:psa, data:tracked, data:truth\n"
           "frames), as the spectra actor does at the end of a run: writes DIR/core.csv, singles.csv,\n"
           "addback.csv, tracked.csv, truth.csv, summary.csv and the pictures, and prints the summary.\n"
           "\n"
@@ -40,7 +41,10 @@ static void usage(FILE *fp)
           "  --out DIR         the output folder (the same as --set out=DIR)\n"
           "  -h, --help        this help\n"
           "\n"
-          "gnuplot is $TUSK_GNUPLOT or gnuplot from PATH. See spectra/README.md.\n",
+          "gnuplot is $TUSK_GNUPLOT or gnuplot from PATH. See spectra/README.md.\n"
+          "\n"
+          "Exit status: 0 done, 1 a file could not be read or held a malformed frame, or\n"
+          "the output could not be written; 2 bad usage or a bad setting.\n",
           fp);
 }
 
@@ -50,7 +54,7 @@ static int read_file(spec_t *spec, const char *path)
     adf_file_reader_t *r = adf_file_reader_open(path, NULL, &ae);
     if (!r) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     adf_frame_t f;
     int rc, status = 0;
@@ -58,7 +62,7 @@ static int read_file(spec_t *spec, const char *path)
     while ((rc = adf_file_reader_next(r, &f)) == ADF_OK) {
         if (spec_feed_frame(spec, &f, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s: %s\n", path, err.message);
-            status = EXIT_FAIL;
+            status = TUSK_EXIT_FAIL;
             break;
         }
     }
@@ -69,56 +73,57 @@ static int read_file(spec_t *spec, const char *path)
             fprintf(stderr, PROG ": %s\n", msg);
         else
             fprintf(stderr, PROG ": %s: %s\n", path, msg);
-        status = EXIT_FAIL;
+        status = TUSK_EXIT_FAIL;
     }
     adf_file_reader_destroy(&r);
     return status;
 }
 
-int main(int argc, char **argv)
+static int run(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"set", required_argument, NULL, 's'},
                                              {"out", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     spec_config_t cfg;
     spec_config_init(&cfg);
     tusk_error_t err;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:h", longopts, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "s:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's': {
             char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
                 fprintf(stderr, PROG ": --set %s: expected key=value\n", optarg);
-                return EXIT_USAGE;
+                return TUSK_EXIT_USAGE;
             }
             *eq = '\0';
             if (spec_config_set(&cfg, optarg, eq + 1, &err) != TUSK_OK) {
                 fprintf(stderr, PROG ": --set: %s\n", err.message);
-                return EXIT_USAGE;
+                return TUSK_EXIT_USAGE;
             }
             break;
         }
         case 'o':
             if (spec_config_set(&cfg, "out", optarg, &err) != TUSK_OK) {
                 fprintf(stderr, PROG ": --out: %s\n", err.message);
-                return EXIT_USAGE;
+                return TUSK_EXIT_USAGE;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'h': return tusk_cli_help(cli);
+        case 'V': return tusk_cli_version(cli);
+        default: return TUSK_EXIT_USAGE;
         }
     }
     if (optind == argc) {
-        fprintf(stderr, PROG ": no input file\n");
-        usage(stderr);
-        return EXIT_USAGE;
+        fprintf(stderr, PROG ": no input file (" PROG " --help says more)\n");
+        return TUSK_EXIT_USAGE;
     }
     spec_t *spec = spec_new(&cfg, &err);
     if (!spec) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return err.code == TUSK_ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+        return err.code == TUSK_ENOMEM ? TUSK_EXIT_FAIL : TUSK_EXIT_USAGE;
     }
     int status = 0;
     for (int i = optind; i < argc && !status; i++)
@@ -126,7 +131,7 @@ int main(int argc, char **argv)
     if (!status) {
         if (spec_write(spec, NULL, stdout, &err) != TUSK_OK) {
             fprintf(stderr, PROG ": %s\n", err.message);
-            status = EXIT_FAIL;
+            status = TUSK_EXIT_FAIL;
         } else {
             printf("written: %s/ (core.csv, singles.csv, addback.csv, tracked.csv, truth.csv, summary.csv%s)\n",
                    cfg.out, cfg.plot ? (cfg.format == SPEC_SVG ? ", *.svg" : ", *.png") : "");
@@ -134,4 +139,11 @@ int main(int argc, char **argv)
     }
     spec_destroy(&spec);
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "[--set key=value ...] [--out DIR] FILE.adf ...", NULL, run,
+                                   help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "../adf/adf_bytes.h"
+#include "base/bytes.h"
 
 #define MAX_PAYLOAD 1000
 

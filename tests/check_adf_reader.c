@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "../adf/adf_bytes.h"
+#include "base/bytes.h"
 
 #define N_FRAMES 40
 #define MAX_PAYLOAD 300
@@ -128,7 +128,7 @@ START_TEST(zero_length_key)
     uint8_t buf[64];
     size_t n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 1, 2, "abcd", 4);
     tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 1, 2, NULL, 0);
-    adf_put_u32(buf + n, 0); /* length 0 */
+    tusk_put_u32(buf + n, 0); /* length 0 */
     adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
     adf_reader_reset(r, buf, n + ADF_KEY_SIZE, 0);
     adf_frame_t f;
@@ -153,7 +153,7 @@ START_TEST(oversize_length)
     size_t n = tu_put_frame(buf, ADF_TYPE_DATA_TRACKED, 7, 9, "0123456789", 10);
     uint32_t lengths[] = {(uint32_t)n + 1, (uint32_t)n + 1000, UINT32_MAX};
     for (size_t i = 0; i < 3; i++) {
-        adf_put_u32(buf, lengths[i]);
+        tusk_put_u32(buf, lengths[i]);
         adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
         adf_reader_reset(r, buf, n, 0);
         adf_frame_t f;
@@ -295,7 +295,7 @@ START_TEST(composite_frames)
     pos += tu_put_frame(buf + pos, ADF_TYPE_DATA_PSA, 5, 50, "a", 1);
     pos += tu_put_frame(buf + pos, ADF_TYPE_DATA_PSA, 5, 51, "bb", 2);
     tu_put_frame(buf, ADF_TYPE_EVENT_DATA_PSA, 5, 50, NULL, 0);
-    adf_put_u32(buf, (uint32_t)pos);
+    tusk_put_u32(buf, (uint32_t)pos);
     size_t total = pos + tu_put_frame(buf + pos, ADF_TYPE_META_EOF, 6, 60, NULL, 0);
 
     adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
@@ -321,7 +321,7 @@ START_TEST(composite_frames)
 
     /* A composite whose inner frame overruns its payload: the error is
      * found inside, with the absolute offset, and the outer reader is fine. */
-    adf_put_u32(buf + ADF_KEY_SIZE, 200);
+    tusk_put_u32(buf + ADF_KEY_SIZE, 200);
     adf_reader_reset(r, buf, total, 0);
     ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
     ck_assert_int_eq(adf_reader_open_composite(sub, &f), ADF_OK);

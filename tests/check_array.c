@@ -13,7 +13,7 @@
 #include "testutil.h"
 #include "tusk/crystal.h"
 #include "tusk/array.h"
-#include "tusk/simrng.h"
+#include "base/rng.h"
 
 #define PI 3.14159265358979323846
 #define DEG (PI / 180.0)
@@ -78,7 +78,7 @@ static double norm(const double a[3])
 
 static void random_dir(uint64_t *rng, double d[3])
 {
-    double w = 2.0 * sim_rng_uniform(rng) - 1.0, ph = 2.0 * PI * sim_rng_uniform(rng), s = sqrt(1.0 - w * w);
+    double w = 2.0 * tusk_rng_uniform(rng) - 1.0, ph = 2.0 * PI * tusk_rng_uniform(rng), s = sqrt(1.0 - w * w);
     d[0] = s * cos(ph);
     d[1] = s * sin(ph);
     d[2] = w;
@@ -220,7 +220,7 @@ START_TEST(local_world_round_trip)
         for (int r = 0; r < 200; r++) {
             double x[3], y[3], back[3], d[3], dl[3], l2[3];
             for (int k = 0; k < 3; k++)
-                x[k] = 800.0 * sim_rng_uniform(&rng) - 400.0;
+                x[k] = 800.0 * tusk_rng_uniform(&rng) - 400.0;
             array_to_local(a, i, x, y);
             array_to_world(a, i, y, back);
             for (int k = 0; k < 3; k++)
@@ -369,7 +369,7 @@ START_TEST(chords_sorted_and_disjoint)
         double o[3], d[3];
         double spread = r % 2 ? 50.0 : 700.0; /* near the target, or anywhere in and around the array */
         for (int k = 0; k < 3; k++)
-            o[k] = spread * (2.0 * sim_rng_uniform(&rng) - 1.0);
+            o[k] = spread * (2.0 * tusk_rng_uniform(&rng) - 1.0);
         random_dir(&rng, d);
         size_t total;
         size_t n = array_chords(a, o, d, ch, MAX, &total);

@@ -3,8 +3,11 @@
  * (monotonic, the three units agree), the gnuplot runner against fake
  * gnuplot programs (success, missing program, failure with the log's line,
  * no picture, stale picture removed), gnuplot quoting, the thread pool
- * (every item exactly once, jobs in a row) and the random draws (moments
- * within bounds that fail about once in 10^9 runs). */
+ * (every item exactly once, jobs in a row) and the random numbers
+ * (splitmix64's published sequence, uniforms strictly inside (0, 1) at
+ * the extreme outputs, moments of the draws within bounds that fail about
+ * once in 10^9 runs). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/gnuplot.h"
@@ -23,6 +27,7 @@
 #include "base/rng.h"
 #include "testutil.h"
 #include "tusk/params.h"
+#include "tusk/textfile.h"
 
 START_TEST(parse_whole_numbers)
 {
@@ -47,12 +52,37 @@ START_TEST(parse_whole_numbers)
 }
 END_TEST
 
+/* tusk_parse_u64x: decimal as tusk_parse_u64, or hexadecimal after 0x. */
+START_TEST(parse_whole_numbers_hex)
+{
+    uint64_t v = 99;
+    ck_assert_int_eq(tusk_parse_u64x("0x10", 0, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 16);
+    ck_assert_int_eq(tusk_parse_u64x("0XfA010102", 0, UINT32_MAX, &v), 0);
+    ck_assert_uint_eq(v, 0xFA010102u);
+    ck_assert_int_eq(tusk_parse_u64x("010", 0, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 10); /* no octal */
+    ck_assert_int_eq(tusk_parse_u64x("0xFFFFFFFFFFFFFFFF", 0, UINT64_MAX, &v), 0);
+    ck_assert(v == UINT64_MAX);
+    static const char *const bad[] = {"",     "0x",   "0x 1", "0x-1", "0x1g",  "0x0x5", "-0x1",
+                                      " 0x1", "0x1 ", "+5",   "x10",  "0x10000000000000000"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 42;
+        ck_assert_msg(tusk_parse_u64x(bad[i], 0, UINT64_MAX, &v) == -1, "'%s' taken", bad[i]);
+        ck_assert_uint_eq(v, 42);
+    }
+    ck_assert_int_eq(tusk_parse_u64x("0x100000000", 0, UINT32_MAX, &v), -1);
+    ck_assert_int_eq(tusk_parse_u64x("0x3", 4, 10, &v), -1);
+}
+END_TEST
+
 START_TEST(parse_real_numbers)
 {
     double d = 0;
     ck_assert_int_eq(tusk_parse_double("-1.5e2", -1e9, 1e9, &d), 0);
     ck_assert(d == -150.0);
-    static const char *const bad[] = {"", " 1", "1 ", "nan", "inf", "-inf", "1e999", "1,5", "x", "1.5x"};
+    static const char *const bad[] = {"", " 1", "\t1", "\r1", "\v1", "1 ", "nan", "inf", "-inf", "1e999", "1,5", "x",
+                                      "1.5x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         d = 7;
         ck_assert_msg(tusk_parse_double(bad[i], -1e300, 1e300, &d) == -1, "'%s' taken", bad[i]);
@@ -91,12 +121,12 @@ START_TEST(clock_monotonic)
 {
     uint64_t a = tusk_clock_ns();
     double s = tusk_clock_s();
-    int64_t ms = tusk_clock_ms();
+    uint64_t ms = tusk_clock_ms();
     uint64_t b = tusk_clock_ns();
     ck_assert_uint_ge(b, a);
     ck_assert(s * 1e9 >= (double)a - 1e3 && s * 1e9 <= (double)b + 1e3);
-    ck_assert_int_ge(ms, (int64_t)(a / 1000000));
-    ck_assert_int_le(ms, (int64_t)(b / 1000000));
+    ck_assert_uint_ge(ms, a / 1000000);
+    ck_assert_uint_le(ms, b / 1000000);
 }
 END_TEST
 
@@ -242,6 +272,46 @@ START_TEST(pool_every_item_once)
 }
 END_TEST
 
+START_TEST(rng_known_values)
+{
+    /* splitmix64 from state 0 (reference sequence of the published
+     * algorithm). */
+    uint64_t s = 0;
+    ck_assert_uint_eq(tusk_rng_next(&s), UINT64_C(0xE220A8397B1DCDAF));
+    ck_assert_uint_eq(tusk_rng_next(&s), UINT64_C(0x6E789E6AA1B965F4));
+    s = tu_rand();
+    double sum = 0.0;
+    for (int i = 0; i < 1000000; i++) {
+        double u = tusk_rng_uniform(&s);
+        tu_check(u > 0.0 && u < 1.0);
+        sum += u;
+    }
+    ck_assert(fabs(sum / 1e6 - 0.5) < 5.0 * sqrt(1.0 / 12.0 / 1e6));
+    /* The extreme outputs map strictly inside (0, 1): states whose next
+     * output is all zeros / all ones are found by stepping back. */
+    const uint64_t gamma = UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t z0 = 0, z1 = 0;
+    /* Inverse of splitmix64's output mix, to build the states. */
+    for (int w = 0; w < 2; w++) {
+        uint64_t v = w ? UINT64_MAX : 0;
+        v ^= v >> 31 ^ v >> 62;
+        v *= UINT64_C(0x319642B2D24D8EC3);
+        v ^= v >> 27 ^ v >> 54;
+        v *= UINT64_C(0x96DE1B173F119089);
+        v ^= v >> 30 ^ v >> 60;
+        *(w ? &z1 : &z0) = v - gamma;
+    }
+    uint64_t t0 = z0, t1 = z1;
+    ck_assert_uint_eq(tusk_rng_next(&t0), 0);
+    ck_assert_uint_eq(tusk_rng_next(&t1), UINT64_MAX);
+    t0 = z0;
+    t1 = z1;
+    double umin = tusk_rng_uniform(&t0), umax = tusk_rng_uniform(&t1);
+    ck_assert(umin > 0.0 && umin < 1e-15);
+    ck_assert(umax < 1.0 && umax > 1.0 - 1e-15);
+}
+END_TEST
+
 START_TEST(rng_draws)
 {
     uint64_t state = tu_seed(), a = 5, b = 5;
@@ -345,21 +415,285 @@ START_TEST(cli_set_pairs)
 }
 END_TEST
 
+/* ---- base/cli.h ------------------------------------------------------------------ */
+
+/* What a command-line call printed and returned: fds 1 and 2 into files. */
+typedef struct run {
+    int status;
+    char out[4096], err[4096];
+} run_t;
+
+static void slurp(FILE *fp, char *buf, size_t cap)
+{
+    rewind(fp);
+    size_t n = fread(buf, 1, cap - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+}
+
+static run_t run_cli(const tusk_cli_t *cli, int argc, const char *const *args)
+{
+    char *argv[16];
+    ck_assert_int_lt(argc, 16);
+    for (int i = 0; i < argc; i++)
+        argv[i] = (char *)args[i];
+    argv[argc] = NULL;
+    FILE *o = tmpfile(), *e = tmpfile();
+    ck_assert(o && e);
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    ck_assert(so >= 0 && se >= 0 && dup2(fileno(o), 1) >= 0 && dup2(fileno(e), 2) >= 0);
+    run_t r;
+    r.status = tusk_cli_main(cli, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    slurp(o, r.out, sizeof r.out);
+    slurp(e, r.err, sizeof r.err);
+    return r;
+}
+
+/* What the last handler saw. */
+static struct {
+    int argc;
+    char argv0[64], arg1[64];
+} seen;
+
+static int cmd_alpha(const tusk_cli_t *cli, int argc, char **argv)
+{
+    (void)cli;
+    seen.argc = argc;
+    snprintf(seen.argv0, sizeof seen.argv0, "%s", argv[0]);
+    snprintf(seen.arg1, sizeof seen.arg1, "%s", argc > 1 ? argv[1] : "");
+    return 7;
+}
+
+/* Options through tusk_cli_getopt: prints "q", "o=V", "set=V" or "seed=V"
+ * per option, "?" on an error (after the message), then the operands. */
+static int cmd_opts(const tusk_cli_t *cli, int argc, char **argv)
+{
+    static const struct option longs[] = {{"out", required_argument, NULL, 'o'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"set", required_argument, NULL, 's'},
+                                          {"seed", required_argument, NULL, 'S'},
+                                          {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = tusk_cli_getopt(cli, argc, argv, "o:q", longs, NULL)) != -1) {
+        switch (c) {
+        case 'q': printf("q "); break;
+        case 'o': printf("o=%s ", optarg); break;
+        case 's': printf("set=%s ", optarg); break;
+        case 'S': printf("seed=%s ", optarg); break;
+        default: printf("? "); return 2;
+        }
+    }
+    for (int i = optind; i < argc; i++)
+        printf("[%s] ", argv[i]);
+    return 0;
+}
+
+static void alpha_help(FILE *out)
+{
+    fputs("OPTIONS TEXT\n", out);
+}
+
+static const tusk_cli_command_t commands[] = {{"alpha", cmd_alpha, "the first command"},
+                                              {"opts", cmd_opts, "options"},
+                                              {NULL, NULL, NULL}};
+static const tusk_cli_t tool = {"tusk-x", "9.8.7", "COMMAND [OPTIONS]\nother FORM", commands, NULL, alpha_help};
+
+/* The dispatcher: usage, --help, --version, a command with argv[0]
+ * "PROG CMD" and its status, unknown commands and options. */
+START_TEST(cli_dispatch)
+{
+    run_t r = run_cli(&tool, 1, (const char *const[]){"x"});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "usage: tusk-x COMMAND [OPTIONS]\n"
+                            "       tusk-x other FORM\n"
+                            "       tusk-x --help | --version\n"
+                            "\n"
+                            "commands:\n"
+                            "  alpha  the first command\n"
+                            "  opts   options\n"
+                            "\n"
+                            "OPTIONS TEXT\n");
+    char usage[4096];
+    snprintf(usage, sizeof usage, "%s", r.err);
+    for (int h = 0; h < 2; h++) {
+        r = run_cli(&tool, 2, (const char *const[]){"x", h ? "-h" : "--help"});
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, usage);
+        ck_assert_str_eq(r.err, "");
+    }
+    r = run_cli(&tool, 3, (const char *const[]){"x", "--version", "alpha"});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "tusk-x (tusk) 9.8.7\n");
+    r = run_cli(&tool, 4, (const char *const[]){"x", "alpha", "one", "two"});
+    ck_assert_int_eq(r.status, 7);
+    ck_assert_int_eq(seen.argc, 3);
+    ck_assert_str_eq(seen.argv0, "tusk-x alpha");
+    ck_assert_str_eq(seen.arg1, "one");
+    r = run_cli(&tool, 2, (const char *const[]){"x", "frob"});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "tusk-x: unknown command 'frob' (commands: alpha, opts; tusk-x --help says more)\n");
+    r = run_cli(&tool, 3, (const char *const[]){"x", "--frob", "alpha"});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "tusk-x: unknown option '--frob' (commands: alpha, opts; tusk-x --help says more)\n");
+    r = run_cli(&tool, 2, (const char *const[]){"x", "alph"});
+    ck_assert_int_eq(r.status, 2); /* no abbreviations of commands */
+}
+END_TEST
+
+/* tusk_cli_getopt: one message style for every option error. */
+START_TEST(cli_getopt_messages)
+{
+    static const struct {
+        const char *args[6];
+        int argc;
+        const char *out, *err;
+    } cases[] = {
+        {{"x", "opts", "-q", "--out", "f", "g"}, 6, "q o=f [g] ", ""},
+        {{"x", "opts", "--out=f", "-qof"}, 4, "o=f q o=f ", ""},
+        {{"x", "opts", "--se=1"}, 3, "? ", "tusk-x opts: ambiguous option '--se' (--set, --seed)\n"},
+        {{"x", "opts", "--see", "1"}, 4, "seed=1 ", ""},
+        {{"x", "opts", "--bogus"}, 3, "? ", "tusk-x opts: unknown option '--bogus' (tusk-x --help lists the options)\n"},
+        {{"x", "opts", "-x"}, 3, "? ", "tusk-x opts: unknown option '-x' (tusk-x --help lists the options)\n"},
+        {{"x", "opts", "-qx"}, 3, "q ? ", "tusk-x opts: unknown option '-x' (tusk-x --help lists the options)\n"},
+        {{"x", "opts", "--quiet", "-xq"}, 4, "q ? ",
+         "tusk-x opts: unknown option '-x' (tusk-x --help lists the options)\n"},
+        {{"x", "opts", "-o"}, 3, "? ", "tusk-x opts: option '-o' needs a value\n"},
+        {{"x", "opts", "--out"}, 3, "? ", "tusk-x opts: option '--out' needs a value\n"},
+        {{"x", "opts", "--quiet=1"}, 3, "? ", "tusk-x opts: option '--quiet' takes no value\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_t r = run_cli(&tool, cases[i].argc, cases[i].args);
+        ck_assert_msg(strcmp(r.out, cases[i].out) == 0 && strcmp(r.err, cases[i].err) == 0,
+                      "case %zu: out '%s' err '%s'", i, r.out, r.err);
+        ck_assert_int_eq(r.status, strcmp(cases[i].err, "") == 0 ? 0 : 2);
+    }
+}
+END_TEST
+
+static int run_alone(const tusk_cli_t *cli, int argc, char **argv)
+{
+    static const struct option longs[] = {{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = tusk_cli_getopt(cli, argc, argv, "", longs, NULL)) != -1)
+        if (c == 'V')
+            return tusk_cli_version(cli);
+    seen.argc = argc;
+    snprintf(seen.argv0, sizeof seen.argv0, "%s", argv[0]);
+    return 5;
+}
+
+/* A tool without commands: its handler gets every argument, argv[0] PROG. */
+START_TEST(cli_without_commands)
+{
+    static const tusk_cli_t alone = {"tusk-y", "1.2", "[OPTIONS] FILE", NULL, run_alone, NULL};
+    run_t r = run_cli(&alone, 1, (const char *const[]){"./lt-tusk-y"});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "usage: tusk-y [OPTIONS] FILE\n       tusk-y --help | --version\n");
+    r = run_cli(&alone, 3, (const char *const[]){"./lt-tusk-y", "a", "b"});
+    ck_assert_int_eq(r.status, 5);
+    ck_assert_int_eq(seen.argc, 3);
+    ck_assert_str_eq(seen.argv0, "tusk-y");
+    r = run_cli(&alone, 2, (const char *const[]){"y", "--version"});
+    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2\n");
+    r = run_cli(&alone, 3, (const char *const[]){"y", "a", "--version"});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2\n");
+    r = run_cli(&alone, 2, (const char *const[]){"y", "--frob"});
+    ck_assert_str_eq(r.err, "tusk-y: unknown option '--frob' (tusk-y --help lists the options)\n");
+}
+END_TEST
+
+/* tusk_file_read: a file read whole (its size the first guess, one byte
+ * past the limit refused), a missing one with errno ENOENT. */
+START_TEST(file_read_whole)
+{
+    char dir[512], path[700];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/f", dir);
+    for (size_t n = 0; n < 10000; n = n * 3 + 1) {
+        FILE *fp = fopen(path, "wb");
+        ck_assert_ptr_nonnull(fp);
+        for (size_t i = 0; i < n; i++)
+            fputc((int)(i * 7 % 251), fp);
+        fclose(fp);
+        char *d = NULL;
+        size_t size = 99;
+        tusk_error_t err;
+        ck_assert_int_eq(tusk_file_read(path, n, &d, &size, &err), TUSK_OK);
+        ck_assert_uint_eq(size, n);
+        ck_assert_int_eq(d[n], '\0');
+        for (size_t i = 0; i < n; i++)
+            ck_assert_int_eq((unsigned char)d[i], i * 7 % 251);
+        free(d);
+        if (n > 0) {
+            ck_assert_int_eq(tusk_file_read(path, n - 1, &d, &size, &err), TUSK_ELIMIT);
+            ck_assert_ptr_null(d);
+        }
+    }
+    remove(path);
+    char *d = NULL;
+    size_t size;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_file_read(path, 100, &d, &size, &err), TUSK_EIO);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_ptr_nonnull(strstr(err.message, "cannot open"));
+    tu_remove_dir(dir);
+}
+END_TEST
+
+/* tusk_mkdir_p_mode: the missing folders with the mode given. */
+START_TEST(mkdir_mode)
+{
+    char dir[512], path[700];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/p/q", dir);
+    mode_t old = umask(022);
+    tusk_error_t err;
+    ck_assert_msg(tusk_mkdir_p_mode(path, 0700, &err) == TUSK_OK, "%s", err.message);
+    umask(old);
+    struct stat st;
+    ck_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    ck_assert_uint_eq(st.st_mode & 0777, 0700);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/p", dir);
+    ck_assert(stat(path, &st) == 0 && (st.st_mode & 0777) == 0700);
+    rmdir(path);
+    tu_remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
     tcase_add_test(tc, parse_whole_numbers);
+    tcase_add_test(tc, parse_whole_numbers_hex);
     tcase_add_test(tc, parse_real_numbers);
     tcase_add_test(tc, grow_array);
     tcase_add_test(tc, clock_monotonic);
     tcase_add_test(tc, gnuplot_runner);
     tcase_add_test(tc, gnuplot_quoting);
     tcase_add_test(tc, pool_every_item_once);
+    tcase_add_test(tc, rng_known_values);
     tcase_add_test(tc, rng_draws);
     tcase_add_test(tc, radix_sort_u64);
     tcase_add_test(tc, mkdir_nested);
     tcase_add_test(tc, cli_set_pairs);
+    tcase_add_test(tc, cli_dispatch);
+    tcase_add_test(tc, cli_getopt_messages);
+    tcase_add_test(tc, cli_without_commands);
+    tcase_add_test(tc, file_read_whole);
+    tcase_add_test(tc, mkdir_mode);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

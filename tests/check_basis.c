@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "adf_bytes.h"
+#include "base/bytes.h"
 #include "testutil.h"
 #include "tusk/basis.h"
 
@@ -212,21 +212,11 @@ static void write_all(const char *path, const uint8_t *d, size_t n)
     ck_assert_int_eq(fclose(f), 0);
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 /* Recompute the trailing checksum after an edit (to reach the field
  * checks behind it). */
 static void reseal(uint8_t *d, size_t n)
 {
-    adf_put_u64(d + n - 8, fnv1a(d, n - 8));
+    tusk_put_u64(d + n - 8, tusk_fnv1a(TUSK_FNV1A_SEED, d, n - 8));
 }
 
 /* The documented layout (psa/BASIS.md), decoded here independently. */
@@ -243,20 +233,20 @@ static layout_t layout_of(const uint8_t *d, size_t n)
     memset(&l, 0, sizeof l);
     ck_assert_uint_ge(n, 64);
     ck_assert_mem_eq(d, "TUSKBAS1", 8);
-    ck_assert_uint_eq(adf_get_u32(d + 8), 1);
-    l.segments = adf_get_u32(d + 12);
-    l.channels = adf_get_u32(d + 16);
-    l.samples = adf_get_u32(d + 20);
+    ck_assert_uint_eq(tusk_get_u32(d + 8), 1);
+    l.segments = tusk_get_u32(d + 12);
+    l.channels = tusk_get_u32(d + 16);
+    l.samples = tusk_get_u32(d + 20);
     l.type = d[40];
-    l.points = adf_get_u64(d + 48);
+    l.points = tusk_get_u64(d + 48);
     size_t at = 56 + 4 * (size_t)l.segments;
-    l.names_len = adf_get_u32(d + at);
+    l.names_len = tusk_get_u32(d + at);
     l.names = at + 4;
     at = l.names + l.names_len;
-    l.gen_len = adf_get_u32(d + at);
+    l.gen_len = tusk_get_u32(d + at);
     l.gen = at + 4;
     at = l.gen + l.gen_len;
-    l.cfg_len = adf_get_u32(d + at);
+    l.cfg_len = tusk_get_u32(d + at);
     l.cfg = at + 4;
     l.pad = l.cfg + l.cfg_len;
     l.table = (l.pad + 7) / 8 * 8;
@@ -375,7 +365,7 @@ START_TEST(roundtrip_int16)
         /* The scale in the file is the largest |value|, bit for bit. */
         size_t n1, n2;
         uint8_t *d1 = read_all(path, &n1);
-        float stored = adf_get_f32(d1 + 44);
+        float stored = tusk_get_f32(d1 + 44);
         ck_assert(stored == (float)scale);
         /* Re-encoding decoded values is exact: the same bytes again. */
         ck_assert_int_eq(det_basis_save(b, path2, DET_SAMPLE_INT16, &err), TUSK_OK);
@@ -423,7 +413,7 @@ START_TEST(int16_special_cases)
     ck_assert_int_eq(det_basis_save(b, path, DET_SAMPLE_INT16, &err), TUSK_OK);
     size_t n;
     uint8_t *d = read_all(path, &n);
-    ck_assert(adf_get_f32(d + 44) == 1.0f);
+    ck_assert(tusk_get_f32(d + 44) == 1.0f);
     free(d);
     ck_assert_int_eq(det_basis_load(&c, path, NULL, &err), TUSK_OK);
     ck_assert(det_basis_block(c, 0)[5] == 0.0f);
@@ -439,7 +429,7 @@ START_TEST(int16_special_cases)
      * (v * 2 + 1) * 2. */
     static const int16_t raw[8] = {32767, -32767, 16384, -8192, 0, 1, -24575, 0};
     for (int v = 0; v < 8; v++)
-        ck_assert_int_eq(adf_get_i16(d + l.blocks + (size_t)(v * 2 + 1) * 2), raw[v]);
+        ck_assert_int_eq(tusk_get_i16(d + l.blocks + (size_t)(v * 2 + 1) * 2), raw[v]);
     free(d);
     /* Values too small for int16 are refused; float32 takes them. */
     det_basis_destroy(&b);
@@ -503,7 +493,7 @@ START_TEST(block_layout)
         for (unsigned c = 0; c < C; c++)
             for (unsigned k = 0; k < N; k++)
                 for (size_t p = 0; p < count[s]; p++, at += 4)
-                    tu_check(adf_get_f32(d + at) == (float)(s * 100000 + p * 1000 + c * 20 + k));
+                    tu_check(tusk_get_f32(d + at) == (float)(s * 100000 + p * 1000 + c * 20 + k));
     }
     ck_assert_uint_eq(at, l.checksum);
     free(d);
@@ -541,21 +531,21 @@ START_TEST(file_layout_and_size)
         ck_assert_uint_eq(l.segments, segments);
         ck_assert_uint_eq(l.channels, segments + 1);
         ck_assert_uint_eq(l.samples, m.samples);
-        ck_assert(adf_get_u64(d + 24) != 0);
+        ck_assert(tusk_get_u64(d + 24) != 0);
         double ns;
-        uint64_t u = adf_get_u64(d + 24);
+        uint64_t u = tusk_get_u64(d + 24);
         memcpy(&ns, &u, sizeof ns);
         ck_assert(ns == det_basis_shape(m.basis)->sample_ns);
-        u = adf_get_u64(d + 32);
+        u = tusk_get_u64(d + 32);
         memcpy(&ns, &u, sizeof ns);
         ck_assert(ns == det_basis_shape(m.basis)->grid_mm);
         ck_assert_uint_eq(d[40], (unsigned)type);
         ck_assert(d[41] == 0 && d[42] == 0 && d[43] == 0);
         if (type == DET_SAMPLE_FLOAT32)
-            ck_assert_uint_eq(adf_get_u32(d + 44), 0);
+            ck_assert_uint_eq(tusk_get_u32(d + 44), 0);
         ck_assert_uint_eq(l.points, P);
         for (unsigned s = 0; s < segments; s++)
-            ck_assert_uint_eq(adf_get_u32(d + 56 + 4 * s), m.n[s]);
+            ck_assert_uint_eq(tusk_get_u32(d + 56 + 4 * s), m.n[s]);
         ck_assert_uint_eq(l.gen_len, strlen(GENERATOR));
         ck_assert_mem_eq(d + l.gen, GENERATOR, l.gen_len);
         ck_assert_uint_eq(l.cfg_len, strlen(config_text));
@@ -580,12 +570,12 @@ START_TEST(file_layout_and_size)
         size_t at = l.table;
         for (unsigned s = 0; s < segments; s++)
             for (size_t i = 0; i < m.n[s]; i++, at += 16) {
-                ck_assert(adf_get_f32(d + at) == m.pos[s][3 * i] && adf_get_f32(d + at + 8) == m.pos[s][3 * i + 2]);
-                ck_assert_uint_eq(adf_get_u16(d + at + 12), s);
-                ck_assert_uint_eq(adf_get_u16(d + at + 14), 0);
+                ck_assert(tusk_get_f32(d + at) == m.pos[s][3 * i] && tusk_get_f32(d + at + 8) == m.pos[s][3 * i + 2]);
+                ck_assert_uint_eq(tusk_get_u16(d + at + 12), s);
+                ck_assert_uint_eq(tusk_get_u16(d + at + 14), 0);
             }
         ck_assert_uint_eq(at, l.blocks);
-        ck_assert_uint_eq(adf_get_u64(d + l.checksum), fnv1a(d, l.checksum));
+        ck_assert_uint_eq(tusk_get_u64(d + l.checksum), tusk_fnv1a(TUSK_FNV1A_SEED, d, l.checksum));
         free(d);
         model_free(&m);
     }
@@ -671,9 +661,9 @@ START_TEST(specific_messages)
     uint8_t b4[4], b8[8];
 
     edited_fails(d, n, path, 0, "TUSKADF1", 8, false, "not a tusk basis file: offset 0 holds \"TUSKADF1\"");
-    adf_put_u32(b4, 2);
+    tusk_put_u32(b4, 2);
     edited_fails(d, n, path, 8, b4, 4, false, "offset 8: format version 2, this tusk reads 1");
-    adf_put_u32(b4, 0);
+    tusk_put_u32(b4, 0);
     edited_fails(d, n, path, 8, b4, 4, true, "format version 0, this tusk reads 1");
 
     /* Trailing bytes; a missing byte. */
@@ -698,41 +688,41 @@ START_TEST(specific_messages)
     edited_fails(d, n, path, l.blocks + 5, &x, 1, false, "the file is damaged");
 
     /* Fields, each with a valid checksum. */
-    adf_put_u32(b4, 0);
+    tusk_put_u32(b4, 0);
     edited_fails(d, n, path, 12, b4, 4, true, "offset 12: 0 segments, expected 1 to 65535");
-    adf_put_u32(b4, 70000);
+    tusk_put_u32(b4, 70000);
     edited_fails(d, n, path, 12, b4, 4, true, "offset 12: 70000 segments");
-    adf_put_u32(b4, 4);
+    tusk_put_u32(b4, 4);
     edited_fails(d, n, path, 16, b4, 4, true, "offset 16: 4 channels, expected segments + core = 3");
-    adf_put_u32(b4, 0);
+    tusk_put_u32(b4, 0);
     edited_fails(d, n, path, 20, b4, 4, true, "offset 20: 0 samples per trace");
-    adf_put_u32(b4, 100001);
+    tusk_put_u32(b4, 100001);
     edited_fails(d, n, path, 20, b4, 4, true, "offset 20: 100001 samples per trace, expected 1 to 100000");
     double not_a_number = NAN, neg = -1.0;
     uint64_t u;
     memcpy(&u, &not_a_number, 8);
-    adf_put_u64(b8, u);
+    tusk_put_u64(b8, u);
     edited_fails(d, n, path, 24, b8, 8, true, "offset 24: sample period");
     memcpy(&u, &neg, 8);
-    adf_put_u64(b8, u);
+    tusk_put_u64(b8, u);
     edited_fails(d, n, path, 32, b8, 8, true, "offset 32: grid spacing -1 mm");
     uint8_t three = 3, one = 1;
     edited_fails(d, n, path, 40, &three, 1, true, "offset 40: sample type 3");
     edited_fails(d, n, path, 42, &one, 1, true, "offset 42: padding byte is 1, must be 0");
-    adf_put_f32(b4, 0.5f);
+    tusk_put_f32(b4, 0.5f);
     edited_fails(d, n, path, 44, b4, 4, true, "offset 44: int16 scale 0.5 in a float32 basis");
-    adf_put_u64(b8, 4);
+    tusk_put_u64(b8, 4);
     edited_fails(d, n, path, 48, b8, 8, true, "offset 48: 4 points, but the points per segment (offset 56) sum to 3");
-    adf_put_u32(b4, 3);
+    tusk_put_u32(b4, 3);
     edited_fails(d, n, path, 56, b4, 4, true, "offset 48: 3 points, but the points per segment (offset 56) sum to 4");
-    adf_put_u32(b4, (1u << 20) + 1);
+    tusk_put_u32(b4, (1u << 20) + 1);
     snprintf(needle, sizeof needle, "offset %zu: configuration length 1048577 exceeds", l.cfg - 4);
     edited_fails(d, n, path, l.cfg - 4, b4, 4, true, needle);
     /* A longer text: the sizes no longer add up (+1 would take a padding
      * byte, a NUL, into the text: refused as such, below). */
-    adf_put_u32(b4, (uint32_t)l.cfg_len + 1);
+    tusk_put_u32(b4, (uint32_t)l.cfg_len + 1);
     edited_fails(d, n, path, l.cfg - 4, b4, 4, true, "configuration text is not valid UTF-8 or holds a NUL");
-    adf_put_u32(b4, (uint32_t)l.cfg_len + 8);
+    tusk_put_u32(b4, (uint32_t)l.cfg_len + 8);
     edited_fails(d, n, path, l.cfg - 4, b4, 4, true, "truncated: the header describes");
 
     /* Names: "S0 S1 CC". */
@@ -758,13 +748,13 @@ START_TEST(specific_messages)
     snprintf(needle, sizeof needle, "offset %zu: point 0 of segment 1: reserved field 1, must be 0",
              l.table + 32 + 14);
     edited_fails(d, n, path, l.table + 32 + 14, seg1, 2, true, needle);
-    adf_put_f32(b4, INFINITY);
+    tusk_put_f32(b4, INFINITY);
     snprintf(needle, sizeof needle, "offset %zu: point 0 of segment 0: position (", l.table);
     edited_fails(d, n, path, l.table + 4, b4, 4, true, needle);
     edited_fails(d, n, path, l.table + 4, b4, 4, true, "is not finite");
     /* Traces: segment 0 block is [3 channels][3 samples][2 points]; value
      * (channel 1, sample 2, point 1) is at ((1 * 3 + 2) * 2 + 1) * 4. */
-    adf_put_f32(b4, NAN);
+    tusk_put_f32(b4, NAN);
     snprintf(needle, sizeof needle, "offset %zu: segment 0 channel 1 sample 2 point 1: value is not finite",
              l.blocks + 44);
     edited_fails(d, n, path, l.blocks + 44, b4, 4, true, needle);
@@ -784,9 +774,9 @@ START_TEST(specific_messages)
     memcpy(e, d, n);
     int full = 0;
     for (size_t at = l.blocks; at < l.checksum; at += 2) {
-        int16_t raw = adf_get_i16(e + at);
+        int16_t raw = tusk_get_i16(e + at);
         if (raw == 32767 || raw == -32767) {
-            adf_put_i16(e + at, (int16_t)(raw > 0 ? 32766 : -32766));
+            tusk_put_i16(e + at, (int16_t)(raw > 0 ? 32766 : -32766));
             full++;
         }
     }
@@ -795,9 +785,9 @@ START_TEST(specific_messages)
     parse_fails(e, n, path, TUSK_EINVAL,
                 "offset 44: int16 scale 1.5 is not the largest |value|: the largest |sample| is 32766, expected 32767");
     free(e);
-    adf_put_f32(b4, 0);
+    tusk_put_f32(b4, 0);
     edited_fails(d, n, path, 44, b4, 4, true, "offset 44: int16 scale 0, expected a finite number >=");
-    adf_put_f32(b4, 1e-35f);
+    tusk_put_f32(b4, 1e-35f);
     edited_fails(d, n, path, 44, b4, 4, true, "offset 44: int16 scale 1e-35");
     free(d);
     unlink(path);
@@ -983,11 +973,11 @@ START_TEST(random_bytes_never_crash)
             tu_fill(buf, n);
             if (kind >= 1 && n >= 12) {
                 memcpy(buf, "TUSKBAS1", 8);
-                adf_put_u32(buf + 8, 1);
+                tusk_put_u32(buf + 8, 1);
                 if (n >= 56 && tu_below(2)) {
-                    adf_put_u32(buf + 12, 1 + tu_below(3)); /* small, plausible counts */
-                    adf_put_u32(buf + 16, adf_get_u32(buf + 12) + 1);
-                    adf_put_u32(buf + 20, 1 + tu_below(4));
+                    tusk_put_u32(buf + 12, 1 + tu_below(3)); /* small, plausible counts */
+                    tusk_put_u32(buf + 16, tusk_get_u32(buf + 12) + 1);
+                    tusk_put_u32(buf + 20, 1 + tu_below(4));
                 }
             }
         }

@@ -31,6 +31,7 @@
 #include "tusk/topology.h"
 #include "tusk/wire.h"
 #include "zutil.h"
+#include "base/clock.h"
 
 /* reader -> copy x3 -> sink; the test runs sink[0]. */
 static const char *const fan_in =
@@ -76,8 +77,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
  * bound only). Others are dropped, an ENDED noted. */
 static tusk_ctl_t *next(harness_t *h, const char *verb, bool hb)
 {
-    uint64_t end = zu_now_ms() + 30000;
-    while (zu_now_ms() < end) {
+    uint64_t end = tusk_clock_ms() + 30000;
+    while (tusk_clock_ms() < end) {
         zmq_pollitem_t item = {.socket = h->router, .events = ZMQ_POLLIN};
         if (zmq_poll(&item, 1, 100) <= 0)
             continue;

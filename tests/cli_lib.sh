@@ -6,6 +6,12 @@
 #   expect_status N WHAT    fail unless the last run exited N (shows its output)
 #   expect_in out|err|both TEXT WHAT
 #                           fail unless the last run's stream contains TEXT
+#   cli_conventions TOOL NAME [CMD]
+#                           base/cli.h's conventions, the same in every tool:
+#                           --version prints "NAME (tusk) VERSION", exit 0;
+#                           an unknown command (when the tool has commands,
+#                           CMD one of them) and an unknown option (after CMD)
+#                           exit 2 with one line naming them
 # It makes $tmp (removed on exit) and checks that $tool was built.
 # shellcheck shell=sh disable=SC2154 # name and tool come from the sourcing script
 
@@ -53,4 +59,23 @@ expect_in() { # stream (out, err or both), text, what
         show
         fail "$3: no '$2' in its $1"
     fi
+}
+
+cli_conventions() { # tool, its name, a command of it (none: a tool without commands)
+    run "$1" --version
+    expect_status 0 "$2 --version"
+    grep -Eq "^$2 \(tusk\) [0-9]+\.[0-9]+" "$tmp/out" || { show; fail "$2 --version: no '$2 (tusk) VERSION' line"; }
+    if [ -n "${3:-}" ]; then
+        run "$1" frobnicate
+        expect_status 2 "$2 frobnicate"
+        expect_in err "$2: unknown command 'frobnicate' (commands: " "$2 frobnicate"
+        run "$1" "$3" --frobnicate
+        expect_status 2 "$2 $3 --frobnicate"
+        expect_in err "$2 $3: unknown option '--frobnicate' ($2 --help lists the options)" "$2 $3 --frobnicate"
+    else
+        run "$1" --frobnicate
+        expect_status 2 "$2 --frobnicate"
+        expect_in err "$2: unknown option '--frobnicate' ($2 --help lists the options)" "$2 --frobnicate"
+    fi
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || { show; fail "$2: a usage error takes one line, not the whole usage"; }
 }

@@ -311,6 +311,17 @@ step "a topology that is a directory, or endless (/dev/zero): exit 2, said so"
 expect 2 "$tmp: cannot read: Is a directory" "$tmp"
 expect 2 "/dev/zero: too large (over 16 MiB): not a topology" /dev/zero
 
+step "tusk-run and tusk-actor: --version, unknown options in one line (base/cli.h)"
+for t in tusk-run tusk-actor; do
+    "$b/$t" --version >out.txt 2>err.txt || fail "$t --version failed"
+    grep -Eq "^$t \(tusk\) [0-9]+\.[0-9]+" out.txt || { cat out.txt >&2; fail "$t --version: no version line"; }
+    got=0
+    "$b/$t" --frobnicate >out.txt 2>err.txt || got=$?
+    [ "$got" -eq 2 ] || fail "$t --frobnicate exited $got, expected 2"
+    grep -qxF "$t: unknown option '--frobnicate' ($t --help lists the options)" err.txt ||
+        { cat err.txt >&2; fail "$t --frobnicate: not the one-line message"; }
+done
+
 step "a malformed topology: exit 2, file:line"
 sed 's/<data_source>reader</<data_source>raeder</' same.xml >bad.xml
 expect 2 "bad.xml:" bad.xml

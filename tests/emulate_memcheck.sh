@@ -75,6 +75,20 @@ vg "$b/tusk-emulate" -q zfinder.xml >zfinder.err 2>&1 || { cat zfinder.err >&2; 
 [ "$(wc -l <zfinder-qa/rois.csv)" -eq 7 ] || fail "the z-finder chain under valgrind did not analyse 6 RoIs"
 echo "emulate_memcheck: valgrind tusk-zfinder sim (one highlum RoI of 20 degrees)"
 vg "$b/tusk-zfinder" sim --preset highlum --rois 1 --set roi_deg=20 -q -o zf.adf || fail "valgrind or tusk-zfinder sim"
+echo "emulate_memcheck: valgrind tusk-emulate config/sts-demo.xml (sts_sim, sts_hitfinder x2 (fast), sts_qa; a small detector, 2 timeslices over many buffers)"
+sed -e 's|<parameter name="collisions">[0-9]*</parameter>|<parameter name="collisions">2</parameter><parameter name="stations_mm">300 400</parameter><parameter name="theta_max_deg">8</parameter>|' \
+    -e 's|<size>4194304</size>|<size>65536</size>|' \
+    -e "s|<parameter name=\"out\">sts-qa</parameter>|<parameter name=\"out\">$tmp/sts-qa</parameter><parameter name=\"plot\">no</parameter>|" \
+    "$s/config/sts-demo.xml" >sts.xml
+vg "$b/tusk-emulate" -q sts.xml >sts.err 2>&1 || { cat sts.err >&2; fail "valgrind or the STS chain failed"; }
+[ "$(wc -l <sts-qa/stations.csv)" -eq 4 ] || fail "the STS chain under valgrind did not analyse 2 stations"
+echo "emulate_memcheck: valgrind tusk-sts sim and qa (the reference backend's stage on a small detector)"
+vg "$b/tusk-sts" sim --collisions 2 --set stations_mm=300 --set theta_max_deg=8 -q -o sts.adf || fail "valgrind or tusk-sts sim"
+sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">reference</parameter>|' "$s/config/sts-demo.xml" \
+    >sts-ref.xml
+vg "$b/tusk-emulate" -q --only hitfinder --input sts.adf --output sts-ref.adf sts-ref.xml >sts.err 2>&1 ||
+    { cat sts.err >&2; fail "valgrind or the reference stage failed"; }
+vg "$b/tusk-sts" qa sts-ref.adf >sts.err 2>&1 || { cat sts.err >&2; fail "valgrind or tusk-sts qa"; }
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER

@@ -64,6 +64,12 @@ srcdir=${abs_top_srcdir:-${top_srcdir:-..}}
 TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only zfinder \
     --input "$tmp/corpus/zfinder-sim.adf" --output "$tmp/corpus/zfinder-out.adf" "$srcdir/config/zfinder-demo.xml" \
     2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the zfinder stage failed"; }
+# the STS's frames: a small detector's digis and truth, then with clusters and hits
+"$top_builddir/tusk-sts" sim --collisions 1 --set stations_mm=300 --set theta_max_deg=4 --set strips=32 \
+    --set tracks=15 --set noise_rate_khz=50 -q -o "$tmp/corpus/sts-sim.adf" || fail "tusk-sts sim failed"
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only hitfinder \
+    --input "$tmp/corpus/sts-sim.adf" --output "$tmp/corpus/sts-out.adf" "$srcdir/config/sts-demo.xml" \
+    2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the STS hitfinder stage failed"; }
 cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
 # fuzz_wire seeds: a selector byte (even: data header, odd: control text).
@@ -82,7 +88,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
 targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain
-    fuzz_zfinder"
+    fuzz_zfinder fuzz_sts"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done

@@ -33,7 +33,7 @@ command -v readelf >/dev/null 2>&1 || { echo "$name: SKIP: no readelf (binutils)
 # (directly or through another), lowest layers first.
 rules='
 base/libtusk-base:
-adf/libtusk-adf:
+adf/libtusk-adf: libtusk-base
 germanium/libtusk-germanium:
 detector/libtusk-detector: libtusk-base
 array/libtusk-array: libtusk-detector libtusk-base

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../adf/adf_bytes.h"
+#include "base/bytes.h"
 
 static uint64_t tu_state;
 static uint64_t tu_seed_value;
@@ -71,10 +71,10 @@ size_t tu_put_frame(uint8_t *buf, uint32_t type, uint32_t event, uint64_t ts, co
                     size_t payload_size)
 {
     size_t len = ADF_KEY_SIZE + payload_size;
-    adf_put_u32(buf, (uint32_t)len);
-    adf_put_u32(buf + 4, type);
-    adf_put_u32(buf + 8, event);
-    adf_put_u64(buf + 12, ts);
+    tusk_put_u32(buf, (uint32_t)len);
+    tusk_put_u32(buf + 4, type);
+    tusk_put_u32(buf + 8, event);
+    tusk_put_u64(buf + 12, ts);
     if (payload_size)
         memcpy(buf + ADF_KEY_SIZE, payload, payload_size);
     return len;
@@ -104,7 +104,7 @@ size_t tu_make_frames(uint8_t *buf, size_t cap, unsigned n, size_t max_payload, 
                 pos += tu_put_frame(buf + pos, ADF_TYPE_DATA_PSA, k.event, k.timestamp, tmp, sz);
             }
             tu_put_frame(buf + start, k.type, k.event, k.timestamp, NULL, 0);
-            adf_put_u32(buf + start, (uint32_t)(pos - start));
+            tusk_put_u32(buf + start, (uint32_t)(pos - start));
         } else {
             k.type = tu_simple_types[tu_below(sizeof tu_simple_types / sizeof tu_simple_types[0])];
             size_t sz = tu_below((uint32_t)max_payload + 1);

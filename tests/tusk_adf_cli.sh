@@ -210,4 +210,7 @@ run "$tusk" --help
 expect_status 0 "--help"
 expect_in out "usage:" "--help"
 
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-adf dump
+
 echo "tusk_adf_cli: all $steps steps passed"

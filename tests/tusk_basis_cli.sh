@@ -91,4 +91,7 @@ expect_status 2 "signal --at 1,2"
 run "$tool" frobnicate
 expect_status 2 "unknown command"
 
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-basis gen
+
 echo "$name: all $steps steps passed"

@@ -70,4 +70,7 @@ expect_status 0 "tusk-cl --help"
 expect_in out "TUSK_CL_DEVICE" "help"
 expect_in out ":instance" "help"
 
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-cl selftest
+
 echo "tusk_cl_cli: all $steps steps passed"

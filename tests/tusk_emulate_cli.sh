@@ -106,8 +106,12 @@ expect 2 "file_writre" "$emulate" nolib.xml
 
 step "bad options: exit 2"
 expect 2 "--only needs --input" "$emulate" --only copy "$s/config/passthrough.xml"
-expect 2 "is not a count" "$emulate" -n lots "$s/config/passthrough.xml"
+expect 2 "--buffers wants a whole number" "$emulate" -n lots "$s/config/passthrough.xml"
 expect 2 "usage" "$emulate"
+expect 2 "tusk-emulate: unknown option '--frobnicate' (tusk-emulate --help lists the options)" "$emulate" --frobnicate \
+    "$s/config/passthrough.xml"
+"$emulate" --version >out.txt 2>err.txt || fail "tusk-emulate --version failed"
+grep -Eq '^tusk-emulate \(tusk\) [0-9]+\.[0-9]+' out.txt || { cat out.txt >&2; fail "tusk-emulate --version: no version line"; }
 
 step "a damaged input: the frames before the damage reach the output, then exit 1 with the accounting"
 # A key corrupted in the middle (frame 1000), then a file cut inside its

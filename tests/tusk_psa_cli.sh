@@ -128,4 +128,7 @@ expect_status 2 "validate without --basis"
 run "$tool" frobnicate
 expect_status 2 "an unknown command"
 
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-psa run
+
 echo "$name: all steps passed"

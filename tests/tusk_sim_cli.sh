@@ -88,4 +88,15 @@ expect_status 2 "run without -o"
 run "$tool" frobnicate "$src/config/sim-co60.conf"
 expect_status 2 "an unknown command"
 
+step "--version, an unknown command and option (base/cli.h)"
+run "$tool" --version
+expect_status 0 "--version"
+grep -Eq "^tusk-sim \(tusk\) [0-9]+\.[0-9]+" "$tmp/out" || { show; fail "no version line"; }
+run "$tool" frobnicate
+expect_status 2 "an unknown command"
+expect_in err "tusk-sim: unknown command 'frobnicate' (commands: run, info;" "an unknown command"
+run "$tool" run "$src/config/sim-co60.conf" --frobnicate
+expect_status 2 "tusk-sim run --frobnicate"
+expect_in err "tusk-sim run: unknown option '--frobnicate'" "tusk-sim run --frobnicate"
+
 echo "$name: all steps passed"

@@ -40,6 +40,9 @@ expect_status 0 "--help"
 expect_in out "usage: tusk-spectra [--set key=value ...] [--out DIR] FILE.adf ..." "--help"
 expect_in out "peak_window_kev" "--help"
 run "$tool"
+expect_status 2 "no arguments"
+expect_in err "usage: tusk-spectra" "no arguments"
+run "$tool" --out "$tmp/nofile"
 expect_status 2 "no file"
 expect_in err "no input file" "no file"
 run "$tool" --set bin_kev=abc x.adf
@@ -171,5 +174,8 @@ sed -e 's|name="lines">1173.2 1332.5|name="lines">1173.2 x|' "$tmp/chain.xml" >"
 run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/bad.xml"
 [ "$rc" -ne 0 ] || fail "a bad parameter was accepted"
 expect_in both "'lines': 'x' is not a number" "bad parameter"
+
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-spectra
 
 echo "$name: PASS"

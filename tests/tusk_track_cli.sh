@@ -162,4 +162,8 @@ run "$tool" run "$tmp/co60.adf" --array "$array"
 expect_status 2 "no -o"
 run "$tool" frobnicate
 expect_status 2 "an unknown command"
+
+step "--version, an unknown command and option (base/cli.h)"
+cli_conventions "$tool" tusk-track run
+
 echo "$name: all steps passed"

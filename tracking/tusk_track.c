@@ -11,8 +11,8 @@
  * kernel launch per pass on OpenCL). --set takes the algorithm's keys
  * (tusk/track.h, tracking/README.md); unknown keys are refused.
  *
- * Exit statuses: 0 fine, 1 failure (array, settings, device, input or
- * output file; messages name the file), 2 usage.
+ * Exit statuses (base/exit.h): 0 fine, 1 failure (array, settings,
+ * device, input or output file; messages name the file), 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,9 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/exit.h"
+#include "base/grow.h"
+#include "base/parse.h"
+#include "config.h"
 #include "tusk/adf_file.h"
 #include "tusk/adf_key.h"
 #include "tusk/adf_writer.h"
@@ -36,13 +41,9 @@
 #define CHUNK_EVENTS 4096
 #define CHUNK_BYTES (8u << 20)
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
-static void usage(FILE *out)
+static void help(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " run IN.adf -o OUT.adf --array FILE [OPTIONS]\n"
-            "\n"
             "Gamma-ray tracking of an ADF file: every frame is copied, and each event:data:psa\n"
             "composite (or data:truth frame, with the truth points) is followed by its\n"
             "data:tracked frame.\n"
@@ -57,14 +58,10 @@ static void usage(FILE *out)
             "                         fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm,\n"
             "                         min_point_kev (tracking/README.md)\n"
             "  -q, --quiet            no summary\n"
-            "  -h, --help             this help\n");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+            "  -h, --help             this help\n"
+            "\n"
+            "Exit status: 0 fine, 1 failure (array, settings, device, input or output\n"
+            "file), 2 bad usage.\n");
 }
 
 typedef struct opts {
@@ -87,21 +84,6 @@ typedef struct runner {
     double track_s;
 } runner_t;
 
-static bool reserve(uint8_t **p, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 1u << 20;
-    while (c < need)
-        c *= 2;
-    uint8_t *q = realloc(*p, c);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 /* Track the pending frames and append the result to the output file. */
 static int flush(runner_t *r)
 {
@@ -110,30 +92,30 @@ static int flush(runner_t *r)
     tusk_error_t err;
     if (track_frames_read(r->t, r->b, r->pending, r->n, r->base, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     int st = r->cl ? track_cl_run(r->cl, r->b, &err) : track_run(r->t, r->b, &err);
-    r->track_s += now_s() - t0;
+    r->track_s += tusk_clock_s() - t0;
     if (st != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     r->events += track_batch_events(r->b);
     size_t need = r->n + track_frames_extra(r->b);
-    if (!reserve(&r->out, &r->out_cap, need)) {
+    if (tusk_grow(&r->out, &r->out_cap, need, 1) != 0) {
         fprintf(stderr, PROG ": out of memory (%zu bytes)\n", need);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     adf_writer_reset(r->w, r->out, r->out_cap);
     if (track_frames_write(r->t, r->b, r->pending, r->n, r->w, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s: %s\n", r->o->out, err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     adf_error_t ae;
     if (adf_file_writer_write(r->fw, r->out, adf_writer_used(r->w), &ae) != ADF_OK) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     r->base += r->n;
     r->n = 0;
@@ -150,13 +132,13 @@ static int cmd_run(const opts_t *o)
         int p = track_points_parse(o->points);
         if (p < 0) {
             fprintf(stderr, PROG ": --points: '%s' is not psa, truth or truth_segments\n", o->points);
-            return EXIT_USAGE;
+            return TUSK_EXIT_USAGE;
         }
         cfg.points = (enum track_points)p;
     }
     if (track_config_read(&cfg, o->set, true, "--set", &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
     runner_t r;
     memset(&r, 0, sizeof r);
@@ -167,33 +149,33 @@ static int cmd_run(const opts_t *o)
     adf_error_t ae;
     if (array_load(&array, o->array, NULL, &err) != TUSK_OK || track_new(&r.t, &cfg, array, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
         goto done;
     }
     if (o->opencl && track_cl_new(&r.cl, r.t, o->device, 0, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": --backend opencl: %s\n", err.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
         goto done;
     }
     r.b = track_batch_new();
     r.w = adf_writer_new();
     if (!r.b || !r.w) {
         fprintf(stderr, PROG ": out of memory\n");
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
         goto done;
     }
     if (!(in = adf_file_reader_open(o->in, NULL, &ae))) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
         goto done;
     }
     if (!(r.fw = adf_file_writer_open(o->out, &ae))) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
         goto done;
     }
     const uint32_t source = cfg.points == TRACK_POINTS_PSA ? ADF_TYPE_EVENT_DATA_PSA : ADF_TYPE_DATA_TRUTH;
-    double t0 = now_s();
+    double t0 = tusk_clock_s();
     adf_frame_t fr;
     while (!rc) {
         int st = adf_file_reader_next(in, &fr);
@@ -201,19 +183,19 @@ static int cmd_run(const opts_t *o)
             break;
         if (st != ADF_OK) {
             fprintf(stderr, PROG ": %s: %s\n", o->in, adf_file_reader_error(in)->message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         r.frames++;
         size_t len = ADF_KEY_SIZE + (size_t)fr.payload_size;
-        if (!reserve(&r.pending, &r.cap, r.n + len)) {
+        if (tusk_grow(&r.pending, &r.cap, r.n + len, 1) != 0) {
             fprintf(stderr, PROG ": out of memory\n");
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         if (adf_key_encode(&fr.key, r.pending + r.n, &ae) != ADF_OK) {
             fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-            rc = EXIT_FAIL;
+            rc = TUSK_EXIT_FAIL;
             break;
         }
         memcpy(r.pending + r.n + ADF_KEY_SIZE, fr.payload, fr.payload_size);
@@ -224,11 +206,11 @@ static int cmd_run(const opts_t *o)
     }
     if (!rc)
         rc = flush(&r);
-    double dt = now_s() - t0;
+    double dt = tusk_clock_s() - t0;
     uint64_t bytes = adf_file_writer_bytes(r.fw);
     if (adf_file_writer_close(&r.fw, &ae) != ADF_OK && !rc) {
         fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = EXIT_FAIL;
+        rc = TUSK_EXIT_FAIL;
     }
     if (rc && strcmp(o->out, "-") != 0)
         unlink(o->out); /* no half-written output passes for a result */
@@ -266,7 +248,7 @@ done:
     return rc;
 }
 
-static int parse_options(int argc, char **argv, opts_t *o)
+static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o)
 {
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'}, {"array", required_argument, NULL, 'a'},
@@ -276,7 +258,7 @@ static int parse_options(int argc, char **argv, opts_t *o)
         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+    while ((c = tusk_cli_getopt(cli, argc, argv, "o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->out = optarg;
@@ -293,77 +275,64 @@ static int parse_options(int argc, char **argv, opts_t *o)
             } else if (strcmp(optarg, "reference") == 0) {
                 o->opencl = false;
             } else {
-                fprintf(stderr, PROG ": --backend: '%s' is not reference or opencl\n", optarg);
-                return EXIT_USAGE;
+                fprintf(stderr, "%s: --backend: '%s' is not reference or opencl\n", argv[0], optarg);
+                return TUSK_EXIT_USAGE;
             }
             break;
         case 'd':
             o->device = optarg;
             break;
-        case 's': {
-            const char *eq = strchr(optarg, '=');
-            tusk_error_t err;
-            char key[128];
-            if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof key) {
-                fprintf(stderr, PROG ": --set: expected KEY=VALUE, got '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
-            memcpy(key, optarg, (size_t)(eq - optarg));
-            key[eq - optarg] = '\0';
-            if (tusk_params_set(o->set, key, eq + 1, &err) != TUSK_OK) {
-                fprintf(stderr, PROG ": --set %s: %s\n", optarg, err.message);
-                return EXIT_USAGE;
-            }
+        case 's':
+            if (!tusk_cli_set(argv[0], o->set, optarg))
+                return TUSK_EXIT_USAGE;
             break;
-        }
         case 'q':
             o->quiet = true;
             break;
         case 'h':
-            usage(stdout);
+            tusk_cli_help(cli);
             return -1;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return TUSK_EXIT_USAGE;
         }
     }
     if (optind + 1 != argc) {
-        fprintf(stderr, PROG ": run: give one input file\n");
-        usage(stderr);
-        return EXIT_USAGE;
+        fprintf(stderr, "%s: give one input file\n", argv[0]);
+        return TUSK_EXIT_USAGE;
     }
     o->in = argv[optind];
     if (!o->out || !o->array) {
-        fprintf(stderr, PROG ": run: %s is required\n", !o->out ? "-o OUT.adf" : "--array FILE");
-        usage(stderr);
-        return EXIT_USAGE;
+        fprintf(stderr, "%s: %s is required\n", argv[0], !o->out ? "-o OUT.adf" : "--array FILE");
+        return TUSK_EXIT_USAGE;
     }
     return 0;
 }
 
-int main(int argc, char **argv)
+static int cmd(const tusk_cli_t *cli, int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : 0;
-    }
-    if (strcmp(argv[1], "run") != 0) {
-        fprintf(stderr, PROG ": unknown command '%s'\n", argv[1]);
-        usage(stderr);
-        return EXIT_USAGE;
-    }
     opts_t o;
     memset(&o, 0, sizeof o);
     o.set = tusk_params_new();
     if (!o.set) {
         fprintf(stderr, PROG ": out of memory\n");
-        return EXIT_FAIL;
+        return TUSK_EXIT_FAIL;
     }
-    int rc = parse_options(argc - 1, argv + 1, &o);
+    int rc = parse_options(cli, argc, argv, &o);
     if (rc == -1)
         rc = 0;
     else if (rc == 0)
         rc = cmd_run(&o);
     tusk_params_destroy(&o.set);
     return rc;
+}
+
+static const tusk_cli_command_t commands[] = {
+    {"run", cmd, "track an ADF file: a data:tracked frame after each event"},
+    {NULL, NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "run IN.adf -o OUT.adf --array FILE [OPTIONS]", commands,
+                                   NULL, help};
+    return tusk_cli_main(&cli, argc, argv);
 }

@@ -80,7 +80,8 @@ int adf_key_decode(const uint8_t *in, size_t size, adf_key_t *key, adf_error_t *
 /* "data:crystal" for 0xFA010101, NULL for a type tusk has no name for. */
 const char *adf_type_name(uint32_t type);
 
-/* Parse a frame type given as a name ("data:psa") or a number ("0xFA010102").
+/* Parse a frame type given as a name ("data:psa") or a number, decimal or
+ * hexadecimal after 0x ("0xFA010102").
  * ADF_EINVAL if neither. */
 int adf_type_parse(const char *text, uint32_t *type);
 

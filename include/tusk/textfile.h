@@ -13,7 +13,8 @@ extern "C" {
 
 /* Read all of `path` into *data (malloc'd, NUL-terminated, the caller
  * frees it) and its length into *size. Reads at most one byte over `max`
- * (pipes have no size to ask). Fails with TUSK_EIO ("PATH: cannot open:
+ * (pipes have no size to ask; `max` at most SIZE_MAX / 2; a regular
+ * file's size is the first guess of the buffer's). Fails with TUSK_EIO ("PATH: cannot open:
  * REASON", errno left as the failed open set it, so callers can tell a
  * missing file), TUSK_ELIMIT ("PATH: larger than MAX bytes") or
  * TUSK_ENOMEM; *data is then NULL. */
