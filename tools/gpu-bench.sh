@@ -36,8 +36,10 @@ chain() {
         dmon=$!
     fi
     ( cd "$work" && time tusk-run --no-live --report "$out/$name-run.report" "$topo" ) > "$out/$name-run.txt" 2>&1
+    echo "exit status $?" >> "$out/$name-run.txt"
     [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
     ( cd "$work" && time tusk-emulate "$topo" ) > "$out/$name-emulate.txt" 2>&1
+    echo "exit status $?" >> "$out/$name-emulate.txt"
 }
 
 # zf_long TOPOLOGY REPEAT FRAMES: the chain for a long run: file_producer
@@ -63,9 +65,14 @@ zf_long() {
 
 # zf_rate FILE RUNNER ROIS: "seconds RoIs/s" of a chain run: over tusk-run's
 # run time (RUNNER run) or over the emulator's wall time (emulate); "failed"
-# when the run did not end well.
+# when the run did not end well (chain's "exit status N" line, where there
+# is one, not 0; a failure in the runner's report).
 zf_rate() {
     local secs
+    if grep -q '^exit status ' "$1" && ! grep -q '^exit status 0$' "$1"; then
+        echo "failed -"
+        return
+    fi
     if [ "$2" = run ]; then
         secs=$(grep -o '^run time [0-9.]* s' "$1" | awk '{ print $3 }')
         grep -qE 'failed|stopped' "$1" && secs=
