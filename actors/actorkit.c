@@ -53,35 +53,29 @@ static unsigned status_of(int tusk_code)
     }
 }
 
-bool ak_config_open(ak_config_t *cfg, const char *dir, const char *const *known, char *message,
-                    unsigned message_size, unsigned *error_code)
-{
-    cfg->params = NULL;
-    cfg->message = message;
-    cfg->message_size = message_size;
-    cfg->error_code = error_code;
-    *error_code = TUSK_ACTOR_OK;
-    if (message && message_size)
-        message[0] = '\0';
-    tusk_error_t err;
-    int rc = tusk_params_load(&cfg->params, dir, &err);
-    if (rc == TUSK_OK)
-        rc = tusk_params_expect(cfg->params, known, &err);
-    if (rc != TUSK_OK)
-        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
-    return true;
-}
-
 void ak_config_close(ak_config_t *cfg)
 {
     tusk_params_destroy(&cfg->params);
 }
 
+static bool config_u64(ak_config_t *cfg, const char *key, uint64_t fallback, uint64_t min, uint64_t max,
+                       uint64_t *value)
+{
+    tusk_error_t err;
+    int rc = tusk_params_u64(cfg->params, key, fallback, value, &err);
+    if (rc != TUSK_OK)
+        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
+    if (*value < min || *value > max)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': %llu is outside [%llu, %llu]", key,
+                              (unsigned long long)*value, (unsigned long long)min, (unsigned long long)max);
+    return true;
+}
+
 bool ak_config_base(ak_config_t *cfg, ak_base_t *base)
 {
     uint64_t instance, instances;
-    if (!ak_config_u64(cfg, "instance", 0, 0, UINT32_MAX, &instance) ||
-        !ak_config_u64(cfg, "instances", 1, 1, UINT32_MAX, &instances))
+    if (!config_u64(cfg, "instance", 0, 0, UINT32_MAX, &instance) ||
+        !config_u64(cfg, "instances", 1, 1, UINT32_MAX, &instances))
         return false;
     if (instance >= instances)
         return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "instance %llu of %llu: the instance number must be below the count",
@@ -94,67 +88,127 @@ bool ak_config_base(ak_config_t *cfg, ak_base_t *base)
     return true;
 }
 
-const char *ak_config_required(ak_config_t *cfg, const char *key, const char *what)
+/* One entry of a table into its destination. */
+static bool read_param(ak_config_t *cfg, const ak_param_t *p, char *settings)
 {
-    const char *v = tusk_params_get(cfg->params, key);
-    if (!v || !*v) {
-        ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "missing required parameter '%s' (%s)", key, what);
-        return NULL;
+    void *dest = settings + p->offset;
+    tusk_error_t err;
+    int rc = TUSK_OK;
+    switch (p->kind) {
+    case AK_PARAM_STRING: {
+        const char *v = tusk_params_string(cfg->params, p->key, p->text);
+        memcpy(dest, &v, sizeof v);
+        return true;
     }
-    return v;
+    case AK_PARAM_REQUIRED: {
+        const char *v = tusk_params_get(cfg->params, p->key);
+        if (!v || !*v)
+            return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "missing required parameter '%s' (%s)", p->key, p->text);
+        memcpy(dest, &v, sizeof v);
+        return true;
+    }
+    case AK_PARAM_U64: {
+        uint64_t v;
+        if (!config_u64(cfg, p->key, p->u_default, p->u_min, p->u_max, &v))
+            return false;
+        memcpy(dest, &v, sizeof v);
+        return true;
+    }
+    case AK_PARAM_DOUBLE: {
+        double v;
+        if ((rc = tusk_params_double(cfg->params, p->key, p->d_default, &v, &err)) != TUSK_OK)
+            return ak_config_fail(cfg, status_of(rc), "%s", err.message);
+        if (!(v >= p->d_min && v <= p->d_max))
+            return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': %g is outside [%g, %g]", p->key, v,
+                                  p->d_min, p->d_max);
+        memcpy(dest, &v, sizeof v);
+        return true;
+    }
+    case AK_PARAM_BOOL: {
+        bool v;
+        if ((rc = tusk_params_bool(cfg->params, p->key, p->b_default, &v, &err)) != TUSK_OK)
+            return ak_config_fail(cfg, status_of(rc), "%s", err.message);
+        memcpy(dest, &v, sizeof v);
+        return true;
+    }
+    case AK_PARAM_CHOICE: {
+        const char *v = tusk_params_get(cfg->params, p->key);
+        int k = p->c_default;
+        if (v) {
+            char list[256] = "";
+            size_t used = 0;
+            for (k = 0; p->choices[k] && strcmp(v, p->choices[k]) != 0; k++)
+                if (used < sizeof list) {
+                    int n = snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", p->choices[k]);
+                    used += n > 0 ? (size_t)n : 0;
+                }
+            if (!p->choices[k])
+                return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': '%s' is not one of: %s", p->key, v,
+                                      list);
+        }
+        memcpy(dest, &k, sizeof k);
+        return true;
+    }
+    default:
+        return true; /* read by the actor or a library */
+    }
 }
 
-bool ak_config_u64(ak_config_t *cfg, const char *key, uint64_t fallback, uint64_t min, uint64_t max,
-                   uint64_t *value)
+/* Every key the table takes, with those of its libraries, once each and
+ * NULL-terminated (malloc'd); NULL when out of memory. */
+static const char **known_keys(const ak_param_t *params)
 {
-    tusk_error_t err;
-    int rc = tusk_params_u64(cfg->params, key, fallback, value, &err);
-    if (rc != TUSK_OK)
-        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
-    if (*value < min || *value > max)
-        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': %llu is outside [%llu, %llu]", key,
-                              (unsigned long long)*value, (unsigned long long)min, (unsigned long long)max);
-    return true;
-}
-
-bool ak_config_double(ak_config_t *cfg, const char *key, double fallback, double min, double max, double *value)
-{
-    tusk_error_t err;
-    int rc = tusk_params_double(cfg->params, key, fallback, value, &err);
-    if (rc != TUSK_OK)
-        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
-    if (!(*value >= min && *value <= max))
-        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': %g is outside [%g, %g]", key, *value, min,
-                              max);
-    return true;
-}
-
-bool ak_config_bool(ak_config_t *cfg, const char *key, bool fallback, bool *value)
-{
-    tusk_error_t err;
-    int rc = tusk_params_bool(cfg->params, key, fallback, value, &err);
-    if (rc != TUSK_OK)
-        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
-    return true;
-}
-
-int ak_config_choice(ak_config_t *cfg, const char *key, const char *const *choices, int fallback)
-{
-    const char *v = tusk_params_get(cfg->params, key);
-    if (!v)
-        return fallback;
-    char list[256] = "";
-    size_t used = 0;
-    for (int i = 0; choices[i]; i++) {
-        if (strcmp(v, choices[i]) == 0)
-            return i;
-        if (used < sizeof list) {
-            int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
-            used += n > 0 ? (size_t)n : 0;
+    size_t n = 0;
+    for (const ak_param_t *p = params; p->kind != AK_PARAM_END; p++)
+        if (p->kind == AK_PARAM_LIBRARY)
+            for (const char *const *k = p->keys(); *k; k++)
+                n++;
+        else
+            n++;
+    const char **known = malloc((n + 1) * sizeof *known);
+    if (!known)
+        return NULL;
+    size_t m = 0;
+    for (const ak_param_t *p = params; p->kind != AK_PARAM_END; p++) {
+        const char *const *list = p->kind == AK_PARAM_LIBRARY ? p->keys() : &p->key;
+        size_t count = p->kind == AK_PARAM_LIBRARY ? SIZE_MAX : 1;
+        for (size_t i = 0; i < count && list[i]; i++) {
+            size_t j = 0;
+            while (j < m && strcmp(known[j], list[i]) != 0)
+                j++;
+            if (j == m)
+                known[m++] = list[i];
         }
     }
-    ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': '%s' is not one of: %s", key, v, list);
-    return -1;
+    known[m] = NULL;
+    return known;
+}
+
+bool ak_config_open(ak_config_t *cfg, const char *dir, const char *actor, const ak_param_t *params, void *settings,
+                    char *message, unsigned message_size, unsigned *error_code)
+{
+    cfg->params = NULL;
+    cfg->message = message;
+    cfg->message_size = message_size;
+    cfg->error_code = error_code;
+    *error_code = TUSK_ACTOR_OK;
+    if (message && message_size)
+        message[0] = '\0';
+    tusk_error_t err;
+    int rc = tusk_params_load(&cfg->params, dir, &err);
+    if (rc != TUSK_OK)
+        return ak_config_fail(cfg, status_of(rc), "%s", err.message);
+    const char **known = known_keys(params);
+    if (!known)
+        return ak_config_fail(cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+    rc = tusk_params_expect(cfg->params, known, &err);
+    free(known);
+    if (rc != TUSK_OK)
+        return ak_config_fail(cfg, status_of(rc), "%s: %s", actor, err.message);
+    for (const ak_param_t *p = params; p->kind != AK_PARAM_END; p++)
+        if (!read_param(cfg, p, settings))
+            return false;
+    return true;
 }
 
 /* ---- copying whole frames ------------------------------------------------------- */
@@ -163,9 +217,7 @@ bool ak_copier_init(ak_copier_t *c)
 {
     c->reader = adf_reader_new(ADF_ON_ERROR_STOP);
     c->writer = adf_writer_new();
-    c->resume = 0;
-    c->resume_size = 0;
-    c->done_frames = 0;
+    ak_copier_reset(c);
     if (!c->reader || !c->writer) {
         ak_copier_free(c);
         return false;
@@ -184,6 +236,8 @@ void ak_copier_reset(ak_copier_t *c)
     c->resume = 0;
     c->resume_size = 0;
     c->done_frames = 0;
+    c->damaged_size = 0;
+    c->damage_due = false;
 }
 
 static const char *plural(uint64_t n)
@@ -191,22 +245,29 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
-/* Input malformed at `offset` (what: the reader's message): fail with the
- * accounting of the whole input: `frames` frames (the first `passed`
- * bytes) passed on, the rest not (`why`, when not "" : why the frames
- * before the damage could not go either). Forgets the pending input. */
+/* Input malformed at `offset` (what: the reader's message, naming the
+ * offset): fail with the accounting of the whole input: `frames` frames
+ * (the first `passed` bytes) passed on, the rest not (`why`, when not "" :
+ * why the frames before the damage could not go either). A filter that
+ * analyses its input (`analysed`) also names the frame by its number in
+ * the input, counting from 0 (= `frames`: all before it went out). Forgets
+ * the pending input. */
 static unsigned input_failure(ak_copier_t *c, ak_base_t *base, unsigned in_size, uint64_t offset, uint64_t frames,
-                              uint64_t passed, const char *what, const char *why)
+                              uint64_t passed, const char *what, const char *why, bool analysed)
 {
     unsigned code = TUSK_ACTOR_OK;
     ak_copier_reset(c);
+    char frame[48] = "";
+    if (analysed)
+        snprintf(frame, sizeof frame, "frame %llu: ", (unsigned long long)frames);
     if (offset == ADF_NO_OFFSET || offset > in_size || passed > in_size)
-        return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s", in_size, what);
+        return ak_fail(base, &code, TUSK_ACTOR_EDATA, "input buffer of %u bytes: %s%s", in_size, frame, what);
     return ak_fail(base, &code, TUSK_ACTOR_EDATA,
-                   "input buffer of %u bytes: %s; passed on before it: %llu frame%s (%llu bytes), not passed on: the "
-                   "%llu bytes from offset %llu to the end of the buffer%s",
-                   in_size, what, (unsigned long long)frames, plural(frames), (unsigned long long)passed,
-                   (unsigned long long)(in_size - passed), (unsigned long long)passed, why);
+                   "input buffer of %u bytes: %s%s; %s before it: %llu frame%s (%llu bytes), not passed on: the %llu "
+                   "bytes from offset %llu to the end of the buffer%s",
+                   in_size, frame, what, analysed ? "analysed and passed on" : "passed on", (unsigned long long)frames,
+                   plural(frames), (unsigned long long)passed, (unsigned long long)(in_size - passed),
+                   (unsigned long long)passed, why);
 }
 
 unsigned ak_copy_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size, void *out,
@@ -270,7 +331,8 @@ unsigned ak_copy_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsigne
      * is left to copy). */
     uint64_t stop = rc == ADF_OK ? f.offset : adf_reader_error(c->reader)->offset;
     if (rc != ADF_OK && (frames == 0 || stop == ADF_NO_OFFSET || stop > in_size))
-        return input_failure(c, base, in_size, stop, c->done_frames, start, adf_reader_error(c->reader)->message, "");
+        return input_failure(c, base, in_size, stop, c->done_frames, start, adf_reader_error(c->reader)->message, "",
+                             false);
     c->resume = (size_t)stop;
     c->resume_size = in_size;
     c->done_frames += frames;
@@ -305,7 +367,7 @@ unsigned ak_forward_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsi
         adf_error_t damage = *adf_reader_error(c->reader);
         uint64_t bad = damage.offset;
         if (bad == ADF_NO_OFFSET || bad > in_size)
-            return input_failure(c, base, in_size, bad, 0, 0, damage.message, "");
+            return input_failure(c, base, in_size, bad, 0, 0, damage.message, "", false);
         adf_reader_reset(c->reader, in, (size_t)bad, 0);
         adf_frame_t f;
         uint32_t largest = 0;
@@ -315,10 +377,98 @@ unsigned ak_forward_frames(ak_copier_t *c, ak_base_t *base, const void *in, unsi
             char why[128];
             snprintf(why, sizeof why, " (a frame before it, of %u bytes, is larger than the whole output buffer of %u "
                      "bytes)", (unsigned)largest, out_size);
-            return input_failure(c, base, in_size, bad, 0, 0, damage.message, why);
+            return input_failure(c, base, in_size, bad, 0, 0, damage.message, why, false);
         }
     }
     return ak_copy_frames(c, base, in, in_size, out, out_size, used);
+}
+
+/* ---- damaged inputs ------------------------------------------------------------------ */
+
+unsigned ak_input_check(ak_copier_t *c, ak_base_t *base, const void *in, unsigned in_size, unsigned *valid)
+{
+    c->damaged_size = 0;
+    c->damage_due = false;
+    *valid = 0;
+    if (!in)
+        in_size = 0;
+    adf_reader_reset(c->reader, in_size ? in : NULL, in_size, 0);
+    adf_frame_t f;
+    uint64_t frames = 0;
+    int rc;
+    while ((rc = adf_reader_next(c->reader, &f)) == ADF_OK)
+        frames++;
+    if (rc == ADF_END) {
+        *valid = in_size;
+        return TUSK_ACTOR_OK;
+    }
+    const adf_error_t *e = adf_reader_error(c->reader);
+    if (e->offset == ADF_NO_OFFSET || e->offset > in_size || e->offset == 0)
+        return input_failure(c, base, in_size, e->offset, frames, 0, e->message, "", true);
+    ak_input_damage(c, in_size, e->offset, frames, e->message);
+    *valid = (unsigned)e->offset;
+    return TUSK_ACTOR_OK;
+}
+
+void ak_input_damage(ak_copier_t *c, unsigned in_size, uint64_t offset, uint64_t frame, const char *what)
+{
+    c->damaged_size = in_size;
+    c->damage_offset = offset;
+    c->damage_frame = frame;
+    c->damage_due = false;
+    snprintf(c->damage, sizeof c->damage, "%s", what);
+}
+
+bool ak_input_bisect(ak_copier_t *c, const void *in, unsigned valid, bool (*read)(void *ctx, unsigned size),
+                     void *ctx, uint64_t *offset, uint64_t *frame)
+{
+    adf_reader_reset(c->reader, valid ? in : NULL, valid, 0);
+    adf_frame_t f;
+    uint64_t n = 0;
+    while (adf_reader_next(c->reader, &f) == ADF_OK)
+        n++;
+    if (n == 0 || read(ctx, valid))
+        return false;
+    /* The first `lo` frames read, the first `hi` do not: the frame at
+     * fault is in [lo, hi); halve until it is frame lo. */
+    uint64_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2, end = 0;
+        adf_reader_reset(c->reader, in, valid, 0);
+        for (uint64_t k = 0; k < mid && adf_reader_next(c->reader, &f) == ADF_OK; k++)
+            end = f.offset + f.key.length;
+        if (read(ctx, (unsigned)end))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    /* Frame lo is the one: its offset. */
+    adf_reader_reset(c->reader, in, valid, 0);
+    for (uint64_t k = 0; k <= lo && adf_reader_next(c->reader, &f) == ADF_OK; k++)
+        *offset = f.offset;
+    *frame = lo;
+    return true;
+}
+
+unsigned ak_input_done(ak_copier_t *c, ak_base_t *base, unsigned code, unsigned used)
+{
+    if (code != TUSK_ACTOR_OK || c->damaged_size == 0)
+        return code;
+    c->damage_due = true;
+    if (used > 0)
+        return TUSK_ACTOR_MORE_OUTPUT;
+    unsigned failed = TUSK_ACTOR_EDATA;
+    ak_input_failed(c, base, &failed);
+    return failed;
+}
+
+bool ak_input_failed(ak_copier_t *c, ak_base_t *base, unsigned *error_code)
+{
+    if (c->damaged_size == 0 || !c->damage_due)
+        return false;
+    *error_code = input_failure(c, base, c->damaged_size, c->damage_offset, c->damage_frame, c->damage_offset,
+                                c->damage, "", true);
+    return true;
 }
 
 /* ---- what arrived ------------------------------------------------------------------ */

@@ -72,12 +72,22 @@ static unsigned status_of(int code)
     }
 }
 
+/* The builder's keys (evbuild_config_read reads them). */
+static const char *const *evbuild_keys(void)
+{
+    return evbuild_config_keys;
+}
+
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
+    static const ak_param_t params[] = {
+        AK_LIBRARY(evbuild_keys),
+        AK_PARAMS_END,
+    };
     ak_config_t cfg;
     filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, evbuild_config_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "event_builder", params, NULL, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !(f->writer = adf_writer_new())) {

@@ -82,8 +82,25 @@ typedef struct fault {
     size_t n_held, cap_held;
 } fault_t;
 
-static const char *const known_keys[] = {"action",        "hook", "at_block", "only_instance",
-                                         "stall_seconds", "once", "hold",     NULL};
+typedef struct settings {
+    const char *action_text, *once;
+    int action, hook;
+    uint64_t at_block, only_instance;
+    double stall_seconds;
+    bool hold;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_REQUIRED("action", settings_t, action_text, "error, crash, stall, freeze, corrupt, exit or kill"),
+    AK_CHOICE("action", settings_t, action, action_names, -1),
+    AK_CHOICE("hook", settings_t, hook, hook_names, HOOK_BLOCK),
+    AK_U64("at_block", settings_t, at_block, 1, 1, UINT64_MAX),
+    AK_DOUBLE("stall_seconds", settings_t, stall_seconds, 3600, 0, 1e9),
+    AK_U64("only_instance", settings_t, only_instance, 0, 0, UINT32_MAX),
+    AK_BOOL("hold", settings_t, hold, false),
+    AK_STRING("once", settings_t, once, NULL),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(fault_t)
 
@@ -101,34 +118,30 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     fault_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "fault", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !ak_copier_init(&f->copier)) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_required(&cfg, "action", "error, crash, stall, freeze, corrupt, exit or kill"))
+    if (!ak_config_base(&cfg, &f->base))
         goto fail;
-    int action = ak_config_choice(&cfg, "action", action_names, -1);
-    int hook = action < 0 ? -1 : ak_config_choice(&cfg, "hook", hook_names, HOOK_BLOCK);
-    uint64_t only = 0;
-    if (hook < 0 || !ak_config_u64(&cfg, "at_block", 1, 1, UINT64_MAX, &f->at_block) ||
-        !ak_config_double(&cfg, "stall_seconds", 3600, 0, 1e9, &f->stall_seconds) ||
-        !ak_config_u64(&cfg, "only_instance", 0, 0, UINT32_MAX, &only) || !ak_config_bool(&cfg, "hold", false, &f->hold) ||
-        !ak_config_base(&cfg, &f->base))
-        goto fail;
-    f->action = (enum action)action;
-    f->hook = (enum hook)hook;
+    uint64_t only = set.only_instance;
+    f->at_block = set.at_block;
+    f->stall_seconds = set.stall_seconds;
+    f->hold = set.hold;
+    f->action = (enum action)set.action;
+    f->hook = (enum hook)set.hook;
     if (f->action == ACT_CORRUPT && f->hook != HOOK_BLOCK) {
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'hook': action 'corrupt' works on data, so it needs "
-                       "hook 'block', not '%s'", hook_names[hook]);
+                       "hook 'block', not '%s'", hook_names[f->hook]);
         goto fail;
     }
     f->armed = true;
-    const char *once = tusk_params_get(cfg.params, "once");
-    if (once && !(f->once = strdup(once))) {
+    if (set.once && !(f->once = strdup(set.once))) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }

@@ -65,7 +65,20 @@ typedef struct producer {
     unsigned failed;
 } producer_t;
 
-static const char *const known_keys[] = {"file", "on_error", "repeat", NULL};
+/* The parameters (ak_config_open reads them into a settings_t). */
+typedef struct settings {
+    const char *file;
+    int on_error;
+    uint64_t repeat;
+} settings_t;
+
+static const char *const policies[] = {"stop", "resync", NULL};
+static const ak_param_t params[] = {
+    AK_REQUIRED("file", settings_t, file, "the ADF file to replay"),
+    AK_CHOICE("on_error", settings_t, on_error, policies, 0),
+    AK_U64("repeat", settings_t, repeat, 1, 1, UINT64_MAX),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(producer_t)
 
@@ -114,21 +127,20 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "file_producer", params, &set, message, message_size, error_code))
         goto fail;
     p = calloc(1, sizeof *p);
     if (!p) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    static const char *const policies[] = {"stop", "resync", NULL};
-    const char *file = ak_config_required(&cfg, "file", "the ADF file to replay");
-    int policy = file ? ak_config_choice(&cfg, "on_error", policies, 0) : -1;
-    if (!file || policy < 0 || !ak_config_u64(&cfg, "repeat", 1, 1, UINT64_MAX, &p->repeat) ||
-        !ak_config_base(&cfg, &p->base))
+    if (!ak_config_base(&cfg, &p->base))
         goto fail;
-    p->options.on_error = policy == 1 ? ADF_ON_ERROR_RESYNC : ADF_ON_ERROR_STOP;
+    const char *file = set.file;
+    p->repeat = set.repeat;
+    p->options.on_error = set.on_error == 1 ? ADF_ON_ERROR_RESYNC : ADF_ON_ERROR_STOP;
     size_t n = strlen(file) + 1;
     p->path = malloc(n);
     p->writer = adf_writer_new();

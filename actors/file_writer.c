@@ -33,7 +33,16 @@ typedef struct writer {
     uint64_t buffers;
 } writer_t;
 
-static const char *const known_keys[] = {"file", "validate", NULL};
+typedef struct settings {
+    const char *file;
+    bool validate;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_REQUIRED("file", settings_t, file, "the output file"),
+    AK_BOOL("validate", settings_t, validate, false),
+    AK_PARAMS_END,
+};
 
 #define INSTANCE_MARK "{instance}"
 
@@ -81,16 +90,18 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     writer_t *w = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "file_writer", params, &set, message, message_size, error_code))
         goto fail;
     w = calloc(1, sizeof *w);
     if (!w) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    const char *file = ak_config_required(&cfg, "file", "the output file");
-    if (!file || !ak_config_bool(&cfg, "validate", false, &w->validate) || !ak_config_base(&cfg, &w->base))
+    const char *file = set.file;
+    w->validate = set.validate;
+    if (!ak_config_base(&cfg, &w->base))
         goto fail;
     if (w->base.instances > 1 && !strstr(file, INSTANCE_MARK)) {
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG,

@@ -30,8 +30,6 @@ TUSK_ACTOR_DECLARE("gamma_sim", "simulates gamma-ray events in an array: data:cr
                    "config: simulation configuration file (keys in sim/README.md)\n"
                    "basis, array, source, events, seed, ...: simulation keys, overriding the file's\n");
 
-#define MAX_KEYS 64
-
 typedef struct producer {
     ak_base_t base;
     sim_t *sim;
@@ -41,6 +39,17 @@ typedef struct producer {
     uint32_t staged_event;
     bool ended;
 } producer_t;
+
+/* The parameters: a configuration file, and the simulation's keys over it. */
+typedef struct settings {
+    const char *config;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_STRING("config", settings_t, config, NULL),
+    AK_LIBRARY(sim_known_keys),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(producer_t)
 
@@ -55,10 +64,9 @@ static void free_producer(producer_t *p)
 }
 
 /* The simulation's parameters: the file's, then the topology's over them. */
-static bool sim_params(ak_config_t *cfg, tusk_params_t **out, uint64_t instance)
+static bool sim_params(ak_config_t *cfg, const char *file, tusk_params_t **out, uint64_t instance)
 {
     tusk_error_t err;
-    const char *file = tusk_params_get(cfg->params, "config");
     if (file) {
         if (sim_config_load(out, file, &err) != TUSK_OK)
             return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter 'config': %s", err.message);
@@ -87,27 +95,21 @@ static bool sim_params(ak_config_t *cfg, tusk_params_t **out, uint64_t instance)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
-    const char *known[MAX_KEYS];
-    size_t n = 0;
-    for (const char *const *k = sim_known_keys(); *k && n < MAX_KEYS - 2; k++)
-        known[n++] = *k;
-    known[n++] = "config";
-    known[n] = NULL;
     ak_config_t cfg;
+    settings_t set;
     producer_t *p = NULL;
-    tusk_params_t *params = NULL;
-    if (!ak_config_open(&cfg, directory_path, known, message, message_size, error_code))
+    tusk_params_t *sim_set = NULL;
+    if (!ak_config_open(&cfg, directory_path, "gamma_sim", params, &set, message, message_size, error_code))
         goto fail;
     p = calloc(1, sizeof *p);
     if (!p || !(p->writer = adf_writer_new())) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_base(&cfg, &p->base) || !sim_params(&cfg, &params, p->base.instance))
+    if (!ak_config_base(&cfg, &p->base) || !sim_params(&cfg, set.config, &sim_set, p->base.instance))
         goto fail;
     tusk_error_t err;
-    const char *file = tusk_params_get(cfg.params, "config");
-    int st = sim_new(&p->sim, params, file ? file : "gamma_sim parameters", &err);
+    int st = sim_new(&p->sim, sim_set, set.config ? set.config : "gamma_sim parameters", &err);
     if (st != TUSK_OK) {
         ak_config_fail(&cfg, st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
@@ -117,12 +119,12 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes for one event)", p->staged_cap);
         goto fail;
     }
-    tusk_params_destroy(&params);
+    tusk_params_destroy(&sim_set);
     ak_config_close(&cfg);
     return p;
 fail:
     free_producer(p);
-    tusk_params_destroy(&params);
+    tusk_params_destroy(&sim_set);
     ak_config_close(&cfg);
     return NULL;
 }

@@ -26,7 +26,14 @@ typedef struct null_consumer {
     uint64_t buffers, frames, bytes;
 } null_consumer_t;
 
-static const char *const known_keys[] = {"expect_frames", NULL};
+typedef struct settings {
+    uint64_t expect_frames;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_U64("expect_frames", settings_t, expect_frames, 0, 0, UINT64_MAX),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(null_consumer_t)
 
@@ -42,8 +49,9 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     null_consumer_t *c = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "null_consumer", params, &set, message, message_size, error_code))
         goto fail;
     c = calloc(1, sizeof *c);
     if (!c || !(c->reader = adf_reader_new(ADF_ON_ERROR_STOP))) {
@@ -51,8 +59,8 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         goto fail;
     }
     c->has_expect = tusk_params_get(cfg.params, "expect_frames") != NULL;
-    if (!ak_config_u64(&cfg, "expect_frames", 0, 0, UINT64_MAX, &c->expect_frames) ||
-        !ak_config_base(&cfg, &c->base))
+    c->expect_frames = set.expect_frames;
+    if (!ak_config_base(&cfg, &c->base))
         goto fail;
     ak_config_close(&cfg);
     return c;

@@ -32,7 +32,14 @@ typedef struct passthrough {
     bool forward;
 } passthrough_t;
 
-static const char *const known_keys[] = {"forward", NULL};
+typedef struct settings {
+    bool forward;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_BOOL("forward", settings_t, forward, false),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(passthrough_t)
 
@@ -40,15 +47,17 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     passthrough_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "passthrough", params, &set, message, message_size, error_code))
         goto fail;
     p = calloc(1, sizeof *p);
     if (!p || !ak_copier_init(&p->copier)) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_bool(&cfg, "forward", false, &p->forward) || !ak_config_base(&cfg, &p->base))
+    p->forward = set.forward;
+    if (!ak_config_base(&cfg, &p->base))
         goto fail;
     ak_config_close(&cfg);
     return p;

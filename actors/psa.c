@@ -23,7 +23,10 @@
  * frame and every other frame (data:truth, meta frames) unchanged. When
  * the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT and
  * goes on with the same input. A malformed frame or a data:crystal that
- * does not decode is TUSK_ACTOR_EDATA naming its offset.
+ * does not decode loses nothing before it: the frames before it are
+ * analysed and their output goes out, then the call fails
+ * (TUSK_ACTOR_EDATA) naming the frame's number in the input, its offset
+ * and what is wrong, and accounting for the input's bytes.
  *
  * Nothing is dropped silently. A data:crystal record with a non-finite
  * energy, or one beyond +-max_kev, is rejected: no data:psa for it, the
@@ -77,9 +80,23 @@ typedef struct filter {
     bool described;           /* the first rejected record was described */
 } filter_t;
 
-static const char *const known_keys[] = {"basis", "backend", "threads", "batch", "device", "p", "mode", "mask",
-                                         "include_hit", "include_core", "residual", "t0_search", "threshold_kev",
-                                         "gain", "baseline_samples", "max_kev", NULL};
+/* The parameters: the actor's own, and the analysis' (psa_config_read,
+ * threads included). */
+typedef struct settings {
+    const char *basis, *device;
+    int backend;
+    uint64_t batch;
+} settings_t;
+
+static const char *const backends[] = {"reference", "fast", "opencl", NULL};
+static const ak_param_t params[] = {
+    AK_REQUIRED("basis", settings_t, basis, "the signal basis file (tusk-basis gen)"),
+    AK_CHOICE("backend", settings_t, backend, backends, BACKEND_FAST),
+    AK_U64("batch", settings_t, batch, 0, 0, UINT32_MAX),
+    AK_STRING("device", settings_t, device, NULL),
+    AK_LIBRARY(psa_config_keys),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(filter_t)
 
@@ -104,8 +121,9 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "psa", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !ak_copier_init(&f->copier) || !(f->reader = adf_reader_new(ADF_ON_ERROR_STOP)) ||
@@ -113,12 +131,10 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    static const char *const backends[] = {"reference", "fast", "opencl", NULL};
-    const char *basis = ak_config_required(&cfg, "basis", "the signal basis file (tusk-basis gen)");
-    int backend = basis ? ak_config_choice(&cfg, "backend", backends, BACKEND_FAST) : -1;
-    uint64_t threads;
-    if (!basis || backend < 0 || !ak_config_u64(&cfg, "threads", 0, 0, 256, &threads) ||
-        !ak_config_u64(&cfg, "batch", 0, 0, UINT32_MAX, &f->batch) || !ak_config_base(&cfg, &f->base))
+    const char *basis = set.basis;
+    int backend = set.backend;
+    f->batch = set.batch;
+    if (!ak_config_base(&cfg, &f->base))
         goto fail;
     psa_config_t pc;
     psa_config_default(&pc);
@@ -138,7 +154,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         goto fail;
     }
     if (backend == BACKEND_OPENCL) {
-        const char *dev = tusk_params_string(cfg.params, "device", NULL);
+        const char *dev = set.device;
         if (pc.mode == PSA_MODE_ADAPTIVE) {
             ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "mode = adaptive runs on the CPU backends only (backend = "
                            "fast or reference)");
@@ -150,7 +166,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         }
         f->backend = psa_backend_cl(f->cl);
     } else {
-        f->backend = backend == BACKEND_REFERENCE ? psa_backend_reference() : psa_backend_fast((unsigned)threads);
+        f->backend = backend == BACKEND_REFERENCE ? psa_backend_reference() : psa_backend_fast(pc.threads);
     }
     ak_config_close(&cfg);
     return f;
@@ -225,29 +241,35 @@ static bool reserve(filter_t *f, size_t n)
     return true;
 }
 
-/* Analyse one input buffer into f->staged. */
+/* Analyse one input buffer into f->staged: its frames up to the first one
+ * that is malformed or a data:crystal that does not decode (the failure
+ * follows their output; see ak_input_check). */
 static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
 {
-    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    unsigned valid;
+    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
     if (code != TUSK_ACTOR_OK) {
         *error_code = code;
         return code;
     }
-    ak_types_tally(&f->types, &f->copier, in, in_size);
     size_t n = 0;
+    uint64_t index = 0;
     adf_frame_t fr;
     adf_error_t ae;
-    adf_reader_reset(f->reader, in, in_size, 0);
-    while (adf_reader_next(f->reader, &fr) == ADF_OK) {
+    adf_reader_reset(f->reader, in, valid, 0);
+    for (; adf_reader_next(f->reader, &fr) == ADF_OK; index++) {
         if (fr.key.type != ADF_TYPE_DATA_CRYSTAL)
             continue;
         if (!reserve(f, n + 1))
             return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu crystals)", n + 1);
-        if (adf_crystal_decode(&fr, &f->crystals[n], &ae) != ADF_OK)
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_EDATA, "input offset %llu: %s",
-                           (unsigned long long)fr.offset, ae.message);
+        if (adf_crystal_decode(&fr, &f->crystals[n], &ae) != ADF_OK) {
+            ak_input_damage(&f->copier, in_size, fr.offset, index, ae.message);
+            valid = (unsigned)fr.offset;
+            break;
+        }
         f->offsets[n++] = fr.offset;
     }
+    ak_types_tally(&f->types, &f->copier, in, valid);
     tusk_error_t err;
     size_t step = f->batch ? (size_t)f->batch : (n ? n : 1);
     for (size_t first = 0; first < n; first += step) {
@@ -260,11 +282,11 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
     /* Output in input order: data:psa for data:crystal, the rest as it is.
      * A data:psa frame is mostly smaller than its data:crystal frame, but
      * not for very short traces with many hits: room for the largest. */
-    size_t need = (size_t)in_size + n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    size_t need = (size_t)valid + n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
     if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
-    adf_reader_reset(f->reader, in, in_size, 0);
+    adf_reader_reset(f->reader, in, valid, 0);
     size_t k = 0;
     while (adf_reader_next(f->reader, &fr) == ADF_OK) {
         if (fr.key.type == ADF_TYPE_DATA_CRYSTAL && (f->results[k].psa_status & PSA_REJECTED)) {
@@ -300,9 +322,15 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     filter_t *f = algo_data;
     ak_ok(error_code);
     *used_size_of_output_buffer = 0;
+    if (!input_buffer)
+        size_of_input_buffer = 0;
+    /* A damaged input whose valid part went out: now its failure. */
+    if (ak_input_failed(&f->copier, &f->base, error_code))
+        return;
     /* A call after MORE_OUTPUT goes on copying what this input gave. */
     if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
         return;
-    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
-                                 size_of_output_buffer, used_size_of_output_buffer);
+    unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                   size_of_output_buffer, used_size_of_output_buffer);
+    *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
 }

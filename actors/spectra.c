@@ -63,9 +63,13 @@ static bool is_host_key(const char *key)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
+    static const ak_param_t params[] = {
+        AK_LIBRARY(spec_config_keys),
+        AK_PARAMS_END,
+    };
     ak_config_t cfg;
     spectra_actor_t *a = NULL;
-    if (!ak_config_open(&cfg, directory_path, spec_config_keys(), message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "spectra", params, NULL, message, message_size, error_code))
         goto fail;
     a = calloc(1, sizeof *a);
     if (!a) {

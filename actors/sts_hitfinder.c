@@ -25,7 +25,10 @@
  * hits (same timeslice number and timestamp). When it fits the output
  * buffer it is written straight into it; otherwise it is staged and the
  * call returns TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A
- * malformed frame is TUSK_ACTOR_EDATA naming its offset. */
+ * malformed frame, or one that does not decode, loses nothing before it:
+ * the modules before it are reconstructed and go out, then the call fails
+ * (TUSK_ACTOR_EDATA) naming the frame's number in the input and its
+ * offset. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +50,6 @@ TUSK_ACTOR_DECLARE("sts_hitfinder", "CBM STS local reconstruction: data:sts_digi
                    "keep_digis: pass the digis on (yes)\n"
                    "clusters: write data:sts_clusters (yes)\n");
 
-#define MAX_KEYS 32
-
 typedef struct filter {
     ak_base_t base;
     sts_config_t cfg;
@@ -69,8 +70,15 @@ typedef struct filter {
 
 AK_STANDARD_HOOKS(filter_t)
 
-static const char *const own_keys[] = {"backend", "threads", "device",     "cl.options", "cl.cache",
-                                       "group_size", "keep_digis", "clusters", NULL};
+/* The actor's parameters (the reconstruction's are sts_config_read's). */
+typedef struct settings {
+    int backend;
+    uint64_t threads, group_size;
+    bool cache, keep_digis, clusters;
+    const char *device, *options;
+} settings_t;
+
+static const char *const backends[] = {"reference", "fast", "opencl", NULL};
 
 static void free_filter(filter_t *f)
 {
@@ -87,20 +95,12 @@ static void free_filter(filter_t *f)
     free(f);
 }
 
-static bool open_backend(ak_config_t *cfg, filter_t *f)
+static bool open_backend(ak_config_t *cfg, filter_t *f, const settings_t *set, sts_cl_config_t clc)
 {
-    static const char *const backends[] = {"reference", "fast", "opencl", NULL};
-    int b = ak_config_choice(cfg, "backend", backends, 1);
-    uint64_t threads, group_size;
-    bool cache;
-    sts_cl_config_t clc;
-    sts_cl_config_default(&clc);
-    if (b < 0 || !ak_config_u64(cfg, "threads", 0, 0, 1024, &threads) ||
-        !ak_config_u64(cfg, "group_size", clc.group_size, 1, 4096, &group_size) ||
-        !ak_config_bool(cfg, "cl.cache", true, &cache) || !ak_config_bool(cfg, "keep_digis", true, &f->keep_digis) ||
-        !ak_config_bool(cfg, "clusters", true, &f->clusters))
-        return false;
-    f->backend = b + 1; /* STS_REFERENCE, STS_FAST, STS_OPENCL */
+    uint64_t threads = set->threads;
+    f->keep_digis = set->keep_digis;
+    f->clusters = set->clusters;
+    f->backend = set->backend + 1; /* STS_REFERENCE, STS_FAST, STS_OPENCL */
     tusk_error_t err;
     int st = TUSK_OK;
     if (f->backend == STS_REFERENCE)
@@ -108,11 +108,11 @@ static bool open_backend(ak_config_t *cfg, filter_t *f)
     else if (f->backend == STS_FAST)
         st = sts_fast_new(&f->fast, &f->cfg, (unsigned)threads, &err);
     else {
-        clc.device = tusk_params_get(cfg->params, "device");
+        clc.device = set->device;
         clc.instance = f->base.instance;
-        clc.options = tusk_params_get(cfg->params, "cl.options");
-        clc.no_cache = !cache;
-        clc.group_size = (unsigned)group_size;
+        clc.options = set->options;
+        clc.no_cache = !set->cache;
+        clc.group_size = (unsigned)set->group_size;
         clc.threads = (unsigned)threads;
         st = sts_cl_new(&f->cl, &f->cfg, &clc, &err);
     }
@@ -125,16 +125,25 @@ static bool open_backend(ak_config_t *cfg, filter_t *f)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
-    const char *known[MAX_KEYS];
-    size_t n = 0;
-    for (const char *const *k = sts_config_keys(); *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    for (const char *const *k = own_keys; *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    known[n] = NULL;
+    /* A local table: the OpenCL work-group default is the library's. */
+    sts_cl_config_t clc;
+    sts_cl_config_default(&clc);
+    const ak_param_t params[] = {
+        AK_LIBRARY(sts_config_keys),
+        AK_CHOICE("backend", settings_t, backend, backends, 1),
+        AK_U64("threads", settings_t, threads, 0, 0, 1024),
+        AK_STRING("device", settings_t, device, NULL),
+        AK_STRING("cl.options", settings_t, options, NULL),
+        AK_BOOL("cl.cache", settings_t, cache, true),
+        AK_U64("group_size", settings_t, group_size, clc.group_size, 1, 4096),
+        AK_BOOL("keep_digis", settings_t, keep_digis, true),
+        AK_BOOL("clusters", settings_t, clusters, true),
+        AK_PARAMS_END,
+    };
     ak_config_t cfg;
+    settings_t set;
     filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "sts_hitfinder", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = sts_batch_new()) ||
@@ -150,7 +159,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
     }
-    if (!open_backend(&cfg, f))
+    if (!open_backend(&cfg, f, &set, clc))
         goto fail;
     ak_config_close(&cfg);
     return f;
@@ -197,12 +206,29 @@ void process_unload(void *algo_data, unsigned int *error_code)
     free_filter(algo_data);
 }
 
-/* The reconstruction of one input buffer; its output straight into out
- * when it fits (*direct set), else into f->staged. */
+/* sts_frames_read on the first `size` bytes of an input, for
+ * ak_input_bisect. */
+typedef struct probe {
+    filter_t *f;
+    const void *in;
+} probe_t;
+
+static bool read_prefix(void *ctx, unsigned size)
+{
+    probe_t *p = ctx;
+    tusk_error_t err;
+    return sts_frames_read(p->f->batch, p->in, size, 0, &err) == TUSK_OK;
+}
+
+/* The reconstruction of one input buffer (its frames up to the first one
+ * that is malformed or does not decode: the failure follows their output,
+ * see ak_input_check); its output straight into out when it fits (*direct
+ * set), else into f->staged. */
 static unsigned analyse(filter_t *f, const void *in, unsigned in_size, void *out, unsigned out_size, bool *direct,
                         unsigned *error_code)
 {
-    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    unsigned valid;
+    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
     if (code != TUSK_ACTOR_OK) {
         *error_code = code;
         return code;
@@ -211,10 +237,23 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, void *out
     f->buffers++;
     uint64_t base = f->offset;
     f->offset += in_size;
-    if (sts_frames_read(f->batch, in, in_size, base, &err) != TUSK_OK)
-        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
-                       "input buffer %llu (input offsets count the bytes this instance received): %s",
-                       (unsigned long long)f->buffers, err.message);
+    if (sts_frames_read(f->batch, in, valid, base, &err) != TUSK_OK) {
+        /* Which frame, in the buffer's own offsets: the input is taken up
+         * to it. */
+        probe_t probe = {f, in};
+        uint64_t offset, frame;
+        bool found = err.code != TUSK_ENOMEM && sts_frames_read(f->batch, in, valid, 0, &err) != TUSK_OK &&
+                     err.code != TUSK_ENOMEM &&
+                     ak_input_bisect(&f->copier, in, valid, read_prefix, &probe, &offset, &frame);
+        if (found) {
+            ak_input_damage(&f->copier, in_size, offset, frame, err.message);
+            valid = (unsigned)offset;
+        }
+        if (!found || sts_frames_read(f->batch, in, valid, base, &err) != TUSK_OK)
+            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                           "input buffer %llu (input offsets count the bytes this instance received): %s",
+                           (unsigned long long)f->buffers, err.message);
+    }
     double t0 = tusk_clock_s();
     int st = f->ref ? sts_ref_run(f->ref, f->batch, f->res, &err)
              : f->fast ? sts_fast_run(f->fast, f->batch, f->res, &err)
@@ -230,7 +269,7 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, void *out
     f->digis += sts_batch_digis(f->batch);
     f->clusters_made += nc;
     f->hits_made += nh;
-    size_t need = (size_t)in_size + sts_frames_extra(f->res, f->clusters);
+    size_t need = (size_t)valid + sts_frames_extra(f->res, f->clusters);
     *direct = need <= out_size;
     if (!*direct) {
         if (need > f->staged_cap) {
@@ -243,7 +282,7 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, void *out
         f->staged_buffers++;
     }
     adf_writer_reset(f->writer, *direct ? out : f->staged, *direct ? out_size : f->staged_cap);
-    if (sts_frames_write(in, in_size, f->batch, f->res, &f->cfg, f->backend, f->keep_digis, f->clusters, f->writer,
+    if (sts_frames_write(in, valid, f->batch, f->res, &f->cfg, f->backend, f->keep_digis, f->clusters, f->writer,
                          &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
     f->staged_size = adf_writer_used(f->writer);
@@ -259,6 +298,9 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *used_size_of_output_buffer = 0;
     if (!input_buffer)
         size_of_input_buffer = 0;
+    /* A damaged input whose valid part went out: now its failure. */
+    if (ak_input_failed(&f->copier, &f->base, error_code))
+        return;
     /* A call after MORE_OUTPUT goes on copying what this input gave. */
     if (f->copier.resume_size == 0) {
         bool direct = false;
@@ -267,9 +309,11 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
             return;
         if (direct) {
             *used_size_of_output_buffer = (unsigned)f->staged_size;
+            *error_code = ak_input_done(&f->copier, &f->base, TUSK_ACTOR_OK, *used_size_of_output_buffer);
             return;
         }
     }
-    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
-                                 size_of_output_buffer, used_size_of_output_buffer);
+    unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                   size_of_output_buffer, used_size_of_output_buffer);
+    *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
 }

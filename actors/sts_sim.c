@@ -63,9 +63,13 @@ static void free_producer(producer_t *p)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
+    static const ak_param_t params[] = {
+        AK_LIBRARY(sts_sim_keys),
+        AK_PARAMS_END,
+    };
     ak_config_t cfg;
     producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, sts_sim_keys(), message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "sts_sim", params, NULL, message, message_size, error_code))
         goto fail;
     p = calloc(1, sizeof *p);
     if (!p || !(p->writer = adf_writer_new())) {

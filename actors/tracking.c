@@ -21,8 +21,11 @@
  * composites pass unchanged. Every other frame is copied as it is, in
  * order. When the output buffer is full the call returns
  * TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A malformed
- * frame, or one that does not decode, is TUSK_ACTOR_EDATA naming its
- * offset.
+ * frame, or one the tracking cannot take (it does not decode, or a hit's
+ * energy or position is not finite or absurd: tusk/track.h) loses nothing
+ * before it: the frames before it are tracked and go out, then the call
+ * fails (TUSK_ACTOR_EDATA) naming the frame's number in the input, its
+ * offset and what is wrong, and accounting for the input's bytes.
  *
  * A run in which no frame of the type the mode tracks arrived
  * (event:data:psa, or data:truth in the truth modes) but data of other
@@ -69,10 +72,23 @@ typedef struct filter {
     ak_types_t types;         /* what arrived */
 } filter_t;
 
-static const char *const known_keys[] = {"array",  "points",  "backend",         "device", "batch",
-                                         "cone_deg", "recluster_deg", "max_points", "fom_max",
-                                         "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm",
-                                         "min_point_kev", NULL};
+/* The parameters: the actor's own, and the algorithm's (track_config_read,
+ * points included). */
+typedef struct settings {
+    const char *array, *device;
+    int backend;
+    uint64_t batch;
+} settings_t;
+
+static const char *const backends[] = {"reference", "opencl", NULL};
+static const ak_param_t params[] = {
+    AK_REQUIRED("array", settings_t, array, "the array geometry file (as the simulation's)"),
+    AK_CHOICE("backend", settings_t, backend, backends, BACKEND_REFERENCE),
+    AK_U64("batch", settings_t, batch, 0, 0, UINT32_MAX),
+    AK_STRING("device", settings_t, device, NULL),
+    AK_LIBRARY(track_known_keys),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(filter_t)
 
@@ -94,19 +110,19 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "tracking", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = track_batch_new())) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    static const char *const backends[] = {"reference", "opencl", NULL};
-    const char *array = ak_config_required(&cfg, "array", "the array geometry file (as the simulation's)");
-    int backend = array ? ak_config_choice(&cfg, "backend", backends, BACKEND_REFERENCE) : -1;
-    if (!array || backend < 0 || !ak_config_u64(&cfg, "batch", 0, 0, UINT32_MAX, &f->batch_events) ||
-        !ak_config_base(&cfg, &f->base))
+    const char *array = set.array;
+    int backend = set.backend;
+    f->batch_events = set.batch;
+    if (!ak_config_base(&cfg, &f->base))
         goto fail;
     track_config_t tc;
     track_config_default(&tc);
@@ -125,7 +141,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         goto fail;
     }
     if (backend == BACKEND_OPENCL &&
-        track_cl_new(&f->cl, f->tracker, tusk_params_string(cfg.params, "device", NULL), f->base.instance, &err) !=
+        track_cl_new(&f->cl, f->tracker, set.device, f->base.instance, &err) !=
             TUSK_OK) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "backend = opencl: %s", err.message);
         goto fail;
@@ -192,28 +208,56 @@ static int track_all(filter_t *f, tusk_error_t *err)
     return st;
 }
 
-/* Track one input buffer into f->staged. */
+/* track_frames_read on the first `size` bytes of an input, for
+ * ak_input_bisect. */
+typedef struct probe {
+    filter_t *f;
+    const void *in;
+} probe_t;
+
+static bool read_prefix(void *ctx, unsigned size)
+{
+    probe_t *p = ctx;
+    tusk_error_t err;
+    return track_frames_read(p->f->tracker, p->f->batch, p->in, size, 0, &err) == TUSK_OK;
+}
+
+/* Track one input buffer into f->staged: its frames up to the first one
+ * that is malformed or that the tracking cannot take (a composite that
+ * does not decode, a hit with a non-finite or absurd energy or position);
+ * the failure follows their output (see ak_input_check). */
 static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
 {
-    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    unsigned valid;
+    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
     if (code != TUSK_ACTOR_OK) {
         *error_code = code;
         return code;
     }
     tusk_error_t err;
     f->buffers++;
-    ak_types_tally(&f->types, &f->copier, in, in_size);
-    if (track_frames_read(f->tracker, f->batch, in, in_size, 0, &err) != TUSK_OK)
-        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
-                       "input %s", err.message);
+    if (track_frames_read(f->tracker, f->batch, in, valid, 0, &err) != TUSK_OK) {
+        /* Which frame: the input is taken up to it. */
+        probe_t probe = {f, in};
+        uint64_t offset, frame;
+        if (err.code == TUSK_ENOMEM || !ak_input_bisect(&f->copier, in, valid, read_prefix, &probe, &offset, &frame))
+            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                           "input %s", err.message);
+        ak_input_damage(&f->copier, in_size, offset, frame, err.message);
+        valid = (unsigned)offset;
+        if (track_frames_read(f->tracker, f->batch, in, valid, 0, &err) != TUSK_OK)
+            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                           "input %s", err.message);
+    }
+    ak_types_tally(&f->types, &f->copier, in, valid);
     if (track_all(f, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
                        "%s", err.message);
-    size_t need = (size_t)in_size + track_frames_extra(f->batch);
+    size_t need = (size_t)valid + track_frames_extra(f->batch);
     if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
-    if (track_frames_write(f->tracker, f->batch, in, in_size, f->writer, &err) != TUSK_OK)
+    if (track_frames_write(f->tracker, f->batch, in, valid, f->writer, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
     f->staged_size = adf_writer_used(f->writer);
     return TUSK_ACTOR_OK;
@@ -226,9 +270,15 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     filter_t *f = algo_data;
     ak_ok(error_code);
     *used_size_of_output_buffer = 0;
+    if (!input_buffer)
+        size_of_input_buffer = 0;
+    /* A damaged input whose valid part went out: now its failure. */
+    if (ak_input_failed(&f->copier, &f->base, error_code))
+        return;
     /* A call after MORE_OUTPUT goes on copying what this input gave. */
     if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
         return;
-    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
-                                 size_of_output_buffer, used_size_of_output_buffer);
+    unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                   size_of_output_buffer, used_size_of_output_buffer);
+    *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
 }

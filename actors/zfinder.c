@@ -20,9 +20,11 @@
  * unchanged), each data:id_spacepoints followed by its data:zvertex (same
  * RoI number and timestamp). When the output buffer is full the call
  * returns TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A
- * malformed frame is TUSK_ACTOR_EDATA naming its offset; a spacepoint
- * outside its RoI or in a layer the detector does not have is
- * TUSK_ACTOR_EDATA naming the RoI and the point. */
+ * malformed frame, or one that does not decode, loses nothing before it:
+ * the RoIs before it are processed and go out, then the call fails
+ * (TUSK_ACTOR_EDATA) naming the frame's number in the input and its
+ * offset; a spacepoint outside its RoI or in a layer the detector does not
+ * have is TUSK_ACTOR_EDATA naming the RoI and the point. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +46,6 @@ TUSK_ACTOR_DECLARE("zfinder", "ATLAS Level-2 z-finder: data:id_spacepoints in, d
                    "chunk, slots, group_size, group_points: OpenCL launches (64, 2, 64, 1024)\n"
                    "keep_points: pass the spacepoints on (yes)\n");
 
-#define MAX_KEYS 32
-
 typedef struct filter {
     ak_base_t base;
     zf_config_t cfg;
@@ -66,9 +66,15 @@ typedef struct filter {
 
 AK_STANDARD_HOOKS(filter_t)
 
-static const char *const own_keys[] = {"backend",      "threads", "device",      "cl.options", "cl.cache",
-                                       "chunk",        "slots",   "group_size",  "group_points", "keep_points",
-                                       NULL};
+/* The actor's parameters (the algorithm's are zf_config_read's). */
+typedef struct settings {
+    int backend;
+    uint64_t threads, chunk, slots, group_size, group_points;
+    bool cache, keep_points;
+    const char *device, *options;
+} settings_t;
+
+static const char *const backends[] = {"reference", "fast", "opencl", NULL};
 
 static void free_filter(filter_t *f)
 {
@@ -85,22 +91,11 @@ static void free_filter(filter_t *f)
     free(f);
 }
 
-static bool open_backend(ak_config_t *cfg, filter_t *f)
+static bool open_backend(ak_config_t *cfg, filter_t *f, const settings_t *set, zf_cl_config_t clc)
 {
-    static const char *const backends[] = {"reference", "fast", "opencl", NULL};
-    int b = ak_config_choice(cfg, "backend", backends, 0);
-    uint64_t threads, chunk, slots, group_size, group_points;
-    bool cache;
-    zf_cl_config_t clc;
-    zf_cl_config_default(&clc);
-    if (b < 0 || !ak_config_u64(cfg, "threads", 0, 0, 1024, &threads) ||
-        !ak_config_u64(cfg, "chunk", clc.chunk, 1, 1u << 20, &chunk) ||
-        !ak_config_u64(cfg, "slots", clc.slots, 1, 2, &slots) ||
-        !ak_config_u64(cfg, "group_size", clc.group_size, 1, 4096, &group_size) ||
-        !ak_config_u64(cfg, "group_points", clc.group_points, 3, ZF_MAX_GROUP_POINTS, &group_points) ||
-        !ak_config_bool(cfg, "cl.cache", true, &cache) || !ak_config_bool(cfg, "keep_points", true, &f->keep_points))
-        return false;
-    f->backend = b + 1; /* ZF_REFERENCE, ZF_FAST, ZF_OPENCL */
+    uint64_t threads = set->threads;
+    f->keep_points = set->keep_points;
+    f->backend = set->backend + 1; /* ZF_REFERENCE, ZF_FAST, ZF_OPENCL */
     tusk_error_t err;
     int st = TUSK_OK;
     if (f->backend == ZF_REFERENCE)
@@ -108,14 +103,14 @@ static bool open_backend(ak_config_t *cfg, filter_t *f)
     else if (f->backend == ZF_FAST)
         st = zf_fast_new(&f->fast, &f->cfg, (unsigned)threads, &err);
     else {
-        clc.device = tusk_params_get(cfg->params, "device");
+        clc.device = set->device;
         clc.instance = f->base.instance;
-        clc.options = tusk_params_get(cfg->params, "cl.options");
-        clc.no_cache = !cache;
-        clc.chunk = (unsigned)chunk;
-        clc.slots = (unsigned)slots;
-        clc.group_size = (unsigned)group_size;
-        clc.group_points = (unsigned)group_points;
+        clc.options = set->options;
+        clc.no_cache = !set->cache;
+        clc.chunk = (unsigned)set->chunk;
+        clc.slots = (unsigned)set->slots;
+        clc.group_size = (unsigned)set->group_size;
+        clc.group_points = (unsigned)set->group_points;
         clc.threads = (unsigned)threads;
         st = zf_cl_new(&f->cl, &f->cfg, &clc, &err);
     }
@@ -129,16 +124,27 @@ static bool open_backend(ak_config_t *cfg, filter_t *f)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
-    const char *known[MAX_KEYS];
-    size_t n = 0;
-    for (const char *const *k = zf_config_keys(); *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    for (const char *const *k = own_keys; *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    known[n] = NULL;
+    /* A local table: the OpenCL launch defaults are the library's. */
+    zf_cl_config_t clc;
+    zf_cl_config_default(&clc);
+    const ak_param_t params[] = {
+        AK_LIBRARY(zf_config_keys),
+        AK_CHOICE("backend", settings_t, backend, backends, 0),
+        AK_U64("threads", settings_t, threads, 0, 0, 1024),
+        AK_STRING("device", settings_t, device, NULL),
+        AK_STRING("cl.options", settings_t, options, NULL),
+        AK_BOOL("cl.cache", settings_t, cache, true),
+        AK_U64("chunk", settings_t, chunk, clc.chunk, 1, 1u << 20),
+        AK_U64("slots", settings_t, slots, clc.slots, 1, 2),
+        AK_U64("group_size", settings_t, group_size, clc.group_size, 1, 4096),
+        AK_U64("group_points", settings_t, group_points, clc.group_points, 3, ZF_MAX_GROUP_POINTS),
+        AK_BOOL("keep_points", settings_t, keep_points, true),
+        AK_PARAMS_END,
+    };
     ak_config_t cfg;
+    settings_t set;
     filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "zfinder", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = zf_batch_new())) {
@@ -153,7 +159,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
     }
-    if (!open_backend(&cfg, f))
+    if (!open_backend(&cfg, f, &set, clc))
         goto fail;
     ak_config_close(&cfg);
     return f;
@@ -202,10 +208,27 @@ void process_unload(void *algo_data, unsigned int *error_code)
     free_filter(algo_data);
 }
 
-/* The z-finder on one input buffer, its output into f->staged. */
+/* zf_frames_read on the first `size` bytes of an input, for
+ * ak_input_bisect. */
+typedef struct probe {
+    filter_t *f;
+    const void *in;
+} probe_t;
+
+static bool read_prefix(void *ctx, unsigned size)
+{
+    probe_t *p = ctx;
+    tusk_error_t err;
+    return zf_frames_read(p->f->batch, p->in, size, 0, &err) == TUSK_OK;
+}
+
+/* The z-finder on one input buffer, its output into f->staged: its frames
+ * up to the first one that is malformed or does not decode (the failure
+ * follows their output; see ak_input_check). */
 static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
 {
-    unsigned code = ak_check_frames(&f->copier, &f->base, in, in_size);
+    unsigned valid;
+    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
     if (code != TUSK_ACTOR_OK) {
         *error_code = code;
         return code;
@@ -214,10 +237,23 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
     f->buffers++;
     uint64_t base = f->offset;
     f->offset += in_size;
-    if (zf_frames_read(f->batch, in, in_size, base, &err) != TUSK_OK)
-        return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
-                       "input buffer %llu (input offsets count the bytes this instance received): %s",
-                       (unsigned long long)f->buffers, err.message);
+    if (zf_frames_read(f->batch, in, valid, base, &err) != TUSK_OK) {
+        /* Which frame, in the buffer's own offsets: the input is taken up
+         * to it. */
+        probe_t probe = {f, in};
+        uint64_t offset, frame;
+        bool found = err.code != TUSK_ENOMEM && zf_frames_read(f->batch, in, valid, 0, &err) != TUSK_OK &&
+                     err.code != TUSK_ENOMEM &&
+                     ak_input_bisect(&f->copier, in, valid, read_prefix, &probe, &offset, &frame);
+        if (found) {
+            ak_input_damage(&f->copier, in_size, offset, frame, err.message);
+            valid = (unsigned)offset;
+        }
+        if (!found || zf_frames_read(f->batch, in, valid, base, &err) != TUSK_OK)
+            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
+                           "input buffer %llu (input offsets count the bytes this instance received): %s",
+                           (unsigned long long)f->buffers, err.message);
+    }
     size_t n = zf_batch_count(f->batch);
     if (tusk_grow(&f->res, &f->res_cap, n, sizeof *f->res) != 0)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu RoIs)", n);
@@ -234,11 +270,11 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         f->pairs += f->res[i].pairs;
         f->found += f->res[i].n_vertices > 0;
     }
-    size_t need = (size_t)in_size + zf_frames_extra(n);
+    size_t need = (size_t)valid + zf_frames_extra(n);
     if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
     adf_writer_reset(f->writer, f->staged, f->staged_cap);
-    if (zf_frames_write(in, in_size, f->res, n, &f->cfg, f->backend, f->keep_points, f->writer, &err) != TUSK_OK)
+    if (zf_frames_write(in, valid, f->res, n, &f->cfg, f->backend, f->keep_points, f->writer, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
     f->staged_size = adf_writer_used(f->writer);
     return TUSK_ACTOR_OK;
@@ -253,9 +289,13 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     *used_size_of_output_buffer = 0;
     if (!input_buffer)
         size_of_input_buffer = 0;
+    /* A damaged input whose valid part went out: now its failure. */
+    if (ak_input_failed(&f->copier, &f->base, error_code))
+        return;
     /* A call after MORE_OUTPUT goes on copying what this input gave. */
     if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
         return;
-    *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
-                                 size_of_output_buffer, used_size_of_output_buffer);
+    unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                   size_of_output_buffer, used_size_of_output_buffer);
+    *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
 }

@@ -41,8 +41,6 @@ TUSK_ACTOR_DECLARE("zfinder_qa", "z-finder quality (Table 5.1): |dz| against tru
                    "format: png | svg (png)\n"
                    "plot: draw with gnuplot (yes)\n");
 
-#define MAX_KEYS 32
-
 typedef struct qa_actor {
     ak_base_t base;
     zf_qa_config_t cfg;
@@ -55,7 +53,24 @@ typedef struct qa_actor {
 
 AK_STANDARD_HOOKS(qa_actor_t)
 
-static const char *const own_keys[] = {"label", "out", "reference", "plot_roi", "format", "plot", NULL};
+/* The actor's parameters (the z-finder's are zf_config_read's). */
+typedef struct settings {
+    const char *label, *out;
+    int format;
+    bool reference, plot;
+} settings_t;
+
+static const char *const formats[] = {"png", "svg", NULL};
+static const ak_param_t params[] = {
+    AK_LIBRARY(zf_config_keys),
+    AK_STRING("label", settings_t, label, "sample"),
+    AK_STRING("out", settings_t, out, "zfinder-qa"),
+    AK_BOOL("reference", settings_t, reference, true),
+    AK_OTHER("plot_roi"), /* -1 or a RoI number */
+    AK_CHOICE("format", settings_t, format, formats, 0),
+    AK_BOOL("plot", settings_t, plot, true),
+    AK_PARAMS_END,
+};
 
 static void free_actor(qa_actor_t *a)
 {
@@ -68,16 +83,10 @@ static void free_actor(qa_actor_t *a)
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
-    const char *known[MAX_KEYS];
-    size_t n = 0;
-    for (const char *const *k = zf_config_keys(); *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    for (const char *const *k = own_keys; *k && n < MAX_KEYS - 1; k++)
-        known[n++] = *k;
-    known[n] = NULL;
     ak_config_t cfg;
+    settings_t set;
     qa_actor_t *a = NULL;
-    if (!ak_config_open(&cfg, directory_path, known, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "zfinder_qa", params, &set, message, message_size, error_code))
         goto fail;
     if (!(a = calloc(1, sizeof *a))) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
@@ -91,13 +100,10 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
     }
-    static const char *const formats[] = {"png", "svg", NULL};
-    int fmt = ak_config_choice(&cfg, "format", formats, 0);
-    if (fmt < 0 || !ak_config_bool(&cfg, "reference", true, &a->cfg.reference) ||
-        !ak_config_bool(&cfg, "plot", true, &a->plot))
-        goto fail;
-    snprintf(a->format, sizeof a->format, "%s", formats[fmt]);
-    const char *label = tusk_params_string(cfg.params, "label", "sample");
+    a->cfg.reference = set.reference;
+    a->plot = set.plot;
+    snprintf(a->format, sizeof a->format, "%s", formats[set.format]);
+    const char *label = set.label;
     if (strlen(label) >= sizeof a->cfg.label || strpbrk(label, ",\"\n")) {
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'label': '%s' is longer than %zu characters or has a "
                        "comma or quote",
@@ -114,7 +120,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         }
         a->cfg.plot_roi = (int64_t)v;
     }
-    const char *out = tusk_params_string(cfg.params, "out", "zfinder-qa");
+    const char *out = set.out;
     int w = a->base.instances > 1 ? snprintf(a->dir, sizeof a->dir, "%s/instance-%u", out, a->base.instance)
                                   : snprintf(a->dir, sizeof a->dir, "%s", out);
     if (w < 0 || (size_t)w >= sizeof a->dir) {

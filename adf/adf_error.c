@@ -4,6 +4,13 @@
 #include <stdio.h>
 
 #include "adf_private.h"
+#include "tusk/error.h"
+
+/* The ranges of tusk/error.h: every adf_status error lies in its own
+ * range, apart from tusk_status's (a code says which family it is of). */
+_Static_assert(ADF_EFULL == ADF_STATUS_MAX && ADF_ENOMEM >= ADF_STATUS_MIN, "adf_status codes leave their range");
+_Static_assert(ADF_STATUS_MAX < TUSK_STATUS_MIN && TUSK_ELIMIT >= TUSK_STATUS_MIN,
+               "adf_status and tusk_status ranges overlap");
 
 const char *adf_strerror(int code)
 {

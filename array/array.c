@@ -10,7 +10,7 @@
 
 #include "tusk/params.h"
 #include "tusk/array.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 #include "base/grow.h"
 
 #define PI 3.14159265358979323846

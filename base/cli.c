@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "tusk/version.h"
 
 void tusk_cli_usage(const tusk_cli_t *cli, FILE *out)
 {
@@ -41,7 +42,14 @@ int tusk_cli_help(const tusk_cli_t *cli)
 
 int tusk_cli_version(const tusk_cli_t *cli)
 {
-    printf("%s (tusk) %s\n", cli->prog, cli->version ? cli->version : "unknown");
+    /* The libraries' version (tusk_version(): what runs); the tool's own,
+     * from its build, only when it differs (a tool and libraries of two
+     * installations). */
+    const char *lib = tusk_version();
+    if (cli->version && strcmp(cli->version, lib) != 0)
+        printf("%s (tusk) %s (libraries %s)\n", cli->prog, cli->version, lib);
+    else
+        printf("%s (tusk) %s\n", cli->prog, lib);
     return TUSK_EXIT_OK;
 }
 

@@ -6,7 +6,10 @@
  *
  *   PROG                   the usage on stderr, exit 2
  *   PROG --help, -h        the usage on stdout, exit 0
- *   PROG --version         "PROG (tusk) VERSION" on stdout, exit 0
+ *   PROG --version         "PROG (tusk) VERSION" on stdout, exit 0 (the
+ *                          libraries' version, tusk_version(); when the
+ *                          tool was built as another: "PROG (tusk)
+ *                          TOOL_VERSION (libraries VERSION)")
  *   PROG CMD ARGS...       CMD's handler, with argv[0] "PROG CMD" (so that
  *                          every message names the program and the command)
  *   PROG OTHER             "PROG: unknown command 'OTHER' (the commands:
@@ -30,6 +33,8 @@
  * statuses). No state is kept: the table is the tool's constant. */
 #ifndef TUSK_BASE_CLI_H
 #define TUSK_BASE_CLI_H
+
+#include "tusk/export.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -56,17 +61,17 @@ struct tusk_cli {
 };
 
 /* The tool's main: dispatch as above. */
-int tusk_cli_main(const tusk_cli_t *cli, int argc, char **argv);
+TUSK_INTERNAL int tusk_cli_main(const tusk_cli_t *cli, int argc, char **argv);
 
 /* The usage, to out. */
-void tusk_cli_usage(const tusk_cli_t *cli, FILE *out);
+TUSK_INTERNAL void tusk_cli_usage(const tusk_cli_t *cli, FILE *out);
 
 /* The usage on stdout; returns 0 (TUSK_EXIT_OK), for `return
  * tusk_cli_help(cli);` in an option loop. */
-int tusk_cli_help(const tusk_cli_t *cli);
+TUSK_INTERNAL int tusk_cli_help(const tusk_cli_t *cli);
 
-/* "PROG (tusk) VERSION" on stdout; returns 0. */
-int tusk_cli_version(const tusk_cli_t *cli);
+/* "PROG (tusk) VERSION" on stdout (as above); returns 0. */
+TUSK_INTERNAL int tusk_cli_version(const tusk_cli_t *cli);
 
 /* getopt_long (optstring without a leading ':'), printing instead of
  * getopt's own messages, to stderr:
@@ -74,7 +79,7 @@ int tusk_cli_version(const tusk_cli_t *cli);
  *   ARGV0: option '--x' needs a value
  *   ARGV0: option '--x' takes no value
  * and returning '?' for each. */
-int tusk_cli_getopt(const tusk_cli_t *cli, int argc, char **argv, const char *optstring,
-                    const struct option *longopts, int *longindex);
+TUSK_INTERNAL int tusk_cli_getopt(const tusk_cli_t *cli, int argc, char **argv, const char *optstring,
+                                  const struct option *longopts, int *longindex);
 
 #endif

@@ -6,15 +6,17 @@
 #ifndef TUSK_BASE_CLOCK_H
 #define TUSK_BASE_CLOCK_H
 
+#include "tusk/export.h"
+
 #include <stdint.h>
 
 /* Monotonic time in nanoseconds since an arbitrary origin. */
-uint64_t tusk_clock_ns(void);
+TUSK_INTERNAL uint64_t tusk_clock_ns(void);
 
 /* The same, in seconds. */
-double tusk_clock_s(void);
+TUSK_INTERNAL double tusk_clock_s(void);
 
 /* The same, in whole milliseconds. */
-uint64_t tusk_clock_ms(void);
+TUSK_INTERNAL uint64_t tusk_clock_ms(void);
 
 #endif

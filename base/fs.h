@@ -8,11 +8,13 @@
 #ifndef TUSK_BASE_FS_H
 #define TUSK_BASE_FS_H
 
+#include "tusk/export.h"
+
 #include <sys/types.h>
 
 #include "tusk/error.h"
 
-int tusk_mkdir_p(const char *dir, tusk_error_t *err);
-int tusk_mkdir_p_mode(const char *dir, mode_t mode, tusk_error_t *err);
+TUSK_INTERNAL int tusk_mkdir_p(const char *dir, tusk_error_t *err);
+TUSK_INTERNAL int tusk_mkdir_p_mode(const char *dir, mode_t mode, tusk_error_t *err);
 
 #endif

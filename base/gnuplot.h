@@ -21,6 +21,8 @@
 #ifndef TUSK_BASE_GNUPLOT_H
 #define TUSK_BASE_GNUPLOT_H
 
+#include "tusk/export.h"
+
 #include <locale.h>
 #include <stdio.h>
 
@@ -31,21 +33,21 @@
  * DIR). PICTURES (NULL-terminated, paths as seen from the caller, may be
  * NULL) are removed first, so no stale picture passes for a new one, and
  * must exist and be non-empty afterwards. */
-int tusk_gnuplot_run(const char *dir, const char *script, const char *log, const char *const *pictures,
-                     tusk_error_t *err);
+TUSK_INTERNAL int tusk_gnuplot_run(const char *dir, const char *script, const char *log, const char *const *pictures,
+                                   tusk_error_t *err);
 
 /* Refuse (TUSK_EINVAL, naming WHO) a path that cannot go into a script:
  * empty, or with a single quote or a line break. */
-int tusk_gnuplot_check_path(const char *who, const char *path, tusk_error_t *err);
+TUSK_INTERNAL int tusk_gnuplot_check_path(const char *who, const char *path, tusk_error_t *err);
 
 /* Write S as a gnuplot single-quoted string: quotes doubled, control
  * characters as spaces (a string cannot span lines). */
-void tusk_gnuplot_quote(FILE *fp, const char *s);
+TUSK_INTERNAL void tusk_gnuplot_quote(FILE *fp, const char *s);
 
 /* The "C" numeric locale for this thread (uselocale), so that printf
  * writes '.' as the decimal sign; end restores the previous one.
  * begin returns (locale_t)0 with errno set when it cannot make it. */
-locale_t tusk_c_numeric_begin(locale_t *previous);
-void tusk_c_numeric_end(locale_t c, locale_t previous);
+TUSK_INTERNAL locale_t tusk_c_numeric_begin(locale_t *previous);
+TUSK_INTERNAL void tusk_c_numeric_end(locale_t c, locale_t previous);
 
 #endif

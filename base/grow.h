@@ -7,8 +7,10 @@
 #ifndef TUSK_BASE_GROW_H
 #define TUSK_BASE_GROW_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 
-int tusk_grow(void *items_ptr, size_t *cap, size_t need, size_t elem_size);
+TUSK_INTERNAL int tusk_grow(void *items_ptr, size_t *cap, size_t need, size_t elem_size);
 
 #endif

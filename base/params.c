@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "tusk/params.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 #include "tusk/error.h"
 #include "base/parse.h"
 #include "base/str.h"

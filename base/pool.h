@@ -8,6 +8,8 @@
 #ifndef TUSK_BASE_POOL_H
 #define TUSK_BASE_POOL_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 
 #include "tusk/error.h"
@@ -16,9 +18,9 @@ typedef struct tusk_pool tusk_pool_t;
 typedef void (*tusk_pool_fn)(void *ctx, size_t item, unsigned thread);
 
 /* threads 0: one per online CPU; the caller's thread is one of them. */
-int tusk_pool_new(tusk_pool_t **out, unsigned threads, tusk_error_t *err);
-void tusk_pool_destroy(tusk_pool_t **pool);
-unsigned tusk_pool_threads(const tusk_pool_t *pool);
-void tusk_pool_run(tusk_pool_t *pool, size_t n, tusk_pool_fn fn, void *ctx);
+TUSK_INTERNAL int tusk_pool_new(tusk_pool_t **out, unsigned threads, tusk_error_t *err);
+TUSK_INTERNAL void tusk_pool_destroy(tusk_pool_t **pool);
+TUSK_INTERNAL unsigned tusk_pool_threads(const tusk_pool_t *pool);
+TUSK_INTERNAL void tusk_pool_run(tusk_pool_t *pool, size_t n, tusk_pool_fn fn, void *ctx);
 
 #endif

@@ -9,9 +9,11 @@
 #ifndef TUSK_BASE_RADIX_H
 #define TUSK_BASE_RADIX_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-void tusk_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n);
+TUSK_INTERNAL void tusk_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n);
 
 #endif

@@ -7,22 +7,24 @@
 #ifndef TUSK_BASE_RNG_H
 #define TUSK_BASE_RNG_H
 
+#include "tusk/export.h"
+
 #include <stdint.h>
 
 /* Next 64 random bits; advances *state. */
-uint64_t tusk_rng_next(uint64_t *state);
+TUSK_INTERNAL uint64_t tusk_rng_next(uint64_t *state);
 
 /* Uniform in the open interval (0, 1): (k + 0.5) / 2^52 for a random
  * 52-bit k, never 0 or 1 (log(u) and 1/u are safe). */
-double tusk_rng_uniform(uint64_t *state);
+TUSK_INTERNAL double tusk_rng_uniform(uint64_t *state);
 
 /* Standard normal (Box-Muller). */
-double tusk_rng_gauss(uint64_t *state);
+TUSK_INTERNAL double tusk_rng_gauss(uint64_t *state);
 
 /* Poisson with the given mean (>= 0). */
-unsigned tusk_rng_poisson(uint64_t *state, double mean);
+TUSK_INTERNAL unsigned tusk_rng_poisson(uint64_t *state, double mean);
 
 /* Exponential with the given mean (> 0). */
-double tusk_rng_exponential(uint64_t *state, double mean);
+TUSK_INTERNAL double tusk_rng_exponential(uint64_t *state, double mean);
 
 #endif

@@ -1,5 +1,5 @@
-/* textfile.c - a whole small file into memory (see tusk/textfile.h). */
-#include "tusk/textfile.h"
+/* textfile.c - a whole small file into memory (see base/textfile.h). */
+#include "base/textfile.h"
 
 #include <errno.h>
 #include <stdint.h>

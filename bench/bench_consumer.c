@@ -57,7 +57,19 @@ typedef struct bench_consumer {
     size_t n_lat, cap_lat;
 } bench_consumer_t;
 
-static const char *const known_keys[] = {"stamp", "skip", "check", "latency_file", NULL};
+typedef struct settings {
+    bool stamp, check;
+    uint64_t skip;
+    const char *latency_file;
+} settings_t;
+
+static const ak_param_t params[] = {
+    AK_BOOL("stamp", settings_t, stamp, false),
+    AK_BOOL("check", settings_t, check, true),
+    AK_U64("skip", settings_t, skip, 0, 0, UINT64_MAX),
+    AK_STRING("latency_file", settings_t, latency_file, NULL),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(bench_consumer_t)
 
@@ -75,18 +87,21 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     bench_consumer_t *c = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "bench_consumer", params, &set, message, message_size, error_code))
         goto fail;
     c = calloc(1, sizeof *c);
     if (!c || !(c->reader = adf_reader_new(ADF_ON_ERROR_STOP))) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    if (!ak_config_bool(&cfg, "stamp", false, &c->stamp) || !ak_config_bool(&cfg, "check", true, &c->check) ||
-        !ak_config_u64(&cfg, "skip", 0, 0, UINT64_MAX, &c->skip) || !ak_config_base(&cfg, &c->base))
+    if (!ak_config_base(&cfg, &c->base))
         goto fail;
-    const char *file = tusk_params_get(cfg.params, "latency_file");
+    c->stamp = set.stamp;
+    c->check = set.check;
+    c->skip = set.skip;
+    const char *file = set.latency_file;
     if (file && *file && !(c->latency_file = strdup(file))) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;

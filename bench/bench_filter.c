@@ -33,7 +33,15 @@ typedef struct bench_filter {
     adf_reader_t *reader;
 } bench_filter_t;
 
-static const char *const known_keys[] = {"copy", NULL};
+typedef struct settings {
+    int copy;
+} settings_t;
+
+static const char *const modes[] = {"full", "keys", NULL};
+static const ak_param_t params[] = {
+    AK_CHOICE("copy", settings_t, copy, modes, 0),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(bench_filter_t)
 
@@ -49,19 +57,18 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     bench_filter_t *f = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "bench_filter", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
     if (!f || !(f->reader = adf_reader_new(ADF_ON_ERROR_STOP))) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    static const char *const modes[] = {"full", "keys", NULL};
-    int mode = ak_config_choice(&cfg, "copy", modes, 0);
-    if (mode < 0 || !ak_config_base(&cfg, &f->base))
+    if (!ak_config_base(&cfg, &f->base))
         goto fail;
-    f->keys_only = mode == 1;
+    f->keys_only = set.copy == 1;
     ak_config_close(&cfg);
     return f;
 fail:

@@ -58,7 +58,22 @@ typedef struct bench_producer {
     uint64_t next_ns;      /* rate: deadline of the next buffer (base/clock.h) */
 } bench_producer_t;
 
-static const char *const known_keys[] = {"count", "size", "frame", "rate", "stamp", "fill", NULL};
+typedef struct settings {
+    uint64_t count, size, frame, rate;
+    bool stamp;
+    int fill;
+} settings_t;
+
+static const char *const fills[] = {"full", "keys", NULL};
+static const ak_param_t params[] = {
+    AK_U64("count", settings_t, count, 1000, 1, UINT64_MAX),
+    AK_U64("size", settings_t, size, 0, 0, UINT32_MAX),
+    AK_U64("frame", settings_t, frame, 65536, 0, UINT32_MAX),
+    AK_U64("rate", settings_t, rate, 0, 0, 100000000),
+    AK_BOOL("stamp", settings_t, stamp, false),
+    AK_CHOICE("fill", settings_t, fill, fills, 0),
+    AK_PARAMS_END,
+};
 
 AK_STANDARD_HOOKS(bench_producer_t)
 
@@ -75,23 +90,23 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
                            unsigned int *error_code)
 {
     ak_config_t cfg;
+    settings_t set;
     bench_producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, known_keys, message, message_size, error_code))
+    if (!ak_config_open(&cfg, directory_path, "bench_producer", params, &set, message, message_size, error_code))
         goto fail;
     p = calloc(1, sizeof *p);
     if (!p) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
-    static const char *const fills[] = {"full", "keys", NULL};
-    int fill;
-    if (!ak_config_u64(&cfg, "count", 1000, 1, UINT64_MAX, &p->count) ||
-        !ak_config_u64(&cfg, "size", 0, 0, UINT32_MAX, &p->size) ||
-        !ak_config_u64(&cfg, "frame", 65536, 0, UINT32_MAX, &p->frame) ||
-        !ak_config_u64(&cfg, "rate", 0, 0, 100000000, &p->rate) || !ak_config_bool(&cfg, "stamp", false, &p->stamp) ||
-        (fill = ak_config_choice(&cfg, "fill", fills, 0)) < 0 || !ak_config_base(&cfg, &p->base))
+    if (!ak_config_base(&cfg, &p->base))
         goto fail;
-    p->keys_only = fill == 1;
+    p->count = set.count;
+    p->size = set.size;
+    p->frame = set.frame;
+    p->rate = set.rate;
+    p->stamp = set.stamp;
+    p->keys_only = set.fill == 1;
     if (p->frame && p->frame < ADF_KEY_SIZE + (p->stamp ? STAMP_BYTES : 0)) {
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'frame': %llu bytes is less than a key%s",
                        (unsigned long long)p->frame, p->stamp ? " and the 16-byte stamp" : "");

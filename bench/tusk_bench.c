@@ -381,6 +381,6 @@ static const tusk_cli_command_t commands[] = {
 int main(int argc, char **argv)
 {
     static const tusk_cli_t cli = {PROG, PACKAGE_VERSION, "psa --basis FILE [OPTIONS]\ntrack --basis FILE [OPTIONS]\n"
-                                   "zfinder [OPTIONS]\nsts [OPTIONS]", commands, NULL, help};
+                                   "zfinder [OPTIONS]\nsts [OPTIONS]\nut [OPTIONS]\ntpc [OPTIONS]", commands, NULL, help};
     return tusk_cli_main(&cli, argc, argv);
 }

@@ -46,14 +46,64 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 #include <tusk/basis.h>
 
 #define BASIS_MAGIC "TUSKBAS1"
 #define BASIS_MAGIC_SIZE 8
 #define BASIS_VERSION 1u
-#define HEADER_SIZE 56                  /* fixed fields, up to the per-segment counts */
-#define POINT_SIZE 16                   /* x, y, z f32, segment u16, reserved u16 */
+
+/* The fixed header (psa/BASIS.md, "Header"): byte offsets of its fields,
+ * up to the per-segment counts that follow it. */
+enum {
+    OFF_MAGIC = 0,                              /* u8 x 8 */
+    OFF_VERSION = OFF_MAGIC + BASIS_MAGIC_SIZE, /* u32 */
+    OFF_SEGMENTS = OFF_VERSION + 4,             /* u32 */
+    OFF_CHANNELS = OFF_SEGMENTS + 4,            /* u32 */
+    OFF_SAMPLES = OFF_CHANNELS + 4,             /* u32 */
+    OFF_SAMPLE_NS = OFF_SAMPLES + 4,            /* f64 */
+    OFF_GRID_MM = OFF_SAMPLE_NS + 8,            /* f64 */
+    OFF_TYPE = OFF_GRID_MM + 8,                 /* u8 */
+    OFF_TYPE_PAD = OFF_TYPE + 1,                /* u8 x 3, zero */
+    OFF_SCALE = OFF_TYPE_PAD + 3,               /* f32 */
+    OFF_POINTS = OFF_SCALE + 4,                 /* u64 */
+    HEADER_SIZE = OFF_POINTS + 8                /* the per-segment counts start here */
+};
+
+/* An entry of the point table (psa/BASIS.md, "Point table"). */
+enum {
+    PT_X = 0,                     /* f32, mm */
+    PT_Y = PT_X + 4,              /* f32 */
+    PT_Z = PT_Y + 4,              /* f32 */
+    PT_SEGMENT = PT_Z + 4,        /* u16 */
+    PT_RESERVED = PT_SEGMENT + 2, /* u16, zero */
+    POINT_SIZE = PT_RESERVED + 2
+};
+
+/* The offsets psa/BASIS.md gives: a change here is a new format version. */
+_Static_assert(OFF_VERSION == 8 && OFF_SEGMENTS == 12 && OFF_CHANNELS == 16 && OFF_SAMPLES == 20 &&
+                   OFF_SAMPLE_NS == 24 && OFF_GRID_MM == 32 && OFF_TYPE == 40 && OFF_SCALE == 44 &&
+                   OFF_POINTS == 48,
+               "basis header field offsets");
+_Static_assert(HEADER_SIZE == 56, "basis header size");
+_Static_assert(PT_SEGMENT == 12 && POINT_SIZE == 16, "basis point table entry");
+
+/* The parts after the header (psa/BASIS.md): the sizes of their fields. */
+enum {
+    COUNT_SIZE = 4,         /* u32: the points of one segment, S of them */
+    TEXT_LENGTH_SIZE = 4,   /* u32 before each text: channel names, generator, configuration */
+    N_TEXTS = 3,
+    TABLE_ALIGN = 8,        /* zero padding up to a multiple of this from the start of the file */
+    CHECKSUM_SIZE = 8,      /* u64 FNV-1a of every byte before it */
+    INT16_SAMPLE_SIZE = 2,  /* a trace sample, by sample type */
+    FLOAT32_SAMPLE_SIZE = 4
+};
+
+static size_t sample_size_of(enum det_sample_type type)
+{
+    return type == DET_SAMPLE_INT16 ? INT16_SAMPLE_SIZE : FLOAT32_SAMPLE_SIZE;
+}
+
 #define MAX_SEGMENTS 65535u             /* a point's segment field is a u16 */
 #define MAX_SAMPLES 100000u
 #define MAX_TEXT ((size_t)1 << 20)      /* names, generator, configuration */
@@ -525,14 +575,14 @@ static void wr_bytes(writer_t *w, const void *data, size_t n)
 
 static void wr_text(writer_t *w, const char *text, size_t len)
 {
-    tusk_put_u32(wr_room(w, 4), (uint32_t)len);
+    tusk_put_u32(wr_room(w, TEXT_LENGTH_SIZE), (uint32_t)len);
     wr_bytes(w, text, len);
 }
 
 /* count samples, encoded as float32 or int16. */
 static void wr_values(writer_t *w, const float *v, size_t count, enum det_sample_type type, double scale)
 {
-    size_t width = type == DET_SAMPLE_INT16 ? 2 : 4;
+    size_t width = sample_size_of(type);
     while (count > 0) {
         size_t k = (sizeof w->buf - w->used) / width;
         if (k == 0) {
@@ -547,11 +597,11 @@ static void wr_values(writer_t *w, const float *v, size_t count, enum det_sample
                 int16_t raw = int16_encode(v[i], scale);
                 uint16_t u;
                 memcpy(&u, &raw, sizeof u);
-                tusk_put_u16(p + 2 * i, u);
+                tusk_put_u16(p + INT16_SAMPLE_SIZE * i, u);
             }
         } else {
             for (size_t i = 0; i < k; i++)
-                tusk_put_f32(p + 4 * i, v[i]);
+                tusk_put_f32(p + FLOAT32_SAMPLE_SIZE * i, v[i]);
         }
         w->used += k * width;
         v += k;
@@ -564,34 +614,35 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
 {
     const det_basis_shape_t *sh = &b->shape;
     uint8_t *h = wr_room(w, HEADER_SIZE);
-    memcpy(h, BASIS_MAGIC, BASIS_MAGIC_SIZE);
-    tusk_put_u32(h + 8, BASIS_VERSION);
-    tusk_put_u32(h + 12, sh->segments);
-    tusk_put_u32(h + 16, sh->channels);
-    tusk_put_u32(h + 20, sh->samples);
-    tusk_put_f64(h + 24, sh->sample_ns);
-    tusk_put_f64(h + 32, sh->grid_mm);
-    h[40] = (uint8_t)type;
-    h[41] = h[42] = h[43] = 0;
-    tusk_put_f32(h + 44, type == DET_SAMPLE_INT16 ? (float)scale : 0.0f);
-    tusk_put_u64(h + 48, (uint64_t)b->points);
+    memcpy(h + OFF_MAGIC, BASIS_MAGIC, BASIS_MAGIC_SIZE);
+    tusk_put_u32(h + OFF_VERSION, BASIS_VERSION);
+    tusk_put_u32(h + OFF_SEGMENTS, sh->segments);
+    tusk_put_u32(h + OFF_CHANNELS, sh->channels);
+    tusk_put_u32(h + OFF_SAMPLES, sh->samples);
+    tusk_put_f64(h + OFF_SAMPLE_NS, sh->sample_ns);
+    tusk_put_f64(h + OFF_GRID_MM, sh->grid_mm);
+    h[OFF_TYPE] = (uint8_t)type;
+    memset(h + OFF_TYPE_PAD, 0, OFF_SCALE - OFF_TYPE_PAD);
+    tusk_put_f32(h + OFF_SCALE, type == DET_SAMPLE_INT16 ? (float)scale : 0.0f);
+    tusk_put_u64(h + OFF_POINTS, (uint64_t)b->points);
     for (unsigned s = 0; s < sh->segments; s++)
-        tusk_put_u32(wr_room(w, 4), (uint32_t)b->segs[s].n);
+        tusk_put_u32(wr_room(w, COUNT_SIZE), (uint32_t)b->segs[s].n);
     wr_text(w, names, names_len);
     wr_text(w, b->generator, strlen(b->generator));
     wr_text(w, b->config, strlen(b->config));
-    size_t at = HEADER_SIZE + 4 * (size_t)sh->segments + 12 + names_len + strlen(b->generator) + strlen(b->config);
-    size_t pad = (8 - at % 8) % 8;
+    size_t at = HEADER_SIZE + COUNT_SIZE * (size_t)sh->segments + N_TEXTS * TEXT_LENGTH_SIZE + names_len +
+                strlen(b->generator) + strlen(b->config);
+    size_t pad = (TABLE_ALIGN - at % TABLE_ALIGN) % TABLE_ALIGN;
     memset(wr_room(w, pad), 0, pad);
     for (unsigned s = 0; s < sh->segments; s++) {
         const seg_t *sg = &b->segs[s];
         for (size_t i = 0; i < sg->n; i++) {
             uint8_t *p = wr_room(w, POINT_SIZE);
-            tusk_put_f32(p, sg->pos[3 * i]);
-            tusk_put_f32(p + 4, sg->pos[3 * i + 1]);
-            tusk_put_f32(p + 8, sg->pos[3 * i + 2]);
-            tusk_put_u16(p + 12, (uint16_t)s);
-            tusk_put_u16(p + 14, 0);
+            tusk_put_f32(p + PT_X, sg->pos[3 * i]);
+            tusk_put_f32(p + PT_Y, sg->pos[3 * i + 1]);
+            tusk_put_f32(p + PT_Z, sg->pos[3 * i + 2]);
+            tusk_put_u16(p + PT_SEGMENT, (uint16_t)s);
+            tusk_put_u16(p + PT_RESERVED, 0);
         }
     }
     for (unsigned s = 0; s < sh->segments; s++) {
@@ -620,7 +671,7 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
         free(scratch);
     }
     wr_flush(w);
-    tusk_put_u64(wr_room(w, 8), w->hash);
+    tusk_put_u64(wr_room(w, CHECKSUM_SIZE), w->hash);
     wr_flush(w);
 }
 
@@ -711,13 +762,13 @@ static int truncated(const parser_t *p, const char *field, size_t need)
 /* A u32 length and that many bytes at p->at; the length at most MAX_TEXT. */
 static int take_text(parser_t *p, const char *field, size_t *off, size_t *len)
 {
-    if (p->size - p->at < 4)
-        return truncated(p, field, 4);
+    if (p->size - p->at < TEXT_LENGTH_SIZE)
+        return truncated(p, field, TEXT_LENGTH_SIZE);
     uint32_t n = tusk_get_u32(p->d + p->at);
     if (n > MAX_TEXT)
         return tusk_error_set(p->err, TUSK_EINVAL, "%s: offset %zu: %s length %" PRIu32 " exceeds %zu bytes",
                               p->origin, p->at, field, n, MAX_TEXT);
-    p->at += 4;
+    p->at += TEXT_LENGTH_SIZE;
     if (p->size - p->at < n)
         return truncated(p, field, n);
     *off = p->at;
@@ -820,65 +871,65 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
      * one, is told as such whatever follows. */
     if (size < BASIS_MAGIC_SIZE)
         return truncated(&p, "magic", BASIS_MAGIC_SIZE);
-    if (memcmp(data, BASIS_MAGIC, BASIS_MAGIC_SIZE) != 0) {
+    if (memcmp(data + OFF_MAGIC, BASIS_MAGIC, BASIS_MAGIC_SIZE) != 0) {
         char shown[BASIS_MAGIC_SIZE + 1];
         for (int i = 0; i < BASIS_MAGIC_SIZE; i++)
-            shown[i] = data[i] >= 0x20 && data[i] < 0x7f ? (char)data[i] : '?';
+            shown[i] = data[OFF_MAGIC + i] >= 0x20 && data[OFF_MAGIC + i] < 0x7f ? (char)data[OFF_MAGIC + i] : '?';
         shown[BASIS_MAGIC_SIZE] = '\0';
         return tusk_error_set(err, TUSK_EINVAL,
-                              "%s: not a tusk basis file: offset 0 holds \"%s\", expected \"" BASIS_MAGIC "\"",
-                              origin, shown);
+                              "%s: not a tusk basis file: offset %d holds \"%s\", expected \"" BASIS_MAGIC "\"",
+                              origin, OFF_MAGIC, shown);
     }
-    p.at = 8;
-    if (size < 12)
-        return truncated(&p, "format version", 4);
-    uint32_t version = tusk_get_u32(data + 8);
+    p.at = OFF_VERSION;
+    if (size < OFF_SEGMENTS)
+        return truncated(&p, "format version", OFF_SEGMENTS - OFF_VERSION);
+    uint32_t version = tusk_get_u32(data + OFF_VERSION);
     if (version != BASIS_VERSION)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 8: format version %" PRIu32 ", this tusk reads %u",
-                              origin, version, BASIS_VERSION);
-    p.at = 12;
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: format version %" PRIu32 ", this tusk reads %u",
+                              origin, OFF_VERSION, version, BASIS_VERSION);
+    p.at = OFF_SEGMENTS;
     if (size < HEADER_SIZE)
-        return truncated(&p, "header", HEADER_SIZE - 12);
+        return truncated(&p, "header", HEADER_SIZE - OFF_SEGMENTS);
 
     /* The fixed header. */
     det_basis_shape_t shape;
     memset(&shape, 0, sizeof shape);
-    shape.segments = tusk_get_u32(data + 12);
-    shape.channels = tusk_get_u32(data + 16);
-    shape.samples = tusk_get_u32(data + 20);
-    shape.sample_ns = tusk_get_f64(data + 24);
-    shape.grid_mm = tusk_get_f64(data + 32);
-    uint8_t type = data[40];
-    float scale = tusk_get_f32(data + 44);
-    uint64_t total = tusk_get_u64(data + 48);
+    shape.segments = tusk_get_u32(data + OFF_SEGMENTS);
+    shape.channels = tusk_get_u32(data + OFF_CHANNELS);
+    shape.samples = tusk_get_u32(data + OFF_SAMPLES);
+    shape.sample_ns = tusk_get_f64(data + OFF_SAMPLE_NS);
+    shape.grid_mm = tusk_get_f64(data + OFF_GRID_MM);
+    uint8_t type = data[OFF_TYPE];
+    float scale = tusk_get_f32(data + OFF_SCALE);
+    uint64_t total = tusk_get_u64(data + OFF_POINTS);
     if (shape.segments < 1 || shape.segments > MAX_SEGMENTS)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 12: %u segments, expected 1 to %u", origin,
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: %u segments, expected 1 to %u", origin, OFF_SEGMENTS,
                               shape.segments, MAX_SEGMENTS);
     if (shape.channels != shape.segments + 1)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 16: %u channels, expected segments + core = %u", origin,
-                              shape.channels, shape.segments + 1);
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: %u channels, expected segments + core = %u", origin,
+                              OFF_CHANNELS, shape.channels, shape.segments + 1);
     if (shape.samples < 1 || shape.samples > MAX_SAMPLES)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 20: %u samples per trace, expected 1 to %u", origin,
-                              shape.samples, MAX_SAMPLES);
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: %u samples per trace, expected 1 to %u", origin,
+                              OFF_SAMPLES, shape.samples, MAX_SAMPLES);
     if (!finite_f(shape.sample_ns) || !(shape.sample_ns > 0))
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 24: sample period %g ns is not a positive finite number",
-                              origin, shape.sample_ns);
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: sample period %g ns is not a positive finite number",
+                              origin, OFF_SAMPLE_NS, shape.sample_ns);
     if (!finite_f(shape.grid_mm) || !(shape.grid_mm > 0))
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 32: grid spacing %g mm is not a positive finite number",
-                              origin, shape.grid_mm);
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: grid spacing %g mm is not a positive finite number",
+                              origin, OFF_GRID_MM, shape.grid_mm);
     if (type != DET_SAMPLE_FLOAT32 && type != DET_SAMPLE_INT16)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 40: sample type %u, expected 1 (float32) or 2 (int16)",
-                              origin, type);
-    for (size_t i = 41; i < 44; i++)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: sample type %u, expected 1 (float32) or 2 (int16)",
+                              origin, OFF_TYPE, type);
+    for (size_t i = OFF_TYPE_PAD; i < OFF_SCALE; i++)
         if (data[i] != 0)
             return tusk_error_set(err, TUSK_EINVAL, "%s: offset %zu: padding byte is %u, must be 0", origin, i,
                                   data[i]);
-    if (type == DET_SAMPLE_FLOAT32 && tusk_get_u32(data + 44) != 0)
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 44: int16 scale %g in a float32 basis, must be 0", origin,
-                              (double)scale);
+    if (type == DET_SAMPLE_FLOAT32 && tusk_get_u32(data + OFF_SCALE) != 0)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: int16 scale %g in a float32 basis, must be 0", origin,
+                              OFF_SCALE, (double)scale);
     if (type == DET_SAMPLE_INT16 && (!finite_f(scale) || !((double)scale >= INT16_MIN_SCALE)))
-        return tusk_error_set(err, TUSK_EINVAL, "%s: offset 44: int16 scale %g, expected a finite number >= %g",
-                              origin, (double)scale, INT16_MIN_SCALE);
+        return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: int16 scale %g, expected a finite number >= %g",
+                              origin, OFF_SCALE, (double)scale, INT16_MIN_SCALE);
     size_t per_point = (size_t)shape.channels * shape.samples; /* <= 65536 * 100000: fits 64 bits */
     if (per_point / shape.channels != shape.samples)
         return tusk_error_set(err, TUSK_EINVAL, "%s: %u channels x %u samples is too large here", origin,
@@ -887,16 +938,16 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     /* Points per segment. */
     p.at = HEADER_SIZE;
     size_t counts_off = HEADER_SIZE;
-    if ((size - p.at) / 4 < shape.segments)
-        return truncated(&p, "points per segment", 4 * (size_t)shape.segments);
+    if ((size - p.at) / COUNT_SIZE < shape.segments)
+        return truncated(&p, "points per segment", COUNT_SIZE * (size_t)shape.segments);
     uint64_t sum = 0;
     for (unsigned s = 0; s < shape.segments; s++)
-        sum += tusk_get_u32(data + counts_off + 4 * (size_t)s);
+        sum += tusk_get_u32(data + counts_off + COUNT_SIZE * (size_t)s);
     if (sum != total)
         return tusk_error_set(err, TUSK_EINVAL,
-                              "%s: offset 48: %" PRIu64 " points, but the points per segment (offset 56) sum to %" PRIu64,
-                              origin, total, sum);
-    p.at += 4 * (size_t)shape.segments;
+                              "%s: offset %d: %" PRIu64 " points, but the points per segment (offset %d) sum to %" PRIu64,
+                              origin, OFF_POINTS, total, HEADER_SIZE, sum);
+    p.at += COUNT_SIZE * (size_t)shape.segments;
 
     /* Texts. */
     size_t names_off, names_len, gen_off, gen_len, cfg_off, cfg_len;
@@ -907,24 +958,24 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         rc = take_text(&p, "configuration", &cfg_off, &cfg_len);
     if (rc)
         return rc;
-    size_t pad_off = p.at, pad = (8 - p.at % 8) % 8;
+    size_t pad_off = p.at, pad = (TABLE_ALIGN - p.at % TABLE_ALIGN) % TABLE_ALIGN;
 
     /* The size the header describes, against the actual size. */
-    size_t points = (size_t)total, sample_size = type == DET_SAMPLE_INT16 ? 2 : 4, table_off = pad_off + pad,
+    size_t points = (size_t)total, sample_size = sample_size_of((enum det_sample_type)type), table_off = pad_off + pad,
            blocks_off, check_off, values;
     bool ok = (uint64_t)points == total && mul_size(points, POINT_SIZE, &blocks_off) &&
               add_size(blocks_off, table_off, &blocks_off) && mul_size(points, per_point, &values) &&
               mul_size(values, sample_size, &check_off) && add_size(check_off, blocks_off, &check_off) &&
-              check_off <= SIZE_MAX - 8;
-    if (!ok || check_off + 8 > size)
+              check_off <= SIZE_MAX - CHECKSUM_SIZE;
+    if (!ok || check_off + CHECKSUM_SIZE > size)
         return tusk_error_set(err, TUSK_EINVAL,
                               "%s: truncated: the header describes %s%zu bytes (%" PRIu64 " points of %u x %u "
                               "samples), the file has %zu",
-                              origin, ok ? "" : "more than ", ok ? check_off + 8 : SIZE_MAX, total, shape.channels,
+                              origin, ok ? "" : "more than ", ok ? check_off + CHECKSUM_SIZE : SIZE_MAX, total, shape.channels,
                               shape.samples, size);
-    if (check_off + 8 < size)
+    if (check_off + CHECKSUM_SIZE < size)
         return tusk_error_set(err, TUSK_EINVAL, "%s: %zu trailing bytes after the checksum at offset %zu", origin,
-                              size - check_off - 8, check_off);
+                              size - check_off - CHECKSUM_SIZE, check_off);
 
     /* The checksum, before anything else is believed. */
     uint64_t stored = tusk_get_u64(data + check_off), computed = tusk_fnv1a(TUSK_FNV1A_SEED, data, check_off);
@@ -962,7 +1013,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     int max_raw = 0;
     for (unsigned s = 0; s < shape.segments && !rc; s++) {
         seg_t *sg = &b->segs[s];
-        size_t n = tusk_get_u32(data + counts_off + 4 * (size_t)s);
+        size_t n = tusk_get_u32(data + counts_off + COUNT_SIZE * (size_t)s);
         if (n == 0)
             continue;
         /* n * per_point values lie in the file: these sizes fit. */
@@ -976,17 +1027,17 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         b->points += n;
         for (size_t i = 0; i < n; i++, at += POINT_SIZE) {
             const uint8_t *q = data + at;
-            float x = tusk_get_f32(q), y = tusk_get_f32(q + 4), z = tusk_get_f32(q + 8);
-            unsigned seg = tusk_get_u16(q + 12), reserved = tusk_get_u16(q + 14);
+            float x = tusk_get_f32(q + PT_X), y = tusk_get_f32(q + PT_Y), z = tusk_get_f32(q + PT_Z);
+            unsigned seg = tusk_get_u16(q + PT_SEGMENT), reserved = tusk_get_u16(q + PT_RESERVED);
             if (seg != s) {
                 rc = tusk_error_set(err, TUSK_EINVAL, "%s: offset %zu: point %zu of segment %u says segment %u",
-                                    origin, at + 12, i, s, seg);
+                                    origin, at + PT_SEGMENT, i, s, seg);
                 break;
             }
             if (reserved != 0) {
                 rc = tusk_error_set(err, TUSK_EINVAL,
                                     "%s: offset %zu: point %zu of segment %u: reserved field %u, must be 0", origin,
-                                    at + 14, i, s, reserved);
+                                    at + PT_RESERVED, i, s, reserved);
                 break;
             }
             if (!finite_f(x) || !finite_f(y) || !finite_f(z)) {
@@ -1007,7 +1058,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         const uint8_t *q = data + block_at;
         if (type == DET_SAMPLE_INT16) {
             for (size_t j = 0; j < count; j++) {
-                int16_t raw = tusk_get_i16(q + 2 * j);
+                int16_t raw = tusk_get_i16(q + INT16_SAMPLE_SIZE * j);
                 int mag = raw < 0 ? -raw : raw;
                 if (raw == INT16_MIN && bad == count)
                     bad = j;
@@ -1017,7 +1068,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
             }
         } else {
             for (size_t j = 0; j < count; j++) {
-                float v = tusk_get_f32(q + 4 * j);
+                float v = tusk_get_f32(q + FLOAT32_SAMPLE_SIZE * j);
                 if (!finite_f(v) && bad == count)
                     bad = j;
                 sg->data[j] = v;
@@ -1037,9 +1088,9 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
      * (an all-zero basis has scale 1): one file per basis. */
     if (!rc && type == DET_SAMPLE_INT16 && (max_raw == 0 ? scale != 1.0f : max_raw != INT16_FULL))
         rc = tusk_error_set(err, TUSK_EINVAL,
-                            "%s: offset 44: int16 scale %g is not the largest |value|: the largest |sample| is %d, "
+                            "%s: offset %d: int16 scale %g is not the largest |value|: the largest |sample| is %d, "
                             "expected %d",
-                            origin, (double)scale, max_raw, max_raw == 0 ? 0 : INT16_FULL);
+                            origin, OFF_SCALE, (double)scale, max_raw, max_raw == 0 ? 0 : INT16_FULL);
     if (rc) {
         det_basis_destroy(&b);
         return rc;

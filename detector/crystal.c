@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "tusk/crystal.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846

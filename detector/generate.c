@@ -10,7 +10,7 @@
 #include "config.h"
 #include "progress.h"
 #include "tusk/field.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 #include "tusk/signal.h"
 #include "tusk/weighting.h"
 #include "base/clock.h"

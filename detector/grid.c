@@ -1,5 +1,5 @@
-/* grid.c - node -> basis point lookups (see tusk/grid.h). */
-#include "tusk/grid.h"
+/* grid.c - node -> basis point lookups (see detector/grid.h). */
+#include "detector/grid.h"
 
 #include <math.h>
 #include <stdlib.h>

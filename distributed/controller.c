@@ -22,7 +22,7 @@
 
 #include "controller.h"
 #include "tusk/topology.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
 #include "base/parse.h"

@@ -10,7 +10,7 @@
 #include <zmq.h>
 
 #include "heartbeat.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
 

@@ -1,4 +1,6 @@
-/* node.c - tusk-actor's loop (see node.h). */
+/* node.c - tusk-actor's loop (see node.h). The actor's hooks on buffers
+ * are called through the one actor driver (runtime/driver.h), which keeps
+ * the counts and the timing; this file moves the buffers over ZeroMQ. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,10 +17,11 @@
 #include "node.h"
 #include "tusk/actor_host.h"
 #include "tusk/adf_reader.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
 #include "base/grow.h"
+#include "runtime/driver.h"
 
 #define HEARTBEAT_DEFAULT_MS 500
 /* Linger of the data sockets: what was sent still leaves after EXIT. The
@@ -117,9 +120,11 @@ typedef struct node {
 
     uint32_t run;
     bool end_sent;           /* end of run sent downstream this run */
-    uint64_t in_buffers, in_bytes, out_buffers, out_bytes, calls, block_ns;
-    uint64_t in_frames, out_frames; /* top-level ADF frames, for the statistics */
-    adf_reader_t *counter;
+    tusk_driver_t *drv;      /* calls the actor on buffers; calls, buffers, frames, bytes, time */
+    /* While a filter works on an input: the header of its outputs (where
+     * they came from). */
+    bool filtering;
+    tusk_wire_header_t out_header;
     done_entry_t *done;
     size_t n_done, cap_done;
 
@@ -138,18 +143,20 @@ typedef struct node {
  * them as exact even if the process dies later. */
 static void add_stats(node_t *n, tusk_ctl_t *m)
 {
+    static const tusk_driver_stats_t none = {0};
+    const tusk_driver_stats_t *st = n->drv ? tusk_driver_stats(n->drv) : &none;
     tusk_ctl_set(m, "state", state_names[n->state]);
     tusk_ctl_set_u64(m, "incarnation", n->opt.incarnation);
     tusk_ctl_set(m, "final", n->state == ST_RUNNING || n->state == ST_PAUSED ? "0" : "1");
     tusk_ctl_set_u64(m, "run", n->run);
-    tusk_ctl_set_u64(m, "in_buffers", n->in_buffers);
-    tusk_ctl_set_u64(m, "in_bytes", n->in_bytes);
-    tusk_ctl_set_u64(m, "out_buffers", n->out_buffers);
-    tusk_ctl_set_u64(m, "out_bytes", n->out_bytes);
-    tusk_ctl_set_u64(m, "in_frames", n->in_frames);
-    tusk_ctl_set_u64(m, "out_frames", n->out_frames);
-    tusk_ctl_set_u64(m, "calls", n->calls);
-    tusk_ctl_set_u64(m, "block_ns", n->block_ns);
+    tusk_ctl_set_u64(m, "in_buffers", st->buffers_in);
+    tusk_ctl_set_u64(m, "in_bytes", st->bytes_in);
+    tusk_ctl_set_u64(m, "out_buffers", st->buffers_out);
+    tusk_ctl_set_u64(m, "out_bytes", st->bytes_out);
+    tusk_ctl_set_u64(m, "in_frames", st->frames_in);
+    tusk_ctl_set_u64(m, "out_frames", st->frames_out);
+    tusk_ctl_set_u64(m, "calls", st->calls);
+    tusk_ctl_set_u64(m, "block_ns", st->ns);
     char key[64];
     for (unsigned s = 0; s < n->n_sinks; s++)
         for (unsigned k = 0; k < n->sinks[s].n; k++) {
@@ -368,8 +375,7 @@ static tusk_wire_header_t header_for(const node_t *n, uint16_t flags)
 }
 
 /* Send a message (its payload shared, not copied) to every sink. */
-static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, uint64_t frames, const tusk_wire_header_t *tmpl,
-                    tusk_error_t *err)
+static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
 {
     int rc = TUSK_OK;
     for (unsigned s = 0; s < n->n_sinks && rc == TUSK_OK; s++) {
@@ -377,24 +383,18 @@ static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, uint64_t frame
         h.payload_size = used;
         rc = send_balanced(n, &n->sinks[s], &h, payload, err);
     }
-    if (rc == TUSK_OK) {
-        n->out_buffers++;
-        n->out_bytes += used;
-        n->out_frames += frames;
-    }
     return rc;
 }
 
 /* Hand an output buffer (from the pool) to every sink, zero-copy. */
 static int emit(node_t *n, void *buf, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
 {
-    uint64_t frames = adf_count_frames(n->counter, buf, used);
     zmq_msg_t payload;
     if (zmq_msg_init_data(&payload, buf, used, bufpool_release, &n->pool) != 0) {
         bufpool_release(buf, &n->pool);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     }
-    int rc = emit_msg(n, &payload, used, frames, tmpl, err);
+    int rc = emit_msg(n, &payload, used, tmpl, err);
     zmq_msg_close(&payload);
     return rc;
 }
@@ -432,35 +432,61 @@ static void hook_leave(node_t *n)
     tusk_hb_leave(n->hb);
 }
 
+/* ---- the driver's host: output buffers from the pool, sent zero-copy ------------- */
+
+static void *host_take(void *ctx, uint8_t **data, tusk_error_t *err)
+{
+    node_t *n = ctx;
+    void *buf = bufpool_take(&n->pool);
+    if (!buf)
+        tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
+    *data = buf;
+    return buf;
+}
+
+static void host_give_back(void *ctx, void *buffer)
+{
+    node_t *n = ctx;
+    bufpool_release(buffer, &n->pool);
+}
+
+/* A filter's outputs name the input they came from; the last one (and a
+ * forwarded input) completes it. A producer's and the flush's are plain. */
+static int host_emit(void *ctx, void *buffer, uint32_t size, uint64_t frames, unsigned flags, tusk_error_t *err)
+{
+    (void)frames;
+    node_t *n = ctx;
+    tusk_wire_header_t h = header_for(n, 0);
+    if (n->filtering && !(flags & TUSK_EMIT_FLUSH)) {
+        h = n->out_header;
+        h.flags = (flags & TUSK_EMIT_LAST) ? TUSK_WIRE_COMPLETES : 0;
+    }
+    if (flags & TUSK_EMIT_FORWARDED) /* unchanged: the message that came in goes out, uncopied */
+        return emit_msg(n, buffer, size, &h, err);
+    return emit(n, buffer, size, &h, err);
+}
+
+static void host_enter(void *ctx, const char *hook)
+{
+    hook_enter(ctx, hook);
+}
+
+static void host_leave(void *ctx)
+{
+    hook_leave(ctx);
+}
+
 static void produce_one(node_t *n)
 {
     tusk_error_t err;
-    void *buf = bufpool_take(&n->pool);
-    if (!buf) {
-        tusk_error_set(&err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
-        fail(n, &err);
-        return;
-    }
-    uint32_t used = 0;
-    tusk_flow_t flow;
-    uint64_t t = tusk_clock_ns();
-    n->calls++;
-    hook_enter(n, "process_block");
-    int rc = tusk_actor_produce(n->actor, buf, n->spec->buffer_size, &used, &flow, &err);
-    hook_leave(n);
-    n->block_ns += tusk_clock_ns() - t;
-    if (rc == TUSK_OK && used > 0) {
-        tusk_wire_header_t h = header_for(n, 0);
-        rc = emit(n, buf, used, &h, &err);
-    } else {
-        bufpool_release(buf, &n->pool);
-    }
+    bool end;
+    int rc = tusk_driver_produce(n->drv, n->actor, &end, &err);
     if (rc != TUSK_OK) {
         if (n->state == ST_RUNNING || n->state == ST_PAUSED)
             fail(n, &err);
         return;
     }
-    if (flow == TUSK_FLOW_END) {
+    if (end) {
         rc = send_end_of_run(n, &err);
         if (rc != TUSK_OK)
             fail(n, &err);
@@ -517,31 +543,10 @@ static void finish_run(node_t *n)
 {
     tusk_error_t err;
     if (n->spec->actor_class == TUSK_FILTER) {
-        tusk_flow_t flow;
-        do {
-            void *buf = bufpool_take(&n->pool);
-            uint32_t used = 0;
-            uint64_t t = tusk_clock_ns();
-            int rc = TUSK_ENOMEM;
-            if (buf) {
-                hook_enter(n, "process_flush");
-                rc = tusk_actor_flush(n->actor, buf, n->spec->buffer_size, &used, &flow, &err);
-                hook_leave(n);
-            } else {
-                tusk_error_set(&err, TUSK_ENOMEM, "out of memory");
-            }
-            n->block_ns += tusk_clock_ns() - t;
-            if (rc == TUSK_OK && used > 0) {
-                tusk_wire_header_t h = header_for(n, 0);
-                rc = emit(n, buf, used, &h, &err);
-            } else if (buf) {
-                bufpool_release(buf, &n->pool);
-            }
-            if (rc != TUSK_OK) {
-                fail(n, &err);
-                return;
-            }
-        } while (flow == TUSK_FLOW_MORE);
+        if (tusk_driver_flush(n->drv, n->actor, &err) != TUSK_OK) {
+            fail(n, &err);
+            return;
+        }
         /* The flush gave out whatever was held back: those inputs are
          * finished now. */
         for (unsigned j = 0; j < n->n_inputs; j++)
@@ -575,64 +580,28 @@ static int process_buffer(node_t *n, unsigned input, in_peer_t *p, const tusk_wi
     void *data = zmq_msg_data(body);
     uint32_t size = (uint32_t)zmq_msg_size(body);
     if (n->spec->actor_class == TUSK_CONSUMER) {
-        uint64_t t = tusk_clock_ns();
-        n->calls++;
-        hook_enter(n, "process_block");
-        int rc = tusk_actor_consume(n->actor, data, size, err);
-        hook_leave(n);
-        n->block_ns += tusk_clock_ns() - t;
+        int rc = tusk_driver_consume(n->drv, n->actor, data, size, frames, err);
         if (rc == TUSK_OK)
             p->finished++;
         return rc;
     }
-    tusk_wire_header_t h = header_for(n, 0);
-    h.input_actor = in_h->source_actor;
-    h.input_instance = in_h->source_instance;
-    h.input_seq = in_h->seq;
-    tusk_flow_t flow;
-    bool wrote = false, completed = false;
-    do {
-        void *buf = bufpool_take(&n->pool);
-        if (!buf)
-            return tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
-        uint32_t used = 0;
-        uint64_t t = tusk_clock_ns();
-        n->calls++;
-        hook_enter(n, "process_block");
-        int rc = tusk_actor_filter(n->actor, input, data, size, buf, n->spec->buffer_size, &used, &flow, err);
-        hook_leave(n);
-        n->block_ns += tusk_clock_ns() - t;
-        if (rc != TUSK_OK) {
-            bufpool_release(buf, &n->pool);
-            return rc;
-        }
-        if (flow == TUSK_FLOW_FORWARD) {
-            /* Unchanged: the message that came in goes out, uncopied. */
-            bufpool_release(buf, &n->pool);
-            h.flags = TUSK_WIRE_COMPLETES;
-            rc = emit_msg(n, body, size, frames, &h, err);
-            if (rc == TUSK_OK)
-                p->finished++;
-            return rc;
-        }
-        if (used == 0) {
-            bufpool_release(buf, &n->pool);
-            continue;
-        }
-        h.flags = flow == TUSK_FLOW_MORE ? 0 : TUSK_WIRE_COMPLETES;
-        rc = emit(n, buf, used, &h, err);
-        if (rc != TUSK_OK)
-            return rc;
-        wrote = true;
-        completed = h.flags == TUSK_WIRE_COMPLETES;
-    } while (flow == TUSK_FLOW_MORE);
-    if (!wrote) {
+    n->out_header = header_for(n, 0);
+    n->out_header.input_actor = in_h->source_actor;
+    n->out_header.input_instance = in_h->source_instance;
+    n->out_header.input_seq = in_h->seq;
+    n->filtering = true;
+    tusk_driver_outcome_t outcome;
+    int rc = tusk_driver_filter(n->drv, n->actor, input, body, data, size, frames, &outcome, err);
+    n->filtering = false;
+    if (rc != TUSK_OK)
+        return rc;
+    if (outcome == TUSK_DRIVER_HELD) {
         p->held++; /* nothing of its own went out: the actor may keep its data until the flush */
         return TUSK_OK;
     }
-    if (!completed) {
+    if (outcome == TUSK_DRIVER_DONE_OPEN) {
         /* Its last call wrote nothing: finished all the same. */
-        int rc = send_marker(n, TUSK_WIRE_COMPLETES, in_h->source_actor, in_h->source_instance, in_h->seq, err);
+        rc = send_marker(n, TUSK_WIRE_COMPLETES, in_h->source_actor, in_h->source_instance, in_h->seq, err);
         if (rc != TUSK_OK)
             return rc;
     }
@@ -724,12 +693,9 @@ static uint64_t count_frames(node_t *n, const input_t *in, in_peer_t *p, const t
                              zmq_msg_t *body)
 {
     uint32_t size = (uint32_t)zmq_msg_size(body);
-    uint64_t frames = adf_count_frames(n->counter, zmq_msg_data(body), size);
-    n->in_buffers++;
-    n->in_bytes += size;
-    n->in_frames += frames;
-    const adf_error_t *e = adf_reader_error(n->counter);
-    if (e->code == ADF_OK)
+    const adf_error_t *e;
+    uint64_t frames = tusk_driver_frames(n->drv, zmq_msg_data(body), size, &e);
+    if (!e)
         return frames;
     char what[TUSK_ERROR_MESSAGE_MAX];
     zu_format(what, sizeof what, "malformed buffer %llu of %u bytes from %s[%u] (incarnation %u): %s",
@@ -884,9 +850,15 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     }
     if (rc != TUSK_OK)
         return rc;
-    n->counter = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!n->counter)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    const tusk_driver_host_t host = {.ctx = n,
+                                     .take = host_take,
+                                     .give_back = host_give_back,
+                                     .emit = host_emit,
+                                     .enter = host_enter,
+                                     .leave = host_leave};
+    rc = tusk_driver_new(&n->drv, &host, n->spec->buffer_size, err);
+    if (rc != TUSK_OK)
+        return rc;
     int pool_rc = bufpool_reserve(&n->pool, n->spec->buffer_size ? n->spec->buffer_size : 1,
                                   (size_t)n->spec->hwm * (n->spec->n_sinks ? n->spec->n_sinks : 1) + 4);
 
@@ -935,8 +907,7 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
 
 static void reset_run_counters(node_t *n)
 {
-    n->in_buffers = n->in_bytes = n->out_buffers = n->out_bytes = n->calls = n->block_ns = 0;
-    n->in_frames = n->out_frames = 0;
+    tusk_driver_reset_stats(n->drv);
     n->n_done = 0;
     n->end_sent = false;
     for (unsigned j = 0; j < n->n_inputs; j++)
@@ -1144,7 +1115,7 @@ static void node_free(node_t *n)
     free(n->items);
     free(n->sinks);
     free(n->done);
-    adf_reader_destroy(&n->counter);
+    tusk_driver_destroy(&n->drv);
     free(n->run_dir);
     tusk_topology_destroy(&n->topo);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "tusk/error.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 
 /* snprintf that may cut the text short on purpose (messages into fixed
  * buffers). */

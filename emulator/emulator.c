@@ -1,7 +1,8 @@
 /* emulator.c - the serial chain runner (see emulator.h).
  *
- * Each actor of the topology is a node with its instances, an input queue
- * and a pool of output buffers of its size. A buffer moves from a node to
+ * Each actor of the topology is a node with its instances, an input queue,
+ * a pool of output buffers of its size and its driver (runtime/driver.h:
+ * the call loop, the counts and the timing). A buffer moves from a node to
  * its sink without copying; only when several actors read one output do
  * the others get copies. After every producer buffer the queues are drained
  * in dependency order, so one buffer travels the whole chain before the
@@ -18,6 +19,7 @@
 #include "tusk/adf.h"
 #include "base/clock.h"
 #include "base/grow.h"
+#include "runtime/driver.h"
 
 typedef struct buf {
     struct buf *next;
@@ -28,17 +30,13 @@ typedef struct buf {
     uint64_t frames;    /* counted once, when it was made */
 } buf_t;
 
-typedef struct stats {
-    uint64_t calls, buffers_in, buffers_out, frames_in, frames_out, bytes_in, bytes_out;
-    uint64_t ns; /* in process_block / process_flush */
-} stats_t;
-
 typedef struct link_dump {
     unsigned sink;          /* node index */
     adf_file_writer_t *file;
 } link_dump_t;
 
 typedef struct node {
+    struct tusk_emulator *em;
     const tusk_actor_spec_t *spec;
     tusk_actor_lib_t *lib;
     tusk_actor_t **inst;
@@ -51,7 +49,7 @@ typedef struct node {
     buf_t *pool;            /* free output buffers of spec->buffer_size */
     link_dump_t *dumps;
     unsigned n_dumps;
-    stats_t st;
+    tusk_driver_t *drv;     /* calls, counts, timing */
 } node_t;
 
 struct tusk_emulator {
@@ -61,7 +59,6 @@ struct tusk_emulator {
     unsigned n;
     char *work_dir;
     bool temp_work_dir;
-    adf_reader_t *counter;   /* counts frames in passing buffers */
     uint64_t produced_buffers, produced_frames;
     uint64_t t0_ns, last_progress_ns;
     FILE *log;
@@ -128,19 +125,22 @@ static buf_t *dequeue(node_t *nd)
     return b;
 }
 
-/* Hand `b` (filled by node `from`) to every actor reading from it. */
+/* Hand `b` (filled by node `from`) to every actor reading from it: into
+ * its queue, uncopied for the last reader. On failure `b` is back in its
+ * pool unless a queue has it. */
 static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *err)
 {
-    from->st.buffers_out++;
-    from->st.bytes_out += b->size;
-    from->st.frames_out += b->frames;
     unsigned from_idx = (unsigned)(from - em->nodes);
     const tusk_actor_spec_t *spec = from->spec;
     for (unsigned d = 0; d < from->n_dumps; d++) {
         adf_error_t aerr;
-        if (adf_file_writer_write(from->dumps[d].file, b->data, b->size, &aerr) != ADF_OK)
+        if (adf_file_writer_write(from->dumps[d].file, b->data, b->size, &aerr) != ADF_OK) {
+            buf_put(b);
             return tusk_error_set(err, TUSK_EIO, "--dump-between: %s", aerr.message);
+        }
     }
+    if (spec->n_sinks == 0)
+        buf_put(b);
     for (unsigned s = 0; s < spec->n_sinks; s++) {
         node_t *to = &em->nodes[spec->sinks[s]];
         buf_t *give = b;
@@ -148,8 +148,10 @@ static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *er
             /* From the buffer's own pool: a forwarded buffer can be larger
              * than this node's output buffers. */
             give = buf_get(b->owner, err);
-            if (!give)
+            if (!give) {
+                buf_put(b);
                 return TUSK_ENOMEM;
+            }
             memcpy(give->data, b->data, b->size);
             give->size = b->size;
             give->frames = b->frames;
@@ -163,9 +165,43 @@ static int deliver(tusk_emulator_t *em, node_t *from, buf_t *b, tusk_error_t *er
     return TUSK_OK;
 }
 
-/* ---- running ------------------------------------------------------------------ */
+/* ---- running: the driver's host -------------------------------------------------- */
 
 static int drain(tusk_emulator_t *em, tusk_error_t *err);
+
+static void *host_take(void *ctx, uint8_t **data, tusk_error_t *err)
+{
+    buf_t *b = buf_get(ctx, err);
+    if (b)
+        *data = b->data;
+    return b;
+}
+
+static void host_give_back(void *ctx, void *buffer)
+{
+    (void)ctx;
+    buf_put(buffer);
+}
+
+static int host_emit(void *ctx, void *buffer, uint32_t size, uint64_t frames, unsigned flags, tusk_error_t *err)
+{
+    (void)flags;
+    node_t *nd = ctx;
+    buf_t *b = buffer;
+    b->size = size;
+    b->frames = frames;
+    return deliver(nd->em, nd, b, err);
+}
+
+/* A producer's buffer, or what a filter writes at its flush (when nothing
+ * else drains the queues), travels the chain at once. */
+static int host_emitted(void *ctx, unsigned flags, tusk_error_t *err)
+{
+    node_t *nd = ctx;
+    if (nd->spec->actor_class == TUSK_PRODUCER || (flags & TUSK_EMIT_FLUSH))
+        return drain(nd->em, err);
+    return TUSK_OK;
+}
 
 static tusk_actor_t *pick_instance(node_t *nd)
 {
@@ -174,77 +210,16 @@ static tusk_actor_t *pick_instance(node_t *nd)
     return a;
 }
 
-/* After an output hook: pass on what it wrote (and, with `travel`, let it
- * go down the whole chain at once) or give the empty buffer back. */
-static int take_output(tusk_emulator_t *em, node_t *nd, buf_t *out, bool travel, tusk_error_t *err)
+static int process_one(node_t *nd, buf_t *in, tusk_error_t *err)
 {
-    if (out->size == 0) {
-        buf_put(out);
-        return TUSK_OK;
-    }
-    out->frames = adf_count_frames(em->counter, out->data, out->size);
-    int rc = deliver(em, nd, out, err);
-    if (rc == TUSK_OK && travel)
-        rc = drain(em, err);
-    return rc;
-}
-
-/* Call a filter on `in` (its process_flush when `in` is NULL) until it has
- * written all its output. At flush nothing else drains the queues, so each
- * output travels the chain at once. */
-static int run_filter(tusk_emulator_t *em, node_t *nd, tusk_actor_t *a, buf_t *in, bool *forwarded,
-                      tusk_error_t *err)
-{
-    tusk_flow_t flow;
-    *forwarded = false;
-    do {
-        buf_t *out = buf_get(nd, err);
-        if (!out)
-            return TUSK_ENOMEM;
-        uint64_t t = tusk_clock_ns();
-        int rc;
-        if (in) {
-            nd->st.calls++;
-            rc = tusk_actor_filter(a, in->input, in->data, in->size, out->data, nd->spec->buffer_size, &out->size,
-                                   &flow, err);
-        } else {
-            rc = tusk_actor_flush(a, out->data, nd->spec->buffer_size, &out->size, &flow, err);
-        }
-        nd->st.ns += tusk_clock_ns() - t;
-        if (rc != TUSK_OK) {
-            buf_put(out);
-            return rc;
-        }
-        if (flow == TUSK_FLOW_FORWARD) {
-            /* The input itself is the output: it moves on, uncopied. */
-            buf_put(out);
-            *forwarded = true;
-            return deliver(em, nd, in, err);
-        }
-        rc = take_output(em, nd, out, in == NULL, err);
-        if (rc != TUSK_OK)
-            return rc;
-    } while (flow == TUSK_FLOW_MORE);
-    return TUSK_OK;
-}
-
-static int process_one(tusk_emulator_t *em, node_t *nd, buf_t *in, tusk_error_t *err)
-{
-    nd->st.buffers_in++;
-    nd->st.bytes_in += in->size;
-    nd->st.frames_in += in->frames;
     tusk_actor_t *a = pick_instance(nd);
     int rc;
-    bool forwarded = false;
-    if (nd->spec->actor_class == TUSK_CONSUMER) {
-        uint64_t t = tusk_clock_ns();
-        nd->st.calls++;
-        rc = tusk_actor_consume(a, in->data, in->size, err);
-        nd->st.ns += tusk_clock_ns() - t;
-    } else {
-        rc = run_filter(em, nd, a, in, &forwarded, err);
-    }
-    if (!forwarded)
+    tusk_driver_outcome_t outcome = TUSK_DRIVER_DONE;
+    if (nd->spec->actor_class == TUSK_CONSUMER)
+        rc = tusk_driver_consume(nd->drv, a, in->data, in->size, in->frames, err);
+    else
+        rc = tusk_driver_filter(nd->drv, a, in->input, in, in->data, in->size, in->frames, &outcome, err);
+    if (outcome != TUSK_DRIVER_FORWARDED) /* a forwarded input moved on */
         buf_put(in);
     return rc;
 }
@@ -261,7 +236,7 @@ static void salvage(tusk_emulator_t *em, unsigned failed)
         buf_t *b;
         while ((b = dequeue(nd)) != NULL) {
             tusk_error_t e;
-            if (process_one(em, nd, b, &e) != TUSK_OK) {
+            if (process_one(nd, b, &e) != TUSK_OK) {
                 fprintf(em->log, "tusk-emulate: also: %s\n", e.message);
                 break;
             }
@@ -277,7 +252,7 @@ static int drain(tusk_emulator_t *em, tusk_error_t *err)
         node_t *nd = &em->nodes[i];
         buf_t *b;
         while ((b = dequeue(nd)) != NULL) {
-            int rc = process_one(em, nd, b, err);
+            int rc = process_one(nd, b, err);
             if (rc != TUSK_OK) {
                 salvage(em, i);
                 return rc;
@@ -306,7 +281,7 @@ static void progress(tusk_emulator_t *em, bool final)
     uint64_t bytes = 0;
     for (unsigned i = 0; i < em->n; i++)
         if (em->nodes[i].spec->actor_class == TUSK_PRODUCER)
-            bytes += em->nodes[i].st.bytes_out;
+            bytes += tusk_driver_stats(em->nodes[i].drv)->bytes_out;
     fprintf(em->log, "tusk-emulate: %8.1f s  %10llu buffers  %10llu frames  %9.1f MB  %8.1f MB/s%s\n", elapsed,
             (unsigned long long)em->produced_buffers, (unsigned long long)em->produced_frames, (double)bytes / 1e6,
             elapsed > 0 ? (double)bytes / 1e6 / elapsed : 0.0, final ? "  (done)" : "");
@@ -329,27 +304,16 @@ static int produce_round(tusk_emulator_t *em, bool *running, tusk_error_t *err)
                 nd->n_ended++;
                 continue;
             }
-            buf_t *out = buf_get(nd, err);
-            if (!out)
-                return TUSK_ENOMEM;
-            tusk_flow_t flow;
-            uint64_t t = tusk_clock_ns();
-            nd->st.calls++;
-            int rc = tusk_actor_produce(nd->inst[k], out->data, nd->spec->buffer_size, &out->size, &flow, err);
-            nd->st.ns += tusk_clock_ns() - t;
-            if (rc != TUSK_OK) {
-                buf_put(out);
-                return rc;
-            }
-            if (flow == TUSK_FLOW_END) {
+            const tusk_driver_stats_t *st = tusk_driver_stats(nd->drv);
+            uint64_t buffers_before = st->buffers_out, frames_before = st->frames_out;
+            bool ended;
+            int rc = tusk_driver_produce(nd->drv, nd->inst[k], &ended, err);
+            if (ended) {
                 nd->ended[k] = true;
                 nd->n_ended++;
             }
-            if (out->size > 0)
-                em->produced_buffers++;
-            uint64_t frames_before = nd->st.frames_out;
-            rc = take_output(em, nd, out, true, err);
-            em->produced_frames += nd->st.frames_out - frames_before;
+            em->produced_buffers += st->buffers_out - buffers_before;
+            em->produced_frames += st->frames_out - frames_before;
             if (rc != TUSK_OK)
                 return rc;
             if (!nd->ended[k])
@@ -370,8 +334,7 @@ static int flush_all(tusk_emulator_t *em, tusk_error_t *err)
         if (nd->spec->actor_class != TUSK_FILTER)
             continue;
         for (unsigned k = 0; k < nd->n_inst; k++) {
-            bool forwarded;
-            int rc = run_filter(em, nd, nd->inst[k], NULL, &forwarded, err);
+            int rc = tusk_driver_flush(nd->drv, nd->inst[k], err);
             if (rc != TUSK_OK)
                 return rc;
         }
@@ -509,13 +472,21 @@ int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const 
     em->log = em->opt.log ? em->opt.log : stderr;
     em->n = tusk_topology_count(topo);
     em->nodes = calloc(em->n, sizeof *em->nodes);
-    em->counter = adf_reader_new(ADF_ON_ERROR_STOP);
-    int rc = em->nodes && em->counter ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    int rc = em->nodes ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     if (rc == TUSK_OK)
         rc = make_work_dir(em, err);
     for (unsigned i = 0; i < em->n && rc == TUSK_OK; i++) {
         node_t *nd = &em->nodes[i];
+        nd->em = em;
         nd->spec = tusk_topology_actor(topo, i);
+        const tusk_driver_host_t host = {.ctx = nd,
+                                         .take = host_take,
+                                         .give_back = host_give_back,
+                                         .emit = host_emit,
+                                         .emitted = host_emitted};
+        rc = tusk_driver_new(&nd->drv, &host, nd->spec->buffer_size, err);
+        if (rc != TUSK_OK)
+            break;
         if (!nd->spec->library_path) {
             rc = tusk_error_set(err, TUSK_EINVAL, "actor %s: library not resolved (tusk_topology_resolve)",
                                 nd->spec->name);
@@ -600,13 +571,13 @@ int tusk_emulator_destroy(tusk_emulator_t **emp, tusk_error_t *err)
         free_list(nd->pool);
         free(nd->inst);
         free(nd->ended);
+        tusk_driver_destroy(&nd->drv);
     }
     if (em->temp_work_dir && em->work_dir && rmdir(em->work_dir) != 0)
         fprintf(em->log, "tusk-emulate: kept the temporary folder %s: %s (an actor left files in its "
                 "configuration folder)\n", em->work_dir, strerror(errno));
     free(em->work_dir);
     free(em->nodes);
-    adf_reader_destroy(&em->counter);
     free(em);
     *emp = NULL;
     return first;
@@ -630,12 +601,12 @@ void tusk_emulator_print_summary(const tusk_emulator_t *em, FILE *out)
 {
     uint64_t total_ns = 0;
     for (unsigned i = 0; i < em->n; i++)
-        total_ns += em->nodes[i].st.ns;
+        total_ns += tusk_driver_stats(em->nodes[i].drv)->ns;
     fprintf(out, "%-16s %-12s %4s %9s %9s %9s %10s %10s %10s %10s %9s %6s\n", "actor", "class", "inst", "calls",
             "buf in", "buf out", "frames in", "frames out", "bytes in", "bytes out", "time ms", "share");
     for (unsigned i = 0; i < em->n; i++) {
         const node_t *nd = &em->nodes[i];
-        const stats_t *s = &nd->st;
+        const tusk_driver_stats_t *s = tusk_driver_stats(nd->drv);
         char bin[32], bout[32];
         human_bytes(s->bytes_in, bin, sizeof bin);
         human_bytes(s->bytes_out, bout, sizeof bout);
@@ -647,25 +618,32 @@ void tusk_emulator_print_summary(const tusk_emulator_t *em, FILE *out)
     }
 }
 
+const tusk_driver_stats_t *tusk_emulator_actor_stats(const tusk_emulator_t *em, const char *name)
+{
+    int idx = tusk_topology_find(em->topo, name);
+    return idx < 0 ? NULL : tusk_driver_stats(em->nodes[idx].drv);
+}
+
 tusk_emulator_totals_t tusk_emulator_totals(const tusk_emulator_t *em)
 {
     tusk_emulator_totals_t t = {0};
     for (unsigned i = 0; i < em->n; i++) {
         const node_t *nd = &em->nodes[i];
+        const tusk_driver_stats_t *s = tusk_driver_stats(nd->drv);
         if (nd->spec->actor_class == TUSK_PRODUCER) {
-            t.producer_buffers += nd->st.buffers_out;
-            t.producer_frames += nd->st.frames_out;
-            t.producer_bytes += nd->st.bytes_out;
+            t.producer_buffers += s->buffers_out;
+            t.producer_frames += s->frames_out;
+            t.producer_bytes += s->bytes_out;
         } else if (nd->spec->actor_class == TUSK_CONSUMER) {
-            t.consumer_buffers += nd->st.buffers_in;
-            t.consumer_frames += nd->st.frames_in;
-            t.consumer_bytes += nd->st.bytes_in;
+            t.consumer_buffers += s->buffers_in;
+            t.consumer_frames += s->frames_in;
+            t.consumer_bytes += s->bytes_in;
         }
     }
     return t;
 }
 
-/* ---- --only: replay one actor -------------------------------------------------- */
+/* ---- one stage: --only and the offline commands ---------------------------------- */
 
 /* Append `s` to the growing text, XML-escaped. */
 typedef struct text {
@@ -691,6 +669,69 @@ static void put(text_t *t, const char *s, bool escape)
     }
 }
 
+int tusk_emulator_stage_topology(const tusk_emulator_stage_t *st, const char *input, const char *output, char **xml,
+                                 tusk_error_t *err)
+{
+    *xml = NULL;
+    if (st->actor_class != TUSK_FILTER && st->actor_class != TUSK_CONSUMER)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: a stage is a filter or a consumer", st->name);
+    char num[32];
+    text_t t = {0};
+    put(&t, "<configuration>\n <producer>\n  <name>replay_input</name>\n  <binary_code>file_producer</binary_code>\n  <size>", false);
+    snprintf(num, sizeof num, "%u", (unsigned)st->in_size);
+    put(&t, num, false);
+    put(&t, "</size>\n  <parameter name=\"file\">", false);
+    put(&t, input, true);
+    put(&t, "</parameter>\n </producer>\n", false);
+    const char *tag = st->actor_class == TUSK_FILTER ? "intermediary" : "consumer";
+    put(&t, " <", false);
+    put(&t, tag, false);
+    snprintf(num, sizeof num, "%u", st->instances ? st->instances : 1);
+    put(&t, " instances=\"", false);
+    put(&t, num, false);
+    put(&t, "\">\n  <name>", false);
+    put(&t, st->name, true);
+    put(&t, "</name>\n  <binary_code>", false);
+    put(&t, st->library, true);
+    put(&t, "</binary_code>\n  <data_source>replay_input</data_source>\n", false);
+    if (st->actor_class == TUSK_FILTER && st->out_size) {
+        snprintf(num, sizeof num, "%u", (unsigned)st->out_size);
+        put(&t, "  <size>", false);
+        put(&t, num, false);
+        put(&t, "</size>\n", false);
+    }
+    for (unsigned k = 0; k < st->n_params; k++) {
+        put(&t, "  <parameter name=\"", false);
+        put(&t, st->keys[k], true);
+        put(&t, "\">", false);
+        put(&t, st->values[k], true);
+        put(&t, "</parameter>\n", false);
+    }
+    put(&t, " </", false);
+    put(&t, tag, false);
+    put(&t, ">\n", false);
+    if (st->actor_class == TUSK_FILTER) {
+        put(&t, " <consumer>\n  <name>replay_output</name>\n", false);
+        if (output) {
+            put(&t, "  <binary_code>file_writer</binary_code>\n  <parameter name=\"file\">", false);
+            put(&t, output, true);
+            put(&t, "</parameter>\n", false);
+        } else {
+            put(&t, "  <binary_code>null_consumer</binary_code>\n", false);
+        }
+        put(&t, "  <data_source>", false);
+        put(&t, st->name, true);
+        put(&t, "</data_source>\n </consumer>\n", false);
+    }
+    put(&t, "</configuration>\n", false);
+    if (t.failed) {
+        free(t.s);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    *xml = t.s;
+    return TUSK_OK;
+}
+
 int tusk_emulator_replay_topology(const tusk_topology_t *topo, const char *only, const char *input,
                                   const char *output, char **xml, tusk_error_t *err)
 {
@@ -705,61 +746,56 @@ int tusk_emulator_replay_topology(const tusk_topology_t *topo, const char *only,
                               only);
     if (!a->library_path)
         return tusk_error_set(err, TUSK_EINVAL, "--only %s: library not resolved", only);
-    /* Input buffers as big as the buffers the actor gets in the chain. */
-    uint32_t in_size = tusk_topology_actor(topo, a->sources[0])->buffer_size;
-    char num[32];
-    text_t t = {0};
-    put(&t, "<configuration>\n <producer>\n  <name>replay_input</name>\n  <binary_code>file_producer</binary_code>\n  <size>", false);
-    snprintf(num, sizeof num, "%u", (unsigned)in_size);
-    put(&t, num, false);
-    put(&t, "</size>\n  <parameter name=\"file\">", false);
-    put(&t, input, true);
-    put(&t, "</parameter>\n </producer>\n", false);
-    const char *tag = a->actor_class == TUSK_FILTER ? "intermediary" : "consumer";
-    put(&t, " <", false);
-    put(&t, tag, false);
-    snprintf(num, sizeof num, "%u", a->instances);
-    put(&t, " instances=\"", false);
-    put(&t, num, false);
-    put(&t, "\">\n  <name>", false);
-    put(&t, a->name, true);
-    put(&t, "</name>\n  <binary_code>", false);
-    put(&t, a->library_path, true);
-    put(&t, "</binary_code>\n  <data_source>replay_input</data_source>\n", false);
-    if (a->actor_class == TUSK_FILTER) {
-        snprintf(num, sizeof num, "%u", (unsigned)a->buffer_size);
-        put(&t, "  <size>", false);
-        put(&t, num, false);
-        put(&t, "</size>\n", false);
-    }
-    for (unsigned k = 0; k < a->n_params; k++) {
-        put(&t, "  <parameter name=\"", false);
-        put(&t, a->param_keys[k], true);
-        put(&t, "\">", false);
-        put(&t, a->param_values[k], true);
-        put(&t, "</parameter>\n", false);
-    }
-    put(&t, " </", false);
-    put(&t, tag, false);
-    put(&t, ">\n", false);
-    if (a->actor_class == TUSK_FILTER) {
-        put(&t, " <consumer>\n  <name>replay_output</name>\n", false);
-        if (output) {
-            put(&t, "  <binary_code>file_writer</binary_code>\n  <parameter name=\"file\">", false);
-            put(&t, output, true);
-            put(&t, "</parameter>\n", false);
-        } else {
-            put(&t, "  <binary_code>null_consumer</binary_code>\n", false);
+    const tusk_emulator_stage_t st = {
+        .name = a->name,
+        .library = a->library_path,
+        .actor_class = a->actor_class,
+        .instances = a->instances,
+        /* Input buffers as big as the buffers the actor gets in the chain. */
+        .in_size = tusk_topology_actor(topo, a->sources[0])->buffer_size,
+        .out_size = a->actor_class == TUSK_FILTER ? a->buffer_size : 0,
+        .n_params = a->n_params,
+        .keys = a->param_keys,
+        .values = a->param_values,
+    };
+    return tusk_emulator_stage_topology(&st, input, output, xml, err);
+}
+
+int tusk_emulator_run_stage(const tusk_emulator_stage_t *st, const char *input, const char *output,
+                            const tusk_emulator_options_t *opt, tusk_emulator_stage_result_t *result,
+                            tusk_error_t *err)
+{
+    tusk_emulator_stage_result_t res = {0};
+    uint64_t t0 = tusk_clock_ns();
+    char *xml = NULL;
+    tusk_topology_t *topo = NULL;
+    tusk_emulator_t *em = NULL;
+    char name[256];
+    snprintf(name, sizeof name, "(%s stage)", st->name);
+    int rc = tusk_emulator_stage_topology(st, input, output, &xml, err);
+    if (rc == TUSK_OK)
+        rc = tusk_topology_parse(&topo, xml, strlen(xml), name, err);
+    if (rc == TUSK_OK)
+        rc = tusk_topology_resolve(topo, opt ? opt->actor_path : NULL, err);
+    if (rc == TUSK_OK)
+        rc = tusk_emulator_new(&em, topo, opt, err);
+    if (rc == TUSK_OK) {
+        res.ran = true;
+        rc = tusk_emulator_run(em, err);
+        const tusk_driver_stats_t *s = tusk_emulator_actor_stats(em, st->name);
+        if (s)
+            res.stats = *s;
+        tusk_error_t derr;
+        if (tusk_emulator_destroy(&em, &derr) != TUSK_OK && rc == TUSK_OK) {
+            rc = derr.code;
+            if (err)
+                *err = derr;
         }
-        put(&t, "  <data_source>", false);
-        put(&t, a->name, true);
-        put(&t, "</data_source>\n </consumer>\n", false);
     }
-    put(&t, "</configuration>\n", false);
-    if (t.failed) {
-        free(t.s);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    }
-    *xml = t.s;
-    return TUSK_OK;
+    tusk_topology_destroy(&topo);
+    free(xml);
+    res.seconds = 1e-9 * (double)(tusk_clock_ns() - t0);
+    if (result)
+        *result = res;
+    return rc;
 }

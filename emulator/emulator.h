@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "runtime/driver.h"
 #include "tusk/error.h"
 #include "tusk/topology.h"
 
@@ -56,14 +57,56 @@ typedef struct tusk_emulator_totals {
 } tusk_emulator_totals_t;
 tusk_emulator_totals_t tusk_emulator_totals(const tusk_emulator_t *emulator);
 
+/* The counts of actor `name` (calls, buffers, frames, bytes in and out,
+ * time in its hooks: its driver's); NULL when the topology has no such
+ * actor. */
+const tusk_driver_stats_t *tusk_emulator_actor_stats(const tusk_emulator_t *emulator, const char *name);
+
 /* Unload every instance, close the libraries, remove the temporary work
  * folder (also after tusk_emulator_new or tusk_emulator_run failed). */
 int tusk_emulator_destroy(tusk_emulator_t **emulator, tusk_error_t *err);
 
+/* ---- one stage, offline ------------------------------------------------------
+ * One actor between files: file_producer(`input`) -> STAGE ->
+ * file_writer(`output`), or null_consumer when `output` is NULL (a
+ * consumer stage has no output). What tusk-emulate --only replays, and
+ * what the offline commands (tusk-psa run) run. */
+typedef struct tusk_emulator_stage {
+    const char *name;              /* its name in the topology, so in messages ("psa" -> "psa[0]") */
+    const char *library;           /* <binary_code>: a library name or path */
+    tusk_actor_class_t actor_class; /* TUSK_FILTER or TUSK_CONSUMER */
+    unsigned instances;            /* 0: one */
+    uint32_t in_size;              /* bytes of the input buffers (the file_producer's <size>) */
+    uint32_t out_size;             /* a filter's output buffers (0: the topology's default) */
+    unsigned n_params;             /* its <parameter>s */
+    const char *const *keys;
+    const char *const *values;
+} tusk_emulator_stage_t;
+
+/* The stage's topology text. Caller frees. */
+int tusk_emulator_stage_topology(const tusk_emulator_stage_t *stage, const char *input, const char *output,
+                                 char **xml, tusk_error_t *err);
+
 /* Build the topology text that replays `input` (an ADF file) through actor
- * `only` of `topology`: file_producer -> ONLY -> file_writer(`output`) or
- * null_consumer. Caller frees. */
+ * `only` of `topology`, in input buffers of the size it gets there: the
+ * stage above. Caller frees. */
 int tusk_emulator_replay_topology(const tusk_topology_t *topology, const char *only, const char *input,
                                   const char *output, char **xml, tusk_error_t *err);
+
+typedef struct tusk_emulator_stage_result {
+    bool ran;                  /* the chain was made and run: the output file was opened */
+    tusk_driver_stats_t stats; /* the stage actor's counts (zero when it did not run) */
+    double seconds;            /* the whole run */
+} tusk_emulator_stage_result_t;
+
+/* Run a stage to its end (`options` as for tusk_emulator_new, NULL:
+ * defaults; the actor library is looked up in options->actor_path,
+ * $TUSK_ACTOR_PATH, then the installed folder). *result (when not NULL)
+ * says how far it came, also after a failure, which is returned as
+ * tusk_emulator_new's or tusk_emulator_run's (naming the actor, hook and
+ * buffer). */
+int tusk_emulator_run_stage(const tusk_emulator_stage_t *stage, const char *input, const char *output,
+                            const tusk_emulator_options_t *options, tusk_emulator_stage_result_t *result,
+                            tusk_error_t *err);
 
 #endif

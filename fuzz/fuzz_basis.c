@@ -36,7 +36,7 @@
 #include "base/bytes.h"
 #include "fuzz_targets.h"
 #include "tusk/basis.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 
 /* PSA signal-basis files: data[0] % 8 picks raw parse, parse with a
  * repaired checksum, or save-and-load of a basis built from data[1..].

@@ -30,7 +30,7 @@
 #include "fuzz_targets.h"
 #include "tusk/adf.h"
 #include "base/grow.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 #include "base/parse.h"
 
 #define PROG "fuzz_replay"

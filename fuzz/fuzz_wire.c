@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz_targets.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 
 int fuzz_wire_one(const uint8_t *data, size_t size)
 {

@@ -19,7 +19,7 @@
 #include "base/bytes.h"
 #include "cl_private.h"
 #include "base/fs.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
 
 static const char magic[8] = {'T', 'U', 'S', 'K', 'C', 'L', 'B', '1'};
 

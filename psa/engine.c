@@ -50,6 +50,16 @@ static int choice(const tusk_params_t *p, const char *key, const char *const *na
     return tusk_error_set(err, TUSK_EPARAM, "%s: %s = %s: not one of %s", origin, key, s, list);
 }
 
+static const char *const config_keys[] = {"p",        "mode",          "mask", "include_hit",      "include_core",
+                                          "residual", "t0_search",     "threshold_kev",    "gain",
+                                          "baseline_samples", "max_kev", "threads",          NULL};
+
+const char *const *psa_config_keys(void)
+{
+    return config_keys;
+}
+
+/* Reads exactly the keys of config_keys. */
 int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin, tusk_error_t *err)
 {
     static const char *const modes[] = {"full", "adaptive", NULL};

@@ -2,7 +2,9 @@
 #ifndef TUSK_PSA_PRIVATE_H
 #define TUSK_PSA_PRIVATE_H
 
-#include "tusk/grid.h"
+#include "tusk/export.h"
+
+#include "detector/grid.h"
 #include "tusk/psa.h"
 
 struct psa_engine {
@@ -48,5 +50,10 @@ float psa_pow(float d, float p);
  * the line through its 10 % and 50 % crossings of `amplitude`, at 0.
  * NaN if it never crosses. */
 double psa_leading_edge(const float *trace, unsigned n, double amplitude);
+
+/* The kernels' source, compiled into the library (Makefile.am's PSA_KERNEL_PARTS, by
+ * tools/embed-text.sh); exported for the tests that build on it. */
+TUSK_INTERNAL extern const char tusk_psa_kernel_source[];
+TUSK_INTERNAL extern const unsigned long tusk_psa_kernel_source_size;
 
 #endif

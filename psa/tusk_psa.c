@@ -11,7 +11,8 @@
  *   tusk-psa run --basis FILE [--set KEY=VALUE]... [--backend B] [--device D]
  *                [--threads N] [-q] -i IN.adf -o OUT.adf
  *       offline analysis of an ADF file: data:crystal -> data:psa, every
- *       other frame copied unchanged, in order (what the psa actor does)
+ *       other frame copied unchanged, in order: the psa actor itself, run
+ *       on the file by the emulator (emulator/emulator.h, one stage)
  *
  * --set KEY=VALUE: PSA keys (tusk/psa.h: p, mode, mask, include_hit,
  * include_core, residual, t0_search, threshold_kev, gain,
@@ -46,12 +47,10 @@
 #include "base/grow.h"
 #include "base/parse.h"
 #include "config.h"
+#include "emulator/emulator.h"
 #include "tusk/adf_crystal.h"
-#include "tusk/adf_file.h"
 #include "tusk/adf_psa.h"
-#include "tusk/adf_reader.h"
 #include "tusk/adf_truth.h"
-#include "tusk/adf_writer.h"
 #include "tusk/basis.h"
 #include "tusk/params.h"
 #include "tusk/psa.h"
@@ -79,7 +78,8 @@ static void help(FILE *out)
             "           position residuals PSA - truth; --plot: histograms (CSV) and a PNG\n"
             "  run      --basis FILE [--set KEY=VALUE]... [--backend B [--device D]] [--threads N] [-q]\n"
             "           -i IN.adf -o OUT.adf\n"
-            "           analyse an ADF file: data:crystal -> data:psa, other frames copied\n"
+            "           analyse an ADF file: data:crystal -> data:psa, other frames copied (the psa\n"
+            "           actor, from $TUSK_ACTOR_PATH or the installed actors)\n"
             "\n"
             "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, t0_search,\n"
             "threshold_kev, gain, baseline_samples, max_kev; psa/README.md); with validate also\n"
@@ -1000,225 +1000,65 @@ static int cmd_validate(opts_t *o)
     return rc;
 }
 
-/* ---- run ------------------------------------------------------------------------- */
+/* ---- run: the psa actor between two files ------------------------------------------ */
 
-typedef struct bytes {
-    uint8_t *p;
-    size_t n, cap;
-} bytes_t;
+/* Input buffers of the one-stage chain (file_producer's <size>), and the
+ * psa actor's output buffers: whole frames, analysed a buffer at a time. */
+#define RUN_BUFFER (8u << 20)
 
-static bool bytes_reserve(bytes_t *b, size_t more)
-{
-    return more <= SIZE_MAX - b->n && tusk_grow(&b->p, &b->cap, b->n + more, 1) == 0;
-}
-
-typedef struct runner {
-    const opts_t *o;
-    analysis_t *an;
-    adf_file_writer_t *w;
-    adf_reader_t *reader;
-    adf_writer_t *writer;
-    bytes_t pending;      /* the frames read since the last flush, as they were */
-    bytes_t outbuf;
-    adf_crystal_t *rec;
-    adf_psa_t *res;
-    uint64_t *offsets;    /* input offset of each pending crystal */
-    bool described;       /* the first rejected record was described */
-    size_t n;             /* crystals pending */
-    uint64_t frames, crystals, others, hits;
-    uint64_t foreign;     /* data frames psa neither analyses nor passes on by design (not data:truth) */
-    double psa_s;
-    psa_stats_t stats;
-} runner_t;
-
-/* Analyse the pending crystals; write every pending frame, in order. */
-static int flush(runner_t *r)
-{
-    tusk_error_t err;
-    adf_error_t ae;
-    if (r->n) {
-        double t0 = tusk_clock_s();
-        if (psa_analyse(r->an->engine, &r->an->backend, r->rec, r->n, r->res, &r->stats, &err) != TUSK_OK) {
-            fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-            return TUSK_EXIT_FAIL;
-        }
-        r->psa_s += tusk_clock_s() - t0;
-    }
-    size_t bound = r->pending.n + r->n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
-    r->outbuf.n = 0;
-    if (!bytes_reserve(&r->outbuf, bound)) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return TUSK_EXIT_FAIL;
-    }
-    adf_writer_reset(r->writer, r->outbuf.p, r->outbuf.cap);
-    adf_reader_reset(r->reader, r->pending.p, r->pending.n, 0);
-    adf_frame_t fr;
-    size_t k = 0;
-    int st;
-    while ((st = adf_reader_next(r->reader, &fr)) == ADF_OK) {
-        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL && (r->res[k].psa_status & PSA_REJECTED)) {
-            /* Rejected at the input (non-finite or absurd energy): counted,
-             * the first one described, none written. */
-            if (!r->described) {
-                r->described = true;
-                char why[160];
-                psa_record_check(psa_engine_config(r->an->engine), &r->rec[k], why, sizeof why);
-                fprintf(stderr, PROG ": %s: offset %llu (event %u, crystal %u): %s: record rejected, no data:psa "
-                                "written (further rejections are counted in the summary)\n",
-                        r->o->in, (unsigned long long)r->offsets[k], (unsigned)fr.key.event,
-                        (unsigned)r->rec[k].crystal_id, why);
-            }
-            k++;
-            continue;
-        }
-        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
-            r->hits += r->res[k].n_hits;
-            st = adf_psa_encode(r->writer, fr.key.event, fr.key.timestamp, &r->res[k++], &ae);
-        } else {
-            st = adf_writer_put_frame(r->writer, &fr);
-            if (st != ADF_OK)
-                ae = *adf_writer_error(r->writer);
-        }
-        if (st != ADF_OK) {
-            fprintf(stderr, PROG ": %s: writing the frame of event %u: %s\n", r->o->out, (unsigned)fr.key.event,
-                    ae.message);
-            return TUSK_EXIT_FAIL;
-        }
-    }
-    if (st != ADF_END) {
-        fprintf(stderr, PROG ": internal error re-reading the frames: %s\n", adf_reader_error(r->reader)->message);
-        return TUSK_EXIT_FAIL;
-    }
-    if (adf_file_writer_write(r->w, r->outbuf.p, adf_writer_used(r->writer), &ae) != ADF_OK) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        return TUSK_EXIT_FAIL;
-    }
-    r->pending.n = 0;
-    r->n = 0;
-    return 0;
-}
-
+/* The psa actor on the file, run by the emulator (emulator.h: one stage,
+ * file_producer -> psa -> file_writer): the same analysis, rejections,
+ * summaries and failures as in any chain. The options are the actor's
+ * parameters. */
 static int cmd_run(opts_t *o)
 {
-    analysis_t an;
-    int rc = analysis_open(&an, o);
-    if (rc)
+    /* --set is checked here first, so its mistakes are named as --set's. */
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    tusk_error_t err;
+    if (psa_config_read(&cfg, o->psa, "--set", &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return TUSK_EXIT_FAIL;
+    }
+    enum { MAX_PARAMS = 64 };
+    const char *keys[MAX_PARAMS], *values[MAX_PARAMS];
+    char threads[32];
+    snprintf(threads, sizeof threads, "%u", o->threads);
+    unsigned n = 0;
+    keys[n] = "basis", values[n++] = o->basis;
+    keys[n] = "backend", values[n++] = o->backend;
+    keys[n] = "threads", values[n++] = threads;
+    if (o->device)
+        keys[n] = "device", values[n++] = o->device;
+    for (size_t i = 0; i < tusk_params_count(o->psa) && n < MAX_PARAMS; i++)
+        keys[n] = tusk_params_key(o->psa, i), values[n++] = tusk_params_value(o->psa, i);
+    const tusk_emulator_stage_t stage = {.name = "psa",
+                                         .library = "psa",
+                                         .actor_class = TUSK_FILTER,
+                                         .in_size = RUN_BUFFER,
+                                         .out_size = RUN_BUFFER,
+                                         .n_params = n,
+                                         .keys = keys,
+                                         .values = values};
+    tusk_emulator_stage_result_t res;
+    int rc = tusk_emulator_run_stage(&stage, o->in, o->out, NULL, &res, &err) == TUSK_OK ? 0 : TUSK_EXIT_FAIL;
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        if (res.ran && strcmp(o->out, "-") != 0)
+            unlink(o->out); /* no half-written output passes for a result */
         return rc;
-    runner_t r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    r.an = &an;
-    adf_error_t ae;
-    adf_file_reader_t *in = adf_file_reader_open(o->in, NULL, &ae);
-    if (!in) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        analysis_free(&an);
-        return TUSK_EXIT_FAIL;
     }
-    r.w = adf_file_writer_open(o->out, &ae);
-    if (!r.w) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        adf_file_reader_destroy(&in);
-        analysis_free(&an);
-        return TUSK_EXIT_FAIL;
-    }
-    r.reader = adf_reader_new(ADF_ON_ERROR_STOP);
-    r.writer = adf_writer_new();
-    r.rec = malloc(BATCH * sizeof *r.rec);
-    r.res = malloc(BATCH * sizeof *r.res);
-    r.offsets = malloc(BATCH * sizeof *r.offsets);
-    if (!r.reader || !r.writer || !r.rec || !r.res || !r.offsets) {
-        fprintf(stderr, PROG ": out of memory\n");
-        rc = TUSK_EXIT_FAIL;
-    }
-    double t0 = tusk_clock_s();
-    adf_frame_t fr;
-    while (!rc) {
-        int st = adf_file_reader_next(in, &fr);
-        if (st == ADF_END)
-            break;
-        if (st != ADF_OK) {
-            fprintf(stderr, PROG ": %s\n", adf_file_reader_error(in)->message);
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        r.frames++;
-        if (!bytes_reserve(&r.pending, ADF_KEY_SIZE + (size_t)fr.payload_size)) {
-            fprintf(stderr, PROG ": out of memory\n");
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        if (adf_key_encode(&fr.key, r.pending.p + r.pending.n, &ae) != ADF_OK) {
-            fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        memcpy(r.pending.p + r.pending.n + ADF_KEY_SIZE, fr.payload, fr.payload_size);
-        r.pending.n += ADF_KEY_SIZE + (size_t)fr.payload_size;
-        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
-            if (adf_crystal_decode(&fr, &r.rec[r.n], &ae) != ADF_OK) {
-                fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-                rc = TUSK_EXIT_FAIL;
-                break;
-            }
-            r.offsets[r.n++] = fr.offset;
-            r.crystals++;
-        } else {
-            r.others++;
-            r.foreign += adf_type_kind(fr.key.type) == 0x01u && fr.key.type != ADF_TYPE_DATA_TRUTH;
-        }
-        if (r.n == BATCH || r.pending.n >= (8u << 20))
-            rc = flush(&r);
-    }
-    if (!rc)
-        rc = flush(&r);
-    if (!rc && r.crystals == 0 && r.foreign > 0) {
-        /* The wrong data (data:psa again, say): nothing was analysed. */
-        fprintf(stderr,
-                PROG " run: %s: no data:crystal frame, which PSA analyses, among its %llu frames (%llu data frames of "
-                     "other types): nothing analysed\n",
-                o->in, (unsigned long long)r.frames, (unsigned long long)r.foreign);
-        rc = TUSK_EXIT_FAIL;
-    } else if (!rc && r.crystals == 0) {
-        fprintf(stderr, PROG " run: %s: WARNING: no data:crystal frame among its %llu frames: nothing analysed\n",
-                o->in, (unsigned long long)r.frames);
-    }
-    double dt = tusk_clock_s() - t0;
-    uint64_t bytes = adf_file_writer_bytes(r.w);
-    if (adf_file_writer_close(&r.w, &ae) != ADF_OK && !rc) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = TUSK_EXIT_FAIL;
-    }
-    if (rc && strcmp(o->out, "-") != 0)
-        unlink(o->out); /* no half-written output passes for a result */
-    const uint64_t rejected = r.stats.rejected_nonfinite + r.stats.rejected_range;
-    if (!rc && rejected) /* -q or not */
-        fprintf(stderr,
-                PROG " run: %s: %llu data:crystal records REJECTED, no data:psa written for them: %llu with a "
-                     "non-finite energy, %llu with an energy beyond max_kev = %g keV\n",
-                o->in, (unsigned long long)rejected, (unsigned long long)r.stats.rejected_nonfinite,
-                (unsigned long long)r.stats.rejected_range, psa_engine_config(an.engine)->max_kev);
-    if (!rc && !o->quiet) {
+    if (!o->quiet) {
+        analysis_t an = {.cfg = cfg};
         describe_psa(stderr, &an, o->backend);
+        const tusk_driver_stats_t *st = &res.stats;
         fprintf(stderr,
-                PROG " run: %s: %llu frames: %llu data:crystal -> data:psa (%llu written, %llu hits, %llu on the "
-                     "hit's own trace only), %llu other frames copied; %llu bytes to %s in %.2f s (PSA %.2f s, %.0f "
-                     "crystals/s)\n",
-                o->in, (unsigned long long)r.frames, (unsigned long long)r.crystals,
-                (unsigned long long)(r.crystals - rejected), (unsigned long long)r.hits,
-                (unsigned long long)r.stats.own_trace, (unsigned long long)r.others, (unsigned long long)bytes, o->out,
-                dt, r.psa_s, r.psa_s > 0 ? (double)r.crystals / r.psa_s : 0.0);
+                PROG " run: %s: %llu frames (data:crystal -> data:psa, other frames copied) -> %s: %llu frames, "
+                     "%llu bytes in %.2f s (PSA %.2f s)\n",
+                o->in, (unsigned long long)st->frames_in, o->out, (unsigned long long)st->frames_out,
+                (unsigned long long)st->bytes_out, res.seconds, 1e-9 * (double)st->ns);
     }
-    free(r.pending.p);
-    free(r.outbuf.p);
-    free(r.rec);
-    free(r.res);
-    free(r.offsets);
-    adf_reader_destroy(&r.reader);
-    adf_writer_destroy(&r.writer);
-    adf_file_reader_destroy(&in);
-    analysis_free(&an);
-    return rc;
+    return 0;
 }
 
 static int cmd(const tusk_cli_t *cli, int argc, char **argv)

@@ -4,12 +4,16 @@
  * "FILE:LINE: <element> 'actor': what is wrong":
  *   1. parse the XML (no network, no DTD, no entities: a <!DOCTYPE> stops
  *      the parser at once, so hostile files cannot pull in other files);
- *   2. read the actors, checking structure and values with messages a
- *      person can act on ("bad size", "missing <name>", ...);
+ *   2. read the actors by the one table of what an actor element holds
+ *      (topology_spec.c: attributes and child elements, types, ranges,
+ *      defaults, required-ness, classes), checking structure and values
+ *      with messages a person can act on ("bad size", "missing <name>",
+ *      ...) and filling the specs, defaults included;
  *   3. validate against the embedded RelaxNG schema (config/topology.rng),
- *      the authority on structure: nothing it refuses loads. Its messages
- *      (libxml2's) are vaguer, so when both steps complain about the same
- *      actor, step 2's message is the one reported;
+ *      which says what the table says (a test compares the two) and also
+ *      sees what the walk does not (namespaces): nothing it refuses loads.
+ *      Its messages (libxml2's) are vaguer, so when both steps complain
+ *      about the same actor, step 2's message is the one reported;
  *   4. semantic checks: unique names, existing sources with an output, no
  *      cycle, every output read. Then order the actors so that each comes
  *      after its sources (file order among independent ones).
@@ -31,7 +35,8 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#include "tusk/textfile.h"
+#include "base/textfile.h"
+#include "topology_spec.h"
 #include "tusk/topology.h"
 #include "tusk_private.h"
 
@@ -51,7 +56,6 @@ typedef xmlErrorPtr xml_error_t;
 #endif
 
 #define MAX_TOPOLOGY_BYTES (16u << 20)
-#define MAX_HOOK_TIMEOUT_S 604800u /* a week */
 
 typedef struct actor {
     tusk_actor_spec_t spec; /* the public view; first so a spec is an actor */
@@ -254,8 +258,8 @@ static bool name_valid(const char *s)
 }
 
 /* Decimal digits (an optional '+', as xsd integers allow); false when not
- * a number, *value saturates above `cap`. */
-static bool parse_count(const char *s, unsigned long long cap, unsigned long long *value)
+ * a number, *value saturates at ULLONG_MAX. */
+static bool parse_count(const char *s, unsigned long long *value)
 {
     if (*s == '+')
         s++;
@@ -265,8 +269,8 @@ static bool parse_count(const char *s, unsigned long long cap, unsigned long lon
     for (; *s; s++) {
         if (*s < '0' || *s > '9')
             return false;
-        if (v <= cap)
-            v = v * 10 + (unsigned)(*s - '0');
+        unsigned d = (unsigned)(*s - '0');
+        v = v > (ULLONG_MAX - d) / 10 ? ULLONG_MAX : v * 10 + d;
     }
     *value = v;
     return true;
@@ -300,29 +304,94 @@ static char *display_name(xmlNodePtr actor)
     return NULL;
 }
 
-/* Attributes an element may carry; NARVAL's are accepted and ignored. */
-static bool attr_allowed(const char *elem, const char *attr, int cls)
+/* ---- the specification (topology_spec.h) ---------------------------------- */
+
+/* The attribute `name` among attrs for an element of class cls (attrs of
+ * child elements list every class); NULL when it may not be there. */
+static const tusk_topo_attr_t *spec_attr(const tusk_topo_attr_t *attrs, unsigned n, const char *name, int cls)
 {
-    if (cls >= 0)
-        return strcmp(attr, "instances") == 0 || strcmp(attr, "hwm") == 0 || strcmp(attr, "restart") == 0 ||
-               strcmp(attr, "on_failure") == 0 || strcmp(attr, "hook_timeout") == 0 ||
-               (cls == TUSK_FILTER && (strcmp(attr, "input_buffers") == 0 || strcmp(attr, "output_buffers") == 0));
-    if (strcmp(elem, "size") == 0 || strcmp(elem, "port") == 0)
-        return strcmp(attr, "output_buffer") == 0;
-    if (strcmp(elem, "data_source") == 0)
-        return strcmp(attr, "source_port") == 0 || strcmp(attr, "source_buffer") == 0;
-    if (strcmp(elem, "parameter") == 0)
-        return strcmp(attr, "name") == 0;
-    return false;
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(attrs[i].name, name) == 0 && (attrs[i].classes & TOPO_CLASS(cls)))
+            return &attrs[i];
+    return NULL;
 }
 
-/* The first attribute of node it may not carry, or NULL. */
-static const char *bad_attr(xmlNodePtr node, int cls)
+static const tusk_topo_elem_t *spec_elem(const char *name)
+{
+    for (unsigned i = 0; i < TUSK_TOPO_N_ACTOR_ELEMS; i++)
+        if (strcmp(tusk_topo_actor_elems[i].name, name) == 0)
+            return &tusk_topo_actor_elems[i];
+    return NULL;
+}
+
+/* The first attribute of node the spec does not allow there, or NULL. */
+static const char *bad_attr(xmlNodePtr node, const tusk_topo_attr_t *attrs, unsigned n, int cls)
 {
     for (xmlAttrPtr a = node->properties; a; a = a->next)
-        if (a->ns || !attr_allowed((const char *)node->name, (const char *)a->name, cls))
+        if (a->ns || !spec_attr(attrs, n, (const char *)a->name, cls))
             return (const char *)a->name;
     return NULL;
+}
+
+/* Check `text` against v: true with *out (a count, or a choice's index),
+ * or false with what was expected in `why`. Names are checked by their
+ * roles, with their own messages. */
+static bool value_check(const tusk_topo_value_t *v, const char *text, unsigned long long *out, char *why, size_t n)
+{
+    *out = 0;
+    switch (v->type) {
+    case TOPO_COUNT:
+        if (parse_count(text, out) && *out >= v->min && *out <= v->max)
+            return true;
+        if (v->max == TOPO_NO_MAX)
+            snprintf(why, n, "expected %s, %llu or more", v->expected, v->min);
+        else
+            snprintf(why, n, "expected %s in [%llu, %llu]", v->expected, v->min, v->max);
+        return false;
+    case TOPO_CHOICE: {
+        unsigned k = 0;
+        for (; v->choices[k]; k++)
+            if (strcmp(text, v->choices[k]) == 0) {
+                *out = k;
+                return true;
+            }
+        size_t used = 0;
+        int w = snprintf(why, n, "expected");
+        used = w > 0 ? (size_t)w : 0;
+        for (unsigned i = 0; i < k && used < n; i++) {
+            w = snprintf(why + used, n - used, "%s'%s'", i == 0 ? " " : i + 1 < k ? ", " : " or ", v->choices[i]);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        return false;
+    }
+    default:
+        return true;
+    }
+}
+
+/* Store a checked value into the actor's spec. */
+static void value_keep(tusk_actor_spec_t *spec, const tusk_topo_value_t *v, unsigned long long x)
+{
+    char *field = (char *)spec + v->offset;
+    switch (v->keep) {
+    case TOPO_KEEP_UNSIGNED: {
+        unsigned u = (unsigned)x;
+        memcpy(field, &u, sizeof u);
+        break;
+    }
+    case TOPO_KEEP_U32: {
+        uint32_t u = (uint32_t)x;
+        memcpy(field, &u, sizeof u);
+        break;
+    }
+    case TOPO_KEEP_BOOL: {
+        bool b = x != 0;
+        memcpy(field, &b, sizeof b);
+        break;
+    }
+    case TOPO_IGNORED:
+        break;
+    }
 }
 
 /* Text other than blanks (where only elements belong). */
@@ -646,7 +715,7 @@ static int add_param(loader_t *ld, actor_t *a, xmlNodePtr node)
     return TUSK_OK;
 }
 
-static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node)
+static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node, const tusk_topo_elem_t *e)
 {
     int line = line_of(node);
     char *src = node_text(node);
@@ -655,7 +724,7 @@ static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node)
     int rc = TUSK_OK;
     char why[400];
     if (!*src)
-        rc = actor_fail(ld, a, line, "empty <data_source>: name the actor to read");
+        rc = actor_fail(ld, a, line, "empty <%s>: %s", e->name, e->empty);
     else if (!actor_name_valid(src, why, sizeof why))
         rc = actor_fail(ld, a, line, "bad data source '%.80s': %s", src, why);
     if (rc) {
@@ -681,93 +750,110 @@ static int add_source(loader_t *ld, actor_t *a, xmlNodePtr node)
     return TUSK_OK;
 }
 
-/* Store the text of a single-valued element into *slot; complain about a
- * second one or an empty one. */
-static int set_text(loader_t *ld, actor_t *a, xmlNodePtr node, char **slot, bool may_be_empty)
+/* Where the text of an element of this role goes; NULL for the roles
+ * read otherwise (parameters, sources) or not kept. */
+static char **text_slot(actor_t *a, enum tusk_topo_role role)
 {
-    int line = line_of(node);
-    const char *elem = (const char *)node->name;
-    if (*slot)
-        return actor_fail(ld, a, line, "more than one <%s>", elem);
-    char *t = node_text(node);
-    if (!t)
-        return out_of_memory(ld->err);
-    if (!*t && !may_be_empty) {
-        free(t);
-        return actor_fail(ld, a, line, "empty <%s>", elem);
+    switch (role) {
+    case TOPO_ROLE_NAME: return &a->name;
+    case TOPO_ROLE_LIBRARY: return &a->library;
+    case TOPO_ROLE_HOSTNAME: return &a->hostname;
+    case TOPO_ROLE_DEBUG: return &a->debug;
+    case TOPO_ROLE_PORT: return &a->interface;
+    default: return NULL;
     }
-    *slot = t;
+}
+
+/* Check node's attributes of the spec (n of them, in table order; those
+ * of class cls) and keep their values: an error at `line` for a missing
+ * required one or a bad value. */
+static int read_attrs(loader_t *ld, actor_t *a, xmlNodePtr node, int line, const tusk_topo_attr_t *attrs, unsigned n,
+                      int cls)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const tusk_topo_attr_t *spec = &attrs[i];
+        if (!(spec->classes & TOPO_CLASS(cls)))
+            continue;
+        bool oom = false;
+        char *text = attr_text(node, spec->name, &oom);
+        if (oom)
+            return out_of_memory(ld->err);
+        if (!text) {
+            if (spec->required)
+                return actor_fail(ld, a, line, "<%.40s> without a %s attribute", (const char *)node->name,
+                                  spec->name);
+            continue;
+        }
+        unsigned long long v;
+        char why[300];
+        int rc = TUSK_OK;
+        if (value_check(&spec->value, text, &v, why, sizeof why))
+            value_keep(&a->spec, &spec->value, v);
+        else
+            rc = actor_fail(ld, a, line, "bad %s '%.40s': %s", spec->name, text, why);
+        free(text);
+        if (rc)
+            return rc;
+    }
     return TUSK_OK;
 }
 
+/* The text of a child element of the spec e, checked and kept. */
+static int read_element(loader_t *ld, actor_t *a, xmlNodePtr node, int line, const tusk_topo_elem_t *e)
+{
+    if (e->role == TOPO_ROLE_PARAMETER)
+        return add_param(ld, a, node);
+    if (e->role == TOPO_ROLE_SOURCE)
+        return add_source(ld, a, node, e);
+    char *t = node_text(node);
+    if (!t)
+        return out_of_memory(ld->err);
+    unsigned long long v;
+    char why[400];
+    int rc = TUSK_OK;
+    if (!*t && !e->may_be_empty)
+        rc = actor_fail(ld, a, line, "empty <%s>%s%s", e->name, e->empty ? ": " : "", e->empty ? e->empty : "");
+    else if (!value_check(&e->content, t, &v, why, sizeof why))
+        rc = actor_fail(ld, a, line, "bad %s '%.40s': %s", e->name, t, why);
+    else if (e->content.type == TOPO_ACTOR_NAME && !actor_name_valid(t, why, sizeof why))
+        rc = actor_fail(ld, a, line, "bad actor name: %s", why);
+    else
+        value_keep(&a->spec, &e->content, v);
+    char **slot = text_slot(a, e->role);
+    if (rc == TUSK_OK && slot) {
+        *slot = t; /* a second one was refused before */
+        t = NULL;
+    }
+    free(t);
+    return rc;
+}
+
+/* One actor element of class cls, checked against the spec
+ * (topology_spec.h) in document order: its attributes, then each child
+ * element, then the elements it lacks. */
 static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_class_t cls)
 {
     a->spec.actor_class = cls;
-    a->spec.instances = 1;
     a->line = line_of(node);
     /* The name first, so every message can say which actor. */
     char *shown = display_name(node);
     a->shown = shown;
     int rc = TUSK_OK;
-    bool oom = false;
-    const char *attr = bad_attr(node, (int)cls);
+
+    /* Attributes: the defaults, then what the file says. */
+    for (unsigned i = 0; i < TUSK_TOPO_N_ACTOR_ATTRS; i++) {
+        const tusk_topo_attr_t *spec = &tusk_topo_actor_attrs[i];
+        if ((spec->classes & TOPO_CLASS(cls)) && spec->value.has_default)
+            value_keep(&a->spec, &spec->value, spec->value.dflt);
+    }
+    const char *attr = bad_attr(node, tusk_topo_actor_attrs, TUSK_TOPO_N_ACTOR_ATTRS, (int)cls);
     if (attr)
         rc = actor_fail(ld, a, a->line, "unknown attribute '%.40s' on <%s>", attr, class_names[cls]);
-    char *inst = rc ? NULL : attr_text(node, "instances", &oom);
-    if (oom)
-        rc = out_of_memory(ld->err);
-    if (inst) {
-        unsigned long long v = 0;
-        if (!parse_count(inst, TUSK_MAX_INSTANCES, &v) || v < 1 || v > TUSK_MAX_INSTANCES)
-            rc = actor_fail(ld, a, a->line, "bad instances '%.40s': expected a count in [1, %u]", inst,
-                            TUSK_MAX_INSTANCES);
-        else
-            a->spec.instances = (unsigned)v;
-        free(inst);
-    }
+    if (rc == TUSK_OK)
+        rc = read_attrs(ld, a, node, a->line, tusk_topo_actor_attrs, TUSK_TOPO_N_ACTOR_ATTRS, (int)cls);
 
-    a->spec.hwm = TUSK_DEFAULT_HWM;
-    char *hwm = rc ? NULL : attr_text(node, "hwm", &oom);
-    if (hwm) {
-        unsigned long long v = 0;
-        if (!parse_count(hwm, TUSK_MAX_HWM, &v) || v < 1 || v > TUSK_MAX_HWM)
-            rc = actor_fail(ld, a, a->line, "bad hwm '%.40s': expected a count of buffers in [1, %u]", hwm,
-                            TUSK_MAX_HWM);
-        else
-            a->spec.hwm = (unsigned)v;
-        free(hwm);
-    }
-    char *restart = rc ? NULL : attr_text(node, "restart", &oom);
-    if (restart) {
-        if (strcmp(restart, "on-failure") == 0)
-            a->spec.restart = true;
-        else if (strcmp(restart, "no") != 0)
-            rc = actor_fail(ld, a, a->line, "bad restart '%.40s': expected 'no' or 'on-failure'", restart);
-        free(restart);
-    }
-    char *policy = rc ? NULL : attr_text(node, "on_failure", &oom);
-    if (policy) {
-        if (strcmp(policy, "continue") == 0)
-            a->spec.continue_on_failure = true;
-        else if (strcmp(policy, "stop") != 0)
-            rc = actor_fail(ld, a, a->line, "bad on_failure '%.40s': expected 'stop' or 'continue'", policy);
-        free(policy);
-    }
-    char *hook_timeout = rc ? NULL : attr_text(node, "hook_timeout", &oom);
-    if (hook_timeout) {
-        unsigned long long v = 0;
-        if (!parse_count(hook_timeout, MAX_HOOK_TIMEOUT_S, &v) || v < 1 || v > MAX_HOOK_TIMEOUT_S)
-            rc = actor_fail(ld, a, a->line, "bad hook_timeout '%.40s': expected whole seconds in [1, %u]",
-                            hook_timeout, MAX_HOOK_TIMEOUT_S);
-        else
-            a->spec.hook_timeout_s = (unsigned)v;
-        free(hook_timeout);
-    }
-    if (oom && rc == TUSK_OK)
-        rc = out_of_memory(ld->err);
-
-    bool have_size = false, have_obn = false, have_port = false;
-    unsigned long long size = TUSK_DEFAULT_BUFFER_SIZE;
+    /* Child elements. */
+    unsigned seen[TUSK_TOPO_N_ACTOR_ELEMS] = {0};
     for (xmlNodePtr c = node->children; c && rc == TUSK_OK; c = c->next) {
         if (stray_text(c)) {
             char *t = node_text(c);
@@ -781,7 +867,16 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
             continue; /* comments, blanks */
         int line = line_of(c);
         const char *elem = (const char *)c->name;
-        if ((attr = bad_attr(c, -1)) != NULL) {
+        const tusk_topo_elem_t *e = spec_elem(elem);
+        if (!e) {
+            rc = actor_fail(ld, a, line, "unknown element <%.40s> in a <%s>", elem, class_names[cls]);
+            break;
+        }
+        if (!(e->classes & TOPO_CLASS(cls))) {
+            rc = actor_fail(ld, a, line, "<%s> is not allowed in a <%s>: %s", e->name, class_names[cls], e->not_here);
+            break;
+        }
+        if ((attr = bad_attr(c, e->attrs, e->n_attrs, (int)cls)) != NULL) {
             rc = actor_fail(ld, a, line, "unknown attribute '%.40s' on <%.40s>", attr, elem);
             break;
         }
@@ -791,63 +886,34 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
                                 (const char *)g->name, elem);
         if (rc)
             break;
-        if (strcmp(elem, "name") == 0) {
-            rc = set_text(ld, a, c, &a->name, false);
-            char why[400];
-            if (rc == TUSK_OK && !actor_name_valid(a->name, why, sizeof why))
-                rc = actor_fail(ld, a, line, "bad actor name: %s", why);
-        } else if (strcmp(elem, "binary_code") == 0) {
-            rc = set_text(ld, a, c, &a->library, false);
-        } else if (strcmp(elem, "hostname") == 0) {
-            rc = set_text(ld, a, c, &a->hostname, false);
-        } else if (strcmp(elem, "debug") == 0) {
-            rc = set_text(ld, a, c, &a->debug, true);
-        } else if (strcmp(elem, "parameter") == 0) {
-            rc = add_param(ld, a, c);
-        } else if (strcmp(elem, "data_source") == 0) {
-            if (cls == TUSK_PRODUCER)
-                rc = actor_fail(ld, a, line, "<data_source> is not allowed in a <producer>: it has no input");
-            else
-                rc = add_source(ld, a, c);
-        } else if (strcmp(elem, "size") == 0 || strcmp(elem, "output_buffer_name") == 0 ||
-                   strcmp(elem, "port") == 0) {
-            bool *seen = elem[0] == 's' ? &have_size : elem[0] == 'o' ? &have_obn : &have_port;
-            if (cls == TUSK_CONSUMER && elem[0] == 's') {
-                rc = actor_fail(ld, a, line, "<size> is not allowed in a <consumer>: it has no output");
-            } else if (*seen) {
-                rc = actor_fail(ld, a, line, "more than one <%s>", elem);
-            } else if (elem[0] == 's') {
-                *seen = true;
-                char *t = node_text(c);
-                if (!t)
-                    rc = out_of_memory(ld->err);
-                else if (!parse_count(t, TUSK_MAX_BUFFER_SIZE, &size) || size < TUSK_MIN_BUFFER_SIZE ||
-                         size > TUSK_MAX_BUFFER_SIZE)
-                    rc = actor_fail(ld, a, line, "bad size '%.40s': expected a byte count in [%u, %u]", t,
-                                    TUSK_MIN_BUFFER_SIZE, TUSK_MAX_BUFFER_SIZE);
-                free(t);
-            } else if (elem[0] == 'p') {
-                /* NARVAL's network port: the interface or address the
-                 * actor's inputs bind to in a distributed run. */
-                *seen = true;
-                rc = set_text(ld, a, c, &a->interface, false);
-            } else {
-                *seen = true; /* NARVAL's buffer name: accepted, ignored */
-            }
+        unsigned k = (unsigned)(e - tusk_topo_actor_elems);
+        if (e->max != TOPO_MANY && seen[k] >= e->max) {
+            rc = actor_fail(ld, a, line, "more than one <%s>", e->name);
+            break;
+        }
+        seen[k]++;
+        rc = read_attrs(ld, a, c, line, e->attrs, e->n_attrs, (int)cls);
+        if (rc == TUSK_OK)
+            rc = read_element(ld, a, c, line, e);
+    }
+
+    /* The elements it lacks: required ones are missing, others take their
+     * defaults. */
+    for (unsigned k = 0; k < TUSK_TOPO_N_ACTOR_ELEMS && rc == TUSK_OK; k++) {
+        const tusk_topo_elem_t *e = &tusk_topo_actor_elems[k];
+        if (!(e->classes & TOPO_CLASS(cls)) || seen[k] > 0)
+            continue;
+        if (e->min > 0) {
+            rc = actor_fail(ld, a, a->line, "missing <%s>%s%s", e->name, e->missing ? ": " : "",
+                            e->missing ? e->missing : "");
         } else {
-            rc = actor_fail(ld, a, line, "unknown element <%.40s> in a <%s>", elem, class_names[cls]);
+            if (e->content.has_default)
+                value_keep(&a->spec, &e->content, e->content.dflt);
+            char **slot = text_slot(a, e->role);
+            if (slot && e->content.dflt_text && !(*slot = tusk_strdup(e->content.dflt_text)))
+                rc = out_of_memory(ld->err);
         }
     }
-    if (rc == TUSK_OK && !a->name)
-        rc = actor_fail(ld, a, a->line, "missing <name>");
-    if (rc == TUSK_OK && !a->library)
-        rc = actor_fail(ld, a, a->line, "missing <binary_code>: which actor library to run");
-    if (rc == TUSK_OK && cls != TUSK_PRODUCER && a->n_src == 0)
-        rc = actor_fail(ld, a, a->line, "missing <data_source>: an <%s> reads at least one actor",
-                        class_names[cls]);
-    if (rc == TUSK_OK && !a->hostname && !(a->hostname = tusk_strdup("localhost")))
-        rc = out_of_memory(ld->err);
-    a->spec.buffer_size = cls == TUSK_CONSUMER ? 0 : (uint32_t)size;
     a->shown = NULL;
     free(shown);
     return rc;

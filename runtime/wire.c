@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/bytes.h" /* explicit little-endian loads and stores (header only) */
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 #include "tusk_private.h"
 #include "base/parse.h"
 

@@ -1,11 +1,11 @@
 /* compton_sample.c - the Klein-Nishina scattering angle drawn from the
- * simulation's generator (base/rng.h; declared in tusk/simrng.h); the cross sections and the
+ * simulation's generator (base/rng.h; declared in sim/simrng.h); the cross sections and the
  * kinematics it samples are libtusk-germanium's (tusk/compton.h). */
 #include <stdint.h>
 
 #include "tusk/compton.h"
 #include "base/rng.h"
-#include "tusk/simrng.h"
+#include "sim/simrng.h"
 
 /* Kahn's rejection technique (H. Kahn, "Applications of Monte Carlo",
  * AECU-3259, 1954; as described e.g. in the MCNP theory manual).

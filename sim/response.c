@@ -1,14 +1,14 @@
 /* response.c - from energy deposits to a data:crystal record: basis
  * interpolation, time offset, noise, digitisation, energy resolution
- * (see tusk/simresponse.h). */
-#include "tusk/simresponse.h"
+ * (see sim/simresponse.h). */
+#include "sim/simresponse.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tusk/grid.h"
+#include "detector/grid.h"
 #include "base/rng.h"
 
 #define FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */

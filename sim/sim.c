@@ -14,10 +14,10 @@
 #include "tusk/compton.h"
 #include "tusk/crystal.h"
 #include "tusk/gexs.h"
-#include "tusk/simresponse.h"
+#include "sim/simresponse.h"
 #include "base/rng.h"
-#include "tusk/simsource.h"
-#include "tusk/textfile.h"
+#include "sim/simsource.h"
+#include "base/textfile.h"
 
 #define MAX_CONFIG_BYTES (1u << 20)
 #define PHOTON_STACK 4 /* per gamma; two at most are used, see transport() */

@@ -1,6 +1,6 @@
 /* source.c - gamma-ray sources: lines, cascades, the multiplicity-M
- * benchmark, Poisson decay times (see tusk/simsource.h). */
-#include "tusk/simsource.h"
+ * benchmark, Poisson decay times (see sim/simsource.h). */
+#include "sim/simsource.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,8 +8,8 @@
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
 #include "base/rng.h"
-#include "tusk/simrng.h"
-#include "tusk/simsource.h"
+#include "sim/simrng.h"
+#include "sim/simsource.h"
 
 #define PI 3.14159265358979323846
 #define STACK_MAX 8 /* photons waiting: at most 2 from one pair */

@@ -24,6 +24,8 @@
 #ifndef TUSK_SIM_TRANSPORT_H
 #define TUSK_SIM_TRANSPORT_H
 
+#include "tusk/export.h"
+
 #include <stdint.h>
 
 #define TRANSPORT_MAX_POINTS 64
@@ -55,7 +57,7 @@ typedef struct transport_result {
  * fill *out (zeroed first, padding included, so results compare with
  * memcmp). Returns 0, or -1 for invalid arguments (*out then zeroed).
  * deposited_kev + escaped_kev == e_kev up to rounding. */
-int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out);
+TUSK_INTERNAL int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out);
 
 /* What one interaction does to a photon (transport_interact). */
 typedef struct transport_step {
@@ -77,6 +79,6 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
 /* Rotate the unit vector dir[3] by polar angle theta (cos_theta) and
  * azimuth phi about itself, in place; the result is a unit vector whose
  * dot product with the old one is cos_theta. Exposed for tests. */
-void transport_rotate(double dir[3], double cos_theta, double phi);
+TUSK_INTERNAL void transport_rotate(double dir[3], double cos_theta, double phi);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef TUSK_STS_PRIVATE_H
 #define TUSK_STS_PRIVATE_H
 
+#include "tusk/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,7 +51,7 @@ const sts_hit_t *sts_result_hits(const sts_result_t *res, size_t i);
 
 /* ---- the settings and a module as the arithmetic uses them ---- */
 
-void sts_params_of(const sts_config_t *cfg, sts_params_t *p);
+TUSK_INTERNAL void sts_params_of(const sts_config_t *cfg, sts_params_t *p);
 /* The module's geometry as floats (computed once, here, for every backend). */
 void sts_dev_module_of(const sts_module_t *m, sts_dev_module_t *g);
 /* The cluster sort's bucket shift for a timeslice of length_ns. */
@@ -73,7 +75,7 @@ typedef struct sts_work {
     size_t cap_order;
 } sts_work_t;
 
-void sts_work_free(sts_work_t *w);
+TUSK_INTERNAL void sts_work_free(sts_work_t *w);
 
 /* The parallel algorithm (spec §4.3 steps 1-6) on one module: its
  * clusters and hits appended to ch, r filled (but r->chunk). */
@@ -84,9 +86,16 @@ int sts_orig_module(sts_work_t *w, const sts_params_t *p, const sts_module_t *m,
 
 /* The clusters only (the analysis compares the two finders): into w->cl,
  * *n clusters, *n_front of them on the front side, in head-digi order. */
-int sts_par_clusters(sts_work_t *w, const sts_params_t *p, const sts_module_t *m, size_t *n, size_t *n_front);
-int sts_orig_clusters(sts_work_t *w, const sts_params_t *p, const sts_module_t *m, size_t *n, size_t *n_front);
+TUSK_INTERNAL int sts_par_clusters(sts_work_t *w, const sts_params_t *p, const sts_module_t *m, size_t *n,
+                                   size_t *n_front);
+TUSK_INTERNAL int sts_orig_clusters(sts_work_t *w, const sts_params_t *p, const sts_module_t *m, size_t *n,
+                                    size_t *n_front);
 
 /* Threads: base/pool.h; random numbers: base/rng.h. */
+
+/* The kernels' source, compiled into the library (Makefile.am's STS_KERNEL_PARTS, by
+ * tools/embed-text.sh); exported for the tests that build on it. */
+TUSK_INTERNAL extern const char tusk_sts_kernel_source[];
+TUSK_INTERNAL extern const unsigned long tusk_sts_kernel_source_size;
 
 #endif

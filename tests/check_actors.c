@@ -9,8 +9,10 @@
  * BUILDDIR/actors/.libs). The crash and exit tests fork a child; they are
  * skipped when CK_FORK=no (valgrind runs), where the child would report
  * the parent's memory. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +23,9 @@
 
 #include "testutil.h"
 #include "tusk/actor_host.h"
+#include "tusk/adf_crystal.h"
+#include "tusk/adf_psa.h"
+#include "tusk/basis.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -523,7 +528,7 @@ START_TEST(producer_register_errors)
                           "missing required parameter 'file' (the ADF file to replay)");
     const char *typo[] = {"file", "/dev/null", "repaet", "2", NULL};
     expect_register_error("file_producer", TUSK_PRODUCER, 1, typo,
-                          "unknown parameter 'repaet' (known: file, on_error, repeat)");
+                          "file_producer: unknown parameter 'repaet' (known: file, on_error, repeat)");
     const char *policy[] = {"file", "/dev/null", "on_error", "skip", NULL};
     expect_register_error("file_producer", TUSK_PRODUCER, 1, policy,
                           "parameter 'on_error': 'skip' is not one of: stop, resync");
@@ -705,7 +710,7 @@ START_TEST(passthrough_rejects_malformed_input)
     fx_close(&a);
 
     const char *typo[] = {"mode", "fast", NULL};
-    expect_register_error("passthrough", TUSK_FILTER, 1, typo, "unknown parameter 'mode' (known: forward)");
+    expect_register_error("passthrough", TUSK_FILTER, 1, typo, "passthrough: unknown parameter 'mode' (known: forward)");
 }
 END_TEST
 
@@ -763,6 +768,411 @@ START_TEST(passthrough_keeps_frames_before_damage)
         free(out);
         fx_close(&a);
         free_sample(&s);
+    }
+}
+END_TEST
+
+/* ---- filters that make an output from each input: damaged inputs ---------- */
+
+/* Filter `in` (whole) through a started filter into acc, nothing damaged. */
+static void output_of(fx_t *fx, const uint8_t *in, size_t size, uint8_t *acc, size_t cap, size_t *len)
+{
+    *len = 0;
+    if (size > 0)
+        filter_all(fx, 0, in, size, (uint32_t)cap, acc, cap, len);
+}
+
+/* The largest frame of a buffer of frames. */
+static uint32_t largest_frame(const uint8_t *buf, size_t size)
+{
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert_ptr_nonnull(r);
+    adf_reader_reset(r, size ? buf : NULL, size, 0);
+    adf_frame_t f;
+    uint32_t largest = 0;
+    while (adf_reader_next(r, &f) == ADF_OK)
+        largest = f.key.length > largest ? f.key.length : largest;
+    adf_reader_destroy(&r);
+    return largest;
+}
+
+/* A filter `name` (psa, tracking: each input analysed whole) given `in`
+ * (`size` bytes) damaged at frame k, at offset `at`: what goes out is
+ * exactly what the frames before it give alone, through output buffers of
+ * random sizes, then the failure names frame k, its offset (in `what`)
+ * and accounts for the input; the next input is taken afresh. */
+static void check_damaged_input(const char *name, const char *const *kv, const uint8_t *in, size_t size, size_t at,
+                                unsigned k, const char *what)
+{
+    size_t cap = 4 * size + (1u << 20);
+    uint8_t *want = malloc(cap), *got = malloc(cap);
+    ck_assert(want && got);
+    size_t want_len, got_len = 0;
+    fx_t a;
+    fx_start(&a, name, TUSK_FILTER, 1, 0, kv);
+    output_of(&a, in, at, want, cap, &want_len);
+    fx_close(&a);
+    tu_check(at == 0 || want_len > 0);
+
+    fx_t b;
+    fx_start(&b, name, TUSK_FILTER, 1, 0, kv);
+    uint32_t largest = largest_frame(want, want_len);
+    uint32_t out_size = largest + tu_below(3 * largest + 64) + ADF_KEY_SIZE;
+    uint8_t *out = malloc(out_size), *copy = malloc(size ? size : 1);
+    ck_assert(out && copy);
+    memcpy(copy, in, size);
+    int rc;
+    uint32_t used;
+    tusk_flow_t flow;
+    unsigned calls = 0;
+    while ((rc = tusk_actor_filter(b.actor, 0, copy, (uint32_t)size, out, out_size, &used, &flow, &b.err)) ==
+           TUSK_OK) {
+        tu_check(flow == TUSK_FLOW_MORE);
+        tu_check(used > 0);
+        tu_check(got_len + used <= want_len);
+        memcpy(got + got_len, out, used);
+        got_len += used;
+        tu_check(++calls <= want_len / ADF_KEY_SIZE + 2);
+    }
+    ck_assert_int_eq(rc, TUSK_EACTOR);
+    ck_assert_uint_eq(got_len, want_len);
+    tu_check(memcmp(got, want, want_len) == 0);
+    char want_msg[1024];
+    snprintf(want_msg, sizeof want_msg, "actor %s[0]: process_block failed", name);
+    assert_contains(b.err.message, want_msg);
+    snprintf(want_msg, sizeof want_msg, ": input buffer of %zu bytes: frame %u: %s", size, k, what);
+    assert_contains(b.err.message, want_msg);
+    snprintf(want_msg, sizeof want_msg,
+             "; analysed and passed on before it: %u frame%s (%zu bytes), not passed on: the %zu bytes from offset %zu "
+             "to the end of the buffer",
+             k, k == 1 ? "" : "s", at, size - at, at);
+    assert_ends_with(b.err.message, want_msg);
+    /* The next input is taken afresh. */
+    output_of(&b, in, at, got, cap, &got_len);
+    ck_assert_uint_eq(got_len, want_len);
+    tu_check(memcmp(got, want, want_len) == 0);
+    fx_close(&b);
+    free(copy);
+    free(out);
+    free(want);
+    free(got);
+}
+
+/* Damage frame k of buf (n frames at offsets[], size bytes): cut inside it
+ * (kind 0) or break its key's class byte (kind 1). The new size; `what`
+ * gets the reader's words. */
+static size_t damage_frame(uint8_t *buf, size_t size, const size_t *offsets, unsigned k, unsigned kind, char *what,
+                           size_t cap)
+{
+    size_t at = offsets[k], len = offsets[k + 1] - at;
+    if (kind == 0) {
+        size = at + 1 + tu_below((uint32_t)len - 1);
+        snprintf(what, cap, "offset %zu: %s", at, size - at < ADF_KEY_SIZE ? "incomplete key" : "truncated frame");
+    } else {
+        buf[at + 7] = 0x00;
+        snprintf(what, cap, "offset %zu: malformed key", at);
+    }
+    return size;
+}
+
+#define PSA_TEST_SAMPLES 20u
+
+/* A small synthetic basis (one point a segment) for the psa actor. */
+static void write_psa_basis(const char *path)
+{
+    det_basis_shape_t shape = {36, 37, PSA_TEST_SAMPLES, 10.0, 8.0, NULL, "check_actors"};
+    det_basis_t *basis = NULL;
+    tusk_error_t err;
+    ck_assert_msg(det_basis_new(&basis, &shape, &err) == TUSK_OK, "%s", err.message);
+    float traces[37 * PSA_TEST_SAMPLES];
+    for (unsigned s = 0; s < 36; s++) {
+        memset(traces, 0, sizeof traces);
+        for (unsigned i = 0; i < PSA_TEST_SAMPLES; i++) {
+            float ramp = i < 5 ? 0.0f : i > 12 ? 1.0f : (float)(i - 5) / 7.0f;
+            traces[s * PSA_TEST_SAMPLES + i] = ramp;
+            traces[36 * PSA_TEST_SAMPLES + i] = ramp;
+            traces[((s + 1) % 36) * PSA_TEST_SAMPLES + i] = 0.1f * ramp * (float)(i % 3);
+        }
+        /* Distinct nodes of the 8 mm grid: (k + 0.5) * 8. */
+        float pos[3] = {((float)(s % 6) - 2.5f) * 8.0f, ((float)(s / 6) - 2.5f) * 8.0f, 2.5f * 8.0f};
+        ck_assert_msg(det_basis_add(basis, s, pos, traces, &err) == TUSK_OK, "%s", err.message);
+    }
+    ck_assert_msg(det_basis_save(basis, path, DET_SAMPLE_FLOAT32, &err) == TUSK_OK, "%s", err.message);
+    det_basis_destroy(&basis);
+}
+
+/* n frames: data:crystal records (one hit segment each), a meta frame now
+ * and then; offsets[0..n]. */
+static size_t psa_input(uint8_t *buf, size_t cap, unsigned n, size_t *offsets, bool *crystal)
+{
+    adf_writer_t *w = adf_writer_new();
+    ck_assert_ptr_nonnull(w);
+    adf_writer_reset(w, buf, cap);
+    adf_crystal_t *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    for (unsigned i = 0; i < n; i++) {
+        offsets[i] = adf_writer_used(w);
+        crystal[i] = tu_below(4) != 0;
+        if (!crystal[i]) {
+            adf_key_t meta = {0, 0xFA0000F1u, i, 100 + i};
+            ck_assert_int_eq(adf_writer_put(w, &meta, "meta", 4), ADF_OK);
+            continue;
+        }
+        memset(c, 0, sizeof *c);
+        c->crystal_id = (uint16_t)tu_below(15);
+        c->n_samples = PSA_TEST_SAMPLES;
+        unsigned seg = tu_below(36);
+        float e = 100.0f + (float)tu_below(1000);
+        c->segment_energy[seg] = e;
+        c->core_energy[0] = c->core_energy[1] = e;
+        for (unsigned s = 0; s < PSA_TEST_SAMPLES; s++) {
+            double ramp = s < 6 ? 0.0 : s > 13 ? 1.0 : (s - 6) / 7.0;
+            c->trace[seg][s] = (int16_t)(2.0 * e * ramp);
+            c->trace[36][s] = c->trace[37][s] = (int16_t)(2.0 * e * ramp);
+        }
+        ck_assert_int_eq(adf_crystal_encode(w, i, 1000 + i, c, NULL), ADF_OK);
+    }
+    offsets[n] = adf_writer_used(w);
+    free(c);
+    adf_writer_destroy(&w);
+    return offsets[n];
+}
+
+/* The psa actor loses nothing before a damaged frame (issue 15): a buffer
+ * cut inside frame k, or with its key broken, or with a data:crystal
+ * there that does not decode: the data:psa of the frames before it go out,
+ * then the failure names frame k. */
+START_TEST(psa_keeps_frames_before_damage)
+{
+    char dir[256], basis[512];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(basis, sizeof basis, "%s/synthetic.basis", dir);
+    write_psa_basis(basis);
+    const char *kv[] = {"basis", basis, "backend", "reference", "threads", "1", NULL};
+    size_t cap = 1u << 20;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int round = 0; round < 12; round++) {
+        unsigned n = 2 + tu_below(12), k = tu_below(n), kind = tu_below(3);
+        size_t offsets[16];
+        bool crystal[16];
+        size_t size = psa_input(buf, cap, n, offsets, crystal);
+        char what[256];
+        if (kind == 2 && crystal[k]) {
+            /* The record's channel count (payload offset 6). */
+            buf[offsets[k] + ADF_KEY_SIZE + 6] = 5;
+            snprintf(what, sizeof what, "data:crystal at offset %zu: 5 channels, expected %d", offsets[k],
+                     ADF_CRYSTAL_CHANNELS);
+        } else {
+            size = damage_frame(buf, size, offsets, k, kind % 2, what, sizeof what);
+        }
+        check_damaged_input("psa", kv, buf, size, offsets[k], k, what);
+    }
+    free(buf);
+    unlink(basis);
+    tu_remove_dir(dir);
+}
+END_TEST
+
+/* n event:data:psa composites of crystals 0-14 of the demonstrator, sane
+ * hits; offsets[0..n]. Frame `bad` (if < n) gets a hit of `bad_kev`. */
+static size_t tracking_input(uint8_t *buf, size_t cap, unsigned n, size_t *offsets, unsigned bad, float bad_kev)
+{
+    adf_writer_t *w = adf_writer_new();
+    ck_assert_ptr_nonnull(w);
+    adf_writer_reset(w, buf, cap);
+    adf_psa_t *psa = calloc(2, sizeof *psa);
+    ck_assert_ptr_nonnull(psa);
+    for (unsigned i = 0; i < n; i++) {
+        offsets[i] = adf_writer_used(w);
+        adf_key_t keys[2];
+        memset(keys, 0, sizeof keys);
+        memset(psa, 0, 2 * sizeof *psa);
+        unsigned crystals = 1 + tu_below(2);
+        for (unsigned c = 0; c < crystals; c++) {
+            psa[c].crystal_id = (uint16_t)(c == 0 ? tu_below(7) : 7 + tu_below(8));
+            psa[c].n_hits = (uint16_t)(1 + tu_below(3));
+            for (unsigned h = 0; h < psa[c].n_hits; h++) {
+                adf_psa_hit_t *hit = &psa[c].hit[h];
+                hit->crystal = (int16_t)psa[c].crystal_id;
+                hit->segment = (int16_t)tu_below(36);
+                hit->x = (float)tu_below(60) - 30.0f;
+                hit->y = (float)tu_below(60) - 30.0f;
+                hit->z = (float)tu_below(80) + 5.0f;
+                hit->energy = 50.0f + (float)tu_below(600);
+            }
+            keys[c].event = i;
+            keys[c].timestamp = 1000 + i;
+        }
+        if (i == bad)
+            psa[0].hit[0].energy = bad_kev;
+        ck_assert_int_eq(adf_event_psa_encode(w, i, 1000 + i, keys, psa, crystals, NULL), ADF_OK);
+    }
+    offsets[n] = adf_writer_used(w);
+    free(psa);
+    adf_writer_destroy(&w);
+    return offsets[n];
+}
+
+/* The tracking actor loses nothing before a damaged frame (issue 15): a
+ * buffer cut inside frame k, or with its key broken, or frame k holding a
+ * hit the tracking refuses (3e38 keV, the issue's; or NaN): the events
+ * before it are tracked and go out, then the failure names frame k. */
+START_TEST(tracking_keeps_events_before_damage)
+{
+    const char *src = tu_source_dir("config/array-demonstrator.conf");
+    char array[1024];
+    snprintf(array, sizeof array, "%s/config/array-demonstrator.conf", src);
+    const char *kv[] = {"array", array, NULL};
+    size_t cap = 1u << 20;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int round = 0; round < 12; round++) {
+        unsigned n = 2 + tu_below(14), k = tu_below(n), kind = tu_below(3);
+        size_t offsets[17];
+        float bad_kev = tu_below(2) ? 3e38f : NAN;
+        size_t size = tracking_input(buf, cap, n, offsets, kind == 2 ? k : n, bad_kev);
+        char what[256];
+        if (kind == 2)
+            snprintf(what, sizeof what, "offset %zu (event %u): crystal ", offsets[k], k);
+        else
+            size = damage_frame(buf, size, offsets, k, kind, what, sizeof what);
+        check_damaged_input("tracking", kv, buf, size, offsets[k], k, what);
+    }
+    free(buf);
+}
+END_TEST
+
+/* The z-finder and the STS hit finder take their input from their
+ * simulators: one buffer, damaged at a random frame (cut or broken key),
+ * loses nothing before it either. */
+START_TEST(zfinder_and_sts_keep_frames_before_damage)
+{
+    static const struct {
+        const char *sim, *filter;
+        const char *sim_kv[7];
+        const char *filter_kv[3];
+    } chains[] = {
+        {"zfinder_sim", "zfinder", {"rois", "6", "seed", "7", NULL}, {"backend", "reference", NULL}},
+        {"sts_sim", "sts_hitfinder", {"collisions", "1", "seed", "7", NULL}, {"backend", "reference", NULL}},
+    };
+    uint32_t cap = 1u << 22;
+    uint8_t *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int round = 0; round < 8; round++) {
+        unsigned c = (unsigned)round % 2;
+        fx_t p;
+        fx_start(&p, chains[c].sim, TUSK_PRODUCER, 1, 0, chains[c].sim_kv);
+        uint32_t used;
+        tusk_flow_t flow;
+        ck_assert_msg(tusk_actor_produce(p.actor, buf, cap, &used, &flow, &p.err) == TUSK_OK, "%s", p.err.message);
+        fx_close(&p);
+        /* The frames' offsets. */
+        size_t offsets[4096];
+        unsigned n = 0;
+        adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+        ck_assert_ptr_nonnull(r);
+        adf_reader_reset(r, buf, used, 0);
+        adf_frame_t f;
+        while (adf_reader_next(r, &f) == ADF_OK) {
+            ck_assert_uint_lt(n, 4095);
+            offsets[n++] = (size_t)f.offset;
+        }
+        adf_reader_destroy(&r);
+        ck_assert_uint_ge(n, 2);
+        offsets[n] = used;
+        unsigned k = tu_below(n);
+        char what[256];
+        size_t size = damage_frame(buf, used, offsets, k, tu_below(2), what, sizeof what);
+        check_damaged_input(chains[c].filter, chains[c].filter_kv, buf, size, offsets[k], k, what);
+    }
+    free(buf);
+}
+END_TEST
+
+/* ---- every actor: one way to take parameters ------------------------------------ */
+
+/* Every built-in actor (every library in the actor folder, so a new one
+ * is covered too) refuses a parameter it does not take, naming itself and
+ * the key, listing what it takes; and its descriptor names each key it
+ * takes (those that list them, not "...: see README"). */
+START_TEST(every_actor_names_unknown_keys)
+{
+    static const char *const expected[] = {"file_producer", "file_writer", "passthrough", "null_consumer", "fault",
+                                           "gamma_sim", "psa", "event_builder", "tracking", "spectra", "zfinder_sim",
+                                           "zfinder", "zfinder_qa", "sts_sim", "sts_hitfinder", "sts_qa"};
+    const char *folder = getenv("TUSK_ACTOR_PATH");
+    ck_assert_msg(folder && *folder, "TUSK_ACTOR_PATH is not set (make check sets it to BUILDDIR/actors/.libs)");
+    DIR *dir = opendir(folder);
+    ck_assert_msg(dir != NULL, "%s: %s", folder, strerror(errno));
+    struct {
+        char name[64];
+    } actors[64];
+    unsigned n_actors = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0 || len - 3 >= sizeof actors[0].name)
+            continue;
+        ck_assert_uint_lt(n_actors, 64);
+        memcpy(actors[n_actors].name, e->d_name, len - 3);
+        actors[n_actors++].name[len - 3] = '\0';
+    }
+    closedir(dir);
+    for (size_t j = 0; j < sizeof expected / sizeof expected[0]; j++) {
+        bool found = false;
+        for (unsigned i = 0; i < n_actors && !found; i++)
+            found = strcmp(actors[i].name, expected[j]) == 0;
+        ck_assert_msg(found, "actor %s.so is not in %s", expected[j], folder);
+    }
+    for (unsigned i = 0; i < n_actors; i++) {
+        const char *kv[] = {"colour_of_the_sky", "blue", NULL};
+        fx_t fx;
+        /* The class does not matter before process_register_dir returns. */
+        ck_assert_int_eq(fx_open(&fx, actors[i].name, TUSK_FILTER, 1, 0, kv), TUSK_EACTOR);
+        char want[256];
+        snprintf(want, sizeof want, "(bad configuration): %.63s: unknown parameter 'colour_of_the_sky' (known: ",
+                 actors[i].name);
+        assert_contains(fx.err.message, want);
+        const char *d = tusk_actor_lib_descriptor(fx.lib)->parameters;
+        /* The keys listed (the list may be cut short by the message's size:
+         * only whole ones, followed by ", " or ")"). */
+        const char *p = strstr(fx.err.message, "(known: ") + 8;
+        bool documented = strstr(d, "...") == NULL;
+        unsigned keys = 0;
+        while (*p) {
+            size_t len = strcspn(p, ",)");
+            if (!p[len])
+                break;
+            char key[64];
+            ck_assert_uint_lt(len, sizeof key);
+            memcpy(key, p, len);
+            key[len] = '\0';
+            keys++;
+            if (documented) {
+                /* As a word of the descriptor's list: at a line start or
+                 * after a blank, followed by ':' or ','. */
+                bool found = false;
+                for (const char *q = strstr(d, key); q && !found; q = strstr(q + 1, key)) {
+                    char after = q[len];
+                    bool start = q == d || q[-1] == '\n' || q[-1] == ' ';
+                    found = start && (after == ':' || after == ',');
+                }
+                /* Or by a pattern: "velo_*" names every velo_ key. */
+                for (const char *star = strchr(d, '*'); star && !found; star = strchr(star + 1, '*')) {
+                    const char *from = star;
+                    while (from > d && from[-1] != ' ' && from[-1] != '\n')
+                        from--;
+                    found = star > from && strncmp(key, from, (size_t)(star - from)) == 0;
+                }
+                ck_assert_msg(found, "%s: key '%s' is not in its descriptor:\n%s", actors[i].name, key, d);
+            }
+            p += len;
+            if (*p == ')')
+                break;
+            p += *p == ',' ? 2 : 1;
+        }
+        ck_assert_uint_ge(keys, 1);
+        fx_close(&fx);
     }
 }
 END_TEST
@@ -1253,6 +1663,15 @@ int main(void)
     tcase_add_test(tc, passthrough_forwards);
     tcase_add_test(tc, passthrough_rejects_malformed_input);
     tcase_add_test(tc, passthrough_keeps_frames_before_damage);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("analysing filters");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, psa_keeps_frames_before_damage);
+    tcase_add_test(tc, tracking_keeps_events_before_damage);
+    tcase_add_test(tc, zfinder_and_sts_keep_frames_before_damage);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("parameters");
+    tcase_add_test(tc, every_actor_names_unknown_keys);
     suite_add_tcase(s, tc);
     tc = tcase_create("file_writer");
     tcase_add_test(tc, writer_writes_exact_bytes);

@@ -27,7 +27,8 @@
 #include "base/rng.h"
 #include "testutil.h"
 #include "tusk/params.h"
-#include "tusk/textfile.h"
+#include "base/textfile.h"
+#include "tusk/version.h"
 
 START_TEST(parse_whole_numbers)
 {
@@ -530,9 +531,24 @@ START_TEST(cli_dispatch)
         ck_assert_str_eq(r.out, usage);
         ck_assert_str_eq(r.err, "");
     }
+    /* --version: the libraries' version, and the tool's own when the tool
+     * was built as another version (9.8.7 here). */
     r = run_cli(&tool, 3, (const char *const[]){"x", "--version", "alpha"});
     ck_assert_int_eq(r.status, 0);
-    ck_assert_str_eq(r.out, "tusk-x (tusk) 9.8.7\n");
+    ck_assert_str_eq(r.out, "tusk-x (tusk) 9.8.7 (libraries " TUSK_VERSION ")\n");
+    ck_assert_str_eq(tusk_version(), TUSK_VERSION);
+    char numbers[64];
+    snprintf(numbers, sizeof numbers, "%d.%d.%d", TUSK_VERSION_MAJOR, TUSK_VERSION_MINOR, TUSK_VERSION_PATCH);
+    ck_assert_str_eq(numbers, TUSK_VERSION);
+    ck_assert(TUSK_VERSION_NUMBER == TUSK_VERSION_ENCODE(TUSK_VERSION_MAJOR, TUSK_VERSION_MINOR, TUSK_VERSION_PATCH));
+    ck_assert(TUSK_VERSION_ENCODE(0, 10, 0) > TUSK_VERSION_ENCODE(0, 9, 99));
+    static const tusk_cli_t same = {"tusk-v", TUSK_VERSION, "X", NULL, cmd_alpha, NULL};
+    r = run_cli(&same, 2, (const char *const[]){"v", "--version"});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "tusk-v (tusk) " TUSK_VERSION "\n");
+    static const tusk_cli_t unversioned = {"tusk-u", NULL, "X", NULL, cmd_alpha, NULL};
+    r = run_cli(&unversioned, 2, (const char *const[]){"u", "--version"});
+    ck_assert_str_eq(r.out, "tusk-u (tusk) " TUSK_VERSION "\n");
     r = run_cli(&tool, 4, (const char *const[]){"x", "alpha", "one", "two"});
     ck_assert_int_eq(r.status, 7);
     ck_assert_int_eq(seen.argc, 3);
@@ -604,10 +620,10 @@ START_TEST(cli_without_commands)
     ck_assert_int_eq(seen.argc, 3);
     ck_assert_str_eq(seen.argv0, "tusk-y");
     r = run_cli(&alone, 2, (const char *const[]){"y", "--version"});
-    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2\n");
+    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2 (libraries " TUSK_VERSION ")\n");
     r = run_cli(&alone, 3, (const char *const[]){"y", "a", "--version"});
     ck_assert_int_eq(r.status, 0);
-    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2\n");
+    ck_assert_str_eq(r.out, "tusk-y (tusk) 1.2 (libraries " TUSK_VERSION ")\n");
     r = run_cli(&alone, 2, (const char *const[]){"y", "--frob"});
     ck_assert_str_eq(r.err, "tusk-y: unknown option '--frob' (tusk-y --help lists the options)\n");
 }

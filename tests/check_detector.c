@@ -14,7 +14,7 @@
 #include "tusk/basis.h"
 #include "tusk/crystal.h"
 #include "tusk/field.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 #include "tusk/signal.h"
 #include "tusk/weighting.h"
 

@@ -2,7 +2,8 @@
  * data, compared byte for byte: producer -> passthrough x2 -> writer (also
  * with small buffers that force "more output"), fan-in, a plain NARVAL
  * library, a filter that holds everything back until flush, buffer and
- * event limits, --dump-between, one-stage replay, kept instance folders,
+ * event limits, --dump-between, one-stage replay, one stage run between
+ * files (tusk-psa run's) with its counts, kept instance folders,
  * and failures (an actor error mid-run, a failure at stop) that stop the
  * chain with the actor's message while every file is still closed, what
  * was passed on before a failure still reaching the consumers; the stop
@@ -512,6 +513,72 @@ START_TEST(replay_one_stage)
 }
 END_TEST
 
+/* One stage between files (what tusk-psa run is): the output, the stage
+ * actor's counts, and how far a failing one came. */
+START_TEST(run_stage_between_files)
+{
+    char *in = make_input(300, 200, NULL), *out = tu_temp_path();
+    char *sp = search_path();
+    FILE *devnull = fopen("/dev/null", "w");
+    const tusk_emulator_options_t opt = {.actor_path = sp, .log = devnull};
+    const char *keys[] = {"forward"}, *values[] = {"false"};
+    tusk_emulator_stage_t st = {.name = "copy",
+                                .library = "passthrough",
+                                .actor_class = TUSK_FILTER,
+                                .in_size = 2000,
+                                .out_size = 700,
+                                .n_params = 1,
+                                .keys = keys,
+                                .values = values};
+    tusk_emulator_stage_result_t res;
+    tusk_error_t err;
+    ck_assert_msg(tusk_emulator_run_stage(&st, in, out, &opt, &res, &err) == TUSK_OK, "%s", err.message);
+    assert_same_file(in, out);
+    blob_t b = read_file(in);
+    ck_assert(res.ran);
+    ck_assert_uint_eq(res.stats.frames_in, 300);
+    ck_assert_uint_eq(res.stats.frames_out, 300);
+    ck_assert_uint_eq(res.stats.bytes_in, b.size);
+    ck_assert_uint_eq(res.stats.bytes_out, b.size);
+    ck_assert_uint_ge(res.stats.buffers_out, (b.size + 699) / 700);
+    ck_assert_uint_eq(res.stats.calls, res.stats.buffers_out);
+    free(b.data);
+
+    /* The stage's topology text names what it runs. */
+    char *xml;
+    ck_assert_int_eq(tusk_emulator_stage_topology(&st, in, NULL, &xml, &err), TUSK_OK);
+    ck_assert_msg(strstr(xml, "<name>copy</name>") && strstr(xml, "<binary_code>passthrough</binary_code>") &&
+                      strstr(xml, "<size>700</size>") && strstr(xml, "null_consumer") &&
+                      strstr(xml, "<parameter name=\"forward\">false</parameter>"),
+                  "%s", xml);
+    free(xml);
+    st.actor_class = TUSK_PRODUCER;
+    ck_assert_int_eq(tusk_emulator_stage_topology(&st, in, NULL, &xml, &err), TUSK_EINVAL);
+    st.actor_class = TUSK_FILTER;
+
+    /* No input file: refused before anything ran. */
+    ck_assert_int_eq(tusk_emulator_run_stage(&st, "/nonexistent/in.adf", out, &opt, &res, &err), TUSK_EACTOR);
+    ck_assert(!res.ran);
+    ck_assert_msg(strstr(err.message, "/nonexistent/in.adf") != NULL, "%s", err.message);
+
+    /* The actor failing on its second buffer: it ran, the failure names it. */
+    const char *fkeys[] = {"fail", "at"}, *fvalues[] = {"block", "2"};
+    st.library = "failing";
+    st.keys = fkeys;
+    st.values = fvalues;
+    st.n_params = 2;
+    ck_assert_int_eq(tusk_emulator_run_stage(&st, in, out, &opt, &res, &err), TUSK_EACTOR);
+    ck_assert(res.ran);
+    ck_assert_msg(strstr(err.message, "actor copy[0]: process_block failed on buffer 2") == err.message, "%s",
+                  err.message);
+    ck_assert_uint_eq(res.stats.calls, 2);
+    ck_assert_uint_eq(res.stats.buffers_out, 1);
+    fclose(devnull);
+    free(sp);
+    cleanup(in, out);
+}
+END_TEST
+
 START_TEST(instance_folders_kept)
 {
     char *in = make_input(50, 100, NULL), *out = tu_temp_path();
@@ -574,6 +641,7 @@ int main(void)
     tcase_add_test(tc, buffer_and_event_limits);
     tcase_add_test(tc, dump_between_actors);
     tcase_add_test(tc, replay_one_stage);
+    tcase_add_test(tc, run_stage_between_files);
     tcase_add_test(tc, instance_folders_kept);
     suite_add_tcase(s, tc);
     return tu_run(s);

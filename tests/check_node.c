@@ -29,7 +29,7 @@
 #include "layout.h"
 #include "testutil.h"
 #include "tusk/topology.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
 

@@ -17,7 +17,7 @@
 #include "setuputil.h"
 #include "testutil.h"
 #include "tusk/basis.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 #include "tusk/psa.h"
 #include "tusk/sim.h"
 
@@ -182,6 +182,18 @@ START_TEST(test_config)
         tu_assert_error(&err, TUSK_EPARAM, "psa.conf");
         tusk_params_destroy(&p);
     }
+    /* psa_config_keys lists what psa_config_read reads (the psa actor's
+     * known keys): a value no key takes is refused for each, by name. */
+    unsigned n = 0;
+    for (const char *const *k = psa_config_keys(); *k; k++, n++) {
+        p = tusk_params_new();
+        ck_assert_int_eq(tusk_params_set(p, *k, "zz", &err), TUSK_OK);
+        psa_config_default(&c);
+        ck_assert_msg(psa_config_read(&c, p, "psa.conf", &err) == TUSK_EPARAM, "key %s is not read", *k);
+        tu_assert_error(&err, TUSK_EPARAM, *k);
+        tusk_params_destroy(&p);
+    }
+    ck_assert_uint_eq(n, 12);
 }
 END_TEST
 

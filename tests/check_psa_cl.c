@@ -36,7 +36,7 @@
 #include "tusk/basis.h"
 #include "tusk/cl.h"
 #include "tusk/crystal.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
 #include "tusk/sim.h"

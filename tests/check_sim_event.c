@@ -18,11 +18,11 @@
 #include "setuputil.h"
 #include "testutil.h"
 #include "tusk/basis.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 #include "tusk/sim.h"
-#include "tusk/simresponse.h"
-#include "tusk/simrng.h"
-#include "tusk/simsource.h"
+#include "sim/simresponse.h"
+#include "sim/simrng.h"
+#include "sim/simsource.h"
 
 static char dir[512];
 static char basis_path[600], array1_path[600], demo_path[600], bad_basis_path[600];

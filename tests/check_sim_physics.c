@@ -12,7 +12,7 @@
 #include "transport.h"
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
-#include "tusk/simrng.h"
+#include "sim/simrng.h"
 
 #define PI 3.14159265358979323846
 

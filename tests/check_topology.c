@@ -5,6 +5,7 @@
  * libraries are found on search paths and next to the topology. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
+#include "runtime/topology_spec.h"
 #include "testutil.h"
 #include "tusk/topology.h"
 
@@ -302,6 +304,8 @@ static const bad_case_t bad_cases[] = {
     {"size-too-small.xml", TUSK_ETOPOLOGY, 7, "bad size '16'"},
     {"instances-zero.xml", TUSK_ETOPOLOGY, 4, "bad instances '0'"},
     {"instances-too-many.xml", TUSK_ETOPOLOGY, 4, "bad instances '1000'"},
+    {"input-buffers-not-number.xml", TUSK_ETOPOLOGY, 8,
+     "<intermediary> 'copy': bad input_buffers 'two': expected a count of buffers, 0 or more"},
     {"duplicate-names.xml", TUSK_ETOPOLOGY, 8, "'reader': duplicate actor name: also used by the <producer> at line 4"},
     {"unknown-source.xml", TUSK_ETOPOLOGY, 11, "data source 'raeder': unknown actor"},
     {"source-is-consumer.xml", TUSK_ETOPOLOGY, 16, "data source 'writer' is a consumer"},
@@ -731,8 +735,12 @@ START_TEST(test_run_policies)
     } bad[] = {
         {"hwm=\"0\"", "bad hwm '0'"},
         {"hwm=\"70000\"", "bad hwm '70000'"},
-        {"restart=\"always\"", "bad restart 'always'"},
-        {"on_failure=\"ignore\"", "bad on_failure 'ignore'"},
+        {"restart=\"always\"", "<producer> 'p': bad restart 'always': expected 'no' or 'on-failure'"},
+        {"on_failure=\"ignore\"", "<producer> 'p': bad on_failure 'ignore': expected 'stop' or 'continue'"},
+        {"hook_timeout=\"604801\"", "bad hook_timeout '604801': expected whole seconds in [1, 604800]"},
+        {"instances=\"+0\"", "bad instances '+0': expected a count in [1, 256]"},
+        /* NARVAL's buffer counts belong to filters only. */
+        {"input_buffers=\"1\"", "<producer> 'p': unknown attribute 'input_buffers' on <producer>"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char xml[1024];
@@ -742,6 +750,30 @@ START_TEST(test_run_policies)
                  "</configuration>",
                  bad[i].attr);
         parse_fails(xml, TUSK_ETOPOLOGY, bad[i].needle);
+    }
+    /* A filter's NARVAL buffer counts are checked (the loader's table has
+     * them, not only the schema), whatever their size. */
+    static const struct {
+        const char *attr, *needle;
+    } filter_bad[] = {
+        {"input_buffers=\"x\"", "<intermediary> 'f': bad input_buffers 'x': expected a count of buffers, 0 or more"},
+        {"output_buffers=\"-1\"", "<intermediary> 'f': bad output_buffers '-1'"},
+        {"output_buffers=\"99999999999999999999999\"", NULL},
+    };
+    for (size_t i = 0; i < sizeof filter_bad / sizeof filter_bad[0]; i++) {
+        char xml[1024];
+        snprintf(xml, sizeof xml,
+                 "<configuration><producer><name>p</name><binary_code>r</binary_code></producer>"
+                 "<intermediary %s><name>f</name><binary_code>q</binary_code><data_source>p</data_source>"
+                 "</intermediary><consumer><name>c</name><binary_code>w</binary_code><data_source>f</data_source>"
+                 "</consumer></configuration>",
+                 filter_bad[i].attr);
+        if (filter_bad[i].needle) {
+            parse_fails(xml, TUSK_ETOPOLOGY, filter_bad[i].needle);
+        } else {
+            t = parse_ok(xml);
+            tusk_topology_destroy(&t);
+        }
     }
 }
 END_TEST
@@ -934,6 +966,415 @@ START_TEST(test_actor_name_rule)
     xmlRelaxNGFree(schema);
     xmlSetGenericErrorFunc(NULL, NULL);
     free(rng);
+}
+END_TEST
+
+/* ---- the schema against the specification table ------------------------------ */
+
+/* Generated from config/topology.rng (runtime/topology_schema.c, compiled
+ * into this test too): the very text libtusk validates with. */
+extern const char tusk_topology_schema[];
+extern const unsigned long tusk_topology_schema_size;
+
+#define RNG_NS "http://relaxng.org/ns/structure/1.0"
+#define RNG_ANNOTATIONS_NS "http://relaxng.org/ns/compatibility/annotations/1.0"
+#define TUSK_RNG_NS "urn:x-tusk:topology"
+#define SCHEMA_ITEMS 32
+
+/* What the schema says of one attribute or child element. */
+typedef struct schema_item {
+    char name[48];
+    bool element;
+    unsigned min, max;          /* occurrences; max TOPO_MANY: any */
+    char type[160];             /* as type_of writes it */
+    char dflt[48];              /* a:defaultValue / t:default, "" for none */
+    xmlNodePtr node;
+} schema_item_t;
+
+typedef struct schema_walk {
+    xmlNodePtr grammar;
+    schema_item_t item[SCHEMA_ITEMS];
+    unsigned n;
+} schema_walk_t;
+
+static bool rng_is(xmlNodePtr n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && n->ns && strcmp((const char *)n->ns->href, RNG_NS) == 0 &&
+           (!name || strcmp((const char *)n->name, name) == 0);
+}
+
+/* An attribute's value (the caller frees it), "" when absent. */
+static char *prop(xmlNodePtr n, const char *name, const char *ns)
+{
+    xmlChar *v = ns ? xmlGetNsProp(n, BAD_CAST name, BAD_CAST ns) : xmlGetNoNsProp(n, BAD_CAST name);
+    char *s = strdup(v ? (const char *)v : "");
+    xmlFree(v);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+static xmlNodePtr rng_define(xmlNodePtr grammar, const char *name)
+{
+    for (xmlNodePtr d = grammar->children; d; d = d->next) {
+        if (!rng_is(d, "define"))
+            continue;
+        char *dn = prop(d, "name", NULL);
+        bool hit = strcmp(dn, name) == 0;
+        free(dn);
+        if (hit)
+            return d;
+    }
+    ck_abort_msg("schema: no <define name=\"%s\">", name);
+    return NULL;
+}
+
+/* The type of the content of n (an <attribute> or <element>; attributes
+ * and what holds them are skipped), in the words of spec_type below. */
+static void type_of(xmlNodePtr n, char *out, size_t cap)
+{
+    snprintf(out, cap, "empty");
+    for (xmlNodePtr c = n->children; c; c = c->next) {
+        if (!rng_is(c, NULL) || rng_is(c, "attribute") || rng_is(c, "optional"))
+            continue;
+        const char *what = (const char *)c->name;
+        if (strcmp(what, "text") == 0) {
+            snprintf(out, cap, "text");
+        } else if (strcmp(what, "ref") == 0) {
+            char *r = prop(c, "name", NULL);
+            snprintf(out, cap, "%s", strcmp(r, "actor_name.type") == 0   ? "actor name"
+                                     : strcmp(r, "name.type") == 0      ? "parameter name"
+                                     : strcmp(r, "nonempty.type") == 0  ? "non-empty text"
+                                                                        : r);
+            free(r);
+        } else if (strcmp(what, "choice") == 0) {
+            size_t used = (size_t)snprintf(out, cap, "one of");
+            for (xmlNodePtr v = c->children; v; v = v->next)
+                if (rng_is(v, "value")) {
+                    xmlChar *t = xmlNodeGetContent(v);
+                    used += (size_t)snprintf(out + used, cap - used, " %s", (const char *)t);
+                    xmlFree(t);
+                }
+        } else if (strcmp(what, "data") == 0) {
+            char *t = prop(c, "type", NULL);
+            unsigned long long lo = strcmp(t, "positiveInteger") == 0 ? 1 : 0, hi = TOPO_NO_MAX;
+            bool integer = strcmp(t, "positiveInteger") == 0 || strcmp(t, "nonNegativeInteger") == 0;
+            for (xmlNodePtr p = c->children; p; p = p->next)
+                if (rng_is(p, "param")) {
+                    char *pn = prop(p, "name", NULL);
+                    xmlChar *pv = xmlNodeGetContent(p);
+                    unsigned long long v = strtoull((const char *)pv, NULL, 10);
+                    if (strcmp(pn, "minInclusive") == 0 && v > lo)
+                        lo = v;
+                    else if (strcmp(pn, "maxInclusive") == 0)
+                        hi = v;
+                    else
+                        integer = false;
+                    free(pn);
+                    xmlFree(pv);
+                }
+            if (integer && hi == TOPO_NO_MAX)
+                snprintf(out, cap, "count in [%llu, -]", lo);
+            else if (integer)
+                snprintf(out, cap, "count in [%llu, %llu]", lo, hi);
+            else
+                snprintf(out, cap, "data %s", t);
+            free(t);
+        }
+    }
+}
+
+/* Collect the attributes and elements a pattern allows, with their
+ * occurrences (min, max) as the enclosing patterns make them. */
+static void walk_pattern(schema_walk_t *w, xmlNodePtr pattern, unsigned min, unsigned max)
+{
+    for (xmlNodePtr c = pattern->children; c; c = c->next) {
+        if (!rng_is(c, NULL))
+            continue;
+        const char *what = (const char *)c->name;
+        if (strcmp(what, "ref") == 0) {
+            char *r = prop(c, "name", NULL);
+            walk_pattern(w, rng_define(w->grammar, r), min, max);
+            free(r);
+        } else if (strcmp(what, "optional") == 0) {
+            walk_pattern(w, c, 0, max);
+        } else if (strcmp(what, "zeroOrMore") == 0) {
+            walk_pattern(w, c, 0, TOPO_MANY);
+        } else if (strcmp(what, "oneOrMore") == 0) {
+            walk_pattern(w, c, min, TOPO_MANY);
+        } else if (strcmp(what, "interleave") == 0 || strcmp(what, "group") == 0) {
+            walk_pattern(w, c, min, max);
+        } else if (strcmp(what, "choice") == 0) {
+            walk_pattern(w, c, 0, max); /* each alternative may be absent */
+        } else if (strcmp(what, "attribute") == 0 || strcmp(what, "element") == 0) {
+            ck_assert_uint_lt(w->n, SCHEMA_ITEMS);
+            schema_item_t *it = &w->item[w->n++];
+            memset(it, 0, sizeof *it);
+            char *name = prop(c, "name", NULL);
+            char *d = prop(c, what[0] == 'a' ? "defaultValue" : "default",
+                           what[0] == 'a' ? RNG_ANNOTATIONS_NS : TUSK_RNG_NS);
+            snprintf(it->name, sizeof it->name, "%s", name);
+            snprintf(it->dflt, sizeof it->dflt, "%s", d);
+            free(name);
+            free(d);
+            it->element = what[0] == 'e';
+            it->min = min;
+            it->max = max;
+            it->node = c;
+            type_of(c, it->type, sizeof it->type);
+        }
+    }
+}
+
+/* The same words for a value of the table. */
+static void spec_type(const tusk_topo_value_t *v, bool may_be_empty, char *out, size_t cap)
+{
+    switch (v->type) {
+    case TOPO_TEXT:
+        snprintf(out, cap, may_be_empty ? "text" : "non-empty text");
+        break;
+    case TOPO_ACTOR_NAME:
+        snprintf(out, cap, "actor name");
+        break;
+    case TOPO_PARAM_NAME:
+        snprintf(out, cap, "parameter name");
+        break;
+    case TOPO_COUNT:
+        if (v->max == TOPO_NO_MAX)
+            snprintf(out, cap, "count in [%llu, -]", v->min);
+        else
+            snprintf(out, cap, "count in [%llu, %llu]", v->min, v->max);
+        break;
+    case TOPO_CHOICE: {
+        size_t used = (size_t)snprintf(out, cap, "one of");
+        for (unsigned i = 0; v->choices[i]; i++)
+            used += (size_t)snprintf(out + used, cap - used, " %s", v->choices[i]);
+        break;
+    }
+    }
+}
+
+static void spec_default(const tusk_topo_value_t *v, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (v->type == TOPO_TEXT && v->dflt_text)
+        snprintf(out, cap, "%s", v->dflt_text);
+    else if (v->has_default && v->type == TOPO_CHOICE)
+        snprintf(out, cap, "%s", v->choices[v->dflt]);
+    else if (v->has_default)
+        snprintf(out, cap, "%llu", v->dflt);
+}
+
+/* Append a difference to `diff`. */
+static void differ(char *diff, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void differ(char *diff, size_t cap, const char *fmt, ...)
+{
+    size_t used = strlen(diff);
+    if (used + 2 >= cap)
+        return;
+    if (used)
+        diff[used++] = '\n', diff[used] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(diff + used, cap - used, fmt, ap);
+    va_end(ap);
+}
+
+static const schema_item_t *find_item(const schema_walk_t *w, const char *name, bool element)
+{
+    for (unsigned i = 0; i < w->n; i++)
+        if (w->item[i].element == element && strcmp(w->item[i].name, name) == 0)
+            return &w->item[i];
+    return NULL;
+}
+
+/* The attributes an element pattern allows against the table's. */
+static void compare_attrs(const schema_walk_t *w, const char *where, const tusk_topo_attr_t *attrs, unsigned n,
+                          int cls, char *diff, size_t cap)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const tusk_topo_attr_t *a = &attrs[i];
+        if (!(a->classes & TOPO_CLASS(cls)))
+            continue;
+        const schema_item_t *it = find_item(w, a->name, false);
+        if (!it) {
+            differ(diff, cap, "%s: attribute %s is in the table, not in the schema", where, a->name);
+            continue;
+        }
+        char type[160], dflt[48];
+        spec_type(&a->value, true, type, sizeof type);
+        spec_default(&a->value, dflt, sizeof dflt);
+        if ((it->min > 0) != a->required)
+            differ(diff, cap, "%s: attribute %s is %s in the table, %s in the schema", where, a->name,
+                   a->required ? "required" : "optional", it->min ? "required" : "optional");
+        if (strcmp(type, it->type) != 0)
+            differ(diff, cap, "%s: attribute %s: %s in the table, %s in the schema", where, a->name, type, it->type);
+        if (strcmp(dflt, it->dflt) != 0)
+            differ(diff, cap, "%s: attribute %s: default '%s' in the table, '%s' in the schema", where, a->name, dflt,
+                   it->dflt);
+    }
+    for (unsigned k = 0; k < w->n; k++)
+        if (!w->item[k].element) {
+            bool known = false;
+            for (unsigned i = 0; i < n && !known; i++)
+                known = (attrs[i].classes & TOPO_CLASS(cls)) && strcmp(attrs[i].name, w->item[k].name) == 0;
+            if (!known)
+                differ(diff, cap, "%s: attribute %s is in the schema, not in the table", where, w->item[k].name);
+        }
+}
+
+/* Every difference between the schema text and the table, one a line
+ * ("" when they agree). */
+static void compare_schema(const char *rng, size_t size, char *diff, size_t cap)
+{
+    diff[0] = '\0';
+    xmlDocPtr doc = xmlReadMemory(rng, (int)size, "topology.rng", NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+    ck_assert_msg(doc != NULL, "the schema is not well-formed XML");
+    schema_walk_t *w = calloc(1, sizeof *w);
+    ck_assert_ptr_nonnull(w);
+    w->grammar = xmlDocGetRootElement(doc);
+    ck_assert(rng_is(w->grammar, "grammar"));
+    /* <start>: the root element, with no attributes. */
+    xmlNodePtr start = NULL;
+    for (xmlNodePtr c = w->grammar->children; c && !start; c = c->next)
+        if (rng_is(c, "start"))
+            start = c;
+    ck_assert_ptr_nonnull(start);
+    walk_pattern(w, start, 1, 1);
+    if (w->n != 1 || !w->item[0].element || strcmp(w->item[0].name, TOPO_ROOT) != 0) {
+        differ(diff, cap, "the schema's root is not <%s> alone", TOPO_ROOT);
+    } else {
+        xmlNodePtr root = w->item[0].node;
+        w->n = 0;
+        walk_pattern(w, root, 1, 1);
+        schema_walk_t *classes = w;
+        /* The actor classes, each its own element. */
+        unsigned found = 0;
+        for (unsigned k = 0; k < classes->n; k++)
+            for (int cls = 0; cls < 3; cls++)
+                found += classes->item[k].element &&
+                         strcmp(classes->item[k].name, tusk_actor_class_name((tusk_actor_class_t)cls)) == 0;
+        if (found != 3 || classes->n != 3)
+            differ(diff, cap, "<%s> does not hold exactly the three actor classes", TOPO_ROOT);
+        for (unsigned k = 0; k < classes->n && found == 3; k++) {
+            int cls = 0;
+            while (strcmp(classes->item[k].name, tusk_actor_class_name((tusk_actor_class_t)cls)) != 0)
+                cls++;
+            const char *cname = classes->item[k].name;
+            schema_walk_t *aw = calloc(1, sizeof *aw);
+            ck_assert_ptr_nonnull(aw);
+            aw->grammar = w->grammar;
+            walk_pattern(aw, classes->item[k].node, 1, 1);
+            char where[96];
+            snprintf(where, sizeof where, "<%s>", cname);
+            compare_attrs(aw, where, tusk_topo_actor_attrs, TUSK_TOPO_N_ACTOR_ATTRS, cls, diff, cap);
+            for (unsigned i = 0; i < TUSK_TOPO_N_ACTOR_ELEMS; i++) {
+                const tusk_topo_elem_t *e = &tusk_topo_actor_elems[i];
+                const schema_item_t *it = find_item(aw, e->name, true);
+                bool here = (e->classes & TOPO_CLASS(cls)) != 0;
+                if (!here) {
+                    if (it)
+                        differ(diff, cap, "<%s> in <%s>: allowed by the schema, not by the table", e->name, cname);
+                    continue;
+                }
+                if (!it) {
+                    differ(diff, cap, "<%s> in <%s>: allowed by the table, not by the schema", e->name, cname);
+                    continue;
+                }
+                if (it->min != e->min || it->max != e->max)
+                    differ(diff, cap, "<%s> in <%s>: %u to %u times (0: any) in the table, %u to %u in the schema",
+                           e->name, cname, e->min, e->max, it->min, it->max);
+                char type[160], dflt[48];
+                spec_type(&e->content, e->may_be_empty, type, sizeof type);
+                spec_default(&e->content, dflt, sizeof dflt);
+                if (strcmp(type, it->type) != 0)
+                    differ(diff, cap, "<%s> in <%s>: %s in the table, %s in the schema", e->name, cname, type,
+                           it->type);
+                if (strcmp(dflt, it->dflt) != 0)
+                    differ(diff, cap, "<%s> in <%s>: default '%s' in the table, '%s' in the schema", e->name, cname,
+                           dflt, it->dflt);
+                schema_walk_t *ew = calloc(1, sizeof *ew);
+                ck_assert_ptr_nonnull(ew);
+                ew->grammar = w->grammar;
+                walk_pattern(ew, it->node, 1, 1);
+                char ewhere[128];
+                snprintf(ewhere, sizeof ewhere, "<%s> in <%s>", e->name, cname);
+                compare_attrs(ew, ewhere, e->attrs, e->n_attrs, cls, diff, cap);
+                for (unsigned j = 0; j < ew->n; j++)
+                    if (ew->item[j].element)
+                        differ(diff, cap, "%s: the schema allows element <%s> in it", ewhere, ew->item[j].name);
+                free(ew);
+            }
+            for (unsigned j = 0; j < aw->n; j++) {
+                bool known = !aw->item[j].element;
+                for (unsigned i = 0; i < TUSK_TOPO_N_ACTOR_ELEMS && !known; i++)
+                    known = strcmp(tusk_topo_actor_elems[i].name, aw->item[j].name) == 0;
+                if (!known)
+                    differ(diff, cap, "<%s> in <%s>: in the schema, not in the table", aw->item[j].name, cname);
+            }
+            free(aw);
+        }
+    }
+    free(w);
+    xmlFreeDoc(doc);
+}
+
+/* Copy of the schema with `from` replaced by `to` (once; it must occur). */
+static char *schema_edit(const char *from, const char *to, size_t *size)
+{
+    const char *at = strstr(tusk_topology_schema, from);
+    ck_assert_msg(at != NULL, "'%s' is not in the schema", from);
+    size_t head = (size_t)(at - tusk_topology_schema), n = tusk_topology_schema_size - strlen(from) + strlen(to);
+    char *s = malloc(n + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, tusk_topology_schema, head);
+    memcpy(s + head, to, strlen(to));
+    memcpy(s + head + strlen(to), at + strlen(from), tusk_topology_schema_size - head - strlen(from));
+    s[n] = '\0';
+    *size = n;
+    return s;
+}
+
+/* The embedded schema says what the loader's table says: the same
+ * attributes and elements in each actor class, with the same types,
+ * ranges, defaults and required-ness. And the comparison sees a change. */
+START_TEST(test_schema_matches_spec)
+{
+    char diff[4096];
+    compare_schema(tusk_topology_schema, tusk_topology_schema_size, diff, sizeof diff);
+    ck_assert_msg(diff[0] == '\0', "config/topology.rng and runtime/topology_spec.c differ:\n%s", diff);
+
+    static const struct {
+        const char *from, *to, *expect;
+    } edits[] = {
+        {"<param name=\"maxInclusive\">256</param>", "<param name=\"maxInclusive\">255</param>",
+         "attribute instances: count in [1, 256] in the table, count in [1, 255] in the schema"},
+        {"<attribute name=\"hwm\" a:defaultValue=\"8\">", "<attribute name=\"hwm\" a:defaultValue=\"9\">",
+         "attribute hwm: default '8' in the table, '9' in the schema"},
+        {"<value>on-failure</value>", "<value>always</value>", "attribute restart: one of no on-failure in the table"},
+        {"<optional><attribute name=\"source_port\"><text/></attribute></optional>",
+         "<attribute name=\"source_port\"><text/></attribute>",
+         "<data_source> in <consumer>: attribute source_port is optional in the table, required in the schema"},
+        {"<element name=\"binary_code\"><ref name=\"nonempty.type\"/></element>",
+         "<element name=\"binary_code\"><text/></element>",
+         "<binary_code> in <producer>: non-empty text in the table, text in the schema"},
+        {"<element name=\"size\" t:default=\"1048576\">", "<element name=\"size\">",
+         "<size> in <producer>: default '1048576' in the table, '' in the schema"},
+        {"<zeroOrMore><ref name=\"parameter\"/></zeroOrMore>", "<optional><ref name=\"parameter\"/></optional>",
+         "<parameter> in <producer>: 0 to 0 times (0: any) in the table, 0 to 1 in the schema"},
+        {"<attribute name=\"output_buffers\">", "<attribute name=\"outputbuffers\">",
+         "<intermediary>: attribute outputbuffers is in the schema, not in the table"},
+        {"<element name=\"debug\"><text/></element>", "<element name=\"debug\"><text/></element></optional>"
+                                                      "<optional><element name=\"colour\"><text/></element>",
+         "<colour> in <consumer>: in the schema, not in the table"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        size_t n;
+        char *edited = schema_edit(edits[i].from, edits[i].to, &n);
+        compare_schema(edited, n, diff, sizeof diff);
+        ck_assert_msg(strstr(diff, edits[i].expect) != NULL, "edit %zu: '%s' not among the differences:\n%s", i,
+                      edits[i].expect, diff);
+        free(edited);
+    }
 }
 END_TEST
 
@@ -1284,6 +1725,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_inline_errors);
     tcase_add_test(tc, test_encoding);
     tcase_add_test(tc, test_actor_name_rule);
+    tcase_add_test(tc, test_schema_matches_spec);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("memory");

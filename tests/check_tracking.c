@@ -25,7 +25,7 @@
 #include "tusk/gexs.h"
 #include "tusk/sim.h"
 #include "tusk/array.h"
-#include "tusk/simrng.h"
+#include "sim/simrng.h"
 #include "tusk/track.h"
 
 #define PI 3.14159265358979323846
@@ -617,6 +617,92 @@ START_TEST(test_frames)
 }
 END_TEST
 
+/* Points that are no measurement (non-finite or absurd energies and
+ * positions, the issue's 3e38 keV hit) are an error naming the frame and
+ * the point, never a track; sane extremes still pass. */
+START_TEST(test_absurd_points)
+{
+    tusk_error_t err;
+    array_t *arr = NULL;
+    ck_assert_msg(array_load(&arr, array_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    track_config_t c;
+    track_config_default(&c);
+    track_t *t = NULL;
+    ck_assert_int_eq(track_new(&t, &c, arr, &err), TUSK_OK);
+    track_batch_t *b = track_batch_new();
+    size_t cap = 1 << 14;
+    uint8_t *in = malloc(cap);
+    adf_writer_t *w = adf_writer_new();
+    ck_assert(b && in && w);
+    static const struct {
+        float x, energy;
+        const char *expect; /* NULL: taken */
+    } cases[] = {
+        {5.0f, 300.0f, NULL},
+        {5.0f, 99999.0f, NULL},
+        {-9999.0f, 300.0f, NULL},
+        {5.0f, 3e38f, "crystal 4, hit 1: energy 3e+38 keV is beyond +-100000 keV"},
+        {5.0f, -2e5f, "crystal 4, hit 1: energy -200000 keV is beyond"},
+        {5.0f, INFINITY, "crystal 4, hit 1: position (5, 3, 20) mm or energy inf keV not finite"},
+        {NAN, 300.0f, "not finite"},
+        {1e6f, 300.0f, "crystal 4, hit 1: position (1e+06, 3, 20) mm is beyond +-10000 mm"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        adf_psa_t psa;
+        adf_key_t key = {0, 0, 21, 7000};
+        memset(&psa, 0, sizeof psa);
+        psa.crystal_id = 4;
+        psa.n_hits = 2;
+        for (int h = 0; h < 2; h++) {
+            psa.hit[h].x = h ? cases[i].x : 1.0f;
+            psa.hit[h].y = 3.0f;
+            psa.hit[h].z = 20.0f;
+            psa.hit[h].energy = h ? cases[i].energy : 200.0f;
+            psa.hit[h].crystal = 4;
+        }
+        adf_psa_t good = psa;
+        good.hit[1].x = 5.0f;
+        good.hit[1].energy = 300.0f;
+        adf_writer_reset(w, in, cap);
+        /* A good event first: the failure names the second frame. */
+        ck_assert_int_eq(adf_event_psa_encode(w, 20, 6000, &key, &good, 1, NULL), ADF_OK);
+        size_t second = adf_writer_used(w);
+        ck_assert_int_eq(adf_event_psa_encode(w, 21, 7000, &key, &psa, 1, NULL), ADF_OK);
+        int rc = track_frames_read(t, b, in, adf_writer_used(w), 0, &err);
+        if (!cases[i].expect) {
+            ck_assert_msg(rc == TUSK_OK, "case %zu: %s", i, err.message);
+            continue;
+        }
+        ck_assert_int_eq(rc, TUSK_EINVAL);
+        char where[64];
+        snprintf(where, sizeof where, "offset %zu (event 21): ", second);
+        tu_assert_error(&err, TUSK_EINVAL, where);
+        tu_assert_error(&err, TUSK_EINVAL, cases[i].expect);
+    }
+    /* Truth points: the array frame, the same bounds. */
+    adf_truth_t *tr = calloc(1, sizeof *tr);
+    ck_assert_ptr_nonnull(tr);
+    tr->n_points = 2;
+    tr->point[0].energy = 100.0f;
+    tr->point[1].energy = 100.0f;
+    tr->point[1].world[2] = 2e4f;
+    track_batch_clear(b);
+    ck_assert_int_eq(track_batch_begin(b, 1, 1, &err), TUSK_OK);
+    ck_assert_int_eq(track_add_truth(t, b, tr, false, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "truth point 1: position (0, 0, 20000) mm is beyond +-10000 mm");
+    tr->point[1].world[2] = 200.0f;
+    tr->point[0].energy = 1e9f;
+    ck_assert_int_eq(track_add_truth(t, b, tr, true, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "truth point 0: energy 1e+09 keV is beyond");
+    free(tr);
+    adf_writer_destroy(&w);
+    free(in);
+    track_batch_destroy(&b);
+    track_destroy(&t);
+    array_destroy(&arr);
+}
+END_TEST
+
 /* ---- simulated events ----------------------------------------------------------------------- */
 
 static sim_t *co60_sim(uint64_t decays, uint64_t seed)
@@ -829,6 +915,7 @@ int main(void)
     tcase_add_test(tc, test_settings);
     tcase_add_test(tc, test_reentrant);
     tcase_add_test(tc, test_frames);
+    tcase_add_test(tc, test_absurd_points);
     suite_add_tcase(s, tc);
     tc = tcase_create("simulated");
     tcase_set_timeout(tc, 300);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "tusk/wire.h"
+#include "runtime/wire.h"
 
 START_TEST(header_known_bytes)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "tusk/crystal.h"
-#include "tusk/generate.h"
+#include "detector/generate.h"
 
 void su_need(int ok, const char *prog, const char *what)
 {

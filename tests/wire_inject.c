@@ -13,8 +13,8 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "tusk/textfile.h"
-#include "tusk/wire.h"
+#include "base/textfile.h"
+#include "runtime/wire.h"
 
 static int number(const char *s, uint64_t max, uint64_t *v)
 {

@@ -42,12 +42,12 @@ chain() {
     echo "exit status $?" >> "$out/$name-emulate.txt"
 }
 
-# zf_long TOPOLOGY REPEAT FRAMES: the chain for a long run: file_producer
-# passes REPEAT times over the RoI file, and a null_consumer that expects
-# FRAMES frames takes the place of the analysis (which refuses a RoI that
-# comes twice).
+# zf_long TOPOLOGY REPEAT FRAMES [SOURCE]: the chain for a long run:
+# file_producer passes REPEAT times over the RoI file, and a null_consumer
+# that expects FRAMES frames takes the place of the analysis (which refuses
+# a RoI that comes twice), fed by SOURCE (zfinder).
 zf_long() {
-    awk -v repeat="$2" -v frames="$3" '
+    awk -v repeat="$2" -v frames="$3" -v source="${4:-zfinder}" '
         /<parameter name="file">/ { print; printf "    <parameter name=\"repeat\">%s</parameter>\n", repeat; next }
         /<consumer>/ { skip = 1 }
         skip && /<\/consumer>/ {
@@ -55,7 +55,7 @@ zf_long() {
             print "  <consumer>"
             print "    <name>sink</name>"
             print "    <binary_code>null_consumer</binary_code>"
-            print "    <data_source>zfinder</data_source>"
+            printf "    <data_source>%s</data_source>\n", source
             printf "    <parameter name=\"expect_frames\">%s</parameter>\n", frames
             print "  </consumer>"
             next

@@ -332,9 +332,32 @@ size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap)
 
 /* ---- point extraction ------------------------------------------------------------------- */
 
-static bool finite3(const double v[3])
+/* The points tracking takes: a finite energy within +-MAX_POINT_KEV (100
+ * MeV, far above any gamma ray a germanium array measures) at a finite
+ * position within +-MAX_POINT_MM of the origin on every axis (10 m; an
+ * array is well under a metre across), in the crystal's frame for psa
+ * hits and the array's for truth points. Anything else is no measurement
+ * but damage (a 3e38 keV hit once made a "track"): an error naming the
+ * point, which track_frames_read prefixes with the frame. */
+#define MAX_POINT_KEV 1e5
+#define MAX_POINT_MM 1e4
+
+/* Whether a point is one tracking takes; if not, what is wrong in why. */
+static bool point_sane(const double pos[3], double energy, char *why, size_t n)
 {
-    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+    if (!isfinite(energy) || !isfinite(pos[0]) || !isfinite(pos[1]) || !isfinite(pos[2])) {
+        snprintf(why, n, "position (%g, %g, %g) mm or energy %g keV not finite", pos[0], pos[1], pos[2], energy);
+        return false;
+    }
+    if (fabs(energy) > MAX_POINT_KEV) {
+        snprintf(why, n, "energy %g keV is beyond +-%g keV", energy, MAX_POINT_KEV);
+        return false;
+    }
+    if (fabs(pos[0]) > MAX_POINT_MM || fabs(pos[1]) > MAX_POINT_MM || fabs(pos[2]) > MAX_POINT_MM) {
+        snprintf(why, n, "position (%g, %g, %g) mm is beyond +-%g mm", pos[0], pos[1], pos[2], MAX_POINT_MM);
+        return false;
+    }
+    return true;
 }
 
 /* Add a point unless its energy is at or below min_point_kev. */
@@ -364,9 +387,9 @@ int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, 
         for (unsigned h = 0; h < p->n_hits; h++) {
             const adf_psa_hit_t *hit = &p->hit[h];
             double local[3] = {hit->x, hit->y, hit->z}, world[3];
-            if (!finite3(local) || !isfinite(hit->energy))
-                return tusk_error_set(err, TUSK_EINVAL, "crystal %u, hit %u: position or energy not finite",
-                                      (unsigned)p->crystal_id, h);
+            char why[200];
+            if (!point_sane(local, hit->energy, why, sizeof why))
+                return tusk_error_set(err, TUSK_EINVAL, "crystal %u, hit %u: %s", (unsigned)p->crystal_id, h, why);
             array_to_world(t->array, (size_t)idx, local, world);
             int st = add_point(t, b, world, hit->energy, p->crystal_id, hit->segment, err);
             if (st)
@@ -382,8 +405,9 @@ int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool
     for (unsigned i = 0; i < truth->n_points; i++) {
         const adf_truth_point_t *q = &truth->point[i];
         double w[3] = {q->world[0], q->world[1], q->world[2]};
-        if (!finite3(w) || !isfinite(q->energy))
-            return tusk_error_set(err, TUSK_EINVAL, "truth point %u: position or energy not finite", i);
+        char why[200];
+        if (!point_sane(w, q->energy, why, sizeof why))
+            return tusk_error_set(err, TUSK_EINVAL, "truth point %u: %s", i, why);
     }
     if (!segments) {
         for (unsigned i = 0; i < truth->n_points; i++) {

@@ -6,6 +6,8 @@
 #ifndef TUSK_TRACKING_PRIVATE_H
 #define TUSK_TRACKING_PRIVATE_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,5 +81,10 @@ int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, trk_ev
 
 /* The points of a cluster, copied out in its order. */
 void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
+
+/* The kernels' source, compiled into the library (Makefile.am's TRACK_KERNEL_PARTS, by
+ * tools/embed-text.sh); exported for the tests that build on it. */
+TUSK_INTERNAL extern const char tusk_track_kernel_source[];
+TUSK_INTERNAL extern const unsigned long tusk_track_kernel_source_size;
 
 #endif

@@ -21,8 +21,6 @@
 
 /* Generated from opencl/gpu_common.h, zf_shared.h, zf_real.h and
  * kernels/zfinder.cl by tools/embed-text.sh. */
-extern const char tusk_zfinder_kernel_source[];
-extern const unsigned long tusk_zfinder_kernel_source_size;
 
 #define MAX_SLOTS 2
 #define ALIGN 64u

@@ -2,6 +2,8 @@
 #ifndef TUSK_ZF_PRIVATE_H
 #define TUSK_ZF_PRIVATE_H
 
+#include "tusk/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,5 +66,10 @@ void zf_ref_work_free(zf_ref_work_t *w);
 int zf_ref_work_room(zf_ref_work_t *w, size_t n, size_t s, tusk_error_t *err);
 
 /* Threads: base/pool.h; random numbers: base/rng.h. */
+
+/* The kernels' source, compiled into the library (Makefile.am's ZF_KERNEL_PARTS, by
+ * tools/embed-text.sh); exported for the tests that build on it. */
+TUSK_INTERNAL extern const char tusk_zfinder_kernel_source[];
+TUSK_INTERNAL extern const unsigned long tusk_zfinder_kernel_source_size;
 
 #endif

@@ -36,6 +36,8 @@
 #ifndef TUSK_ACTOR_H
 #define TUSK_ACTOR_H
 
+#include "export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -86,11 +88,21 @@ typedef struct tusk_actor_descriptor {
 
 #define TUSK_ACTOR_DESCRIPTOR_SYMBOL "tusk_actor_descriptor"
 
-/* Define the descriptor in an actor library. */
+/* Define the descriptor in an actor library (exported, whatever the
+ * library's default visibility). */
 #define TUSK_ACTOR_DECLARE(name_, summary_, parameters_)                         \
-    extern const tusk_actor_descriptor_t tusk_actor_descriptor;                  \
-    const tusk_actor_descriptor_t tusk_actor_descriptor = {                      \
+    extern TUSK_API const tusk_actor_descriptor_t tusk_actor_descriptor;         \
+    TUSK_API const tusk_actor_descriptor_t tusk_actor_descriptor = {             \
         TUSK_ACTOR_ABI_VERSION, 0, (name_), (summary_), (parameters_)}
+
+/* Exports. The host finds the hooks below by name (dlsym), so an actor
+ * library must export them, and need export nothing else. An actor
+ * compiled with -fvisibility=hidden marks each hook's definition:
+ *   TUSK_ACTOR_EXPORT void process_config(const char *dir, unsigned int *error_code) { ... }
+ * (tusk's own actors are compiled with default visibility and linked with
+ * libtool's -export-symbols-regex '^(process_.*|tusk_actor_descriptor)$',
+ * which exports exactly the hooks and the descriptor). */
+#define TUSK_ACTOR_EXPORT TUSK_API
 
 /* ---- NARVAL hooks (required: config, register, initialise, block) ---------- */
 typedef void (*tusk_process_config_fn)(const char *directory_path, unsigned int *error_code);
@@ -141,7 +153,7 @@ typedef void (*tusk_process_flush_fn)(void *algo_data, void *output_buffer, unsi
                                       unsigned int *used_size_of_output_buffer, unsigned int *error_code);
 
 /* Meaning of a status code ("end of data", "bad configuration", ...). */
-const char *tusk_actor_status_string(unsigned int code);
+TUSK_API const char *tusk_actor_status_string(unsigned int code);
 
 #ifdef __cplusplus
 }

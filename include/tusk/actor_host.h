@@ -10,6 +10,8 @@
 #ifndef TUSK_ACTOR_HOST_H
 #define TUSK_ACTOR_HOST_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,41 +28,40 @@ typedef struct tusk_actor_lib tusk_actor_lib_t;
 /* dlopen `path` as an actor of `actor_class`: checks the descriptor's ABI
  * version and that the required hooks exist. TUSK_ELOAD (with dlerror()),
  * TUSK_EABI. */
-int tusk_actor_lib_open(tusk_actor_lib_t **lib, const char *path, tusk_actor_class_t actor_class,
-                        tusk_error_t *err);
+TUSK_API int tusk_actor_lib_open(tusk_actor_lib_t **lib, const char *path, tusk_actor_class_t actor_class,
+                                 tusk_error_t *err);
 
 /* Close the library (kept loaded when TUSK_NO_DLCLOSE is set in the
  * environment, so valgrind can still name its functions). */
-void tusk_actor_lib_close(tusk_actor_lib_t **lib);
+TUSK_API void tusk_actor_lib_close(tusk_actor_lib_t **lib);
 
 /* NULL for a plain NARVAL library. */
-const tusk_actor_descriptor_t *tusk_actor_lib_descriptor(const tusk_actor_lib_t *lib);
-const char *tusk_actor_lib_path(const tusk_actor_lib_t *lib);
+TUSK_API const tusk_actor_descriptor_t *tusk_actor_lib_descriptor(const tusk_actor_lib_t *lib);
+TUSK_API const char *tusk_actor_lib_path(const tusk_actor_lib_t *lib);
 
 /* Write DIR/parameters.conf for instance `index` of `spec` (creating DIR). */
-int tusk_actor_write_config(const char *dir, const tusk_actor_spec_t *spec, unsigned index,
-                            tusk_error_t *err);
+TUSK_API int tusk_actor_write_config(const char *dir, const tusk_actor_spec_t *spec, unsigned index, tusk_error_t *err);
 
 typedef struct tusk_actor tusk_actor_t;
 
 /* Create instance `index` of actor `name`: process_config(config_dir) then
  * process_register_dir(config_dir) or process_register(). */
-int tusk_actor_new(tusk_actor_t **actor, tusk_actor_lib_t *lib, const char *name, unsigned index,
-                   const char *config_dir, tusk_error_t *err);
+TUSK_API int tusk_actor_new(tusk_actor_t **actor, tusk_actor_lib_t *lib, const char *name, unsigned index,
+                            const char *config_dir, tusk_error_t *err);
 
 /* process_unload (if exported) and free. Reports an unload failure. */
-int tusk_actor_destroy(tusk_actor_t **actor, tusk_error_t *err);
+TUSK_API int tusk_actor_destroy(tusk_actor_t **actor, tusk_error_t *err);
 
 /* "psa[2]" */
-const char *tusk_actor_label(const tusk_actor_t *actor);
+TUSK_API const char *tusk_actor_label(const tusk_actor_t *actor);
 
 /* Lifecycle hooks; the optional ones are no-ops when not exported. */
-int tusk_actor_initialise(tusk_actor_t *actor, tusk_error_t *err);
-int tusk_actor_start(tusk_actor_t *actor, tusk_error_t *err);
-int tusk_actor_stop(tusk_actor_t *actor, tusk_error_t *err);
-int tusk_actor_pause(tusk_actor_t *actor, tusk_error_t *err);
-int tusk_actor_resume(tusk_actor_t *actor, tusk_error_t *err);
-int tusk_actor_reset(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_initialise(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_start(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_stop(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_pause(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_resume(tusk_actor_t *actor, tusk_error_t *err);
+TUSK_API int tusk_actor_reset(tusk_actor_t *actor, tusk_error_t *err);
 
 /* Flow outcome of one process_block / process_flush call. */
 typedef enum tusk_flow {
@@ -71,19 +72,19 @@ typedef enum tusk_flow {
 } tusk_flow_t;
 
 /* One producer call. */
-int tusk_actor_produce(tusk_actor_t *actor, void *out, uint32_t out_size, uint32_t *used, tusk_flow_t *flow,
-                       tusk_error_t *err);
+TUSK_API int tusk_actor_produce(tusk_actor_t *actor, void *out, uint32_t out_size, uint32_t *used, tusk_flow_t *flow,
+                                tusk_error_t *err);
 /* One filter call on a buffer from source number `input`. */
-int tusk_actor_filter(tusk_actor_t *actor, unsigned input, void *in, uint32_t in_size, void *out,
-                      uint32_t out_size, uint32_t *used, tusk_flow_t *flow, tusk_error_t *err);
+TUSK_API int tusk_actor_filter(tusk_actor_t *actor, unsigned input, void *in, uint32_t in_size, void *out,
+                               uint32_t out_size, uint32_t *used, tusk_flow_t *flow, tusk_error_t *err);
 /* One consumer call. */
-int tusk_actor_consume(tusk_actor_t *actor, void *in, uint32_t in_size, tusk_error_t *err);
+TUSK_API int tusk_actor_consume(tusk_actor_t *actor, void *in, uint32_t in_size, tusk_error_t *err);
 /* One process_flush call (nothing and TUSK_FLOW_DONE if not exported). */
-int tusk_actor_flush(tusk_actor_t *actor, void *out, uint32_t out_size, uint32_t *used, tusk_flow_t *flow,
-                     tusk_error_t *err);
+TUSK_API int tusk_actor_flush(tusk_actor_t *actor, void *out, uint32_t out_size, uint32_t *used, tusk_flow_t *flow,
+                              tusk_error_t *err);
 
 /* Buffers given to / produced by process_block so far. */
-uint64_t tusk_actor_blocks(const tusk_actor_t *actor);
+TUSK_API uint64_t tusk_actor_blocks(const tusk_actor_t *actor);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef TUSK_ADF_CRYSTAL_H
 #define TUSK_ADF_CRYSTAL_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,11 +37,11 @@ typedef struct adf_crystal {
 } adf_crystal_t;
 
 /* Payload bytes of a data:crystal frame with n_samples per channel. */
-size_t adf_crystal_payload_size(unsigned n_samples);
+TUSK_API size_t adf_crystal_payload_size(unsigned n_samples);
 
-int adf_crystal_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                       const adf_crystal_t *crystal, adf_error_t *err);
-int adf_crystal_decode(const adf_frame_t *frame, adf_crystal_t *crystal, adf_error_t *err);
+TUSK_API int adf_crystal_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                                const adf_crystal_t *crystal, adf_error_t *err);
+TUSK_API int adf_crystal_decode(const adf_frame_t *frame, adf_crystal_t *crystal, adf_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef TUSK_ADF_FILE_H
 #define TUSK_ADF_FILE_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,35 +34,34 @@ typedef struct adf_file_options {
 typedef struct adf_file_reader adf_file_reader_t;
 
 /* Open `path` for reading ("-" is standard input). `options` may be NULL. */
-adf_file_reader_t *adf_file_reader_open(const char *path, const adf_file_options_t *options,
-                                        adf_error_t *err);
-void adf_file_reader_destroy(adf_file_reader_t **reader);
+TUSK_API adf_file_reader_t *adf_file_reader_open(const char *path, const adf_file_options_t *options, adf_error_t *err);
+TUSK_API void adf_file_reader_destroy(adf_file_reader_t **reader);
 
 /* Next frame, as adf_reader_next; frame.offset is the file offset and the
  * payload view stays valid until the next call. */
-int adf_file_reader_next(adf_file_reader_t *reader, adf_frame_t *frame);
+TUSK_API int adf_file_reader_next(adf_file_reader_t *reader, adf_frame_t *frame);
 
-const adf_error_t *adf_file_reader_error(const adf_file_reader_t *reader);
-adf_reader_stats_t adf_file_reader_stats(const adf_file_reader_t *reader);
-const char *adf_file_reader_path(const adf_file_reader_t *reader);
+TUSK_API const adf_error_t *adf_file_reader_error(const adf_file_reader_t *reader);
+TUSK_API adf_reader_stats_t adf_file_reader_stats(const adf_file_reader_t *reader);
+TUSK_API const char *adf_file_reader_path(const adf_file_reader_t *reader);
 
 /* Bytes the read window holds now: at most max(window, max_frame + 20),
  * whatever the size of the file. */
-size_t adf_file_reader_window_size(const adf_file_reader_t *reader);
+TUSK_API size_t adf_file_reader_window_size(const adf_file_reader_t *reader);
 
 typedef struct adf_file_writer adf_file_writer_t;
 
 /* Create or truncate `path` ("-" is standard output). */
-adf_file_writer_t *adf_file_writer_open(const char *path, adf_error_t *err);
+TUSK_API adf_file_writer_t *adf_file_writer_open(const char *path, adf_error_t *err);
 
 /* Append `size` bytes (whole frames, e.g. an actor's output buffer). */
-int adf_file_writer_write(adf_file_writer_t *writer, const void *data, size_t size, adf_error_t *err);
+TUSK_API int adf_file_writer_write(adf_file_writer_t *writer, const void *data, size_t size, adf_error_t *err);
 
 /* Flush and close; reports a failure to write the last bytes. Always
  * frees the writer and sets *writer to NULL. */
-int adf_file_writer_close(adf_file_writer_t **writer, adf_error_t *err);
+TUSK_API int adf_file_writer_close(adf_file_writer_t **writer, adf_error_t *err);
 
-uint64_t adf_file_writer_bytes(const adf_file_writer_t *writer);
+TUSK_API uint64_t adf_file_writer_bytes(const adf_file_writer_t *writer);
 
 #ifdef __cplusplus
 }

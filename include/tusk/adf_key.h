@@ -9,6 +9,8 @@
 #ifndef TUSK_ADF_KEY_H
 #define TUSK_ADF_KEY_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,21 +71,21 @@ static inline bool adf_type_is_composite(uint32_t type)
 
 /* Check that a key could start a well-formed frame: class byte 0xFA or
  * 0xCA, length >= ADF_KEY_SIZE, timestamp < 2^48. Fills err on failure. */
-int adf_key_validate(const adf_key_t *key, adf_error_t *err);
+TUSK_API int adf_key_validate(const adf_key_t *key, adf_error_t *err);
 
 /* Write the 20 key bytes. Fails with ADF_EBADKEY on an invalid key. */
-int adf_key_encode(const adf_key_t *key, uint8_t out[ADF_KEY_SIZE], adf_error_t *err);
+TUSK_API int adf_key_encode(const adf_key_t *key, uint8_t out[ADF_KEY_SIZE], adf_error_t *err);
 
 /* Read and validate a key from `size` bytes (ADF_ETRUNC if size < 20). */
-int adf_key_decode(const uint8_t *in, size_t size, adf_key_t *key, adf_error_t *err);
+TUSK_API int adf_key_decode(const uint8_t *in, size_t size, adf_key_t *key, adf_error_t *err);
 
 /* "data:crystal" for 0xFA010101, NULL for a type tusk has no name for. */
-const char *adf_type_name(uint32_t type);
+TUSK_API const char *adf_type_name(uint32_t type);
 
 /* Parse a frame type given as a name ("data:psa") or a number, decimal or
  * hexadecimal after 0x ("0xFA010102").
  * ADF_EINVAL if neither. */
-int adf_type_parse(const char *text, uint32_t *type);
+TUSK_API int adf_type_parse(const char *text, uint32_t *type);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef TUSK_ADF_META_H
 #define TUSK_ADF_META_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,9 +27,9 @@ typedef struct adf_eof {
     uint64_t frames;  /* frames the producer sent before this one */
 } adf_eof_t;
 
-int adf_eof_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                   const adf_eof_t *eof, adf_error_t *err);
-int adf_eof_decode(const adf_frame_t *frame, adf_eof_t *eof, adf_error_t *err);
+TUSK_API int adf_eof_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                            const adf_eof_t *eof, adf_error_t *err);
+TUSK_API int adf_eof_decode(const adf_frame_t *frame, adf_eof_t *eof, adf_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef TUSK_ADF_PSA_H
 #define TUSK_ADF_PSA_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,23 +52,22 @@ typedef struct adf_psa {
     adf_psa_hit_t hit[ADF_PSA_MAX_HITS];
 } adf_psa_t;
 
-size_t adf_psa_payload_size(unsigned n_hits, bool has_fom);
+TUSK_API size_t adf_psa_payload_size(unsigned n_hits, bool has_fom);
 
-int adf_psa_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                   const adf_psa_t *psa, adf_error_t *err);
-int adf_psa_decode(const adf_frame_t *frame, adf_psa_t *psa, adf_error_t *err);
+TUSK_API int adf_psa_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                            const adf_psa_t *psa, adf_error_t *err);
+TUSK_API int adf_psa_decode(const adf_frame_t *frame, adf_psa_t *psa, adf_error_t *err);
 
 /* event:data:psa: a composite of n data:psa frames, each with its own key
  * (keys[i].event and keys[i].timestamp; type and length are set here). */
-int adf_event_psa_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                         const adf_key_t *keys, const adf_psa_t *psa, size_t n,
-                         adf_error_t *err);
+TUSK_API int adf_event_psa_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                                  const adf_key_t *keys, const adf_psa_t *psa, size_t n, adf_error_t *err);
 
 /* Decode up to `max` crystals into keys[] and psa[]; *n receives the count.
  * ADF_ERANGE if the event holds more than `max`. Every sub-frame must be a
  * well-formed data:psa and they must fill the payload exactly. */
-int adf_event_psa_decode(const adf_frame_t *frame, adf_key_t *keys, adf_psa_t *psa,
-                         size_t max, size_t *n, adf_error_t *err);
+TUSK_API int adf_event_psa_decode(const adf_frame_t *frame, adf_key_t *keys, adf_psa_t *psa,
+                                  size_t max, size_t *n, adf_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 #ifndef TUSK_ADF_READER_H
 #define TUSK_ADF_READER_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,29 +48,29 @@ typedef struct adf_reader_stats {
 
 typedef struct adf_reader adf_reader_t;
 
-adf_reader_t *adf_reader_new(adf_on_error_t policy);
-void adf_reader_destroy(adf_reader_t **reader);
+TUSK_API adf_reader_t *adf_reader_new(adf_on_error_t policy);
+TUSK_API void adf_reader_destroy(adf_reader_t **reader);
 
 /* Start over on a new buffer. `base_offset` is added to every offset the
  * reader reports (the buffer's position in a file or an outer frame). */
-void adf_reader_reset(adf_reader_t *reader, const void *data, size_t size, uint64_t base_offset);
+TUSK_API void adf_reader_reset(adf_reader_t *reader, const void *data, size_t size, uint64_t base_offset);
 
 /* Start over on the payload of a composite frame (ADF_EBADTYPE if `frame`
  * is not composite). Offsets stay those of the outer buffer. */
-int adf_reader_open_composite(adf_reader_t *reader, const adf_frame_t *frame);
+TUSK_API int adf_reader_open_composite(adf_reader_t *reader, const adf_frame_t *frame);
 
 /* Next frame: ADF_OK and *frame filled, ADF_END when the data is used up,
  * or a negative error (see adf_reader_error for the message). */
-int adf_reader_next(adf_reader_t *reader, adf_frame_t *frame);
+TUSK_API int adf_reader_next(adf_reader_t *reader, adf_frame_t *frame);
 
 /* The last error reported (code ADF_OK if none since the last reset). */
-const adf_error_t *adf_reader_error(const adf_reader_t *reader);
+TUSK_API const adf_error_t *adf_reader_error(const adf_reader_t *reader);
 
-adf_reader_stats_t adf_reader_stats(const adf_reader_t *reader);
+TUSK_API adf_reader_stats_t adf_reader_stats(const adf_reader_t *reader);
 
 /* Top-level frames of a buffer, up to the first malformed one (resets
  * `reader`): for statistics that hosts keep without caring about content. */
-uint64_t adf_count_frames(adf_reader_t *reader, const void *data, size_t size);
+TUSK_API uint64_t adf_count_frames(adf_reader_t *reader, const void *data, size_t size);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,8 @@
 #ifndef TUSK_ADF_STS_H
 #define TUSK_ADF_STS_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,24 +91,24 @@ typedef struct adf_sts_digis {
     const uint8_t *raw;   /* decoder: the digis' bytes in the frame; encoder: unused */
 } adf_sts_digis_t;
 
-size_t adf_sts_digis_payload_size(uint32_t n_digis);
+TUSK_API size_t adf_sts_digis_payload_size(uint32_t n_digis);
 
 /* Write one data:sts_digis frame: hdr's fields and hdr->n_digis digis
  * given as keys. ADF_ERANGE for too many digis; ADF_EINVAL for a header
  * field outside its range or a digi whose channel is >= 2 strips or whose
  * time is >= length_ns (nothing is written then). */
 /* The encoder's check alone (for digis that are not written yet). */
-int adf_sts_digis_check(const adf_sts_digis_t *hdr, const uint64_t *keys, adf_error_t *err);
-int adf_sts_digis_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp, const adf_sts_digis_t *hdr,
-                         const uint64_t *keys, adf_error_t *err);
+TUSK_API int adf_sts_digis_check(const adf_sts_digis_t *hdr, const uint64_t *keys, adf_error_t *err);
+TUSK_API int adf_sts_digis_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp,
+                                  const adf_sts_digis_t *hdr, const uint64_t *keys, adf_error_t *err);
 
 /* Check a data:sts_digis frame whole (type, size, header, every digi)
  * and fill d (d->raw points into the frame). ADF_EBADTYPE, ADF_ERANGE,
  * ADF_EPAYLOAD naming the field or the digi; d is untouched on error. */
-int adf_sts_digis_decode(const adf_frame_t *frame, adf_sts_digis_t *d, adf_error_t *err);
+TUSK_API int adf_sts_digis_decode(const adf_frame_t *frame, adf_sts_digis_t *d, adf_error_t *err);
 
 /* Digis [first, first + n) of a decoded frame, as keys. */
-void adf_sts_digis_keys(const adf_sts_digis_t *d, uint32_t first, uint32_t n, uint64_t *keys);
+TUSK_API void adf_sts_digis_keys(const adf_sts_digis_t *d, uint32_t first, uint32_t n, uint64_t *keys);
 
 /* ---- data:sts_clusters -------------------------------------------------------- */
 
@@ -115,7 +117,7 @@ void adf_sts_digis_keys(const adf_sts_digis_t *d, uint32_t first, uint32_t n, ui
 
 enum adf_sts_backend { ADF_STS_REFERENCE = 1, ADF_STS_FAST = 2, ADF_STS_OPENCL = 3 };
 /* "reference", "fast", "opencl", or "?" for another number. */
-const char *adf_sts_backend_name(unsigned backend);
+TUSK_API const char *adf_sts_backend_name(unsigned backend);
 
 typedef struct adf_sts_cluster {
     uint16_t channel;     /* the cluster's first (lowest) channel, module numbering */
@@ -138,16 +140,17 @@ typedef struct adf_sts_clusters {
     const uint8_t *raw;   /* decoder: the clusters' bytes in the frame; encoder: unused */
 } adf_sts_clusters_t;
 
-size_t adf_sts_clusters_payload_size(uint32_t n_clusters);
+TUSK_API size_t adf_sts_clusters_payload_size(uint32_t n_clusters);
 /* ADF_ERANGE for too many clusters; ADF_EINVAL for strips or backend out
  * of range, a size of 0, or a cluster not on its side (front: channel +
  * size <= strips; back: strips <= channel, channel + size <= 2 strips). */
-int adf_sts_clusters_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp,
-                            const adf_sts_clusters_t *hdr, const adf_sts_cluster_t *clusters, adf_error_t *err);
+TUSK_API int adf_sts_clusters_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp,
+                                     const adf_sts_clusters_t *hdr, const adf_sts_cluster_t *clusters,
+                                     adf_error_t *err);
 /* Checks the whole payload as the encoder does; c untouched on error. */
-int adf_sts_clusters_decode(const adf_frame_t *frame, adf_sts_clusters_t *c, adf_error_t *err);
+TUSK_API int adf_sts_clusters_decode(const adf_frame_t *frame, adf_sts_clusters_t *c, adf_error_t *err);
 /* Cluster i (< n_front + n_back) of a decoded frame. */
-void adf_sts_cluster(const adf_sts_clusters_t *c, uint32_t i, adf_sts_cluster_t *cluster);
+TUSK_API void adf_sts_cluster(const adf_sts_clusters_t *c, uint32_t i, adf_sts_cluster_t *cluster);
 
 /* ---- data:sts_hits ------------------------------------------------------------- */
 
@@ -173,12 +176,12 @@ typedef struct adf_sts_hits {
     const uint8_t *raw;
 } adf_sts_hits_t;
 
-size_t adf_sts_hits_payload_size(uint32_t n_hits);
+TUSK_API size_t adf_sts_hits_payload_size(uint32_t n_hits);
 /* ADF_ERANGE for too many hits, ADF_EINVAL for a bad backend. */
-int adf_sts_hits_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp, const adf_sts_hits_t *hdr,
-                        const adf_sts_hit_t *hits, adf_error_t *err);
-int adf_sts_hits_decode(const adf_frame_t *frame, adf_sts_hits_t *h, adf_error_t *err);
-void adf_sts_hit(const adf_sts_hits_t *h, uint32_t i, adf_sts_hit_t *hit);
+TUSK_API int adf_sts_hits_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp,
+                                 const adf_sts_hits_t *hdr, const adf_sts_hit_t *hits, adf_error_t *err);
+TUSK_API int adf_sts_hits_decode(const adf_frame_t *frame, adf_sts_hits_t *h, adf_error_t *err);
+TUSK_API void adf_sts_hit(const adf_sts_hits_t *h, uint32_t i, adf_sts_hit_t *hit);
 
 /* ---- data:sts_truth --------------------------------------------------------------- */
 
@@ -203,16 +206,17 @@ typedef struct adf_sts_truth {
     const uint8_t *raw_points, *raw_digis;
 } adf_sts_truth_t;
 
-size_t adf_sts_truth_payload_size(uint32_t n_points, uint32_t n_digis);
+TUSK_API size_t adf_sts_truth_payload_size(uint32_t n_points, uint32_t n_digis);
 /* digi_point[j]: the point of digi j (< n_points) or ADF_STS_NOISE.
  * ADF_ERANGE for too many points or digis, ADF_EINVAL for a digi naming a
  * point that is not there. */
-int adf_sts_truth_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp, const adf_sts_truth_t *hdr,
-                         const adf_sts_point_t *points, const uint32_t *digi_point, adf_error_t *err);
-int adf_sts_truth_decode(const adf_frame_t *frame, adf_sts_truth_t *t, adf_error_t *err);
-void adf_sts_truth_point(const adf_sts_truth_t *t, uint32_t i, adf_sts_point_t *point);
+TUSK_API int adf_sts_truth_encode(adf_writer_t *writer, uint32_t timeslice, uint64_t timestamp,
+                                  const adf_sts_truth_t *hdr,
+                                  const adf_sts_point_t *points, const uint32_t *digi_point, adf_error_t *err);
+TUSK_API int adf_sts_truth_decode(const adf_frame_t *frame, adf_sts_truth_t *t, adf_error_t *err);
+TUSK_API void adf_sts_truth_point(const adf_sts_truth_t *t, uint32_t i, adf_sts_point_t *point);
 /* The points of digis [first, first + n). */
-void adf_sts_truth_digis(const adf_sts_truth_t *t, uint32_t first, uint32_t n, uint32_t *digi_point);
+TUSK_API void adf_sts_truth_digis(const adf_sts_truth_t *t, uint32_t first, uint32_t n, uint32_t *digi_point);
 
 #ifdef __cplusplus
 }

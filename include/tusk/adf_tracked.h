@@ -3,6 +3,8 @@
 #ifndef TUSK_ADF_TRACKED_H
 #define TUSK_ADF_TRACKED_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,11 +35,11 @@ typedef struct adf_tracked {
     adf_tracked_gamma_t gamma[ADF_TRACKED_MAX_GAMMAS];
 } adf_tracked_t;
 
-size_t adf_tracked_payload_size(unsigned n_gammas);
+TUSK_API size_t adf_tracked_payload_size(unsigned n_gammas);
 
-int adf_tracked_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                       const adf_tracked_t *tracked, adf_error_t *err);
-int adf_tracked_decode(const adf_frame_t *frame, adf_tracked_t *tracked, adf_error_t *err);
+TUSK_API int adf_tracked_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                                const adf_tracked_t *tracked, adf_error_t *err);
+TUSK_API int adf_tracked_decode(const adf_frame_t *frame, adf_tracked_t *tracked, adf_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #ifndef TUSK_ADF_TRUTH_H
 #define TUSK_ADF_TRUTH_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,20 +72,20 @@ typedef struct adf_truth {
 } adf_truth_t;
 
 /* Payload bytes of a data:truth frame: 24 + 16 n_gammas + 36 n_points. */
-size_t adf_truth_payload_size(unsigned n_gammas, unsigned n_points);
+TUSK_API size_t adf_truth_payload_size(unsigned n_gammas, unsigned n_points);
 
 /* Write one data:truth frame. ADF_ERANGE when a count exceeds its maximum,
  * ADF_EINVAL when a point names a gamma >= n_gammas, an unknown process or
  * a segment outside 0-35 and -1; nothing is written then. Writer errors
  * (ADF_EFULL, ADF_ETOOBIG, ADF_EBADKEY) as for every codec. */
-int adf_truth_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
-                     const adf_truth_t *truth, adf_error_t *err);
+TUSK_API int adf_truth_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp,
+                              const adf_truth_t *truth, adf_error_t *err);
 
 /* Decode a data:truth frame. ADF_EBADTYPE for another type, ADF_ERANGE for
  * counts over the maxima, ADF_EPAYLOAD for a payload whose size does not
  * match its counts or a point that fails the checks above; `truth` is left
  * untouched on error. The reserved header word is ignored. */
-int adf_truth_decode(const adf_frame_t *frame, adf_truth_t *truth, adf_error_t *err);
+TUSK_API int adf_truth_decode(const adf_frame_t *frame, adf_truth_t *truth, adf_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef TUSK_ADF_WRITER_H
 #define TUSK_ADF_WRITER_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,45 +32,45 @@ extern "C" {
 
 typedef struct adf_writer adf_writer_t;
 
-adf_writer_t *adf_writer_new(void);
-void adf_writer_destroy(adf_writer_t **writer);
+TUSK_API adf_writer_t *adf_writer_new(void);
+TUSK_API void adf_writer_destroy(adf_writer_t **writer);
 
 /* Start writing into `buffer` of `capacity` bytes; clears the full state. */
-void adf_writer_reset(adf_writer_t *writer, void *buffer, size_t capacity);
+TUSK_API void adf_writer_reset(adf_writer_t *writer, void *buffer, size_t capacity);
 
 /* Append a frame whose key is `key` (its length field is ignored and
  * computed) and whose payload is a copy of `payload`. */
-int adf_writer_put(adf_writer_t *writer, const adf_key_t *key, const void *payload, size_t size);
+TUSK_API int adf_writer_put(adf_writer_t *writer, const adf_key_t *key, const void *payload, size_t size);
 
 /* Append a copy of a frame read elsewhere (key and payload). */
-int adf_writer_put_frame(adf_writer_t *writer, const adf_frame_t *frame);
+TUSK_API int adf_writer_put_frame(adf_writer_t *writer, const adf_frame_t *frame);
 
 /* Append a frame and hand back its payload area of `size` bytes for the
  * caller to fill completely before the next writer call (codecs encode
  * in place this way). */
-int adf_writer_reserve(adf_writer_t *writer, const adf_key_t *key, size_t size, uint8_t **payload);
+TUSK_API int adf_writer_reserve(adf_writer_t *writer, const adf_key_t *key, size_t size, uint8_t **payload);
 
 /* Open a composite frame (key class 0xCA); frames put until the matching
  * adf_writer_end become its payload. */
-int adf_writer_begin(adf_writer_t *writer, const adf_key_t *key);
-int adf_writer_end(adf_writer_t *writer);
+TUSK_API int adf_writer_begin(adf_writer_t *writer, const adf_key_t *key);
+TUSK_API int adf_writer_end(adf_writer_t *writer);
 
 /* Take back the innermost open composite frame and everything put into
  * it, as if it was never begun (no-op when none is open). */
-void adf_writer_abort(adf_writer_t *writer);
+TUSK_API void adf_writer_abort(adf_writer_t *writer);
 
 /* Bytes of complete frames in the buffer (open composites not counted):
  * what the actor reports as the used size of its output buffer. */
-size_t adf_writer_used(const adf_writer_t *writer);
+TUSK_API size_t adf_writer_used(const adf_writer_t *writer);
 
 /* Number of composite frames currently open. */
-unsigned adf_writer_depth(const adf_writer_t *writer);
+TUSK_API unsigned adf_writer_depth(const adf_writer_t *writer);
 
 /* True once a frame was refused with ADF_EFULL, until the next reset. */
-bool adf_writer_full(const adf_writer_t *writer);
+TUSK_API bool adf_writer_full(const adf_writer_t *writer);
 
 /* The last error (code ADF_OK if none since the last reset). */
-const adf_error_t *adf_writer_error(const adf_writer_t *writer);
+TUSK_API const adf_error_t *adf_writer_error(const adf_writer_t *writer);
 
 #ifdef __cplusplus
 }

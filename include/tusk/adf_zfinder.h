@@ -23,6 +23,8 @@
 #ifndef TUSK_ADF_ZFINDER_H
 #define TUSK_ADF_ZFINDER_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,24 +59,24 @@ typedef struct adf_idsp {
     const uint8_t *raw; /* decoder: the points' bytes in the frame; encoder: unused */
 } adf_idsp_t;
 
-size_t adf_idsp_payload_size(uint32_t n_points);
+TUSK_API size_t adf_idsp_payload_size(uint32_t n_points);
 
 /* Write one data:id_spacepoints frame with hdr's range and flags and
  * hdr->n_points points. ADF_ERANGE for too many points; ADF_EINVAL for a
  * phi range that is not finite or a width outside (0, 2 pi], or a point
  * whose layer is >= ADF_IDSP_MAX_LAYERS (nothing is written then). Writer
  * errors as for every codec. */
-int adf_idsp_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_idsp_t *hdr,
-                    const adf_idsp_point_t *points, adf_error_t *err);
+TUSK_API int adf_idsp_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_idsp_t *hdr,
+                             const adf_idsp_point_t *points, adf_error_t *err);
 
 /* Check a data:id_spacepoints frame whole (type, size, range, every
  * layer) and fill sp (sp->raw points into the frame). ADF_EBADTYPE,
  * ADF_ERANGE (too many points), ADF_EPAYLOAD (size, range or a layer);
  * sp is untouched on error. */
-int adf_idsp_decode(const adf_frame_t *frame, adf_idsp_t *sp, adf_error_t *err);
+TUSK_API int adf_idsp_decode(const adf_frame_t *frame, adf_idsp_t *sp, adf_error_t *err);
 
 /* Point i (< sp->n_points) of a decoded frame. */
-void adf_idsp_point(const adf_idsp_t *sp, uint32_t i, adf_idsp_point_t *point);
+TUSK_API void adf_idsp_point(const adf_idsp_t *sp, uint32_t i, adf_idsp_point_t *point);
 
 /* ---- data:zvertex -------------------------------------------------------- */
 
@@ -103,15 +105,15 @@ typedef struct adf_zvertex {
     adf_zvertex_peak_t vertex[ADF_ZVERTEX_MAX];
 } adf_zvertex_t;
 
-size_t adf_zvertex_payload_size(unsigned n_vertices);
+TUSK_API size_t adf_zvertex_payload_size(unsigned n_vertices);
 
 /* ADF_EINVAL for more than 2 vertices, an unknown mode, precision or
  * backend (nothing is written then). */
-int adf_zvertex_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_zvertex_t *zv,
-                       adf_error_t *err);
+TUSK_API int adf_zvertex_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_zvertex_t *zv,
+                                adf_error_t *err);
 /* ADF_EBADTYPE, ADF_ERANGE (more than 2 vertices), ADF_EPAYLOAD (size,
  * mode, precision or backend); zv untouched on error. */
-int adf_zvertex_decode(const adf_frame_t *frame, adf_zvertex_t *zv, adf_error_t *err);
+TUSK_API int adf_zvertex_decode(const adf_frame_t *frame, adf_zvertex_t *zv, adf_error_t *err);
 
 /* ---- data:id_truth -------------------------------------------------------- */
 
@@ -135,16 +137,16 @@ typedef struct adf_idtruth {
     const uint8_t *raw; /* decoder: the points' bytes in the frame; encoder: unused */
 } adf_idtruth_t;
 
-size_t adf_idtruth_payload_size(unsigned n_pileup, uint32_t n_points);
+TUSK_API size_t adf_idtruth_payload_size(unsigned n_pileup, uint32_t n_points);
 
 /* ADF_ERANGE for too many pile-up vertices or points; ADF_EINVAL for a
  * point whose vertex is above n_pileup (and not noise), or a noise vertex
  * with a particle number or the other way round. */
-int adf_idtruth_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_idtruth_t *truth,
-                       const adf_idtruth_point_t *points, adf_error_t *err);
+TUSK_API int adf_idtruth_encode(adf_writer_t *writer, uint32_t event, uint64_t timestamp, const adf_idtruth_t *truth,
+                                const adf_idtruth_point_t *points, adf_error_t *err);
 /* Checks the whole payload as the encoder does; truth untouched on error. */
-int adf_idtruth_decode(const adf_frame_t *frame, adf_idtruth_t *truth, adf_error_t *err);
-void adf_idtruth_point(const adf_idtruth_t *truth, uint32_t i, adf_idtruth_point_t *point);
+TUSK_API int adf_idtruth_decode(const adf_frame_t *frame, adf_idtruth_t *truth, adf_error_t *err);
+TUSK_API void adf_idtruth_point(const adf_idtruth_t *truth, uint32_t i, adf_idtruth_point_t *point);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,8 @@
 #ifndef TUSK_ARRAY_H
 #define TUSK_ARRAY_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -85,27 +87,27 @@ typedef struct array_place {
  * `origin` names the text in messages. `crystal` is the shape of every
  * crystal (NULL: det_config_default); it is checked and copied. On
  * failure *out is NULL and err says why (TUSK_EPARAM for the text). */
-int array_parse(array_t **out, const char *text, size_t size, const char *origin,
-                const det_config_t *crystal, tusk_error_t *err);
+TUSK_API int array_parse(array_t **out, const char *text, size_t size, const char *origin,
+                         const det_config_t *crystal, tusk_error_t *err);
 /* The same from a file (at most 1 MiB); messages name `path`. */
-int array_load(array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err);
+TUSK_API int array_load(array_t **out, const char *path, const det_config_t *crystal, tusk_error_t *err);
 /* Free the array and set *array = NULL; NULL (or *array NULL) is fine. */
-void array_destroy(array_t **array);
+TUSK_API void array_destroy(array_t **array);
 
 /* The number of crystals (at least 1). */
-size_t array_count(const array_t *a);
+TUSK_API size_t array_count(const array_t *a);
 /* Crystal i (0 <= i < count; NULL beyond), the crystals sorted by id. */
-const array_place_t *array_place(const array_t *a, size_t i);
+TUSK_API const array_place_t *array_place(const array_t *a, size_t i);
 /* The shape shared by every crystal (owned by the array). */
-const det_crystal_t *array_crystal(const array_t *a);
+TUSK_API const det_crystal_t *array_crystal(const array_t *a);
 /* The index of the crystal with this id, -1 if none. */
-int array_index_of(const array_t *a, unsigned id);
+TUSK_API int array_index_of(const array_t *a, unsigned id);
 
 /* Points between the array frame and crystal i's local frame. */
-void array_to_local(const array_t *a, size_t i, const double world[3], double local[3]);
-void array_to_world(const array_t *a, size_t i, const double local[3], double world[3]);
+TUSK_API void array_to_local(const array_t *a, size_t i, const double world[3], double local[3]);
+TUSK_API void array_to_world(const array_t *a, size_t i, const double local[3], double world[3]);
 /* Directions into crystal i's local frame (the rotation only). */
-void array_dir_to_local(const array_t *a, size_t i, const double world_dir[3], double local_dir[3]);
+TUSK_API void array_dir_to_local(const array_t *a, size_t i, const double world_dir[3], double local_dir[3]);
 
 /* A stretch of a ray inside one crystal's bounding cylinder. */
 typedef struct array_chord {
@@ -127,18 +129,18 @@ typedef struct array_chord {
  * cylinder contains the germanium (it does for the coax shape). Each
  * crystal is first tested against its bounding sphere, so a ray costs
  * little per crystal it misses. */
-size_t array_chords(const array_t *a, const double origin[3], const double dir[3], array_chord_t *chords,
-                    size_t max, size_t *total);
+TUSK_API size_t array_chords(const array_t *a, const double origin[3], const double dir[3], array_chord_t *chords,
+                             size_t max, size_t *total);
 /* Is the array-frame point inside crystal i's germanium
  * (det_crystal_inside after array_to_local)? */
-bool array_inside(const array_t *a, size_t i, const double world[3]);
+TUSK_API bool array_inside(const array_t *a, size_t i, const double world[3]);
 
 /* A human summary: the count, the id range, the distances, the least
  * clearance between neighbours (capsule test, which pair), the crystal
  * size and the fraction of 4 pi the front faces cover. Written into buf
  * like snprintf: the length needed is returned (buf may be NULL when cap
  * is 0). */
-size_t array_describe(const array_t *a, char *buf, size_t cap);
+TUSK_API size_t array_describe(const array_t *a, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

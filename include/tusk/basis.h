@@ -10,6 +10,8 @@
 #ifndef TUSK_BASIS_H
 #define TUSK_BASIS_H
 
+#include <tusk/export.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,17 +39,18 @@ typedef struct det_basis_shape {
 typedef struct det_basis det_basis_t;
 
 /* An empty basis of this shape (the strings are copied). */
-int det_basis_new(det_basis_t **out, const det_basis_shape_t *shape, tusk_error_t *err);
-void det_basis_destroy(det_basis_t **basis);
+TUSK_API int det_basis_new(det_basis_t **out, const det_basis_shape_t *shape, tusk_error_t *err);
+TUSK_API void det_basis_destroy(det_basis_t **basis);
 
 /* Add a point of `segment` at pos (mm); traces holds channels * samples
  * values, channel after channel. Points keep the order they were added in
  * within their segment. */
-int det_basis_add(det_basis_t *basis, unsigned segment, const float pos[3], const float *traces, tusk_error_t *err);
+TUSK_API int det_basis_add(det_basis_t *basis, unsigned segment, const float pos[3], const float *traces,
+                           tusk_error_t *err);
 
 /* Write the file (int16 or float32 samples). Written to PATH.tmp and
  * renamed, so a reader never sees half a file. */
-int det_basis_save(const det_basis_t *basis, const char *path, enum det_sample_type type, tusk_error_t *err);
+TUSK_API int det_basis_save(const det_basis_t *basis, const char *path, enum det_sample_type type, tusk_error_t *err);
 
 /* What a user of the basis needs it to be; zero / NULL fields are not
  * checked. A mismatch is refused with both values in the message. */
@@ -59,27 +62,27 @@ typedef struct det_basis_expect {
 /* Load a basis file (`expect` may be NULL). Every length, count, position
  * and the checksum are verified: a truncated, corrupt or mismatched file
  * is refused with a message naming the file and what is wrong. */
-int det_basis_load(det_basis_t **out, const char *path, const det_basis_expect_t *expect, tusk_error_t *err);
+TUSK_API int det_basis_load(det_basis_t **out, const char *path, const det_basis_expect_t *expect, tusk_error_t *err);
 /* The same from bytes in memory (`origin` names them). */
-int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const char *origin,
-                    const det_basis_expect_t *expect, tusk_error_t *err);
+TUSK_API int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const char *origin,
+                             const det_basis_expect_t *expect, tusk_error_t *err);
 
 /* Shape and contents. */
-const det_basis_shape_t *det_basis_shape(const det_basis_t *basis);
-enum det_sample_type det_basis_sample_type(const det_basis_t *basis); /* as loaded; FLOAT32 for a new basis */
-size_t det_basis_points(const det_basis_t *basis);                    /* all segments */
-size_t det_basis_segment_points(const det_basis_t *basis, unsigned segment);
+TUSK_API const det_basis_shape_t *det_basis_shape(const det_basis_t *basis);
+TUSK_API enum det_sample_type det_basis_sample_type(const det_basis_t *basis); /* as loaded; FLOAT32 for a new basis */
+TUSK_API size_t det_basis_points(const det_basis_t *basis);                    /* all segments */
+TUSK_API size_t det_basis_segment_points(const det_basis_t *basis, unsigned segment);
 /* Position (mm) of point i of `segment`. */
-void det_basis_position(const det_basis_t *basis, unsigned segment, size_t i, float pos[3]);
+TUSK_API void det_basis_position(const det_basis_t *basis, unsigned segment, size_t i, float pos[3]);
 /* The segment's traces, [channel][sample][point] (point fastest), as
  * float whatever the file held; NULL for a segment without points. Valid
  * until the next det_basis_add to that segment. A basis being built keeps
  * its traces in the order they were added and lays a segment out on the
  * first call here, so that call must not run alongside others; a loaded
  * basis is laid out already and may be read from any number of threads. */
-const float *det_basis_block(const det_basis_t *basis, unsigned segment);
+TUSK_API const float *det_basis_block(const det_basis_t *basis, unsigned segment);
 /* One trace: samples values of `channel` at point i of `segment`. */
-void det_basis_trace(const det_basis_t *basis, unsigned segment, size_t i, unsigned channel, float *out);
+TUSK_API void det_basis_trace(const det_basis_t *basis, unsigned segment, size_t i, unsigned channel, float *out);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 #ifndef TUSK_CL_H
 #define TUSK_CL_H
 
+#include <tusk/export.h>
+
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
@@ -39,11 +41,11 @@ extern "C" {
 
 /* "CL_INVALID_VALUE" for -30; "CL_UNKNOWN_ERROR" for a code not in the
  * OpenCL 1.2-3.0 and common extension tables. */
-const char *tusk_cl_strerror(cl_int code);
+TUSK_API const char *tusk_cl_strerror(cl_int code);
 
 /* If rc is not CL_SUCCESS: fill err with TUSK_ECL and "WHAT: CL_NAME (rc)"
  * (WHAT formatted from fmt) and return TUSK_ECL; else return TUSK_OK. */
-int tusk_cl_check(cl_int rc, tusk_error_t *err, const char *fmt, ...) TUSK_PRINTF(3, 4);
+TUSK_API int tusk_cl_check(cl_int rc, tusk_error_t *err, const char *fmt, ...) TUSK_PRINTF(3, 4);
 
 /* ---- devices ------------------------------------------------------------ */
 
@@ -82,23 +84,19 @@ typedef struct tusk_cl_device_info {
 } tusk_cl_device_info_t;
 
 /* "GPU", "CPU", "accelerator", "custom", "default" or "other". */
-const char *tusk_cl_device_type_name(cl_device_type type);
+TUSK_API const char *tusk_cl_device_type_name(cl_device_type type);
 
 /* True if the space-separated extension list names `ext` exactly. */
-bool tusk_cl_has_extension(const tusk_cl_device_info_t *info, const char *ext);
+TUSK_API bool tusk_cl_has_extension(const tusk_cl_device_info_t *info, const char *ext);
 
 typedef struct tusk_cl_devices tusk_cl_devices_t;
 
 /* Every device of every platform the ICD loader knows. A host with no
  * platform at all gives an empty list (not an error). */
-int tusk_cl_devices_new(tusk_cl_devices_t **out, tusk_error_t *err);
-/* An empty list to fill with tusk_cl_devices_add (tests, tools). */
-tusk_cl_devices_t *tusk_cl_devices_new_empty(void);
-/* Append a copy of `info` (its index is set to the list position). */
-int tusk_cl_devices_add(tusk_cl_devices_t *devs, const tusk_cl_device_info_t *info, tusk_error_t *err);
-void tusk_cl_devices_destroy(tusk_cl_devices_t **devs);
-size_t tusk_cl_devices_count(const tusk_cl_devices_t *devs);
-const tusk_cl_device_info_t *tusk_cl_devices_get(const tusk_cl_devices_t *devs, size_t i);
+TUSK_API int tusk_cl_devices_new(tusk_cl_devices_t **out, tusk_error_t *err);
+TUSK_API void tusk_cl_devices_destroy(tusk_cl_devices_t **devs);
+TUSK_API size_t tusk_cl_devices_count(const tusk_cl_devices_t *devs);
+TUSK_API const tusk_cl_device_info_t *tusk_cl_devices_get(const tusk_cl_devices_t *devs, size_t i);
 
 /* ---- device selection ---------------------------------------------------
  *
@@ -138,17 +136,17 @@ typedef struct tusk_cl_spec {
 } tusk_cl_spec_t;
 
 /* Parse a selection string (TUSK_EINVAL with the reason on bad text). */
-int tusk_cl_spec_parse(const char *text, tusk_cl_spec_t *spec, tusk_error_t *err);
+TUSK_API int tusk_cl_spec_parse(const char *text, tusk_cl_spec_t *spec, tusk_error_t *err);
 
 /* The selection in effect: `setting` when given and not empty, else
  * $TUSK_CL_DEVICE when set and not empty, else "any". */
-const char *tusk_cl_device_setting(const char *setting);
+TUSK_API const char *tusk_cl_device_setting(const char *setting);
 
 /* Choose a device of `devs` for `spec`; `instance` stands in for
  * ":instance". TUSK_ENODEV when nothing matches, with a message that
  * lists the devices there are. */
-int tusk_cl_select(const tusk_cl_devices_t *devs, const tusk_cl_spec_t *spec, unsigned instance, size_t *chosen,
-                   tusk_error_t *err);
+TUSK_API int tusk_cl_select(const tusk_cl_devices_t *devs, const tusk_cl_spec_t *spec, unsigned instance,
+                            size_t *chosen, tusk_error_t *err);
 
 /* ---- a device in use: context and queue --------------------------------- */
 
@@ -165,7 +163,7 @@ typedef struct tusk_cl tusk_cl_t;
 
 /* Select a device, create its context and one in-order queue with
  * profiling enabled. */
-int tusk_cl_new(tusk_cl_t **out, const tusk_cl_config_t *config, tusk_error_t *err);
+TUSK_API int tusk_cl_new(tusk_cl_t **out, const tusk_cl_config_t *config, tusk_error_t *err);
 
 /* The same from an actor's parameters (add TUSK_CL_PARAM_KEYS to the
  * actor's tusk_params_expect list):
@@ -175,15 +173,15 @@ int tusk_cl_new(tusk_cl_t **out, const tusk_cl_config_t *config, tusk_error_t *e
  *   cl.define.X   adds -DX=VALUE to every program's options
  * and the host's `instance` for ":instance". */
 #define TUSK_CL_PARAM_KEYS "device", "cl.options", "cl.cache", "cl.define.*"
-int tusk_cl_new_from_params(tusk_cl_t **out, const tusk_params_t *params, tusk_error_t *err);
+TUSK_API int tusk_cl_new_from_params(tusk_cl_t **out, const tusk_params_t *params, tusk_error_t *err);
 
-void tusk_cl_destroy(tusk_cl_t **cl);
+TUSK_API void tusk_cl_destroy(tusk_cl_t **cl);
 
-const tusk_cl_device_info_t *tusk_cl_device(const tusk_cl_t *cl);
-cl_context tusk_cl_context(const tusk_cl_t *cl);
-cl_command_queue tusk_cl_queue(const tusk_cl_t *cl);
+TUSK_API const tusk_cl_device_info_t *tusk_cl_device(const tusk_cl_t *cl);
+TUSK_API cl_context tusk_cl_context(const tusk_cl_t *cl);
+TUSK_API cl_command_queue tusk_cl_queue(const tusk_cl_t *cl);
 /* "NAME (PLATFORM, driver VERSION)" for logs. */
-const char *tusk_cl_describe(const tusk_cl_t *cl);
+TUSK_API const char *tusk_cl_describe(const tusk_cl_t *cl);
 
 /* ---- programs ------------------------------------------------------------ */
 
@@ -191,7 +189,7 @@ const char *tusk_cl_describe(const tusk_cl_t *cl);
  * NUL-terminated options in buf. NAME must be a C identifier and VALUE a
  * non-empty word without spaces, quotes or backslashes (TUSK_EINVAL);
  * TUSK_ELIMIT when buf is too small (buf is then unchanged). */
-int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, tusk_error_t *err);
+TUSK_API int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, tusk_error_t *err);
 
 /* Build `source` (`size` bytes; `name` names it in messages) for cl's
  * device with cl's options followed by `options` (may be NULL). A cached
@@ -200,15 +198,15 @@ int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, t
  * TUSK_EBUILD on a compile error: the message names the program and the
  * device and carries the build log (as much as fits; the whole log is
  * kept, see tusk_cl_build_log). */
-int tusk_cl_program_build(tusk_cl_t *cl, const char *name, const char *source, size_t size, const char *options,
-                          cl_program *out, tusk_error_t *err);
+TUSK_API int tusk_cl_program_build(tusk_cl_t *cl, const char *name, const char *source, size_t size,
+                                   const char *options, cl_program *out, tusk_error_t *err);
 
 /* The complete log of the last build on cl ("" when none). */
-const char *tusk_cl_build_log(const tusk_cl_t *cl);
+TUSK_API const char *tusk_cl_build_log(const tusk_cl_t *cl);
 
 /* clCreateKernel with an error that names the kernel and the program. */
-int tusk_cl_kernel_new(tusk_cl_t *cl, cl_program program, const char *kernel_name, cl_kernel *out,
-                       tusk_error_t *err);
+TUSK_API int tusk_cl_kernel_new(tusk_cl_t *cl, cl_program program, const char *kernel_name, cl_kernel *out,
+                                tusk_error_t *err);
 
 typedef struct tusk_cl_cache_stats {
     unsigned long hits;       /* programs built from a cached binary */
@@ -217,9 +215,9 @@ typedef struct tusk_cl_cache_stats {
     unsigned long rejected;   /* cache files refused: other key, corrupt, or failing to build */
 } tusk_cl_cache_stats_t;
 
-void tusk_cl_cache_stats(const tusk_cl_t *cl, tusk_cl_cache_stats_t *stats);
+TUSK_API void tusk_cl_cache_stats(const tusk_cl_t *cl, tusk_cl_cache_stats_t *stats);
 /* The cache folder in use, or NULL when the cache is off. */
-const char *tusk_cl_cache_dir(const tusk_cl_t *cl);
+TUSK_API const char *tusk_cl_cache_dir(const tusk_cl_t *cl);
 
 /* ---- memory ---------------------------------------------------------------- */
 
@@ -227,22 +225,23 @@ const char *tusk_cl_cache_dir(const tusk_cl_t *cl);
  * allocation and against its global memory less what this tusk_cl_t has
  * already allocated: TUSK_ELIMIT with a message naming `what`, the size and
  * the limit, instead of a driver failure later. */
-int tusk_cl_buffer_new(tusk_cl_t *cl, const char *what, cl_mem_flags flags, size_t size, void *host_ptr,
-                       cl_mem *out, tusk_error_t *err);
+TUSK_API int tusk_cl_buffer_new(tusk_cl_t *cl, const char *what, cl_mem_flags flags, size_t size, void *host_ptr,
+                                cl_mem *out, tusk_error_t *err);
 /* Release a buffer made by tusk_cl_buffer_new; *mem becomes NULL. */
-void tusk_cl_buffer_release(tusk_cl_t *cl, cl_mem *mem);
+TUSK_API void tusk_cl_buffer_release(tusk_cl_t *cl, cl_mem *mem);
 /* Bytes currently allocated through tusk_cl_buffer_new. */
-size_t tusk_cl_allocated(const tusk_cl_t *cl);
+TUSK_API size_t tusk_cl_allocated(const tusk_cl_t *cl);
 
 /* Pinned host memory for streaming: a buffer allocated by the driver in
  * page-locked host memory (CL_MEM_ALLOC_HOST_PTR) and mapped once; copies
  * between it and device buffers go at DMA speed. */
 typedef struct tusk_cl_pinned tusk_cl_pinned_t;
-int tusk_cl_pinned_new(tusk_cl_t *cl, const char *what, size_t size, tusk_cl_pinned_t **out, tusk_error_t *err);
-void tusk_cl_pinned_destroy(tusk_cl_pinned_t **pinned);
-void *tusk_cl_pinned_ptr(const tusk_cl_pinned_t *pinned);
-cl_mem tusk_cl_pinned_mem(const tusk_cl_pinned_t *pinned);
-size_t tusk_cl_pinned_size(const tusk_cl_pinned_t *pinned);
+TUSK_API int tusk_cl_pinned_new(tusk_cl_t *cl, const char *what, size_t size, tusk_cl_pinned_t **out,
+                                tusk_error_t *err);
+TUSK_API void tusk_cl_pinned_destroy(tusk_cl_pinned_t **pinned);
+TUSK_API void *tusk_cl_pinned_ptr(const tusk_cl_pinned_t *pinned);
+TUSK_API cl_mem tusk_cl_pinned_mem(const tusk_cl_pinned_t *pinned);
+TUSK_API size_t tusk_cl_pinned_size(const tusk_cl_pinned_t *pinned);
 
 /* ---- kernels and timing ---------------------------------------------------- */
 
@@ -255,17 +254,17 @@ typedef struct tusk_cl_timing {
     uint64_t max_ns;
 } tusk_cl_timing_t;
 
-void tusk_cl_timing_reset(tusk_cl_timing_t *timing);
+TUSK_API void tusk_cl_timing_reset(tusk_cl_timing_t *timing);
 /* Add the START..END time of a completed event (waits for it). */
-int tusk_cl_timing_add(tusk_cl_timing_t *timing, cl_event event, tusk_error_t *err);
+TUSK_API int tusk_cl_timing_add(tusk_cl_timing_t *timing, cl_event event, tusk_error_t *err);
 /* "N runs, mean X ms, min X ms, max X ms, total X ms" */
-void tusk_cl_timing_format(const tusk_cl_timing_t *timing, char *buf, size_t cap);
+TUSK_API void tusk_cl_timing_format(const tusk_cl_timing_t *timing, char *buf, size_t cap);
 
 /* clEnqueueNDRangeKernel on cl's queue (local may be NULL); when timing is
  * not NULL, waits for the kernel and adds its time. The error names the
  * kernel and the sizes. */
-int tusk_cl_run(tusk_cl_t *cl, cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
-                tusk_cl_timing_t *timing, tusk_error_t *err);
+TUSK_API int tusk_cl_run(tusk_cl_t *cl, cl_kernel kernel, cl_uint dims, const size_t *global, const size_t *local,
+                         tusk_cl_timing_t *timing, tusk_error_t *err);
 
 /* ---- self-test ------------------------------------------------------------- */
 
@@ -290,8 +289,8 @@ typedef struct tusk_cl_selftest_result {
 /* Run the self-test on `signals` random signals from `seed`. Returns
  * TUSK_OK when it ran (result->passed says whether device and CPU
  * agreed), or the OpenCL error that stopped it. */
-int tusk_cl_selftest(tusk_cl_t *cl, size_t signals, uint64_t seed, tusk_cl_selftest_result_t *result,
-                     tusk_error_t *err);
+TUSK_API int tusk_cl_selftest(tusk_cl_t *cl, size_t signals, uint64_t seed, tusk_cl_selftest_result_t *result,
+                              tusk_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,8 @@
 #ifndef TUSK_CRYSTAL_H
 #define TUSK_CRYSTAL_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -70,7 +72,7 @@ typedef struct det_config {
 } det_config_t;
 
 /* The defaults above (an AGATA-like closed-end coax). */
-void det_config_default(det_config_t *cfg);
+TUSK_API void det_config_default(det_config_t *cfg);
 
 /* Read `key = value` settings (tusk/params.h syntax) over cfg; every key
  * is checked (unknown ones refused), then the whole configuration
@@ -79,49 +81,50 @@ void det_config_default(det_config_t *cfg);
  * (comma-separated), sector_offset_deg, impurity_front, impurity_back,
  * bias, field_grid, basis_grid, samples, sample_ns, step_ns,
  * preamp_rise_ns, symmetry. */
-int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err);
-int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err);
+TUSK_API int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err);
+TUSK_API int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err);
 /* Consistency: positive sizes, hole inside the crystal, ring thicknesses
  * summing to the length, grids and times in range. */
-int det_config_check(const det_config_t *cfg, tusk_error_t *err);
+TUSK_API int det_config_check(const det_config_t *cfg, tusk_error_t *err);
 /* The configuration as parseable text (into buf; the length needed is
  * returned, as snprintf does). Stored in basis files. */
-size_t det_config_format(const det_config_t *cfg, char *buf, size_t cap);
+TUSK_API size_t det_config_format(const det_config_t *cfg, char *buf, size_t cap);
 
 typedef struct det_crystal det_crystal_t;
 
-int det_crystal_new(det_crystal_t **out, const det_config_t *cfg, tusk_error_t *err);
-void det_crystal_destroy(det_crystal_t **crystal);
-const det_config_t *det_crystal_config(const det_crystal_t *crystal);
+TUSK_API int det_crystal_new(det_crystal_t **out, const det_config_t *cfg, tusk_error_t *err);
+TUSK_API void det_crystal_destroy(det_crystal_t **crystal);
+TUSK_API const det_config_t *det_crystal_config(const det_crystal_t *crystal);
 
-unsigned det_crystal_segments(const det_crystal_t *crystal); /* rings * sectors */
-unsigned det_crystal_electrodes(const det_crystal_t *crystal); /* segments + 1 (core) */
-unsigned det_crystal_core(const det_crystal_t *crystal);      /* the core's electrode index */
+TUSK_API unsigned det_crystal_segments(const det_crystal_t *crystal); /* rings * sectors */
+TUSK_API unsigned det_crystal_electrodes(const det_crystal_t *crystal); /* segments + 1 (core) */
+TUSK_API unsigned det_crystal_core(const det_crystal_t *crystal);      /* the core's electrode index */
 
 /* Is (x, y, z) inside the germanium (closed surfaces count as inside)? */
-bool det_crystal_inside(const det_crystal_t *crystal, double x, double y, double z);
+TUSK_API bool det_crystal_inside(const det_crystal_t *crystal, double x, double y, double z);
 /* The segment a point inside belongs to (by sector angle and ring depth);
  * -1 outside. */
-int det_crystal_segment_of(const det_crystal_t *crystal, double x, double y, double z);
-unsigned det_crystal_ring_of_segment(const det_crystal_t *crystal, unsigned segment);
-unsigned det_crystal_sector_of_segment(const det_crystal_t *crystal, unsigned segment);
+TUSK_API int det_crystal_segment_of(const det_crystal_t *crystal, double x, double y, double z);
+TUSK_API unsigned det_crystal_ring_of_segment(const det_crystal_t *crystal, unsigned segment);
+TUSK_API unsigned det_crystal_sector_of_segment(const det_crystal_t *crystal, unsigned segment);
 
 /* For a point outside the germanium: the electrode whose contact is the
  * nearest surface, or -1 when that surface is passivated (the back face)
  * or nothing is near. Used to set the solver's boundary nodes. */
-int det_crystal_contact_of(const det_crystal_t *crystal, double x, double y, double z);
+TUSK_API int det_crystal_contact_of(const det_crystal_t *crystal, double x, double y, double z);
 
 /* "A1".."F6", "CC" (buf of at least 8 bytes). */
-const char *det_crystal_electrode_name(const det_crystal_t *crystal, unsigned electrode, char *buf, size_t cap);
+TUSK_API const char *det_crystal_electrode_name(const det_crystal_t *crystal, unsigned electrode, char *buf,
+                                                size_t cap);
 
 /* Net impurity (1e10 cm^-3) at depth z. */
-double det_crystal_impurity(const det_crystal_t *crystal, double z);
+TUSK_API double det_crystal_impurity(const det_crystal_t *crystal, double z);
 
 /* Whether rotating by 360/sectors degrees maps the crystal onto itself
  * (then one sector's weighting potentials give the others). */
-bool det_crystal_symmetric(const det_crystal_t *crystal);
+TUSK_API bool det_crystal_symmetric(const det_crystal_t *crystal);
 /* Rotate (x, y) by `steps` sectors (positive: towards +y). */
-void det_crystal_rotate(const det_crystal_t *crystal, int steps, double *x, double *y);
+TUSK_API void det_crystal_rotate(const det_crystal_t *crystal, int steps, double *x, double *y);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef TUSK_DRIFT_H
 #define TUSK_DRIFT_H
 
+#include <tusk/export.h>
+
 #include <stddef.h>
 
 #include <tusk/crystal.h>
@@ -29,9 +31,9 @@ typedef struct det_mobility {
 
 /* <100> parameters with mu0 chosen so that at 1 kV/cm electrons move
  * 0.100 mm/ns and holes 0.086 mm/ns (77 K). */
-void det_mobility_default(det_mobility_t *m);
+TUSK_API void det_mobility_default(det_mobility_t *m);
 /* Drift speed (mm/ns) in a field of `field` V/mm. */
-double det_mobility_speed(const det_mobility_t *m, enum det_carrier carrier, double field);
+TUSK_API double det_mobility_speed(const det_mobility_t *m, enum det_carrier carrier, double field);
 
 enum det_drift_end {
     DET_DRIFT_COLLECTED = 0, /* reached a contact: end_electrode */
@@ -49,10 +51,10 @@ typedef struct det_path {
 
 /* Drift one carrier from `start` (inside the crystal) for at most
  * max_steps steps of step_ns. path is reused (grown as needed). */
-int det_drift(const det_field_t *potential, const det_crystal_t *crystal, const det_mobility_t *mobility,
-              enum det_carrier carrier, const double start[3], double step_ns, size_t max_steps, det_path_t *path,
-              tusk_error_t *err);
-void det_path_free(det_path_t *path);
+TUSK_API int det_drift(const det_field_t *potential, const det_crystal_t *crystal, const det_mobility_t *mobility,
+                       enum det_carrier carrier, const double start[3], double step_ns, size_t max_steps,
+                       det_path_t *path, tusk_error_t *err);
+TUSK_API void det_path_free(det_path_t *path);
 
 #ifdef __cplusplus
 }

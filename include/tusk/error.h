@@ -1,9 +1,27 @@
-/* error.h - status codes and error reports of libtusk (the host runtime:
- * parameters, topology, actor loading). Functions return TUSK_OK (0) or a
- * negative code and fill a tusk_error_t, whose message names the file,
- * line, actor or hook concerned. */
+/* error.h - status codes and error reports of libtusk-base and every
+ * library above it but libtusk-adf (the runtime, the OpenCL layer, the
+ * physics libraries). Functions return TUSK_OK (0) or a negative code and
+ * fill a tusk_error_t, whose message names the file, line, actor or hook
+ * concerned.
+ *
+ * Status code ranges: one per family of libraries, so that a code tells
+ * which family it comes from (and which strerror describes it):
+ *
+ *       0          success, in every family (TUSK_OK, ADF_OK)
+ *     -1 ..  -99   enum tusk_status, below (TUSK_STATUS_MIN)
+ *   -101 .. -199   enum adf_status, tusk/adf_error.h: libtusk-adf
+ *                  (ADF_STATUS_MIN, ADF_STATUS_MAX); its one positive
+ *                  status, ADF_END (no more frames), is 1
+ *
+ * A code of one family is never returned as the other's: a caller
+ * translates (an adf_error_t's message is kept, its code mapped to a
+ * TUSK_E*). Separate from these, and unchanged by them: the actor status
+ * codes (tusk/actor.h, 0 and positive, part of the actor ABI) and the
+ * tools' exit statuses (base/exit.h). */
 #ifndef TUSK_ERROR_H
 #define TUSK_ERROR_H
+
+#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +42,8 @@ enum tusk_status {
     TUSK_EBUILD = -11,   /* an OpenCL program did not build (the log is in the message) */
     TUSK_ELIMIT = -12    /* a request exceeds a device limit */
 };
+/* The lowest code of the range of enum tusk_status (see above). */
+#define TUSK_STATUS_MIN (-99)
 
 #define TUSK_ERROR_MESSAGE_MAX 1024
 
@@ -38,14 +58,14 @@ typedef struct tusk_error {
 #define TUSK_PRINTF(f, a)
 #endif
 
-const char *tusk_strerror(int code);
-void tusk_error_clear(tusk_error_t *err);
+TUSK_API const char *tusk_strerror(int code);
+TUSK_API void tusk_error_clear(tusk_error_t *err);
 
 /* Fill `err` (may be NULL) with `code` and a formatted message; returns code. */
-int tusk_error_set(tusk_error_t *err, int code, const char *fmt, ...) TUSK_PRINTF(3, 4);
+TUSK_API int tusk_error_set(tusk_error_t *err, int code, const char *fmt, ...) TUSK_PRINTF(3, 4);
 
 /* Turn err's message into "PREFIX: message" (the code is kept). */
-void tusk_error_prefix(tusk_error_t *err, const char *fmt, ...) TUSK_PRINTF(2, 3);
+TUSK_API void tusk_error_prefix(tusk_error_t *err, const char *fmt, ...) TUSK_PRINTF(2, 3);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@
 #ifndef TUSK_EVBUILD_H
 #define TUSK_EVBUILD_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,18 +63,18 @@ typedef struct evbuild_config {
 } evbuild_config_t;
 
 /* The setting names evbuild_config_read knows (NULL-terminated). */
-extern const char *const evbuild_config_keys[];
+extern TUSK_API const char *const evbuild_config_keys[];
 
-void evbuild_config_default(evbuild_config_t *cfg);
+TUSK_API void evbuild_config_default(evbuild_config_t *cfg);
 
 /* Keys window, reorder, max_held; absent keys keep cfg's value. Any other
  * key (but the host's actor, instance, instances) is refused. TUSK_EPARAM
  * with a message that starts with `origin` and names the key. */
-int evbuild_config_read(evbuild_config_t *cfg, const tusk_params_t *params, const char *origin,
-                        tusk_error_t *err);
+TUSK_API int evbuild_config_read(evbuild_config_t *cfg, const tusk_params_t *params, const char *origin,
+                                 tusk_error_t *err);
 
 /* TUSK_EPARAM naming the setting that is out of range. */
-int evbuild_config_check(const evbuild_config_t *cfg, tusk_error_t *err);
+TUSK_API int evbuild_config_check(const evbuild_config_t *cfg, tusk_error_t *err);
 
 typedef struct evbuild_input_stats {
     uint64_t frames;    /* frames pushed on this input (meta:eof included) */
@@ -98,39 +100,39 @@ typedef struct evbuild_stats {
 typedef struct evbuild evbuild_t;
 
 /* TUSK_EPARAM for a bad configuration, TUSK_ENOMEM. */
-int evbuild_new(evbuild_t **out, const evbuild_config_t *cfg, tusk_error_t *err);
-void evbuild_destroy(evbuild_t **eb);
+TUSK_API int evbuild_new(evbuild_t **out, const evbuild_config_t *cfg, tusk_error_t *err);
+TUSK_API void evbuild_destroy(evbuild_t **eb);
 
 /* Forget every frame held or ready and zero the statistics (a new run). */
-void evbuild_reset(evbuild_t *eb);
+TUSK_API void evbuild_reset(evbuild_t *eb);
 
 /* Push one frame read from `input` (< EVBUILD_MAX_INPUTS); the frame is
  * copied. A data:psa or meta:eof frame that does not decode is TUSK_EINVAL
  * naming the input and the frame's offset (nothing pushed). */
-int evbuild_push(evbuild_t *eb, unsigned input, const adf_frame_t *frame, tusk_error_t *err);
+TUSK_API int evbuild_push(evbuild_t *eb, unsigned input, const adf_frame_t *frame, tusk_error_t *err);
 
 /* Push every frame of a buffer. The whole buffer is checked first (framing,
  * data:psa and meta:eof payloads): on TUSK_EINVAL, naming the input and
  * the offset in the buffer, nothing of it was pushed. */
-int evbuild_push_buffer(evbuild_t *eb, unsigned input, const void *data, size_t size, tusk_error_t *err);
+TUSK_API int evbuild_push_buffer(evbuild_t *eb, unsigned input, const void *data, size_t size, tusk_error_t *err);
 
 /* End of data: everything held becomes ready, in order, then the meta:eof
  * frames. TUSK_ENOMEM leaves what was not moved held (call again). */
-int evbuild_flush(evbuild_t *eb, tusk_error_t *err);
+TUSK_API int evbuild_flush(evbuild_t *eb, tusk_error_t *err);
 
 /* Write ready output into `writer` (appending to what it holds). *more is
  * set when the writer filled up before everything ready was written: take
  * again into an emptied writer, the output goes on where it stopped. An
  * event or frame that cannot fit even an empty writer is TUSK_ELIMIT
  * naming its size (it stays ready). */
-int evbuild_take(evbuild_t *eb, adf_writer_t *writer, bool *more, tusk_error_t *err);
+TUSK_API int evbuild_take(evbuild_t *eb, adf_writer_t *writer, bool *more, tusk_error_t *err);
 
-void evbuild_stats(const evbuild_t *eb, evbuild_stats_t *stats);
+TUSK_API void evbuild_stats(const evbuild_t *eb, evbuild_stats_t *stats);
 
 /* One input's figures (zeros for an input never pushed). */
-void evbuild_input_stats(const evbuild_t *eb, unsigned input, evbuild_input_stats_t *stats);
+TUSK_API void evbuild_input_stats(const evbuild_t *eb, unsigned input, evbuild_input_stats_t *stats);
 
-const evbuild_config_t *evbuild_config(const evbuild_t *eb);
+TUSK_API const evbuild_config_t *evbuild_config(const evbuild_t *eb);
 
 #ifdef __cplusplus
 }

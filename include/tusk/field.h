@@ -21,6 +21,8 @@
 #ifndef TUSK_FIELD_H
 #define TUSK_FIELD_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,22 +55,22 @@ typedef struct det_field det_field_t;
 
 /* The electric potential: core at cfg->bias, segments at 0, space charge
  * rho = q * N(z) with N from det_crystal_impurity (eps_r = 16.0). */
-int det_field_solve_potential(det_field_t **out, const det_crystal_t *crystal, double h,
-                              const det_solve_options_t *options, tusk_error_t *err);
+TUSK_API int det_field_solve_potential(det_field_t **out, const det_crystal_t *crystal, double h,
+                                       const det_solve_options_t *options, tusk_error_t *err);
 
 /* The weighting potential of `electrode` (a segment or the core). */
-int det_field_solve_weighting(det_field_t **out, const det_crystal_t *crystal, unsigned electrode, double h,
-                              const det_solve_options_t *options, tusk_error_t *err);
+TUSK_API int det_field_solve_weighting(det_field_t **out, const det_crystal_t *crystal, unsigned electrode, double h,
+                                       const det_solve_options_t *options, tusk_error_t *err);
 
-void det_field_destroy(det_field_t **field);
+TUSK_API void det_field_destroy(det_field_t **field);
 
 /* Trilinear interpolation of the potential at a point of the grid box
  * (NAN outside the box). */
-double det_field_value(const det_field_t *field, double x, double y, double z);
+TUSK_API double det_field_value(const det_field_t *field, double x, double y, double z);
 
 /* The gradient (V/mm) at a point, trilinear interpolation of central
  * differences at the nodes; false outside the box. E = -gradient. */
-bool det_field_gradient(const det_field_t *field, double x, double y, double z, double gradient[3]);
+TUSK_API bool det_field_gradient(const det_field_t *field, double x, double y, double z, double gradient[3]);
 
 /* Full depletion: every inside node's potential lies within the contact
  * voltages (0 .. bias, with a small tolerance) and the field in the bulk
@@ -76,14 +78,14 @@ bool det_field_gradient(const det_field_t *field, double x, double y, double z, 
  * grounded faces meet the field really goes to zero) is nowhere below
  * `min_field` V/mm. Otherwise TUSK_EINVAL naming the worst node
  * (position, potential or field) and saying the bias is too low. */
-int det_field_check_depletion(const det_field_t *potential, double bias, double min_field, tusk_error_t *err);
+TUSK_API int det_field_check_depletion(const det_field_t *potential, double bias, double min_field, tusk_error_t *err);
 
 /* The grid, for pictures and tests. */
-void det_field_grid(const det_field_t *field, size_t *nx, size_t *ny, size_t *nz, double *h, double origin[3]);
-float det_field_node_value(const det_field_t *field, size_t i, size_t j, size_t k);
-enum det_node det_field_node_kind(const det_field_t *field, size_t i, size_t j, size_t k);
+TUSK_API void det_field_grid(const det_field_t *field, size_t *nx, size_t *ny, size_t *nz, double *h, double origin[3]);
+TUSK_API float det_field_node_value(const det_field_t *field, size_t i, size_t j, size_t k);
+TUSK_API enum det_node det_field_node_kind(const det_field_t *field, size_t i, size_t j, size_t k);
 /* Sweeps done at the finest level and the last largest change. */
-void det_field_convergence(const det_field_t *field, unsigned *sweeps, double *max_change);
+TUSK_API void det_field_convergence(const det_field_t *field, unsigned *sweeps, double *max_change);
 
 #ifdef __cplusplus
 }

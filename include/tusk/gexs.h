@@ -14,6 +14,8 @@
 #ifndef TUSK_GEXS_H
 #define TUSK_GEXS_H
 
+#include "export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,10 +40,10 @@ typedef struct gexs_mu {
 } gexs_mu_t;
 
 /* Fill *mu for a photon of energy_kev (clamped as described above). */
-void gexs_mass_attenuation(double energy_kev, gexs_mu_t *mu);
+TUSK_API void gexs_mass_attenuation(double energy_kev, gexs_mu_t *mu);
 
 /* Total linear attenuation coefficient, 1/cm: total * GEXS_DENSITY. */
-double gexs_linear_attenuation(double energy_kev);
+TUSK_API double gexs_linear_attenuation(double energy_kev);
 
 #ifdef __cplusplus
 }

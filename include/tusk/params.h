@@ -12,6 +12,8 @@
 #ifndef TUSK_PARAMS_H
 #define TUSK_PARAMS_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,47 +28,47 @@ extern "C" {
 
 typedef struct tusk_params tusk_params_t;
 
-tusk_params_t *tusk_params_new(void);
-void tusk_params_destroy(tusk_params_t **params);
+TUSK_API tusk_params_t *tusk_params_new(void);
+TUSK_API void tusk_params_destroy(tusk_params_t **params);
 
 /* Add or replace a parameter (TUSK_EPARAM for a bad key or a value with a
  * line break). */
-int tusk_params_set(tusk_params_t *params, const char *key, const char *value, tusk_error_t *err);
+TUSK_API int tusk_params_set(tusk_params_t *params, const char *key, const char *value, tusk_error_t *err);
 
 /* Parse `size` bytes of parameters.conf text; `origin` names it in errors
  * ("DIR/parameters.conf:LINE: ..."). Adds to what params holds. */
-int tusk_params_parse(tusk_params_t *params, const char *text, size_t size, const char *origin,
-                      tusk_error_t *err);
+TUSK_API int tusk_params_parse(tusk_params_t *params, const char *text, size_t size, const char *origin,
+                               tusk_error_t *err);
 
 /* Load DIR/parameters.conf (a missing file gives no parameters). */
-int tusk_params_load(tusk_params_t **params, const char *dir, tusk_error_t *err);
+TUSK_API int tusk_params_load(tusk_params_t **params, const char *dir, tusk_error_t *err);
 
 /* Write DIR/parameters.conf (DIR must exist). */
-int tusk_params_save(const tusk_params_t *params, const char *dir, tusk_error_t *err);
+TUSK_API int tusk_params_save(const tusk_params_t *params, const char *dir, tusk_error_t *err);
 
-size_t tusk_params_count(const tusk_params_t *params);
-const char *tusk_params_key(const tusk_params_t *params, size_t i);
-const char *tusk_params_value(const tusk_params_t *params, size_t i);
+TUSK_API size_t tusk_params_count(const tusk_params_t *params);
+TUSK_API const char *tusk_params_key(const tusk_params_t *params, size_t i);
+TUSK_API const char *tusk_params_value(const tusk_params_t *params, size_t i);
 
 /* The value of `key`, or NULL / `fallback` when absent. */
-const char *tusk_params_get(const tusk_params_t *params, const char *key);
-const char *tusk_params_string(const tusk_params_t *params, const char *key, const char *fallback);
+TUSK_API const char *tusk_params_get(const tusk_params_t *params, const char *key);
+TUSK_API const char *tusk_params_string(const tusk_params_t *params, const char *key, const char *fallback);
 
 /* Typed access: `fallback` when absent, TUSK_EPARAM naming the key and the
  * text when present but malformed or out of range. */
-int tusk_params_u64(const tusk_params_t *params, const char *key, uint64_t fallback, uint64_t *value,
-                    tusk_error_t *err);
-int tusk_params_double(const tusk_params_t *params, const char *key, double fallback, double *value,
-                       tusk_error_t *err);
+TUSK_API int tusk_params_u64(const tusk_params_t *params, const char *key, uint64_t fallback, uint64_t *value,
+                             tusk_error_t *err);
+TUSK_API int tusk_params_double(const tusk_params_t *params, const char *key, double fallback, double *value,
+                                tusk_error_t *err);
 /* true/false, yes/no, on/off, 1/0 */
-int tusk_params_bool(const tusk_params_t *params, const char *key, bool fallback, bool *value,
-                     tusk_error_t *err);
+TUSK_API int tusk_params_bool(const tusk_params_t *params, const char *key, bool fallback, bool *value,
+                              tusk_error_t *err);
 
 /* TUSK_EPARAM if a key is not in the NULL-terminated list `known` (the
  * host-added actor, instance and instances are always accepted): catches
  * misspelt parameters instead of silently using defaults. An entry ending
  * in '*' accepts every key that starts with what precedes it. */
-int tusk_params_expect(const tusk_params_t *params, const char *const *known, tusk_error_t *err);
+TUSK_API int tusk_params_expect(const tusk_params_t *params, const char *const *known, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

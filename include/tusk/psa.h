@@ -56,6 +56,8 @@
 #ifndef TUSK_PSA_H
 #define TUSK_PSA_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,12 +106,15 @@ typedef struct psa_config {
     unsigned threads;          /* preprocessing threads of psa_analyse (0: one per CPU) */
 } psa_config_t;
 
-void psa_config_default(psa_config_t *cfg);
+TUSK_API void psa_config_default(psa_config_t *cfg);
 /* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
  * include_hit, include_core, residual, t0_search, threshold_kev, gain,
  * baseline_samples, max_kev, threads. Absent keys keep cfg's value; messages start with
  * `origin` and name the key. */
-int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
+TUSK_API int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
+/* The keys psa_config_read reads (NULL-terminated), for an actor's list of
+ * known parameters. */
+TUSK_API const char *const *psa_config_keys(void);
 
 /* ---- search problems ------------------------------------------------------- */
 
@@ -134,11 +139,11 @@ typedef struct psa_batch {
     size_t cand_cap;
 } psa_batch_t;
 
-int psa_batch_new(psa_batch_t **out, unsigned samples, size_t cap, tusk_error_t *err);
-void psa_batch_destroy(psa_batch_t **batch);
+TUSK_API int psa_batch_new(psa_batch_t **out, unsigned samples, size_t cap, tusk_error_t *err);
+TUSK_API void psa_batch_destroy(psa_batch_t **batch);
 /* Append an empty problem (grows the arrays): its index, or -1 (out of memory). */
-long psa_batch_add(psa_batch_t *b, unsigned segment);
-void psa_batch_clear(psa_batch_t *b);
+TUSK_API long psa_batch_add(psa_batch_t *b, unsigned segment);
+TUSK_API void psa_batch_clear(psa_batch_t *b);
 
 /* ---- the engine -------------------------------------------------------------- */
 
@@ -146,35 +151,35 @@ typedef struct psa_engine psa_engine_t;
 
 /* Uses (does not own) the basis: 36 segments, 37 channels, at most
  * PSA_MAX_SAMPLES samples. */
-int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_config_t *cfg, tusk_error_t *err);
-void psa_engine_destroy(psa_engine_t **engine);
-const psa_config_t *psa_engine_config(const psa_engine_t *e);
-const det_basis_t *psa_engine_basis(const psa_engine_t *e);
-unsigned psa_engine_samples(const psa_engine_t *e);
+TUSK_API int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_config_t *cfg, tusk_error_t *err);
+TUSK_API void psa_engine_destroy(psa_engine_t **engine);
+TUSK_API const psa_config_t *psa_engine_config(const psa_engine_t *e);
+TUSK_API const det_basis_t *psa_engine_basis(const psa_engine_t *e);
+TUSK_API unsigned psa_engine_samples(const psa_engine_t *e);
 
 /* The mask channels (ascending) for hit segment s, leaving out the
  * segments flagged in other_hits (may be NULL); their count, at least 1:
  * when no segment but s is left, s's own trace is among them and
  * *own_trace (may be NULL) is set (PSA_HIT_OWN_TRACE), else cleared. */
-unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
-                         uint8_t channels[PSA_CHANNELS], bool *own_trace);
+TUSK_API unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hits[PSA_SEGMENTS],
+                                  uint8_t channels[PSA_CHANNELS], bool *own_trace);
 
 /* The input check of a record: 0 when every segment and core energy is
  * finite and within +-cfg->max_kev, else PSA_REJECT_NONFINITE or
  * PSA_REJECT_RANGE (the first bad value's), with `why` (may be NULL)
  * naming it: "segment 5 energy nan keV". */
-unsigned psa_record_check(const psa_config_t *cfg, const adf_crystal_t *rec, char *why, size_t cap);
+TUSK_API unsigned psa_record_check(const psa_config_t *cfg, const adf_crystal_t *rec, char *why, size_t cap);
 
 /* FoM of point `point` of problem i's segment (the reference's sum). */
-float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, uint32_t point);
+TUSK_API float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, uint32_t point);
 
 /* The backends (fill best[] and fom[] of every problem). threads 0: one
  * per online CPU. Each refuses (TUSK_EINVAL, naming the problem, before
  * searching any) a batch of other samples than the basis', a problem of
  * a segment without basis points, or with no channel, more than
  * PSA_CHANNELS, or channels not ascending basis channels. */
-int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
-int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err);
+TUSK_API int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
+TUSK_API int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err);
 
 /* A backend for psa_analyse. */
 typedef struct psa_backend {
@@ -184,8 +189,8 @@ typedef struct psa_backend {
 } psa_backend_t;
 
 /* The CPU backends as psa_backend_t (threads 0: one per online CPU). */
-psa_backend_t psa_backend_reference(void);
-psa_backend_t psa_backend_fast(unsigned threads);
+TUSK_API psa_backend_t psa_backend_reference(void);
+TUSK_API psa_backend_t psa_backend_fast(unsigned threads);
 
 typedef struct psa_stats {
     uint64_t crystals, hits, problems;   /* crystals: every record, rejected ones too */
@@ -199,14 +204,15 @@ typedef struct psa_stats {
  * PSA_REJECT_* and no hits). TUSK_EINVAL for a record whose sample
  * count does not fit (fewer than the basis' samples after T0), naming
  * crystal and index; adaptive mode needs backend->candidates. */
-int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n, adf_psa_t *out,
-                psa_stats_t *stats, tusk_error_t *err);
+TUSK_API int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n,
+                         adf_psa_t *out, psa_stats_t *stats, tusk_error_t *err);
 
 /* Steps 1 - 3 of psa_analyse without the search: append to `batch` the
  * problems of n crystals (every hit segment, every T0 shift; no residual
  * subtraction, no candidate lists). For benchmarks and backend tests on
  * realistic problems. */
-int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_batch_t *batch, tusk_error_t *err);
+TUSK_API int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_batch_t *batch,
+                         tusk_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,8 @@
 #ifndef TUSK_PSA_CL_H
 #define TUSK_PSA_CL_H
 
+#include <tusk/export.h>
+
 #include <stdint.h>
 
 #include <tusk/error.h>
@@ -61,9 +63,9 @@ typedef struct psa_cl psa_cl_t;
  * TUSK_PSA_CL_CHUNK, problems a chunk (automatic: a quarter of the batch,
  * 2048 to 16384); TUSK_PSA_CL_PART_BYTES, bytes a basis buffer at most
  * (the device's largest allocation). */
-int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance,
-               tusk_error_t *err);
-void psa_cl_destroy(psa_cl_t **cl);
+TUSK_API int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance,
+                        tusk_error_t *err);
+TUSK_API void psa_cl_destroy(psa_cl_t **cl);
 
 /* Fill best[] and fom[] of every problem of the batch (none for n = 0).
  * TUSK_EINVAL (nothing is changed) when the batch's samples differ from
@@ -71,16 +73,16 @@ void psa_cl_destroy(psa_cl_t **cl);
  * not ascending basis channels, or a problem has a candidate list
  * (cand != NULL and a non-empty range: full search only); TUSK_ELIMIT or
  * TUSK_ECL from the device. Device buffers grow with the batches. */
-int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
+TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 
 /* The backend for psa_analyse (its engine must be cl's); .candidates is
  * false. */
-psa_backend_t psa_backend_cl(psa_cl_t *cl);
+TUSK_API psa_backend_t psa_backend_cl(psa_cl_t *cl);
 
 /* The device and the kernel's settings in words, for logs:
  * "NAME (PLATFORM, driver VERSION); 128 points x 8 problems a work-group,
  * native_powr (terms within 5.3e-07)". */
-const char *psa_cl_describe(const psa_cl_t *cl);
+TUSK_API const char *psa_cl_describe(const psa_cl_t *cl);
 
 /* Totals since psa_cl_new. launches: kernels enqueued (per chunk of a
  * batch a search - one per basis buffer where the basis had to be split
@@ -93,7 +95,7 @@ typedef struct psa_cl_stats {
     double upload_ms, kernel_ms, download_ms;
 } psa_cl_stats_t;
 
-void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats);
+TUSK_API void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats);
 
 #ifdef __cplusplus
 }

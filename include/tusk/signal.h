@@ -13,6 +13,8 @@
 #ifndef TUSK_SIGNAL_H
 #define TUSK_SIGNAL_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 
 #include <tusk/crystal.h>
@@ -29,9 +31,9 @@ typedef struct det_signals det_signals_t;
 
 /* Uses (does not own) crystal, potential and weighting; mobility NULL:
  * det_mobility_default. Timing from the crystal's configuration. */
-int det_signals_new(det_signals_t **out, const det_crystal_t *crystal, const det_field_t *potential,
-                    const det_weighting_t *weighting, const det_mobility_t *mobility, tusk_error_t *err);
-void det_signals_destroy(det_signals_t **signals);
+TUSK_API int det_signals_new(det_signals_t **out, const det_crystal_t *crystal, const det_field_t *potential,
+                             const det_weighting_t *weighting, const det_mobility_t *mobility, tusk_error_t *err);
+TUSK_API void det_signals_destroy(det_signals_t **signals);
 
 typedef struct det_signal_info {
     int segment;                  /* where the interaction is */
@@ -43,8 +45,8 @@ typedef struct det_signal_info {
 /* Traces of every electrode for an interaction at p (inside the crystal)
  * into traces[electrode * samples + sample]. info and paths (two: electron
  * then hole; reused) may be NULL. Safe to call from several threads. */
-int det_signals_compute(const det_signals_t *signals, const double p[3], float *traces, det_signal_info_t *info,
-                        det_path_t *paths, tusk_error_t *err);
+TUSK_API int det_signals_compute(const det_signals_t *signals, const double p[3], float *traces,
+                                 det_signal_info_t *info, det_path_t *paths, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  * their data:truth (adf/FORMAT.md). Used by the gamma_sim producer actor
  * and by tusk-sim.
  *
- * Per decay of the source (tusk/simsource.h), every gamma starts at the
+ * Per decay of the source (sim/simsource.h), every gamma starts at the
  * target. It is followed through the array (tusk/array.h) by delta
  * tracking: free paths drawn with germanium's attenuation along the
  * chords of the crystals' bounding cylinders, a tentative point accepted
@@ -15,7 +15,7 @@
  * (capsules, cryostats, target chamber are not modelled).
  *
  * A crystal whose deposits add up to at least trigger_kev is read out
- * (tusk/simresponse.h). A decay with at least one crystal read out is an
+ * (sim/simresponse.h). A decay with at least one crystal read out is an
  * event: its frames carry a consecutive event number (from 0) and the
  * decay's timestamp; the rest are counted, not written.
  *
@@ -28,13 +28,15 @@
  *                       basis give byte-identical output
  *   trigger_kev = E     read a crystal out from this deposit on (10)
  *   truth = yes|no      write data:truth frames (yes)
- *   + the source's keys (tusk/simsource.h) and the response's
- *     (tusk/simresponse.h)
+ *   + the source's keys (sim/simsource.h) and the response's
+ *     (sim/simresponse.h)
  * sim_config_load takes the file's relative basis and array paths from
  * its folder; paths set otherwise are used as given.
  */
 #ifndef TUSK_SIM_H
 #define TUSK_SIM_H
+
+#include <tusk/export.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,35 +81,35 @@ typedef struct sim_stats {
 #define SIM_TRUTH_TRUNCATED 0x0001u
 
 /* The keys sim_new reads (NULL-terminated), for tusk_params_expect. */
-const char *const *sim_known_keys(void);
+TUSK_API const char *const *sim_known_keys(void);
 
 /* Read a configuration file into *out (`key = value` lines); relative
  * basis and array paths in it become paths from the file's folder. */
-int sim_config_load(tusk_params_t **out, const char *path, tusk_error_t *err);
+TUSK_API int sim_config_load(tusk_params_t **out, const char *path, tusk_error_t *err);
 
 /* `origin` names the configuration in messages. */
-int sim_new(sim_t **out, const tusk_params_t *params, const char *origin, tusk_error_t *err);
-void sim_destroy(sim_t **sim);
+TUSK_API int sim_new(sim_t **out, const tusk_params_t *params, const char *origin, tusk_error_t *err);
+TUSK_API void sim_destroy(sim_t **sim);
 
 /* Simulate decays until one is an event: *ev points to it (valid until
  * the next call), or NULL when `events` decays have been simulated. */
-int sim_next(sim_t *sim, const sim_event_t **ev, tusk_error_t *err);
+TUSK_API int sim_next(sim_t *sim, const sim_event_t **ev, tusk_error_t *err);
 
 /* Back to the seed and decay 0: the same events again. */
-void sim_rewind(sim_t *sim);
+TUSK_API void sim_rewind(sim_t *sim);
 
 /* Write the event's data:crystal frames, then (truth = yes) its
  * data:truth frame. ADF_EFULL from the writer comes back as TUSK_ELIMIT;
  * sim_event_bytes_max bytes always suffice. */
-int sim_encode(const sim_t *sim, const sim_event_t *ev, adf_writer_t *writer, tusk_error_t *err);
-size_t sim_event_bytes_max(const sim_t *sim);
+TUSK_API int sim_encode(const sim_t *sim, const sim_event_t *ev, adf_writer_t *writer, tusk_error_t *err);
+TUSK_API size_t sim_event_bytes_max(const sim_t *sim);
 
-sim_stats_t sim_stats(const sim_t *sim);
-const array_t *sim_array(const sim_t *sim);
+TUSK_API sim_stats_t sim_stats(const sim_t *sim);
+TUSK_API const array_t *sim_array(const sim_t *sim);
 /* Samples per channel of the data:crystal frames. */
-unsigned sim_samples(const sim_t *sim);
+TUSK_API unsigned sim_samples(const sim_t *sim);
 /* What is simulated, a few lines. */
-const char *sim_describe(const sim_t *sim);
+TUSK_API const char *sim_describe(const sim_t *sim);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,8 @@
 #ifndef TUSK_SPECTRUM_H
 #define TUSK_SPECTRUM_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,42 +74,42 @@ typedef struct spec_config {
     bool plot;               /* plot: draw pictures (yes) */
 } spec_config_t;
 
-void spec_config_init(spec_config_t *cfg);
+TUSK_API void spec_config_init(spec_config_t *cfg);
 
 /* Set one setting from its text: TUSK_EPARAM naming the key and the value
  * when the key is unknown or the value malformed or out of range. */
-int spec_config_set(spec_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
+TUSK_API int spec_config_set(spec_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
 
 /* Checks that need every setting (the lines lie inside the range, one
  * emitted count per line). */
-int spec_config_check(const spec_config_t *cfg, tusk_error_t *err);
+TUSK_API int spec_config_check(const spec_config_t *cfg, tusk_error_t *err);
 
 /* The NULL-terminated list of the setting keys. */
-const char *const *spec_config_keys(void);
+TUSK_API const char *const *spec_config_keys(void);
 
 typedef struct spec spec_t;
 
-spec_t *spec_new(const spec_config_t *cfg, tusk_error_t *err);
-void spec_destroy(spec_t **spec);
-const spec_config_t *spec_config(const spec_t *spec);
+TUSK_API spec_t *spec_new(const spec_config_t *cfg, tusk_error_t *err);
+TUSK_API void spec_destroy(spec_t **spec);
+TUSK_API const spec_config_t *spec_config(const spec_t *spec);
 
 /* Frames of one buffer (whole frames). `base_offset` is added to the
  * offsets named in errors. Stops at the first malformed frame. */
-int spec_feed(spec_t *spec, const void *data, size_t size, uint64_t base_offset, tusk_error_t *err);
+TUSK_API int spec_feed(spec_t *spec, const void *data, size_t size, uint64_t base_offset, tusk_error_t *err);
 /* One frame, as read by an adf reader. */
-int spec_feed_frame(spec_t *spec, const adf_frame_t *frame, tusk_error_t *err);
+TUSK_API int spec_feed_frame(spec_t *spec, const adf_frame_t *frame, tusk_error_t *err);
 /* End of data: closes the pending event of standalone data:psa frames. */
-void spec_finish(spec_t *spec);
+TUSK_API void spec_finish(spec_t *spec);
 
 /* ---- what was accumulated ---------------------------------------------------- */
-size_t spec_bins(const spec_t *spec);
-double spec_bin_centre(const spec_t *spec, size_t bin);
-const uint64_t *spec_histogram(const spec_t *spec, spec_kind_t kind);
-const char *spec_kind_name(spec_kind_t kind);
+TUSK_API size_t spec_bins(const spec_t *spec);
+TUSK_API double spec_bin_centre(const spec_t *spec, size_t bin);
+TUSK_API const uint64_t *spec_histogram(const spec_t *spec, spec_kind_t kind);
+TUSK_API const char *spec_kind_name(spec_kind_t kind);
 /* Crystals seen (ids in increasing order) and their core spectra. */
-size_t spec_crystals(const spec_t *spec);
-unsigned spec_crystal_id(const spec_t *spec, size_t i);
-const uint64_t *spec_core(const spec_t *spec, size_t i);
+TUSK_API size_t spec_crystals(const spec_t *spec);
+TUSK_API unsigned spec_crystal_id(const spec_t *spec, size_t i);
+TUSK_API const uint64_t *spec_core(const spec_t *spec, size_t i);
 
 typedef struct spec_stats {
     uint64_t frames;          /* frames seen, composites and their contents included */
@@ -125,12 +127,12 @@ typedef struct spec_stats {
     uint64_t underflow[SPEC_KINDS], overflow[SPEC_KINDS]; /* < 0 or not a number, >= max_kev */
 } spec_stats_t;
 
-const spec_stats_t *spec_stats(const spec_t *spec);
+TUSK_API const spec_stats_t *spec_stats(const spec_t *spec);
 
 /* Emitted gammas of configured line `line`: the `emitted` setting, else
  * from the truth frames (decays x mean count per truth frame within
  * SPEC_LINE_MATCH_KEV). false when neither is there. */
-bool spec_emitted(const spec_t *spec, unsigned line, double *emitted);
+TUSK_API bool spec_emitted(const spec_t *spec, unsigned line, double *emitted);
 
 /* ---- peaks (peaks.c) ----------------------------------------------------------- */
 typedef struct spec_peak {
@@ -149,11 +151,11 @@ typedef struct spec_peak {
  * bands, net area, then a bin-integrated Gaussian fit over the region for
  * position and FWHM. TUSK_EINVAL when the region or its side bands leave
  * the histogram. */
-int spec_peak_analyse(const uint64_t *counts, size_t nbins, double bin_kev, double line_kev, double window_kev,
-                      spec_peak_t *peak, tusk_error_t *err);
+TUSK_API int spec_peak_analyse(const uint64_t *counts, size_t nbins, double bin_kev, double line_kev, double window_kev,
+                               spec_peak_t *peak, tusk_error_t *err);
 
 /* Counts in the bins whose centre is >= threshold_kev. */
-uint64_t spec_total_counts(const uint64_t *counts, size_t nbins, double bin_kev, double threshold_kev);
+TUSK_API uint64_t spec_total_counts(const uint64_t *counts, size_t nbins, double bin_kev, double threshold_kev);
 
 /* One row of summary.csv. */
 typedef struct spec_row {
@@ -167,7 +169,7 @@ typedef struct spec_row {
 
 /* The rows of the summary: for singles, addback and tracked (those with
  * counts), one per line. `rows` has room for 3 x SPEC_MAX_LINES. */
-int spec_summary(const spec_t *spec, spec_row_t *rows, size_t *n_rows, tusk_error_t *err);
+TUSK_API int spec_summary(const spec_t *spec, spec_row_t *rows, size_t *n_rows, tusk_error_t *err);
 
 /* ---- output ------------------------------------------------------------------ */
 
@@ -175,17 +177,17 @@ int spec_summary(const spec_t *spec, spec_row_t *rows, size_t *n_rows, tusk_erro
  * singles.csv, addback.csv, tracked.csv, truth.csv, summary.csv and, with
  * plot = yes, the pictures; print the summary table and the frame counts to
  * `report` (may be NULL). */
-int spec_write(spec_t *spec, const char *dir, FILE *report, tusk_error_t *err);
+TUSK_API int spec_write(spec_t *spec, const char *dir, FILE *report, tusk_error_t *err);
 
-int spec_write_spectra(const spec_t *spec, const char *dir, tusk_error_t *err);
-int spec_write_summary(const spec_row_t *rows, size_t n_rows, const char *path, tusk_error_t *err);
-void spec_print_report(const spec_t *spec, const spec_row_t *rows, size_t n_rows, FILE *fp);
+TUSK_API int spec_write_spectra(const spec_t *spec, const char *dir, tusk_error_t *err);
+TUSK_API int spec_write_summary(const spec_row_t *rows, size_t n_rows, const char *path, tusk_error_t *err);
+TUSK_API void spec_print_report(const spec_t *spec, const spec_row_t *rows, size_t n_rows, FILE *fp);
 
 /* spectra_plot.c: DIR/spectra.FMT (singles, addback and tracked, log
  * scale) and, with lines configured, DIR/lines.FMT (a zoom on them), with
  * their .dat and .gp next to them. gnuplot is $TUSK_GNUPLOT or "gnuplot";
  * a missing or failing one is TUSK_EIO naming the script. */
-int spec_plot(const spec_t *spec, const char *dir, tusk_error_t *err);
+TUSK_API int spec_plot(const spec_t *spec, const char *dir, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

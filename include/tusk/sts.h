@@ -19,7 +19,8 @@
  *   fast       the parallel algorithm (64-bit key sort, channel offsets,
  *              neighbour linking, clusters from the chains) on CPU threads,
  *              one module a thread at a time
- *   opencl     the same algorithm on a device, one work-group per module,
+ *   opencl     the same algorithm on a device, each kernel spread over tiles
+ *              of the modules (a large module on many work-groups),
  *              everything resident there from the unsorted digis to the hits
  * fast and opencl give the same clusters and hits, bit for bit and in the
  * same order; the reference's hit finder is theirs, its cluster finder the
@@ -35,6 +36,8 @@
  * and used from one thread at a time. */
 #ifndef TUSK_STS_H
 #define TUSK_STS_H
+
+#include <tusk/export.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,20 +67,20 @@ typedef struct sts_config {
     double hit_y_tol_mm;       /* hit_y_tol_mm: a crossing this far outside the strips still counts (0.5) */
 } sts_config_t;
 
-void sts_config_default(sts_config_t *cfg);
+TUSK_API void sts_config_default(sts_config_t *cfg);
 /* The keys above, NULL-terminated. */
-const char *const *sts_config_keys(void);
-int sts_config_set(sts_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
+TUSK_API const char *const *sts_config_keys(void);
+TUSK_API int sts_config_set(sts_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
 /* Every key of sts_config_keys that params has; other keys are ignored. */
-int sts_config_read(sts_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
-int sts_config_check(const sts_config_t *cfg, tusk_error_t *err);
+TUSK_API int sts_config_read(sts_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
+TUSK_API int sts_config_check(const sts_config_t *cfg, tusk_error_t *err);
 /* delta in whole ns. */
-uint32_t sts_config_delta(const sts_config_t *cfg);
+TUSK_API uint32_t sts_config_delta(const sts_config_t *cfg);
 /* A digest of every setting (data:sts_clusters and data:sts_hits carry it). */
-uint32_t sts_config_digest(const sts_config_t *cfg);
+TUSK_API uint32_t sts_config_digest(const sts_config_t *cfg);
 /* "delta 21 ns (3 x sqrt 2 x 5 ns), charge noise 10, ..." */
-void sts_config_format(const sts_config_t *cfg, char *buf, size_t cap);
-const char *sts_backend_name(int backend); /* "reference", "fast", "opencl", "?" */
+TUSK_API void sts_config_format(const sts_config_t *cfg, char *buf, size_t cap);
+TUSK_API const char *sts_backend_name(int backend); /* "reference", "fast", "opencl", "?" */
 
 /* ---- modules ---------------------------------------------------------------------- */
 
@@ -91,54 +94,55 @@ typedef struct sts_module {
 
 /* Many modules with their digis (copies), in one array. */
 typedef struct sts_batch sts_batch_t;
-sts_batch_t *sts_batch_new(void);
-void sts_batch_destroy(sts_batch_t **batch);
-void sts_batch_clear(sts_batch_t *batch);
+TUSK_API sts_batch_t *sts_batch_new(void);
+TUSK_API void sts_batch_destroy(sts_batch_t **batch);
+TUSK_API void sts_batch_clear(sts_batch_t *batch);
 /* Copy a module in; TUSK_EINVAL for a header outside its ranges or a digi
  * outside its module or timeslice (the frame's rules), naming the module. */
-int sts_batch_add(sts_batch_t *batch, const sts_module_t *module, tusk_error_t *err);
+TUSK_API int sts_batch_add(sts_batch_t *batch, const sts_module_t *module, tusk_error_t *err);
 /* Room for a module of n digis whose keys the caller fills (*keys, valid
  * until the batch changes): the data:sts_digis reader's path, one copy. */
-int sts_batch_add_room(sts_batch_t *batch, const sts_module_t *module, uint64_t **keys, tusk_error_t *err);
-size_t sts_batch_count(const sts_batch_t *batch);
-uint64_t sts_batch_digis(const sts_batch_t *batch);
+TUSK_API int sts_batch_add_room(sts_batch_t *batch, const sts_module_t *module, uint64_t **keys, tusk_error_t *err);
+TUSK_API size_t sts_batch_count(const sts_batch_t *batch);
+TUSK_API uint64_t sts_batch_digis(const sts_batch_t *batch);
 /* Module i (< count); its digis stay valid until the batch changes. */
-void sts_batch_module(const sts_batch_t *batch, size_t i, sts_module_t *module);
+TUSK_API void sts_batch_module(const sts_batch_t *batch, size_t i, sts_module_t *module);
 
 /* ---- results ------------------------------------------------------------------------ */
 
 /* The clusters and hits of every module of a batch. */
 typedef struct sts_result sts_result_t;
-sts_result_t *sts_result_new(void);
-void sts_result_destroy(sts_result_t **res);
-size_t sts_result_modules(const sts_result_t *res);
+TUSK_API sts_result_t *sts_result_new(void);
+TUSK_API void sts_result_destroy(sts_result_t **res);
+TUSK_API size_t sts_result_modules(const sts_result_t *res);
 /* Module i's counts. */
-void sts_result_counts(const sts_result_t *res, size_t i, uint32_t *n_front, uint32_t *n_back, uint32_t *n_hits);
+TUSK_API void sts_result_counts(const sts_result_t *res, size_t i, uint32_t *n_front, uint32_t *n_back,
+                                uint32_t *n_hits);
 /* Cluster k (front ones first) and hit k of module i, as the frames have
  * them (errors, not variances). */
-void sts_result_cluster(const sts_result_t *res, size_t i, uint32_t k, adf_sts_cluster_t *cluster);
-void sts_result_hit(const sts_result_t *res, size_t i, uint32_t k, adf_sts_hit_t *hit);
+TUSK_API void sts_result_cluster(const sts_result_t *res, size_t i, uint32_t k, adf_sts_cluster_t *cluster);
+TUSK_API void sts_result_hit(const sts_result_t *res, size_t i, uint32_t k, adf_sts_hit_t *hit);
 /* Totals over the modules. */
-void sts_result_totals(const sts_result_t *res, uint64_t *clusters, uint64_t *hits);
+TUSK_API void sts_result_totals(const sts_result_t *res, uint64_t *clusters, uint64_t *hits);
 /* Are two results the same, bit for bit and in the same order? If not,
  * why names the first module and record that differ. */
-bool sts_result_equal(const sts_result_t *a, const sts_result_t *b, char *why, size_t cap);
+TUSK_API bool sts_result_equal(const sts_result_t *a, const sts_result_t *b, char *why, size_t cap);
 
 /* ---- reference: the original cluster finder, one thread ----------------------------- */
 
 typedef struct sts_ref sts_ref_t;
-int sts_ref_new(sts_ref_t **out, const sts_config_t *cfg, tusk_error_t *err);
-void sts_ref_destroy(sts_ref_t **ref);
-int sts_ref_run(sts_ref_t *ref, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
+TUSK_API int sts_ref_new(sts_ref_t **out, const sts_config_t *cfg, tusk_error_t *err);
+TUSK_API void sts_ref_destroy(sts_ref_t **ref);
+TUSK_API int sts_ref_run(sts_ref_t *ref, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
 
 /* ---- fast: the parallel algorithm on CPU threads -------------------------------------- */
 
 typedef struct sts_fast sts_fast_t;
 /* threads 0: one per online CPU. */
-int sts_fast_new(sts_fast_t **out, const sts_config_t *cfg, unsigned threads, tusk_error_t *err);
-void sts_fast_destroy(sts_fast_t **fast);
-unsigned sts_fast_threads(const sts_fast_t *fast);
-int sts_fast_run(sts_fast_t *fast, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
+TUSK_API int sts_fast_new(sts_fast_t **out, const sts_config_t *cfg, unsigned threads, tusk_error_t *err);
+TUSK_API void sts_fast_destroy(sts_fast_t **fast);
+TUSK_API unsigned sts_fast_threads(const sts_fast_t *fast);
+TUSK_API int sts_fast_run(sts_fast_t *fast, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
 
 /* ---- opencl ---------------------------------------------------------------------------- */
 
@@ -153,14 +157,14 @@ typedef struct sts_cl_config {
     unsigned threads;         /* host threads packing and unpacking (0: one per online CPU) */
 } sts_cl_config_t;
 
-void sts_cl_config_default(sts_cl_config_t *clc);
+TUSK_API void sts_cl_config_default(sts_cl_config_t *clc);
 /* Choose the device, check it can reproduce the fast backend (a correctly
  * rounded float division, or fp64), build the kernels. TUSK_ENODEV,
  * TUSK_EBUILD, TUSK_ECL, TUSK_EINVAL, TUSK_ELIMIT. */
-int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *clc, tusk_error_t *err);
-void sts_cl_destroy(sts_cl_t **cl);
-int sts_cl_run(sts_cl_t *cl, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
-const char *sts_cl_describe(const sts_cl_t *cl);
+TUSK_API int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *clc, tusk_error_t *err);
+TUSK_API void sts_cl_destroy(sts_cl_t **cl);
+TUSK_API int sts_cl_run(sts_cl_t *cl, const sts_batch_t *batch, sts_result_t *res, tusk_error_t *err);
+TUSK_API const char *sts_cl_describe(const sts_cl_t *cl);
 
 /* Times of the last sts_cl_run (ms; kernels from profiling events). */
 typedef struct sts_cl_times {
@@ -169,12 +173,15 @@ typedef struct sts_cl_times {
     double total;             /* wall time of the run */
     uint64_t bytes_up, bytes_down;
     uint64_t kernel_bytes;    /* bytes the kernels read and write at least (sts/README.md's model) */
+    uint64_t bytes_sort_digis, bytes_find_clusters, bytes_compute_clusters, bytes_sort_clusters, bytes_hits;
+                              /* kernel_bytes by step */
+    uint64_t groups_digis, groups_clusters, groups_hits; /* work-groups (tiles) of a digi, cluster-sort, hit kernel */
 } sts_cl_times_t;
-void sts_cl_times(const sts_cl_t *cl, sts_cl_times_t *times);
+TUSK_API void sts_cl_times(const sts_cl_t *cl, sts_cl_times_t *times);
 
 /* The device's memory bandwidth: a kernel copying `bytes` (read and
  * written, so 2 x bytes move) `repeat` times; GB/s of the best run. */
-int sts_cl_bandwidth(sts_cl_t *cl, size_t bytes, unsigned repeat, double *gb_s, tusk_error_t *err);
+TUSK_API int sts_cl_bandwidth(sts_cl_t *cl, size_t bytes, unsigned repeat, double *gb_s, tusk_error_t *err);
 
 /* ---- simulation ---------------------------------------------------------------------- */
 
@@ -212,10 +219,10 @@ typedef struct sts_sim_config {
     bool truth;               /* truth: write data:sts_truth frames (yes) */
 } sts_sim_config_t;
 
-void sts_sim_config_default(sts_sim_config_t *cfg);
-const char *const *sts_sim_keys(void);
-int sts_sim_config_read(sts_sim_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
-int sts_sim_config_check(const sts_sim_config_t *cfg, tusk_error_t *err);
+TUSK_API void sts_sim_config_default(sts_sim_config_t *cfg);
+TUSK_API const char *const *sts_sim_keys(void);
+TUSK_API int sts_sim_config_read(sts_sim_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
+TUSK_API int sts_sim_config_check(const sts_sim_config_t *cfg, tusk_error_t *err);
 
 typedef struct sts_sim sts_sim_t;
 
@@ -230,42 +237,43 @@ typedef struct sts_sim_ts {
     uint64_t lost;            /* hits lost in a channel's dead time */
 } sts_sim_ts_t;
 
-int sts_sim_new(sts_sim_t **out, const sts_sim_config_t *cfg, tusk_error_t *err);
-void sts_sim_destroy(sts_sim_t **sim);
-const sts_sim_config_t *sts_sim_config(const sts_sim_t *sim);
+TUSK_API int sts_sim_new(sts_sim_t **out, const sts_sim_config_t *cfg, tusk_error_t *err);
+TUSK_API void sts_sim_destroy(sts_sim_t **sim);
+TUSK_API const sts_sim_config_t *sts_sim_config(const sts_sim_t *sim);
 /* The detector's modules (the same for every timeslice). */
-size_t sts_sim_modules(const sts_sim_t *sim);
+TUSK_API size_t sts_sim_modules(const sts_sim_t *sim);
 /* Timeslice number `index` (the same for the same seed and index); its
  * modules are read with the calls below until the next sts_sim_make. */
-int sts_sim_make(sts_sim_t *sim, uint64_t index, const sts_sim_ts_t **ts, tusk_error_t *err);
+TUSK_API int sts_sim_make(sts_sim_t *sim, uint64_t index, const sts_sim_ts_t **ts, tusk_error_t *err);
 /* Module m of the last timeslice. */
-void sts_sim_module(const sts_sim_t *sim, size_t m, sts_module_t *module);
+TUSK_API void sts_sim_module(const sts_sim_t *sim, size_t m, sts_module_t *module);
 /* Its frames: data:sts_digis, then data:sts_truth when truth is on. */
-size_t sts_sim_module_bytes(const sts_sim_t *sim, size_t m);
-int sts_sim_encode_module(const sts_sim_t *sim, size_t m, adf_writer_t *w, tusk_error_t *err);
+TUSK_API size_t sts_sim_module_bytes(const sts_sim_t *sim, size_t m);
+TUSK_API int sts_sim_encode_module(const sts_sim_t *sim, size_t m, adf_writer_t *w, tusk_error_t *err);
 /* Its truth: points and the point of every digi (ADF_STS_NOISE for noise). */
-void sts_sim_truth(const sts_sim_t *sim, size_t m, const adf_sts_point_t **points, uint32_t *n_points,
-                   const uint32_t **digi_point);
+TUSK_API void sts_sim_truth(const sts_sim_t *sim, size_t m, const adf_sts_point_t **points, uint32_t *n_points,
+                            const uint32_t **digi_point);
 
 /* ---- frames ---------------------------------------------------------------------------- */
 
 /* The data:sts_digis frames of a buffer into the batch (cleared first).
  * TUSK_EINVAL naming the offset (base_offset + offset in buf) for a
  * malformed frame. */
-int sts_frames_read(sts_batch_t *batch, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
+TUSK_API int sts_frames_read(sts_batch_t *batch, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
 /* Bytes the data:sts_clusters (when clusters is true) and data:sts_hits
  * frames of a result add. */
-size_t sts_frames_extra(const sts_result_t *res, bool clusters);
+TUSK_API size_t sts_frames_extra(const sts_result_t *res, bool clusters);
 /* Copy buf's frames to w in order (the digis left out when keep_digis is
  * false), each data:sts_digis followed by its module's data:sts_clusters
  * (when clusters is true) and data:sts_hits; batch and res are what
  * sts_frames_read and a backend made of buf. */
-int sts_frames_write(const void *buf, size_t size, const sts_batch_t *batch, const sts_result_t *res,
-                     const sts_config_t *cfg, int backend, bool keep_digis, bool clusters, adf_writer_t *w,
-                     tusk_error_t *err);
+TUSK_API int sts_frames_write(const void *buf, size_t size, const sts_batch_t *batch, const sts_result_t *res,
+                              const sts_config_t *cfg, int backend, bool keep_digis, bool clusters, adf_writer_t *w,
+                              tusk_error_t *err);
 /* Module i's data:sts_clusters and data:sts_hits alone. */
-int sts_frames_write_module(const sts_result_t *res, size_t i, const sts_module_t *module, const sts_config_t *cfg,
-                            int backend, bool clusters, adf_writer_t *w, tusk_error_t *err);
+TUSK_API int sts_frames_write_module(const sts_result_t *res, size_t i, const sts_module_t *module,
+                                     const sts_config_t *cfg,
+                                     int backend, bool clusters, adf_writer_t *w, tusk_error_t *err);
 
 /* ---- quality analysis ---------------------------------------------------------------- */
 
@@ -276,18 +284,18 @@ typedef struct sts_qa_config {
     char label[32];           /* the sample's name in the table (sample) */
 } sts_qa_config_t;
 
-void sts_qa_config_default(sts_qa_config_t *cfg);
+TUSK_API void sts_qa_config_default(sts_qa_config_t *cfg);
 
 typedef struct sts_qa sts_qa_t;
-int sts_qa_new(sts_qa_t **out, const sts_qa_config_t *cfg, tusk_error_t *err);
-void sts_qa_destroy(sts_qa_t **qa);
+TUSK_API int sts_qa_new(sts_qa_t **out, const sts_qa_config_t *cfg, tusk_error_t *err);
+TUSK_API void sts_qa_destroy(sts_qa_t **qa);
 /* The frames of one buffer; a module's frames (digis, clusters, hits,
  * truth) may arrive in any order and over several buffers. */
-int sts_qa_feed(sts_qa_t *qa, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
+TUSK_API int sts_qa_feed(sts_qa_t *qa, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
 /* Complete the analysis. A module that never got all its frames, or a
  * timeslice whose modules did not all arrive, is an error (TUSK_EINVAL)
  * naming it: nothing is left out silently. */
-int sts_qa_finish(sts_qa_t *qa, tusk_error_t *err);
+TUSK_API int sts_qa_finish(sts_qa_t *qa, tusk_error_t *err);
 
 /* One row of the per-station table (station -1: all). */
 typedef struct sts_qa_row {
@@ -307,12 +315,12 @@ typedef struct sts_qa_summary {
     size_t rows;
     const sts_qa_row_t *row;  /* rows[0] is all stations, then station by station */
 } sts_qa_summary_t;
-void sts_qa_summary(const sts_qa_t *qa, sts_qa_summary_t *s);
+TUSK_API void sts_qa_summary(const sts_qa_t *qa, sts_qa_summary_t *s);
 /* The tables, as BENCHMARKS.md shows them. */
-void sts_qa_print(const sts_qa_t *qa, FILE *out);
+TUSK_API void sts_qa_print(const sts_qa_t *qa, FILE *out);
 /* DIR/summary.csv, DIR/stations.csv, and with plot the residual picture
  * DIR/residuals.FORMAT (png or svg) with its data and gnuplot script. */
-int sts_qa_write(const sts_qa_t *qa, const char *dir, bool plot, const char *format, tusk_error_t *err);
+TUSK_API int sts_qa_write(const sts_qa_t *qa, const char *dir, bool plot, const char *format, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

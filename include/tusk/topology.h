@@ -38,6 +38,8 @@
 #ifndef TUSK_TOPOLOGY_H
 #define TUSK_TOPOLOGY_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,33 +92,33 @@ typedef struct tusk_actor_spec {
 typedef struct tusk_topology tusk_topology_t;
 
 /* Read and validate a topology file. */
-int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_t *err);
+TUSK_API int tusk_topology_load(tusk_topology_t **topology, const char *path, tusk_error_t *err);
 
 /* Read a topology file's text (NUL-terminated, the caller frees it) with
  * the size limit and messages of tusk_topology_load, for a host that
  * passes the text on (tusk-run). */
-int tusk_topology_read(const char *path, char **text, size_t *size, tusk_error_t *err);
+TUSK_API int tusk_topology_read(const char *path, char **text, size_t *size, tusk_error_t *err);
 
 /* The same from memory; `name` stands for the file in messages. */
-int tusk_topology_parse(tusk_topology_t **topology, const char *xml, size_t size, const char *name,
-                        tusk_error_t *err);
+TUSK_API int tusk_topology_parse(tusk_topology_t **topology, const char *xml, size_t size, const char *name,
+                                 tusk_error_t *err);
 
-void tusk_topology_destroy(tusk_topology_t **topology);
+TUSK_API void tusk_topology_destroy(tusk_topology_t **topology);
 
 /* Find every actor's library: <binary_code> with a '/' is a path relative
  * to the topology file's folder; a bare name N is looked up as N.so in each
  * folder of `search_path` (colon-separated; NULL: $TUSK_ACTOR_PATH, then
  * the installed actor folder). TUSK_ELOAD naming file, line, actor and the
  * folders searched when one is missing. */
-int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tusk_error_t *err);
+TUSK_API int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tusk_error_t *err);
 
-const char *tusk_topology_name(const tusk_topology_t *topology);
-unsigned tusk_topology_count(const tusk_topology_t *topology);
-const tusk_actor_spec_t *tusk_topology_actor(const tusk_topology_t *topology, unsigned i);
+TUSK_API const char *tusk_topology_name(const tusk_topology_t *topology);
+TUSK_API unsigned tusk_topology_count(const tusk_topology_t *topology);
+TUSK_API const tusk_actor_spec_t *tusk_topology_actor(const tusk_topology_t *topology, unsigned i);
 /* Index of the actor called `name`, or -1. */
-int tusk_topology_find(const tusk_topology_t *topology, const char *name);
+TUSK_API int tusk_topology_find(const tusk_topology_t *topology, const char *name);
 
-const char *tusk_actor_class_name(tusk_actor_class_t actor_class);
+TUSK_API const char *tusk_actor_class_name(tusk_actor_class_t actor_class);
 
 #ifdef __cplusplus
 }

@@ -47,6 +47,8 @@
 #ifndef TUSK_TRACK_H
 #define TUSK_TRACK_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,19 +89,19 @@ typedef struct track_config {
     double min_point_kev;
 } track_config_t;
 
-void track_config_default(track_config_t *cfg);
+TUSK_API void track_config_default(track_config_t *cfg);
 /* The keys above (NULL-terminated), for an actor's tusk_params_expect. */
-const char *const *track_known_keys(void);
+TUSK_API const char *const *track_known_keys(void);
 /* Read the keys above from params into cfg (absent keys keep cfg's
  * values). With `strict`, keys other than these are refused. TUSK_EPARAM
  * with "ORIGIN: KEY: ..." for a bad value. */
-int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool strict, const char *origin,
-                      tusk_error_t *err);
+TUSK_API int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool strict, const char *origin,
+                               tusk_error_t *err);
 /* Check the values' ranges (track_new does). */
-int track_config_check(const track_config_t *cfg, const char *origin, tusk_error_t *err);
+TUSK_API int track_config_check(const track_config_t *cfg, const char *origin, tusk_error_t *err);
 /* "psa", "truth", "truth_segments"; and back (-1 for other text). */
-const char *track_points_name(enum track_points p);
-int track_points_parse(const char *text);
+TUSK_API const char *track_points_name(enum track_points p);
+TUSK_API int track_points_parse(const char *text);
 
 /* ---- points and batches ----------------------------------------------- */
 
@@ -112,31 +114,31 @@ typedef struct track_point {
 
 typedef struct track_batch track_batch_t;
 
-track_batch_t *track_batch_new(void);
-void track_batch_destroy(track_batch_t **batch);
+TUSK_API track_batch_t *track_batch_new(void);
+TUSK_API void track_batch_destroy(track_batch_t **batch);
 /* Forget every event. */
-void track_batch_clear(track_batch_t *batch);
-size_t track_batch_events(const track_batch_t *batch);
-size_t track_batch_points(const track_batch_t *batch);
+TUSK_API void track_batch_clear(track_batch_t *batch);
+TUSK_API size_t track_batch_events(const track_batch_t *batch);
+TUSK_API size_t track_batch_points(const track_batch_t *batch);
 
 /* Start an event; the points added next belong to it. */
-int track_batch_begin(track_batch_t *batch, uint32_t event, uint64_t timestamp, tusk_error_t *err);
+TUSK_API int track_batch_begin(track_batch_t *batch, uint32_t event, uint64_t timestamp, tusk_error_t *err);
 /* Add a point to the last event (TUSK_EINVAL when none was begun). */
-int track_batch_add(track_batch_t *batch, const track_point_t *point, tusk_error_t *err);
+TUSK_API int track_batch_add(track_batch_t *batch, const track_point_t *point, tusk_error_t *err);
 /* Event i's points. */
-const track_point_t *track_batch_event_points(const track_batch_t *batch, size_t i, size_t *n, uint32_t *event,
-                                              uint64_t *timestamp);
+TUSK_API const track_point_t *track_batch_event_points(const track_batch_t *batch, size_t i, size_t *n, uint32_t *event,
+                                                       uint64_t *timestamp);
 
 typedef struct track track_t;
 
 /* `array` (may be NULL for the truth modes) must outlive the tracker: it
  * turns psa hits into the array frame and gives the default inner radius.
  * cfg is checked (track_config_check) and copied. */
-int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tusk_error_t *err);
-void track_destroy(track_t **t);
-const track_config_t *track_config(const track_t *t);
+TUSK_API int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tusk_error_t *err);
+TUSK_API void track_destroy(track_t **t);
+TUSK_API const track_config_t *track_config(const track_t *t);
 /* The inner radius in effect, mm. */
-double track_inner_radius(const track_t *t);
+TUSK_API double track_inner_radius(const track_t *t);
 
 /* Point extraction into the last event begun in batch.
  * psa: every hit of the n data:psa records (crystal frame -> array frame
@@ -145,39 +147,42 @@ double track_inner_radius(const track_t *t);
  * merged per (crystal, segment) at the energy-weighted centroid of their
  * array-frame positions (truth_segments; points outside every segment
  * merged per crystal). Points at or below min_point_kev are counted as
- * points_ignored and not added. */
-int track_add_psa(track_t *t, track_batch_t *batch, const adf_psa_t *psa, size_t n, tusk_error_t *err);
-int track_add_truth(track_t *t, track_batch_t *batch, const adf_truth_t *truth, bool segments, tusk_error_t *err);
+ * points_ignored and not added. A point with a non-finite or absurd
+ * energy (beyond +-1e5 keV) or position (beyond +-1e4 mm on an axis) is
+ * TUSK_EINVAL naming it: damage, never tracked. */
+TUSK_API int track_add_psa(track_t *t, track_batch_t *batch, const adf_psa_t *psa, size_t n, tusk_error_t *err);
+TUSK_API int track_add_truth(track_t *t, track_batch_t *batch, const adf_truth_t *truth, bool segments,
+                             tusk_error_t *err);
 
 /* Track every event of the batch on the CPU (the reference): results in
  * the batch (track_batch_result), statistics added to t's. */
-int track_run(track_t *t, track_batch_t *batch, tusk_error_t *err);
+TUSK_API int track_run(track_t *t, track_batch_t *batch, tusk_error_t *err);
 /* The same for events first .. first + n - 1 only, their gammas appended
  * to the batch's results (first = 0 starts the results afresh): call it
  * for consecutive ranges, from 0, to track a batch in parts. */
-int track_run_range(track_t *t, track_batch_t *batch, size_t first, size_t n, tusk_error_t *err);
+TUSK_API int track_run_range(track_t *t, track_batch_t *batch, size_t first, size_t n, tusk_error_t *err);
 /* Event i's gammas after track_run (or track_cl_run): energy descending,
  * ties by the first point's order in the event. */
-void track_batch_result(const track_batch_t *batch, size_t i, adf_tracked_t *out);
+TUSK_API void track_batch_result(const track_batch_t *batch, size_t i, adf_tracked_t *out);
 
 /* One event's points tracked on the CPU into out (a convenience over a
  * batch of one; statistics added to t's). */
-int track_event(track_t *t, const track_point_t *points, size_t n, adf_tracked_t *out, tusk_error_t *err);
+TUSK_API int track_event(track_t *t, const track_point_t *points, size_t n, adf_tracked_t *out, tusk_error_t *err);
 
 /* ---- the figure of merit (tracking/README.md) ---------------------------- */
 
 /* FoM of the points taken in the order perm (perm[k] indexes points;
  * n >= 1; n = 1 gives the single-point FoM, -ln of the probability to
  * reach the depth and be photo-absorbed there). */
-double track_fom(const track_t *t, const track_point_t *points, const unsigned *perm, unsigned n);
+TUSK_API double track_fom(const track_t *t, const track_point_t *points, const unsigned *perm, unsigned n);
 /* The best order of n (1..TRACK_MAX_CLUSTER) points: its FoM, and its
  * permutation into best_perm; the lowest lexicographic order wins ties.
  * *orders (may be NULL) gets the number of orders evaluated (n!). */
-double track_best_order(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm,
-                        uint64_t *orders);
+TUSK_API double track_best_order(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm,
+                                 uint64_t *orders);
 /* The permutation of rank r (lexicographic, 0 <= r < n!) and back. */
-void track_perm_of_rank(unsigned n, uint32_t rank, unsigned *perm);
-uint32_t track_rank_of_perm(unsigned n, const unsigned *perm);
+TUSK_API void track_perm_of_rank(unsigned n, uint32_t rank, unsigned *perm);
+TUSK_API uint32_t track_rank_of_perm(unsigned n, const unsigned *perm);
 
 /* ---- clustering ------------------------------------------------------------ */
 
@@ -185,7 +190,7 @@ uint32_t track_rank_of_perm(unsigned n, const unsigned *perm);
  * origin): label[i] gets point i's cluster number, clusters numbered
  * from 0 in the order of their first point; returns the count. No
  * splitting for max_points. */
-size_t track_cluster(const track_point_t *points, size_t n, double angle_deg, unsigned *label);
+TUSK_API size_t track_cluster(const track_point_t *points, size_t n, double angle_deg, unsigned *label);
 
 /* ---- statistics ---------------------------------------------------------------- */
 
@@ -206,10 +211,10 @@ typedef struct track_stats {
     double accepted_kev, unaccepted_kev;
 } track_stats_t;
 
-void track_stats(const track_t *t, track_stats_t *stats);
-void track_stats_reset(track_t *t);
+TUSK_API void track_stats(const track_t *t, track_stats_t *stats);
+TUSK_API void track_stats_reset(track_t *t);
 /* A one-line summary of the statistics, like snprintf. */
-size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap);
+TUSK_API size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap);
 
 /* ---- buffers of frames (the tracking actor and tusk-track) ---------------------- */
 
@@ -218,16 +223,16 @@ size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap);
  * the truth modes; other frames are skipped. base_offset is added to the
  * offsets in messages. TUSK_EINVAL "offset N: ..." for a malformed frame
  * or one that does not decode. */
-int track_frames_read(track_t *t, track_batch_t *batch, const void *in, size_t in_size, uint64_t base_offset,
-                      tusk_error_t *err);
+TUSK_API int track_frames_read(track_t *t, track_batch_t *batch, const void *in, size_t in_size, uint64_t base_offset,
+                               tusk_error_t *err);
 /* Bytes the output of track_frames_write can need beyond in_size. */
-size_t track_frames_extra(const track_batch_t *batch);
+TUSK_API size_t track_frames_extra(const track_batch_t *batch);
 /* Copy the buffer's frames to writer, each frame that made an event
  * followed by that event's data:tracked frame (same event number and
  * timestamp). The batch must be the one track_frames_read filled from
  * the same buffer, tracked. TUSK_ELIMIT when the writer is full. */
-int track_frames_write(const track_t *t, const track_batch_t *batch, const void *in, size_t in_size,
-                       adf_writer_t *writer, tusk_error_t *err);
+TUSK_API int track_frames_write(const track_t *t, const track_batch_t *batch, const void *in, size_t in_size,
+                                adf_writer_t *writer, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,8 @@
 #ifndef TUSK_TRACK_CL_H
 #define TUSK_TRACK_CL_H
 
+#include <tusk/export.h>
+
 #include <stdint.h>
 
 #include <tusk/error.h>
@@ -39,16 +41,17 @@ typedef struct track_cl track_cl_t;
  * table. Errors: TUSK_ENODEV (the message lists the devices there are),
  * TUSK_EBUILD, TUSK_ECL (the call, its error code and the device),
  * TUSK_ELIMIT, TUSK_ENOMEM. */
-int track_cl_new(track_cl_t **out, track_t *tracker, const char *setting, unsigned instance, tusk_error_t *err);
-void track_cl_destroy(track_cl_t **cl);
+TUSK_API int track_cl_new(track_cl_t **out, track_t *tracker, const char *setting, unsigned instance,
+                          tusk_error_t *err);
+TUSK_API void track_cl_destroy(track_cl_t **cl);
 
 /* Track every event of the batch (results and statistics as track_run),
  * or events first .. first + n - 1 (as track_run_range). */
-int track_cl_run(track_cl_t *cl, track_batch_t *batch, tusk_error_t *err);
-int track_cl_run_range(track_cl_t *cl, track_batch_t *batch, size_t first, size_t n, tusk_error_t *err);
+TUSK_API int track_cl_run(track_cl_t *cl, track_batch_t *batch, tusk_error_t *err);
+TUSK_API int track_cl_run_range(track_cl_t *cl, track_batch_t *batch, size_t first, size_t n, tusk_error_t *err);
 
 /* "NAME (PLATFORM, driver VERSION); 64 work-items a cluster", for logs. */
-const char *track_cl_describe(const track_cl_t *cl);
+TUSK_API const char *track_cl_describe(const track_cl_t *cl);
 
 /* Since track_cl_new: kernel launches, clusters sent to the device,
  * orders they have (sum of n!), kernel time from profiling events. */
@@ -57,7 +60,7 @@ typedef struct track_cl_stats {
     double kernel_ms;
 } track_cl_stats_t;
 
-void track_cl_stats(const track_cl_t *cl, track_cl_stats_t *stats);
+TUSK_API void track_cl_stats(const track_cl_t *cl, track_cl_stats_t *stats);
 
 #ifdef __cplusplus
 }

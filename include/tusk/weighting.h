@@ -9,6 +9,8 @@
 #ifndef TUSK_WEIGHTING_H
 #define TUSK_WEIGHTING_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 
 #include <tusk/crystal.h>
@@ -21,23 +23,23 @@ extern "C" {
 
 typedef struct det_weighting det_weighting_t;
 
-int det_weighting_new(det_weighting_t **out, const det_crystal_t *crystal, double h,
-                      const det_solve_options_t *options, unsigned threads, tusk_error_t *err);
-void det_weighting_destroy(det_weighting_t **w);
+TUSK_API int det_weighting_new(det_weighting_t **out, const det_crystal_t *crystal, double h,
+                               const det_solve_options_t *options, unsigned threads, tusk_error_t *err);
+TUSK_API void det_weighting_destroy(det_weighting_t **w);
 
 /* How many Laplace problems were solved (7 with symmetry for 6 x 6). */
-unsigned det_weighting_solved(const det_weighting_t *w);
+TUSK_API unsigned det_weighting_solved(const det_weighting_t *w);
 
 /* The weighting potential of `electrode` at a point (trilinear). */
-double det_weighting_value(const det_weighting_t *w, unsigned electrode, double x, double y, double z);
+TUSK_API double det_weighting_value(const det_weighting_t *w, unsigned electrode, double x, double y, double z);
 
 /* All electrodes at once into out[det_crystal_electrodes] (one rotation
  * per sector instead of one per electrode). */
-void det_weighting_values(const det_weighting_t *w, double x, double y, double z, double *out);
+TUSK_API void det_weighting_values(const det_weighting_t *w, double x, double y, double z, double *out);
 
 /* The solved field behind `electrode` and the sector rotation that maps
  * it (for pictures): electrode = field's electrode rotated by *steps. */
-const det_field_t *det_weighting_field(const det_weighting_t *w, unsigned electrode, int *steps);
+TUSK_API const det_field_t *det_weighting_field(const det_weighting_t *w, unsigned electrode, int *steps);
 
 #ifdef __cplusplus
 }

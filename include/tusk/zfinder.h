@@ -27,6 +27,8 @@
 #ifndef TUSK_ZFINDER_H
 #define TUSK_ZFINDER_H
 
+#include <tusk/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,33 +64,33 @@ typedef struct zf_config {
     bool second_vertex;       /* second_vertex: look for a second peak (no) */
 } zf_config_t;
 
-void zf_config_default(zf_config_t *cfg);
+TUSK_API void zf_config_default(zf_config_t *cfg);
 /* The keys above, NULL-terminated (for tusk_params_expect lists). */
-const char *const *zf_config_keys(void);
+TUSK_API const char *const *zf_config_keys(void);
 /* Set one key from text (TUSK_EPARAM naming the key and the text). */
-int zf_config_set(zf_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
+TUSK_API int zf_config_set(zf_config_t *cfg, const char *key, const char *value, tusk_error_t *err);
 /* Every key of zf_config_keys that params has; other keys are ignored. */
-int zf_config_read(zf_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
+TUSK_API int zf_config_read(zf_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
 /* TUSK_EPARAM when the settings do not make a histogram of 3 to
  * ZF_MAX_BINS whole bins, a slice width outside 0.01-30 degrees, ... */
-int zf_config_check(const zf_config_t *cfg, tusk_error_t *err);
-unsigned zf_config_bins(const zf_config_t *cfg);
+TUSK_API int zf_config_check(const zf_config_t *cfg, tusk_error_t *err);
+TUSK_API unsigned zf_config_bins(const zf_config_t *cfg);
 /* zHisto[bin] in mm from the fixed-point histogram: n entries whose
  * places in the bin add up to zsum quanta of bin_mm / 2^24
  * (zfinder/README.md): n (z_min + bin bin_mm) + zsum bin_mm 2^-24. */
-double zf_zhisto(const zf_config_t *cfg, unsigned bin, uint32_t n, uint64_t zsum);
+TUSK_API double zf_zhisto(const zf_config_t *cfg, unsigned bin, uint32_t n, uint64_t zsum);
 /* A digest of every setting but the precision (data:zvertex carries it). */
-uint32_t zf_config_digest(const zf_config_t *cfg);
+TUSK_API uint32_t zf_config_digest(const zf_config_t *cfg);
 /* "triplets, float, 0.2 deg slices, 400 bins of 1 mm from -200 mm, ..." */
-void zf_config_format(const zf_config_t *cfg, char *buf, size_t cap);
-const char *zf_mode_name(int mode);           /* "pairs", "triplets", "?" */
-const char *zf_precision_name(int precision); /* "float", "double", "?" */
-const char *zf_backend_name(int backend);     /* "reference", "fast", "opencl", "?" */
+TUSK_API void zf_config_format(const zf_config_t *cfg, char *buf, size_t cap);
+TUSK_API const char *zf_mode_name(int mode);           /* "pairs", "triplets", "?" */
+TUSK_API const char *zf_precision_name(int precision); /* "float", "double", "?" */
+TUSK_API const char *zf_backend_name(int backend);     /* "reference", "fast", "opencl", "?" */
 
 /* The phi slices of a RoI of width phi_width (rad): ceil(width / slice);
  * *wrap set for a 360 degree RoI (width == (float)2 pi), whose first and
  * last slices are neighbours. */
-uint32_t zf_roi_slices(const zf_config_t *cfg, float phi_width, int *wrap);
+TUSK_API uint32_t zf_roi_slices(const zf_config_t *cfg, float phi_width, int *wrap);
 
 /* ---- RoIs ------------------------------------------------------------------------ */
 
@@ -102,14 +104,14 @@ typedef struct zf_roi {
 
 /* Many RoIs with their points (copies). */
 typedef struct zf_batch zf_batch_t;
-zf_batch_t *zf_batch_new(void);
-void zf_batch_destroy(zf_batch_t **batch);
-void zf_batch_clear(zf_batch_t *batch);
-int zf_batch_add(zf_batch_t *batch, const zf_roi_t *roi, tusk_error_t *err);
-size_t zf_batch_count(const zf_batch_t *batch);
-size_t zf_batch_points(const zf_batch_t *batch);
+TUSK_API zf_batch_t *zf_batch_new(void);
+TUSK_API void zf_batch_destroy(zf_batch_t **batch);
+TUSK_API void zf_batch_clear(zf_batch_t *batch);
+TUSK_API int zf_batch_add(zf_batch_t *batch, const zf_roi_t *roi, tusk_error_t *err);
+TUSK_API size_t zf_batch_count(const zf_batch_t *batch);
+TUSK_API size_t zf_batch_points(const zf_batch_t *batch);
 /* RoI i (< count); its points stay valid until the batch changes. */
-void zf_batch_roi(const zf_batch_t *batch, size_t i, zf_roi_t *roi);
+TUSK_API void zf_batch_roi(const zf_batch_t *batch, size_t i, zf_roi_t *roi);
 
 /* ---- results ------------------------------------------------------------------------ */
 
@@ -130,29 +132,29 @@ typedef struct zf_result {
 
 typedef struct zf_ref zf_ref_t;
 
-int zf_ref_new(zf_ref_t **out, const zf_config_t *cfg, tusk_error_t *err);
-void zf_ref_destroy(zf_ref_t **ref);
+TUSK_API int zf_ref_new(zf_ref_t **out, const zf_config_t *cfg, tusk_error_t *err);
+TUSK_API void zf_ref_destroy(zf_ref_t **ref);
 /* One RoI. TUSK_EINVAL, naming the RoI and the spacepoint, for a point
  * outside the RoI's phi range or in a layer >= 19. */
-int zf_ref_roi(zf_ref_t *ref, const zf_roi_t *roi, zf_result_t *res, tusk_error_t *err);
+TUSK_API int zf_ref_roi(zf_ref_t *ref, const zf_roi_t *roi, zf_result_t *res, tusk_error_t *err);
 /* Every RoI of the batch in turn, res[i] for RoI i. */
-int zf_ref_run(zf_ref_t *ref, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
+TUSK_API int zf_ref_run(zf_ref_t *ref, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
 /* The histograms of the last zf_ref_roi (zf_config_bins entries each):
  * nHisto, zHisto's fixed-point sums (zf_zhisto) and zHisto in mm. */
-const uint32_t *zf_ref_nhisto(const zf_ref_t *ref);
-const uint64_t *zf_ref_zsum(const zf_ref_t *ref);
-void zf_ref_zhisto(const zf_ref_t *ref, double *zh);
+TUSK_API const uint32_t *zf_ref_nhisto(const zf_ref_t *ref);
+TUSK_API const uint64_t *zf_ref_zsum(const zf_ref_t *ref);
+TUSK_API void zf_ref_zhisto(const zf_ref_t *ref, double *zh);
 
 /* ---- fast: the reference on threads -------------------------------------------- */
 
 typedef struct zf_fast zf_fast_t;
 
 /* threads 0: one per online CPU. */
-int zf_fast_new(zf_fast_t **out, const zf_config_t *cfg, unsigned threads, tusk_error_t *err);
-void zf_fast_destroy(zf_fast_t **fast);
-unsigned zf_fast_threads(const zf_fast_t *fast);
+TUSK_API int zf_fast_new(zf_fast_t **out, const zf_config_t *cfg, unsigned threads, tusk_error_t *err);
+TUSK_API void zf_fast_destroy(zf_fast_t **fast);
+TUSK_API unsigned zf_fast_threads(const zf_fast_t *fast);
 /* As zf_ref_run; on bad input the error of the lowest such RoI. */
-int zf_fast_run(zf_fast_t *fast, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
+TUSK_API int zf_fast_run(zf_fast_t *fast, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
 
 /* ---- opencl --------------------------------------------------------------------- */
 
@@ -181,24 +183,24 @@ typedef struct zf_cl_config {
  * bin's count in local memory and the group's entries within 32 bits. */
 #define ZF_MAX_GROUP_POINTS 65536u
 
-void zf_cl_config_default(zf_cl_config_t *clc);
+TUSK_API void zf_cl_config_default(zf_cl_config_t *clc);
 /* Choose the device, check it can reproduce the reference (a correctly
  * rounded float division, or fp64; fp64 for double),
  * build the kernels. TUSK_ENODEV, TUSK_EBUILD, TUSK_ECL, TUSK_EINVAL. */
-int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, tusk_error_t *err);
-void zf_cl_destroy(zf_cl_t **cl);
-int zf_cl_run(zf_cl_t *cl, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
+TUSK_API int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, tusk_error_t *err);
+TUSK_API void zf_cl_destroy(zf_cl_t **cl);
+TUSK_API int zf_cl_run(zf_cl_t *cl, const zf_batch_t *batch, zf_result_t *res, tusk_error_t *err);
 /* After a run with keep_histograms: RoI i's histograms, nHisto and
  * zHisto's fixed-point sums (zf_zhisto). */
-int zf_cl_histograms(const zf_cl_t *cl, size_t i, uint32_t *nh, uint64_t *zsum, tusk_error_t *err);
-const char *zf_cl_describe(const zf_cl_t *cl);
+TUSK_API int zf_cl_histograms(const zf_cl_t *cl, size_t i, uint32_t *nh, uint64_t *zsum, tusk_error_t *err);
+TUSK_API const char *zf_cl_describe(const zf_cl_t *cl);
 
 typedef struct zf_cl_stats {
     uint64_t launches, rois, groups;
     double find_ms, peak_ms;  /* kernel times from profiling events */
     double pack_s;            /* host time sorting RoIs into launches */
 } zf_cl_stats_t;
-void zf_cl_stats(const zf_cl_t *cl, zf_cl_stats_t *stats);
+TUSK_API void zf_cl_stats(const zf_cl_t *cl, zf_cl_stats_t *stats);
 
 /* ---- simulation ---------------------------------------------------------------------- */
 
@@ -226,11 +228,11 @@ typedef struct zf_sim_config {
     char preset[16];          /* preset: lowlum | highlum | none */
 } zf_sim_config_t;
 
-void zf_sim_config_default(zf_sim_config_t *cfg);
-const char *const *zf_sim_keys(void);
+TUSK_API void zf_sim_config_default(zf_sim_config_t *cfg);
+TUSK_API const char *const *zf_sim_keys(void);
 /* preset first (when given), then every other key over it. */
-int zf_sim_config_read(zf_sim_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
-int zf_sim_config_check(const zf_sim_config_t *cfg, tusk_error_t *err);
+TUSK_API int zf_sim_config_read(zf_sim_config_t *cfg, const tusk_params_t *params, tusk_error_t *err);
+TUSK_API int zf_sim_config_check(const zf_sim_config_t *cfg, tusk_error_t *err);
 
 typedef struct zf_sim zf_sim_t;
 
@@ -243,29 +245,29 @@ typedef struct zf_sim_roi {
     unsigned signal_tracks, pileup_tracks;
 } zf_sim_roi_t;
 
-int zf_sim_new(zf_sim_t **out, const zf_sim_config_t *cfg, tusk_error_t *err);
-void zf_sim_destroy(zf_sim_t **sim);
-const zf_sim_config_t *zf_sim_config(const zf_sim_t *sim);
+TUSK_API int zf_sim_new(zf_sim_t **out, const zf_sim_config_t *cfg, tusk_error_t *err);
+TUSK_API void zf_sim_destroy(zf_sim_t **sim);
+TUSK_API const zf_sim_config_t *zf_sim_config(const zf_sim_t *sim);
 /* RoI number `index` (the same for the same seed and index). */
-int zf_sim_make(zf_sim_t *sim, uint64_t index, const zf_sim_roi_t **roi, tusk_error_t *err);
+TUSK_API int zf_sim_make(zf_sim_t *sim, uint64_t index, const zf_sim_roi_t **roi, tusk_error_t *err);
 /* Its frames: data:id_spacepoints, then data:id_truth. */
-int zf_sim_encode(const zf_sim_roi_t *roi, adf_writer_t *w, tusk_error_t *err);
-size_t zf_sim_bytes(const zf_sim_roi_t *roi);
+TUSK_API int zf_sim_encode(const zf_sim_roi_t *roi, adf_writer_t *w, tusk_error_t *err);
+TUSK_API size_t zf_sim_bytes(const zf_sim_roi_t *roi);
 
 /* ---- frames ---------------------------------------------------------------------------- */
 
 /* The data:id_spacepoints frames of a buffer into the batch (cleared
  * first). TUSK_EINVAL naming the offset (base_offset + offset in buf) for
  * a malformed frame. */
-int zf_frames_read(zf_batch_t *batch, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
+TUSK_API int zf_frames_read(zf_batch_t *batch, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
 /* Bytes the data:zvertex frames of n RoIs add at most. */
-size_t zf_frames_extra(size_t n);
-void zf_result_frame(const zf_result_t *res, const zf_config_t *cfg, int backend, adf_zvertex_t *zv);
+TUSK_API size_t zf_frames_extra(size_t n);
+TUSK_API void zf_result_frame(const zf_result_t *res, const zf_config_t *cfg, int backend, adf_zvertex_t *zv);
 /* Copy buf's frames to w in order, each data:id_spacepoints followed by
  * the data:zvertex of res[k] (the k-th of the buffer), the spacepoints
  * themselves left out when keep_points is false. */
-int zf_frames_write(const void *buf, size_t size, const zf_result_t *res, size_t n, const zf_config_t *cfg,
-                    int backend, bool keep_points, adf_writer_t *w, tusk_error_t *err);
+TUSK_API int zf_frames_write(const void *buf, size_t size, const zf_result_t *res, size_t n, const zf_config_t *cfg,
+                             int backend, bool keep_points, adf_writer_t *w, tusk_error_t *err);
 
 /* ---- quality analysis (Table 5.1) ------------------------------------------------------ */
 
@@ -276,14 +278,14 @@ typedef struct zf_qa_config {
     int64_t plot_roi;         /* RoI whose histograms zf_qa_write draws, -1 none (-1) */
 } zf_qa_config_t;
 
-void zf_qa_config_default(zf_qa_config_t *cfg);
+TUSK_API void zf_qa_config_default(zf_qa_config_t *cfg);
 
 typedef struct zf_qa zf_qa_t;
 
-int zf_qa_new(zf_qa_t **out, const zf_qa_config_t *cfg, tusk_error_t *err);
-void zf_qa_destroy(zf_qa_t **qa);
+TUSK_API int zf_qa_new(zf_qa_t **out, const zf_qa_config_t *cfg, tusk_error_t *err);
+TUSK_API void zf_qa_destroy(zf_qa_t **qa);
 /* The frames of one buffer (a RoI's frames may span buffers). */
-int zf_qa_feed(zf_qa_t *qa, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
+TUSK_API int zf_qa_feed(zf_qa_t *qa, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err);
 
 /* One row of the table: RoIs of one (label, mode, precision, backend). */
 typedef struct zf_qa_row {
@@ -301,15 +303,15 @@ typedef struct zf_qa_row {
  * whose truth came without a vertex before it (the z-finder writes the
  * vertex right after the spacepoints, the truth follows), or that never
  * got both, is counted by zf_qa_unmatched and left out. */
-int zf_qa_finish(zf_qa_t *qa, tusk_error_t *err);
-size_t zf_qa_rows(const zf_qa_t *qa, const zf_qa_row_t **rows);
-uint64_t zf_qa_unmatched(const zf_qa_t *qa);
+TUSK_API int zf_qa_finish(zf_qa_t *qa, tusk_error_t *err);
+TUSK_API size_t zf_qa_rows(const zf_qa_t *qa, const zf_qa_row_t **rows);
+TUSK_API uint64_t zf_qa_unmatched(const zf_qa_t *qa);
 /* The table, as BENCHMARKS.md shows it. */
-void zf_qa_print(const zf_qa_t *qa, FILE *out);
+TUSK_API void zf_qa_print(const zf_qa_t *qa, FILE *out);
 /* DIR/summary.csv (the rows), DIR/rois.csv (one line per RoI and
  * result, sorted), and when plot_roi is set and plot is true the
  * histogram picture DIR/histograms-roiN.FORMAT (png or svg). */
-int zf_qa_write(const zf_qa_t *qa, const char *dir, bool plot, const char *format, tusk_error_t *err);
+TUSK_API int zf_qa_write(const zf_qa_t *qa, const char *dir, bool plot, const char *format, tusk_error_t *err);
 
 /* ---- pictures ------------------------------------------------------------------------- */
 
@@ -317,8 +319,8 @@ int zf_qa_write(const zf_qa_t *qa, const char *dir, bool plot, const char *forma
  * one RoI, with the true vertex marked (NaN: none), in one picture
  * DIR/STEM.FORMAT with its data and gnuplot script beside it (the seed's
  * Figs 3.2-3.4). cfg's mode is ignored. */
-int zf_plot_roi(const zf_config_t *cfg, const zf_roi_t *roi, double z_true, const char *title, const char *dir,
-                const char *stem, const char *format, tusk_error_t *err);
+TUSK_API int zf_plot_roi(const zf_config_t *cfg, const zf_roi_t *roi, double z_true, const char *title, const char *dir,
+                         const char *stem, const char *format, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

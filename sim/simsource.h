@@ -25,6 +25,8 @@
 #ifndef TUSK_SIMSOURCE_H
 #define TUSK_SIMSOURCE_H
 
+#include <tusk/export.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,19 +52,20 @@ typedef struct sim_decay {
 
 /* The source described by `params` (keys above; other keys are the
  * caller's to check). `origin` names the configuration in messages. */
-int sim_source_new(sim_source_t **out, const tusk_params_t *params, const char *origin, tusk_error_t *err);
-void sim_source_destroy(sim_source_t **source);
+TUSK_INTERNAL int sim_source_new(sim_source_t **out, const tusk_params_t *params, const char *origin,
+                                 tusk_error_t *err);
+TUSK_INTERNAL void sim_source_destroy(sim_source_t **source);
 
 /* The next decay, drawn from *rng. TUSK_ELIMIT once the timestamp would
  * pass 2^48 ticks (32 days of beam time at 10 ns). */
-int sim_source_next(sim_source_t *source, uint64_t *rng, sim_decay_t *decay, tusk_error_t *err);
+TUSK_INTERNAL int sim_source_next(sim_source_t *source, uint64_t *rng, sim_decay_t *decay, tusk_error_t *err);
 
 /* Back to decay 0 at start_tick. */
 void sim_source_rewind(sim_source_t *source);
 
 /* Gammas per decay and a one-line description ("60Co: 1173.2 + 1332.5
  * keV, 10000 decays/s"). */
-unsigned sim_source_multiplicity(const sim_source_t *source);
+TUSK_INTERNAL unsigned sim_source_multiplicity(const sim_source_t *source);
 const char *sim_source_describe(const sim_source_t *source);
 
 /* An isotropic unit vector (2 uniforms). */

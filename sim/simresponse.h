@@ -29,6 +29,8 @@
 #ifndef TUSK_SIMRESPONSE_H
 #define TUSK_SIMRESPONSE_H
 
+#include <tusk/export.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +59,7 @@ typedef struct sim_response_config {
 } sim_response_config_t;
 
 /* The defaults above. */
-void sim_response_config_default(sim_response_config_t *cfg);
+TUSK_INTERNAL void sim_response_config_default(sim_response_config_t *cfg);
 
 /* Read pretrigger, samples, noise_kev, gain, core_low_gain, baseline,
  * fwhm_0 and fwhm_1332 from params over cfg (absent keys keep their
@@ -69,12 +71,12 @@ typedef struct sim_response sim_response_t;
 
 /* Uses (does not own) basis and crystal, which must describe the same
  * crystal: 36 segments, 37 channels. */
-int sim_response_new(sim_response_t **out, const det_basis_t *basis, const det_crystal_t *crystal,
-                     const sim_response_config_t *cfg, tusk_error_t *err);
-void sim_response_destroy(sim_response_t **response);
+TUSK_INTERNAL int sim_response_new(sim_response_t **out, const det_basis_t *basis, const det_crystal_t *crystal,
+                                   const sim_response_config_t *cfg, tusk_error_t *err);
+TUSK_INTERNAL void sim_response_destroy(sim_response_t **response);
 
 /* Samples per channel of the data:crystal frames made. */
-unsigned sim_response_samples(const sim_response_t *response);
+TUSK_INTERNAL unsigned sim_response_samples(const sim_response_t *response);
 
 typedef struct sim_deposit {
     double pos[3];   /* mm, crystal frame, inside the germanium */
@@ -84,13 +86,13 @@ typedef struct sim_deposit {
 
 /* The interpolated basis signal of a unit deposit at pos in segment:
  * traces[channel * basis samples + sample], 37 channels. */
-int sim_response_signal(sim_response_t *response, int segment, const double pos[3], float *traces,
-                        tusk_error_t *err);
+TUSK_INTERNAL int sim_response_signal(sim_response_t *response, int segment, const double pos[3], float *traces,
+                                      tusk_error_t *err);
 
 /* Fill *out (crystal_id left to the caller) for n deposits. Draws the
  * time offset, the noise and the smearing from *rng, in a fixed order. */
-int sim_response_crystal(sim_response_t *response, const sim_deposit_t *deposits, size_t n, uint64_t *rng,
-                         adf_crystal_t *out, tusk_error_t *err);
+TUSK_INTERNAL int sim_response_crystal(sim_response_t *response, const sim_deposit_t *deposits, size_t n, uint64_t *rng,
+                                       adf_crystal_t *out, tusk_error_t *err);
 
 /* A standard normal deviate (Marsaglia's polar method, one of its pair). */
 double sim_gauss(uint64_t *rng);

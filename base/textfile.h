@@ -3,9 +3,11 @@
 #ifndef TUSK_TEXTFILE_H
 #define TUSK_TEXTFILE_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 
-#include "error.h"
+#include "tusk/error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,7 +20,7 @@ extern "C" {
  * REASON", errno left as the failed open set it, so callers can tell a
  * missing file), TUSK_ELIMIT ("PATH: larger than MAX bytes") or
  * TUSK_ENOMEM; *data is then NULL. */
-int tusk_file_read(const char *path, size_t max, char **data, size_t *size, tusk_error_t *err);
+TUSK_INTERNAL int tusk_file_read(const char *path, size_t max, char **data, size_t *size, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

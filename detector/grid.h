@@ -3,11 +3,13 @@
  * simulation's interpolation, the adaptive PSA's neighbourhoods).
  *
  * Basis points lie at ((i + 0.5) g, (j + 0.5) g, (k + 0.5) g) for
- * integer i, j, k and grid step g (tusk/generate.h); det_grid_new checks
+ * integer i, j, k and grid step g (detector/generate.h); det_grid_new checks
  * that every point of the basis does. Immutable once made: safe from any
  * number of threads. */
 #ifndef TUSK_GRID_H
 #define TUSK_GRID_H
+
+#include <tusk/export.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,17 +26,17 @@ typedef struct det_grid det_grid_t;
 /* The grid of `basis` (used only while making it). TUSK_EINVAL for a
  * basis without points, without a grid step, or whose points are not on
  * one grid. */
-int det_grid_new(det_grid_t **out, const det_basis_t *basis, tusk_error_t *err);
-void det_grid_destroy(det_grid_t **grid);
+TUSK_INTERNAL int det_grid_new(det_grid_t **out, const det_basis_t *basis, tusk_error_t *err);
+TUSK_INTERNAL void det_grid_destroy(det_grid_t **grid);
 
-double det_grid_step(const det_grid_t *grid);
+TUSK_INTERNAL double det_grid_step(const det_grid_t *grid);
 
 /* The node of coordinate x (mm) along any axis: round(x / g - 0.5). */
-long det_grid_node(const det_grid_t *grid, double x);
+TUSK_INTERNAL long det_grid_node(const det_grid_t *grid, double x);
 
 /* The basis point at node (i, j, k): true and its segment and index
  * within the segment, or false (no point there). */
-bool det_grid_at(const det_grid_t *grid, long i, long j, long k, unsigned *segment, uint32_t *index);
+TUSK_INTERNAL bool det_grid_at(const det_grid_t *grid, long i, long j, long k, unsigned *segment, uint32_t *index);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef TUSK_SIMRNG_H
 #define TUSK_SIMRNG_H
 
+#include "tusk/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -20,7 +22,7 @@ extern "C" {
  * technique (sim/compton_sample.c): 3 uniforms per trial; acceptance
  * about 0.6 up to 1 MeV, 0.34 at 10 MeV, falling as ~1/ln E beyond (fine
  * for gamma-ray spectroscopy; Butcher-Messel would suit GeV photons). */
-double sim_compton_sample_cos_theta(double e_kev, uint64_t *rng_state);
+TUSK_INTERNAL double sim_compton_sample_cos_theta(double e_kev, uint64_t *rng_state);
 
 #ifdef __cplusplus
 }

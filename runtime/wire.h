@@ -33,10 +33,12 @@
 #ifndef TUSK_WIRE_H
 #define TUSK_WIRE_H
 
+#include "tusk/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "tusk/error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,40 +71,40 @@ typedef struct tusk_wire_header {
     uint32_t payload_size;
 } tusk_wire_header_t;
 
-void tusk_wire_encode(const tusk_wire_header_t *header, uint8_t out[TUSK_WIRE_HEADER_SIZE]);
+TUSK_INTERNAL void tusk_wire_encode(const tusk_wire_header_t *header, uint8_t out[TUSK_WIRE_HEADER_SIZE]);
 
 /* Decode and check a header frame: its size, magic, version, known flags,
  * no payload with END_OF_RUN or EMPTY, END_OF_RUN alone, RELEASE only with
  * EMPTY and without COMPLETES. TUSK_EINVAL with a message. */
-int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *header, tusk_error_t *err);
+TUSK_INTERNAL int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *header, tusk_error_t *err);
 
 /* ---- control messages --------------------------------------------------- */
 
 typedef struct tusk_ctl tusk_ctl_t;
 
 /* A message with verb `verb` (capital letters and '_') and no fields. */
-tusk_ctl_t *tusk_ctl_new(const char *verb);
-void tusk_ctl_destroy(tusk_ctl_t **msg);
+TUSK_INTERNAL tusk_ctl_t *tusk_ctl_new(const char *verb);
+TUSK_INTERNAL void tusk_ctl_destroy(tusk_ctl_t **msg);
 
 /* Add a field (keys: letters, digits and _ . : -; values: any text). */
-int tusk_ctl_set(tusk_ctl_t *msg, const char *key, const char *value);
-int tusk_ctl_set_u64(tusk_ctl_t *msg, const char *key, uint64_t value);
-int tusk_ctl_setf(tusk_ctl_t *msg, const char *key, const char *fmt, ...) TUSK_PRINTF(3, 4);
+TUSK_INTERNAL int tusk_ctl_set(tusk_ctl_t *msg, const char *key, const char *value);
+TUSK_INTERNAL int tusk_ctl_set_u64(tusk_ctl_t *msg, const char *key, uint64_t value);
+TUSK_INTERNAL int tusk_ctl_setf(tusk_ctl_t *msg, const char *key, const char *fmt, ...) TUSK_PRINTF(3, 4);
 
 /* The message as text (caller frees), and its length. */
-char *tusk_ctl_format(const tusk_ctl_t *msg, size_t *length);
+TUSK_INTERNAL char *tusk_ctl_format(const tusk_ctl_t *msg, size_t *length);
 
 /* Parse `size` bytes of text. TUSK_EINVAL naming what is wrong. */
-int tusk_ctl_parse(tusk_ctl_t **msg, const char *text, size_t size, tusk_error_t *err);
+TUSK_INTERNAL int tusk_ctl_parse(tusk_ctl_t **msg, const char *text, size_t size, tusk_error_t *err);
 
-const char *tusk_ctl_verb(const tusk_ctl_t *msg);
-size_t tusk_ctl_count(const tusk_ctl_t *msg);
-const char *tusk_ctl_key(const tusk_ctl_t *msg, size_t i);
-const char *tusk_ctl_value(const tusk_ctl_t *msg, size_t i);
+TUSK_INTERNAL const char *tusk_ctl_verb(const tusk_ctl_t *msg);
+TUSK_INTERNAL size_t tusk_ctl_count(const tusk_ctl_t *msg);
+TUSK_INTERNAL const char *tusk_ctl_key(const tusk_ctl_t *msg, size_t i);
+TUSK_INTERNAL const char *tusk_ctl_value(const tusk_ctl_t *msg, size_t i);
 /* The value of `key` (the first one), or NULL. */
-const char *tusk_ctl_get(const tusk_ctl_t *msg, const char *key);
+TUSK_INTERNAL const char *tusk_ctl_get(const tusk_ctl_t *msg, const char *key);
 /* `fallback` when absent; TUSK_EINVAL when not an unsigned integer. */
-int tusk_ctl_get_u64(const tusk_ctl_t *msg, const char *key, uint64_t fallback, uint64_t *value);
+TUSK_INTERNAL int tusk_ctl_get_u64(const tusk_ctl_t *msg, const char *key, uint64_t fallback, uint64_t *value);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef TUSK_GENERATE_H
 #define TUSK_GENERATE_H
 
+#include <tusk/export.h>
+
 #include <stddef.h>
 
 #include <tusk/basis.h>
@@ -30,8 +32,8 @@ typedef struct det_generate_stats {
 
 /* Basis points lie on a Cartesian grid of step cfg->basis_grid, offset by
  * half a step from the axis and the front face, inside the germanium. */
-int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *options, det_basis_t **out,
-                       det_generate_stats_t *stats, tusk_error_t *err);
+TUSK_INTERNAL int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *options, det_basis_t **out,
+                                     det_generate_stats_t *stats, tusk_error_t *err);
 
 #ifdef __cplusplus
 }
