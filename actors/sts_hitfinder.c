@@ -10,7 +10,7 @@
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices with "gpu:instance"
  *   cl.options, cl.cache: as every OpenCL actor (opencl/README.md)
- *   group_size  work-items of a module's work-group (256)
+ *   group_size  work-items a work-group (256; sts/README.md, "Load")
  *   keep_digis  pass the digis on (yes); no: clusters, hits, truth and the
  *             other frames go on
  *   clusters  write data:sts_clusters (yes); no: only the hits
@@ -46,7 +46,7 @@ TUSK_ACTOR_DECLARE("sts_hitfinder", "CBM STS local reconstruction: data:sts_digi
                    "threads: threads of fast and of the OpenCL packing (0: one per CPU)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "cl.options, cl.cache: OpenCL build options, binary cache (on)\n"
-                   "group_size: work-items of a module's work-group (256)\n"
+                   "group_size: work-items a work-group (256)\n"
                    "keep_digis: pass the digis on (yes)\n"
                    "clusters: write data:sts_clusters (yes)\n");
 

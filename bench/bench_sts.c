@@ -25,7 +25,13 @@
  * Per device the memory bandwidth is measured first (a copy kernel over
  * --bandwidth-mb MB, best of 10), and each timeslice's kernels are
  * stated as bytes/s (the least traffic of sts/README.md's model over the
- * kernels' time) and as a fraction of that bandwidth. */
+ * kernels' time) and as a fraction of that bandwidth, whole and step by
+ * step. The device line says the work-group size asked and the one each
+ * kernel ran with (and why it is smaller where it is); the timeslice's
+ * largest module is given as a share of the whole (its digis, clusters
+ * and hits, and the hit pairs' square law), beside the work-groups each
+ * step was spread over: what sets the pace of a step that keeps a module
+ * on few groups (sts/README.md, "Load"). */
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -113,7 +119,8 @@ static void help(FILE *out)
             "  --ref-runs N        runs of the reference row (2)\n"
             "  --threads N         threads of the fast row and of the OpenCL packing (0: one per CPU)\n"
             "  --seed S            simulation seed (1)\n"
-            "  --group-size N      OpenCL work-items a module (256)\n"
+            "  --group-size N      OpenCL work-items a work-group (256; a kernel that cannot run as many runs\n"
+            "                      fewer, and the device line says so)\n"
             "  --bandwidth-mb N    the bandwidth probe's buffer, MB (1024)\n"
             "\n"
             "Exit status: 0 fine, 1 failure (a device, results that differ from the fast backend's), 2 bad usage.\n");
@@ -197,6 +204,48 @@ static void differ(const sts_result_t *a, const sts_result_t *b, uint64_t *only_
     free(y);
 }
 
+/* The timeslice's largest module (by digis) as a share of the whole, and
+ * the module with the most hits: the work one work-group a module would
+ * have to do alone while the rest of the device waits. */
+static void largest_module(const sts_batch_t *b, const sts_result_t *r)
+{
+    size_t M = sts_batch_count(b), big = 0, most = 0;
+    uint64_t nd = 0, nc = 0, nh = 0, big_n = 0, most_h = 0;
+    for (size_t i = 0; i < M; i++) {
+        sts_module_t m;
+        sts_batch_module(b, i, &m);
+        uint32_t f, k, h;
+        sts_result_counts(r, i, &f, &k, &h);
+        nd += m.hdr.n_digis;
+        nc += (uint64_t)f + k;
+        nh += h;
+        if (m.hdr.n_digis > big_n)
+            big_n = m.hdr.n_digis, big = i;
+        if (h > most_h)
+            most_h = h, most = i;
+    }
+    if (M == 0 || nd == 0)
+        return;
+    uint32_t f, k, h;
+    sts_result_counts(r, big, &f, &k, &h);
+    double mean = (double)nd / (double)M;
+    printf("  largest module (%zu of %zu): %llu digis = %.2f x the mean, %.2f %% of the timeslice; %u clusters "
+           "(%.2f %%), %u hits (%.2f %%); most hits: module %zu, %llu (%.2f x the mean)\n",
+           big, M, (unsigned long long)big_n, (double)big_n / mean, 100.0 * (double)big_n / (double)nd, f + k,
+           nc ? 100.0 * (f + k) / (double)nc : 0.0, h, nh ? 100.0 * h / (double)nh : 0.0, most,
+           (unsigned long long)most_h, nh ? (double)most_h * (double)M / (double)nh : 0.0);
+}
+
+/* "name ms (bytes GB, GB/s, % of the bandwidth)" of one step. */
+static void step_line(const char *name, double ms, uint64_t bytes, double bandwidth)
+{
+    double gbs = ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0;
+    printf("        %-17s %8.2f ms  %7.3f GB  %7.1f GB/s", name, ms, (double)bytes * 1e-9, gbs);
+    if (bandwidth > 0)
+        printf("  %5.1f %%", 100.0 * gbs / bandwidth);
+    printf("\n");
+}
+
 static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, const double *bandwidth)
 {
     sts_sim_config_t sc;
@@ -241,6 +290,7 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
            "in %.1f s)\n",
            (unsigned)collisions, (unsigned long long)ts->digis, (double)ts->digis * 1e-6, sts_batch_count(b),
            (unsigned long long)nc, (unsigned long long)nh, ts->length_ns * 1e-3, sim_s);
+    largest_module(b, rf);
     memset(&ta, 0, sizeof ta);
     if (o->ref_runs > 0) {
         if ((rc = measure(prog, run_ref, ref, b, rx, o->ref_runs, &ta)))
@@ -290,7 +340,7 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
             goto done;
         }
         stat_t tot = {0}, up = {0}, sort = {0}, find = {0}, comp = {0}, csort = {0}, hits = {0}, down = {0}, dev = {0},
-               pack = {0};
+               pk = {0}, unpk = {0};
         sts_cl_times_t t;
         for (uint64_t r = 0; r < o->runs; r++) {
             if (sts_cl_run(cl, b, rx, &err) != TUSK_OK) {
@@ -308,10 +358,11 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
             stat_add(&csort, t.sort_clusters);
             stat_add(&hits, t.find_hits);
             stat_add(&down, t.download);
-            stat_add(&pack, t.pack + t.unpack);
+            stat_add(&pk, t.pack);
+            stat_add(&unpk, t.unpack);
             stat_add(&dev, t.sort_digis + t.find_clusters + t.compute_clusters + t.sort_clusters + t.find_hits);
         }
-        printf("  (c) opencl on %s\n", sts_cl_describe(cl));
+        printf("  (c) opencl on %s (--group-size %llu)\n", sts_cl_describe(cl), (unsigned long long)o->group);
         printf("  %-44s %10.1f +- %6.1f ms  %8.3g digis/s  %s\n", "    whole (pack, copies, kernels, unpack)",
                stat_mean(&tot), stat_sd(&tot), (double)ts->digis / (stat_mean(&tot) * 1e-3),
                ratio(&ta, stat_mean(&tot), rb, sizeof rb));
@@ -319,9 +370,9 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
                stat_mean(&dev), stat_sd(&dev), (double)ts->digis / (stat_mean(&dev) * 1e-3),
                ratio(&ta, stat_mean(&dev), rb, sizeof rb));
         printf("      upload %.2f, sort digis %.2f, find clusters %.2f, compute clusters %.2f, sort clusters %.2f, "
-               "hits %.2f, download %.2f, host pack+unpack %.2f ms (means)\n",
+               "hits %.2f, download %.2f, host pack %.2f + unpack %.2f ms (means)\n",
                stat_mean(&up), stat_mean(&sort), stat_mean(&find), stat_mean(&comp), stat_mean(&csort),
-               stat_mean(&hits), stat_mean(&down), stat_mean(&pack));
+               stat_mean(&hits), stat_mean(&down), stat_mean(&pk), stat_mean(&unpk));
         double gbs = (double)t.kernel_bytes / (stat_mean(&dev) * 1e-3) / 1e9;
         printf("      copies: %.1f MB up, %.1f MB down (%.1f GB/s); kernels: at least %.2f GB moved, %.1f GB/s",
                (double)t.bytes_up * 1e-6, (double)t.bytes_down * 1e-6,
@@ -331,6 +382,15 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
             printf(" = %.1f %% of the %.0f GB/s measured\n", 100.0 * gbs / bandwidth[d], bandwidth[d]);
         else
             printf("\n");
+        printf("      per step (the least bytes of sts/README.md's model; work-groups: %llu a digi kernel, %llu a "
+               "cluster-sort kernel, %llu a hit kernel):\n",
+               (unsigned long long)t.groups_digis, (unsigned long long)t.groups_clusters,
+               (unsigned long long)t.groups_hits);
+        step_line("sort digis", stat_mean(&sort), t.bytes_sort_digis, bandwidth[d]);
+        step_line("find clusters", stat_mean(&find), t.bytes_find_clusters, bandwidth[d]);
+        step_line("compute clusters", stat_mean(&comp), t.bytes_compute_clusters, bandwidth[d]);
+        step_line("sort clusters", stat_mean(&csort), t.bytes_sort_clusters, bandwidth[d]);
+        step_line("hits", stat_mean(&hits), t.bytes_hits, bandwidth[d]);
         sts_cl_destroy(&cl);
     }
     printf("\n");

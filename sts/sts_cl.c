@@ -2,20 +2,23 @@
  * the kernels are kernels/sts.cl, the design sts/README.md).
  *
  * A batch of modules is one launch. The host copies the digis (the
- * batch's keys, already contiguous) into a pinned buffer and sends them
- * with the module records; on the device seven kernels, one work-group
- * per module each, take them from unsorted digis to hits without the data
- * leaving the device. Between the hit count and the hit writing the host
- * reads the per-module counts (32 bytes a module), places each module's
- * clusters and hits in the packed output, and sends the places back; then
- * the packed clusters and hits come back into pinned buffers and are
- * copied into the result. Every step is timed with profiling events. */
+ * batch's keys, already contiguous) into a pinned buffer with its threads
+ * and sends them with a record a module and the tile tables (which
+ * work-group does which part of which module: sts/README.md, "Load");
+ * on the device the kernels take them from unsorted digis to hits without
+ * the data leaving the device. Twice the host reads the module counts
+ * (32 bytes a module): after the clusters, to make the cluster and hit
+ * tiles, and after the hit count, to place each module's clusters and
+ * hits in the packed output. The packed clusters and hits come back into
+ * pinned buffers and are copied into the result by the host's threads.
+ * Every step is timed with profiling events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/grow.h"
 #include "tusk/cl.h"
 #include "sts_private.h"
 
@@ -24,10 +27,12 @@
 extern const char tusk_sts_kernel_source[];
 extern const unsigned long tusk_sts_kernel_source_size;
 
-enum { K_SORT, K_WITHIN, K_LINK, K_CLUSTERS, K_CSORT, K_HCOUNT, K_HWRITE, K_COPY, N_KERNELS };
-static const char *const kernel_names[N_KERNELS] = {"sts_sort_channels", "sts_sort_within", "sts_link",
-                                                    "sts_clusters",      "sts_sort_clusters", "sts_hits_count",
-                                                    "sts_hits_write",    "sts_copy"};
+enum { K_DCOUNT, K_DCOLSCAN, K_DSCATTER, K_DRANK, K_LINK, K_HEADS, K_CLUSTERS, K_CCOUNT, K_CCOLSCAN, K_CSCATTER,
+       K_CRANK, K_HCOUNT, K_HWRITE, K_COPY, N_KERNELS };
+static const char *const kernel_names[N_KERNELS] = {
+    "sts_digi_count", "sts_digi_colscan", "sts_digi_scatter", "sts_digi_rank", "sts_link",
+    "sts_heads",      "sts_clusters",     "sts_cl_count",     "sts_cl_colscan", "sts_cl_scatter",
+    "sts_cl_rank",    "sts_hits_count",   "sts_hits_write",   "sts_copy"};
 
 typedef struct dbuf {
     cl_mem mem;
@@ -35,12 +40,24 @@ typedef struct dbuf {
     const char *what;
 } dbuf_t;
 
-enum { B_MOD, B_PARAMS, B_IN, B_KEYS, B_OFF, B_CONN, B_CL, B_CKEY, B_CSORT, B_COUNTS, B_HCOUNT, B_HITS, B_OUT, N_BUFS };
-static const char *const buf_names[N_BUFS] = {"STS modules",       "STS settings",      "STS digis",
-                                              "STS sorted digis",  "STS channel offsets", "STS connectors",
-                                              "STS clusters",      "STS cluster keys",  "STS sorted cluster keys",
-                                              "STS module counts", "STS hit counts",    "STS hits",
-                                              "STS packed clusters"};
+enum { B_MOD, B_PARAMS, B_IN, B_KEYS, B_TMP, B_DAREA, B_CONN, B_THEADS, B_CL, B_CKEY, B_CSORT, B_CAREA, B_COUNTS,
+       B_HCOUNT, B_WSTART, B_THITS, B_HITS, B_OUT, B_T_DIGI, B_T_DCHAN, B_T_CL, B_T_CCHAN, B_T_FRONT, N_BUFS };
+static const char *const buf_names[N_BUFS] = {
+    "STS modules",          "STS settings",         "STS digis",           "STS sorted digis",
+    "STS sort room",        "STS digi count area",  "STS connectors",      "STS heads a tile",
+    "STS clusters",         "STS cluster keys",     "STS sorted cluster keys", "STS cluster count area",
+    "STS module counts",    "STS hit counts",       "STS window starts",   "STS hits a tile",
+    "STS hits",             "STS packed clusters",  "STS digi tiles",      "STS channel tiles",
+    "STS cluster tiles",    "STS bucket tiles",     "STS front tiles"};
+
+/* The tile tables: (module, tile of the module) a work-group. */
+enum { T_DIGI, T_DCHAN, T_CL, T_CCHAN, T_FRONT, N_TABLES };
+static const int table_buf[N_TABLES] = {B_T_DIGI, B_T_DCHAN, B_T_CL, B_T_CCHAN, B_T_FRONT};
+
+typedef struct table {
+    uint32_t *v;              /* pairs */
+    size_t n, cap;            /* pairs; capacity in words */
+} table_t;
 
 typedef struct pbuf {
     tusk_cl_pinned_t *p;
@@ -49,6 +66,14 @@ typedef struct pbuf {
 
 enum { P_IN, P_MOD, P_COUNTS, P_OUT, P_HITS, N_PINNED };
 
+/* A copy spread over the host's threads: up to two regions, `parts` pieces each. */
+typedef struct copy_job {
+    const char *src[2];
+    char *dst[2];
+    size_t bytes[2];
+    size_t parts;
+} copy_job_t;
+
 struct sts_cl {
     sts_config_t cfg;
     sts_params_t p;
@@ -56,19 +81,21 @@ struct sts_cl {
     tusk_cl_t *cl;
     cl_program program;
     cl_kernel k[N_KERNELS];
-    unsigned wg;              /* work-items a group, as built */
+    unsigned asked;           /* work-items a group asked for */
+    unsigned wg;              /* the most a group may have (STS_WG as built): asked, or the device's maximum */
+    unsigned lsz[N_KERNELS];  /* work-items of each kernel's groups: wg, or less where the kernel allows less */
+    size_t kmax[N_KERNELS];   /* each kernel's CL_KERNEL_WORK_GROUP_SIZE */
     unsigned ch;              /* STS_CH as built */
     char extra[128];          /* the division option */
     dbuf_t d[N_BUFS];
     pbuf_t pin[N_PINNED];
+    table_t tab[N_TABLES];
+    uint32_t *last_ns;        /* per module of the launch: its timeslice's last ns */
+    size_t cap_last;
     tusk_pool_t *pool;
-    /* packing */
-    const uint64_t *pack_src;
-    uint64_t *pack_dst;
-    size_t pack_n;
-    unsigned pack_parts;
+    copy_job_t job;
     sts_cl_times_t t;
-    char describe[2 * TUSK_CL_TEXT_MAX + 256];
+    char describe[2 * TUSK_CL_TEXT_MAX + 1024];
 };
 
 void sts_cl_config_default(sts_cl_config_t *c)
@@ -117,6 +144,9 @@ void sts_cl_destroy(sts_cl_t **cl)
         for (int i = 0; i < N_PINNED; i++)
             tusk_cl_pinned_destroy(&c->pin[i].p);
     }
+    for (int i = 0; i < N_TABLES; i++)
+        free(c->tab[i].v);
+    free(c->last_ns);
     release_program(c);
     tusk_cl_destroy(&c->cl);
     tusk_pool_destroy(&c->pool);
@@ -124,48 +154,86 @@ void sts_cl_destroy(sts_cl_t **cl)
     *cl = NULL;
 }
 
-/* Build the kernels for `ch` channels a module and c->wg work-items a
- * group; when a kernel cannot run that many, the largest power of two it
- * can, and build again. */
+/* Build the kernels for `ch` channels a module and groups of at most
+ * c->wg work-items; then each kernel's group size: c->wg, or where the
+ * kernel cannot run that many (its CL_KERNEL_WORK_GROUP_SIZE, which on a
+ * GPU falls with the registers it needs) the largest power of two it can.
+ * The kernels work for any group size (sts.cl), so one kernel's limit
+ * does not shrink the others'. */
 static int build(sts_cl_t *c, unsigned ch, tusk_error_t *err)
 {
-    for (;;) {
-        release_program(c);
-        char opt[512], v[32];
-        snprintf(opt, sizeof opt, "%s", c->extra);
-        int st;
-        snprintf(v, sizeof v, "%u", ch);
-        if ((st = tusk_cl_define(opt, sizeof opt, "STS_CH", v, err)))
+    release_program(c);
+    char opt[512], v[32];
+    snprintf(opt, sizeof opt, "%s", c->extra);
+    int st;
+    snprintf(v, sizeof v, "%u", ch);
+    if ((st = tusk_cl_define(opt, sizeof opt, "STS_CH", v, err)))
+        return st;
+    snprintf(v, sizeof v, "%u", c->wg);
+    if ((st = tusk_cl_define(opt, sizeof opt, "STS_WG", v, err)))
+        return st;
+    if ((st = tusk_cl_program_build(c->cl, "sts.cl", tusk_sts_kernel_source, (size_t)tusk_sts_kernel_source_size, opt,
+                                    &c->program, err)))
+        return st;
+    for (int i = 0; i < N_KERNELS; i++) {
+        if ((st = tusk_cl_kernel_new(c->cl, c->program, kernel_names[i], &c->k[i], err)))
             return st;
-        snprintf(v, sizeof v, "%u", c->wg);
-        if ((st = tusk_cl_define(opt, sizeof opt, "STS_WG", v, err)))
+        size_t kwg = 0;
+        if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->k[i], tusk_cl_device(c->cl)->device,
+                                                         CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL),
+                                err, "clGetKernelWorkGroupInfo(%s) on %s", kernel_names[i], tusk_cl_describe(c->cl))))
             return st;
-        if ((st = tusk_cl_program_build(c->cl, "sts.cl", tusk_sts_kernel_source, (size_t)tusk_sts_kernel_source_size,
-                                        opt, &c->program, err)))
-            return st;
-        size_t least = c->wg;
-        for (int i = 0; i < N_KERNELS; i++) {
-            if ((st = tusk_cl_kernel_new(c->cl, c->program, kernel_names[i], &c->k[i], err)))
-                return st;
-            size_t kwg = 0;
-            if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->k[i], tusk_cl_device(c->cl)->device,
-                                                             CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL),
-                                    err, "clGetKernelWorkGroupInfo(%s) on %s", kernel_names[i],
-                                    tusk_cl_describe(c->cl))))
-                return st;
-            if (kwg < least)
-                least = kwg;
+        if (kwg < 1)
+            return tusk_error_set(err, TUSK_ELIMIT, "sts.cl on %s: kernel %s cannot run at all",
+                                  tusk_cl_describe(c->cl), kernel_names[i]);
+        c->kmax[i] = kwg;
+        unsigned l = c->wg;
+        if (kwg < l) {
+            l = 1;
+            while ((size_t)l * 2 <= kwg)
+                l *= 2;
         }
-        c->ch = ch;
-        if (least >= c->wg)
-            return TUSK_OK;
-        unsigned p2 = 1;
-        while (p2 * 2 <= least)
-            p2 *= 2;
-        if (p2 < 1 || least < 1)
-            return tusk_error_set(err, TUSK_ELIMIT, "sts.cl on %s: a kernel cannot run at all", tusk_cl_describe(c->cl));
-        c->wg = p2;
+        c->lsz[i] = l;
     }
+    c->ch = ch;
+    return TUSK_OK;
+}
+
+/* "DEVICE; groups of N work-items (asked A ...)": what was asked, what
+ * each kernel runs with and why it differs. */
+static void make_describe(sts_cl_t *c)
+{
+    const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
+    size_t at = 0, cap = sizeof c->describe;
+#define PUT(...)                                                                                                       \
+    do {                                                                                                               \
+        int w_ = snprintf(c->describe + at, cap - at, __VA_ARGS__);                                                    \
+        if (w_ > 0)                                                                                                    \
+            at = at + (size_t)w_ < cap ? at + (size_t)w_ : cap - 1;                                                    \
+    } while (0)
+    PUT("%s; work-groups of %u work-items", tusk_cl_describe(c->cl), c->wg);
+    if (c->asked != c->wg)
+        PUT(" (asked %u; the device allows at most %zu a group)", c->asked, (size_t)dev->max_work_group_size);
+    else
+        PUT(" (as asked)");
+    int fewer = 0;
+    for (int i = 0; i < N_KERNELS; i++)
+        if (c->lsz[i] < c->wg && i != K_COPY) {
+            PUT("%s %s %u (the kernel allows at most %zu: its CL_KERNEL_WORK_GROUP_SIZE)", fewer++ ? "," : "; but",
+                kernel_names[i], c->lsz[i], c->kmax[i]);
+        }
+    PUT("; tiles of %u digis, %u clusters, %u front clusters", STS_TILE_DIGIS, STS_TILE_CLUSTERS, STS_TILE_FRONTS);
+    if (c->extra[0] == '-' && c->extra[1] == 'D')
+        PUT("; float division via double");
+#undef PUT
+}
+
+/* Local memory of the largest group: a histogram of `ch` channels or of
+ * both sides' time buckets, whichever is larger, and the scan's room. */
+static size_t local_bytes(unsigned ch, unsigned wg)
+{
+    size_t h = ch > 2 * STS_BUCKETS ? ch : 2 * STS_BUCKETS;
+    return (h + 1) * 4 + (size_t)wg * 4 + 16;
 }
 
 int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *clc, tusk_error_t *err)
@@ -211,13 +279,11 @@ int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *c
                             tusk_cl_describe(c->cl));
         goto fail;
     }
-    c->wg = clc->group_size;
+    c->asked = c->wg = clc->group_size;
     if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size)
         c->wg = (unsigned)dev->max_work_group_size;
-    /* local memory: the channel histogram and the scans' room */
-    size_t local = (2u * 1024 + 1) * 4 + 2 * (size_t)c->wg * 4;
-    if (STS_BUCKETS * 4 + 2 * (size_t)c->wg * 4 > local)
-        local = STS_BUCKETS * 4 + 2 * (size_t)c->wg * 4;
+    /* local memory: the largest histogram (channels, or both sides' time buckets) and the scan's room */
+    size_t local = local_bytes(2u * 1024, c->wg);
     if (local > dev->local_mem) {
         st = tusk_error_set(err, TUSK_ELIMIT, "STS on %s: a work-group needs %zu bytes of local memory, the device has %llu",
                             tusk_cl_describe(c->cl), local, (unsigned long long)dev->local_mem);
@@ -225,8 +291,7 @@ int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *c
     }
     if ((st = build(c, 2048, err)))
         goto fail;
-    snprintf(c->describe, sizeof c->describe, "%s; %u work-items a module%s", tusk_cl_describe(c->cl), c->wg,
-             c->extra[0] == '-' && c->extra[1] == 'D' ? "; float division via double" : "");
+    make_describe(c);
     *out = c;
     return TUSK_OK;
 fail:
@@ -270,14 +335,31 @@ static int proom(sts_cl_t *c, int i, size_t bytes, tusk_error_t *err)
     return tusk_cl_pinned_new(c->cl, names[i], cap, &c->pin[i].p, err);
 }
 
-static void pack_part(void *ctx, size_t i, unsigned thread)
+/* Piece i of the copy job: region i / parts, its (i mod parts)-th piece. */
+static void copy_part(void *ctx, size_t i, unsigned thread)
 {
     (void)thread;
-    sts_cl_t *c = ctx;
-    size_t per = (c->pack_n + c->pack_parts - 1) / c->pack_parts, lo = i * per;
-    size_t hi = lo + per < c->pack_n ? lo + per : c->pack_n;
+    const copy_job_t *j = ctx;
+    size_t r = i / j->parts, k = i % j->parts;
+    size_t per = ((j->bytes[r] + j->parts - 1) / j->parts + 63) / 64 * 64, lo = k * per;
+    size_t hi = lo + per < j->bytes[r] ? lo + per : j->bytes[r];
     if (lo < hi)
-        memcpy(c->pack_dst + lo, c->pack_src + lo, (hi - lo) * sizeof *c->pack_dst);
+        memcpy(j->dst[r] + lo, j->src[r] + lo, hi - lo);
+}
+
+/* Copy up to two regions with the pool's threads. */
+static void copy_threads(sts_cl_t *c, int regions, void *dst0, const void *src0, size_t n0, void *dst1,
+                         const void *src1, size_t n1)
+{
+    copy_job_t *j = &c->job;
+    j->dst[0] = dst0;
+    j->src[0] = src0;
+    j->bytes[0] = n0;
+    j->dst[1] = dst1;
+    j->src[1] = src1;
+    j->bytes[1] = regions > 1 ? n1 : 0;
+    j->parts = 4 * (size_t)tusk_pool_threads(c->pool);
+    tusk_pool_run(c->pool, (size_t)regions * j->parts, copy_part, j);
 }
 
 static int set_args(sts_cl_t *c, int k, int n, const cl_mem *mems, tusk_error_t *err)
@@ -293,10 +375,17 @@ static int set_args(sts_cl_t *c, int k, int n, const cl_mem *mems, tusk_error_t 
 
 static int launch(sts_cl_t *c, int k, size_t groups, cl_event *ev, tusk_error_t *err)
 {
-    size_t global = groups * c->wg, local = c->wg;
+    size_t local = c->lsz[k], global = groups * local;
     return tusk_cl_check(clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), c->k[k], 1, NULL, &global, &local, 0, NULL, ev),
                          err, "clEnqueueNDRangeKernel(%s, %zu groups of %zu) on %s", kernel_names[k], groups, local,
                          tusk_cl_describe(c->cl));
+}
+
+/* Set kernel k's buffer arguments and run it over table tb's tiles. */
+static int run_tiles(sts_cl_t *c, int k, int tb, int n, const cl_mem *mems, cl_event *ev, tusk_error_t *err)
+{
+    int st = set_args(c, k, n, mems, err);
+    return st ? st : launch(c, k, c->tab[tb].n, ev, err);
 }
 
 /* ms of a finished event. */
@@ -309,8 +398,9 @@ static double ev_ms(cl_event ev)
     return b > a ? (double)(b - a) * 1e-6 : 0.0;
 }
 
-enum { E_UP_MOD, E_UP_IN, E_SORT, E_WITHIN, E_LINK, E_CLUSTERS, E_CSORT, E_HCOUNT, E_DOWN_COUNTS, E_UP_MOD2,
-       E_HWRITE, E_DOWN_OUT, E_DOWN_HITS, N_EVENTS };
+enum { E_UP_MOD, E_UP_IN, E_UP_T1, E_UP_T2, E_DCOUNT, E_DCOLSCAN, E_DSCATTER, E_DRANK, E_LINK, E_HEADS, E_CLUSTERS,
+       E_DOWN_C1, E_UP_MOD2, E_UP_T3, E_UP_T4, E_UP_T5, E_CCOUNT, E_CCOLSCAN, E_CSCATTER, E_CRANK, E_HCOUNT,
+       E_DOWN_C2, E_UP_MOD3, E_HWRITE, E_DOWN_OUT, E_DOWN_HITS, N_EVENTS };
 
 static void release_events(cl_event *ev)
 {
@@ -319,6 +409,41 @@ static void release_events(cl_event *ev)
             clReleaseEvent(ev[i]);
             ev[i] = NULL;
         }
+}
+
+/* Start table tb afresh. */
+static void table_clear(sts_cl_t *c, int tb)
+{
+    c->tab[tb].n = 0;
+}
+
+/* Module m's tiles 0 .. tiles - 1 appended to table tb. */
+static int table_add(sts_cl_t *c, int tb, uint32_t m, uint32_t tiles)
+{
+    table_t *t = &c->tab[tb];
+    if (tusk_grow(&t->v, &t->cap, 2 * (t->n + tiles), sizeof *t->v) != 0)
+        return -1;
+    for (uint32_t j = 0; j < tiles; j++) {
+        t->v[2 * (t->n + j)] = m;
+        t->v[2 * (t->n + j) + 1] = j;
+    }
+    t->n += tiles;
+    return 0;
+}
+
+/* Send table tb (its device buffer made large enough). */
+static int table_send(sts_cl_t *c, int tb, cl_event *ev, tusk_error_t *err)
+{
+    table_t *t = &c->tab[tb];
+    int i = table_buf[tb];
+    size_t bytes = t->n * 2 * sizeof *t->v;
+    int st = droom(c, i, bytes, CL_MEM_READ_ONLY, err);
+    if (st)
+        return st;
+    return tusk_cl_check(clEnqueueWriteBuffer(tusk_cl_queue(c->cl), c->d[i].mem, CL_FALSE, 0, bytes, t->v, 0, NULL,
+                                              ev),
+                         err, "clEnqueueWriteBuffer(%s, %zu bytes) on %s", c->d[i].what, bytes,
+                         tusk_cl_describe(c->cl));
 }
 
 int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_t *err)
@@ -330,12 +455,12 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     int st = sts_result_reset(res, M, 1, err);
     if (st != TUSK_OK || M == 0)
         return st;
-    if (N > UINT32_MAX / 2)
-        return tusk_error_set(err, TUSK_ELIMIT, "STS opencl: a batch of %llu digis; at most 2^31 a launch",
-                              (unsigned long long)N);
+    if (N > UINT32_MAX / 2 || M > UINT32_MAX / 2)
+        return tusk_error_set(err, TUSK_ELIMIT, "STS opencl: a batch of %llu digis in %zu modules; at most 2^31 a launch",
+                              (unsigned long long)N, M);
     const char *dev = tusk_cl_describe(c->cl);
     cl_command_queue q = tusk_cl_queue(c->cl);
-    /* the module records; the kernels' channel room */
+    /* the kernels' channel room */
     unsigned max_strips = 1;
     for (size_t i = 0; i < M; i++) {
         sts_module_t m;
@@ -348,93 +473,111 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
         while (ch < 2 * max_strips)
             ch *= 2;
         const tusk_cl_device_info_t *d = tusk_cl_device(c->cl);
-        if ((size_t)(ch + 1) * 4 + 2 * (size_t)c->wg * 4 > d->local_mem)
+        if (local_bytes(ch, c->wg) > d->local_mem)
             return tusk_error_set(err, TUSK_ELIMIT, "STS on %s: modules of %u strips a side need %zu bytes of local memory",
-                                  dev, max_strips, (size_t)(ch + 1) * 4 + 2 * (size_t)c->wg * 4);
+                                  dev, max_strips, local_bytes(ch, c->wg));
         if ((st = build(c, ch, err)))
             return st;
     }
-    size_t n_off = 0;
     if ((st = proom(c, P_MOD, M * sizeof(sts_dev_module_t), err)) || (st = proom(c, P_IN, N * 8, err)) ||
         (st = proom(c, P_COUNTS, M * sizeof(sts_dev_counts_t), err)))
         return st;
+    if (tusk_grow(&c->last_ns, &c->cap_last, M, sizeof *c->last_ns) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu modules)", M);
+    /* the module records and the digi and channel tiles */
     sts_dev_module_t *mods = tusk_cl_pinned_ptr(c->pin[P_MOD].p);
-    uint64_t first = 0;
+    uint64_t first = 0, darea = 0;
+    table_clear(c, T_DIGI);
+    table_clear(c, T_DCHAN);
     for (size_t i = 0; i < M; i++) {
         sts_module_t m;
         sts_batch_module(b, i, &m);
         sts_dev_module_of(&m, &mods[i]);
+        uint32_t C = 2u * m.hdr.strips, tiles = sts_tiles(m.hdr.n_digis, STS_TILE_DIGIS);
         mods[i].first = (uint32_t)first;
-        mods[i].first_off = (uint32_t)n_off;
+        c->last_ns[i] = m.hdr.length_ns ? m.hdr.length_ns - 1 : 0; /* the latest time a digi (and a cluster) can have */
+        mods[i].buckets = (c->last_ns[i] >> mods[i].bucket_shift) + 1;
+        mods[i].first_dcount = (uint32_t)darea;
+        mods[i].first_off = (uint32_t)(darea + (uint64_t)(tiles + 1) * (C + 1));
         first += m.hdr.n_digis;
-        n_off += 2u * m.hdr.strips + 1;
+        darea += (uint64_t)(tiles + 2) * (C + 1);
+        if (darea > UINT32_MAX / 2 || table_add(c, T_DIGI, (uint32_t)i, tiles) != 0 ||
+            table_add(c, T_DCHAN, (uint32_t)i, sts_tiles(C, STS_TILE_CHANNELS)) != 0)
+            return tusk_error_set(err, darea > UINT32_MAX / 2 ? TUSK_ELIMIT : TUSK_ENOMEM,
+                                  "STS opencl: no room for the tiles of %zu modules", M);
     }
     size_t n_alloc = N ? N : 1;
     if ((st = droom(c, B_MOD, M * sizeof(sts_dev_module_t), CL_MEM_READ_ONLY, err)) ||
         (st = droom(c, B_PARAMS, sizeof(sts_params_t), CL_MEM_READ_ONLY, err)) ||
         (st = droom(c, B_IN, n_alloc * 8, CL_MEM_READ_ONLY, err)) ||
         (st = droom(c, B_KEYS, n_alloc * 8, CL_MEM_READ_WRITE, err)) ||
-        (st = droom(c, B_OFF, n_off * 4, CL_MEM_READ_WRITE, err)) ||
+        (st = droom(c, B_TMP, n_alloc * 8, CL_MEM_READ_WRITE, err)) ||
+        (st = droom(c, B_DAREA, darea * 4, CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_CONN, n_alloc * 4, CL_MEM_READ_WRITE, err)) ||
+        (st = droom(c, B_THEADS, c->tab[T_DIGI].n * 4, CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_CL, n_alloc * sizeof(sts_cluster_t), CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_CKEY, n_alloc * 8, CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_CSORT, n_alloc * 8, CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_COUNTS, M * sizeof(sts_dev_counts_t), CL_MEM_READ_WRITE, err)) ||
-        (st = droom(c, B_HCOUNT, n_alloc * 4, CL_MEM_READ_WRITE, err)))
+        (st = droom(c, B_HCOUNT, n_alloc * 4, CL_MEM_READ_WRITE, err)) ||
+        (st = droom(c, B_WSTART, n_alloc * 4, CL_MEM_READ_WRITE, err)))
         return st;
     /* pack: the batch's keys are one array already */
     double t0 = tusk_clock_s();
     sts_module_t m0;
     sts_batch_module(b, 0, &m0);
-    c->pack_src = m0.digi;
-    c->pack_dst = tusk_cl_pinned_ptr(c->pin[P_IN].p);
-    c->pack_n = N;
-    c->pack_parts = tusk_pool_threads(c->pool);
-    tusk_pool_run(c->pool, c->pack_parts, pack_part, c);
+    uint64_t *packed = tusk_cl_pinned_ptr(c->pin[P_IN].p);
+    copy_threads(c, 1, packed, m0.digi, N * 8, NULL, NULL, 0);
     c->t.pack = (tusk_clock_s() - t0) * 1e3;
 
     cl_event ev[N_EVENTS] = {NULL};
     const cl_uint zero = 0;
     cl_uint delta = c->p.delta;
+    sts_dev_counts_t *counts = tusk_cl_pinned_ptr(c->pin[P_COUNTS].p);
 #define MEM(i) (c->d[i].mem)
     if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
                                                  &ev[E_UP_MOD]),
                             err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
         (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_PARAMS), CL_FALSE, 0, sizeof c->p, &c->p, 0, NULL, NULL), err,
                             "clEnqueueWriteBuffer(STS settings) on %s", dev)) ||
-        (N && (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_IN), CL_FALSE, 0, N * 8, c->pack_dst, 0, NULL,
+        (N && (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_IN), CL_FALSE, 0, N * 8, packed, 0, NULL,
                                                        &ev[E_UP_IN]),
                                   err, "clEnqueueWriteBuffer(STS digis, %llu bytes) on %s", (unsigned long long)N * 8,
                                   dev))) ||
+        (st = table_send(c, T_DIGI, &ev[E_UP_T1], err)) || (st = table_send(c, T_DCHAN, &ev[E_UP_T2], err)) ||
         (st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_COUNTS), &zero, sizeof zero, 0, M * sizeof(sts_dev_counts_t), 0,
                                                 NULL, NULL),
                             err, "clEnqueueFillBuffer(STS module counts) on %s", dev)))
         goto done;
     {
-        cl_mem a1[] = {MEM(B_MOD), MEM(B_IN), MEM(B_KEYS), MEM(B_OFF), MEM(B_CONN)};
-        cl_mem a2[] = {MEM(B_MOD), MEM(B_KEYS), MEM(B_OFF)};
-        cl_mem a3[] = {MEM(B_MOD), MEM(B_KEYS), MEM(B_OFF), MEM(B_CONN)};
-        cl_mem a4[] = {MEM(B_MOD), MEM(B_KEYS), MEM(B_CONN), MEM(B_CL), MEM(B_CKEY), MEM(B_COUNTS), MEM(B_PARAMS)};
-        cl_mem a5[] = {MEM(B_MOD), MEM(B_CKEY), MEM(B_CSORT), MEM(B_COUNTS)};
-        cl_mem a6[] = {MEM(B_MOD), MEM(B_CL), MEM(B_CSORT), MEM(B_COUNTS), MEM(B_HCOUNT), MEM(B_PARAMS)};
-        if ((st = set_args(c, K_SORT, 5, a1, err)) || (st = launch(c, K_SORT, M, &ev[E_SORT], err)) ||
-            (st = set_args(c, K_WITHIN, 3, a2, err)) || (st = launch(c, K_WITHIN, M, &ev[E_WITHIN], err)) ||
-            (st = set_args(c, K_LINK, 4, a3, err)) ||
-            (st = tusk_cl_check(clSetKernelArg(c->k[K_LINK], 4, sizeof delta, &delta), err,
-                                "clSetKernelArg(sts_link, 4) on %s", dev)) ||
-            (st = launch(c, K_LINK, M, &ev[E_LINK], err)) || (st = set_args(c, K_CLUSTERS, 7, a4, err)) ||
-            (st = launch(c, K_CLUSTERS, M, &ev[E_CLUSTERS], err)) || (st = set_args(c, K_CSORT, 4, a5, err)) ||
-            (st = launch(c, K_CSORT, M, &ev[E_CSORT], err)) || (st = set_args(c, K_HCOUNT, 6, a6, err)) ||
-            (st = launch(c, K_HCOUNT, M, &ev[E_HCOUNT], err)))
+        cl_mem a_dcount[] = {MEM(B_MOD), MEM(B_T_DIGI), MEM(B_IN), MEM(B_DAREA), MEM(B_CONN)};
+        cl_mem a_dcol[] = {MEM(B_MOD), MEM(B_T_DCHAN), MEM(B_DAREA)};
+        cl_mem a_dscat[] = {MEM(B_MOD), MEM(B_T_DIGI), MEM(B_IN), MEM(B_DAREA), MEM(B_TMP)};
+        cl_mem a_drank[] = {MEM(B_MOD), MEM(B_T_DIGI), MEM(B_TMP), MEM(B_DAREA), MEM(B_KEYS)};
+        cl_mem a_link[] = {MEM(B_MOD), MEM(B_T_DCHAN), MEM(B_KEYS), MEM(B_DAREA), MEM(B_CONN)};
+        cl_mem a_heads[] = {MEM(B_MOD), MEM(B_T_DIGI), MEM(B_CONN), MEM(B_THEADS)};
+        cl_mem a_cl[] = {MEM(B_MOD),  MEM(B_T_DIGI), MEM(B_KEYS),   MEM(B_CONN),  MEM(B_THEADS),
+                         MEM(B_CL),   MEM(B_CKEY),   MEM(B_COUNTS), MEM(B_PARAMS)};
+        if ((st = run_tiles(c, K_DCOUNT, T_DIGI, 5, a_dcount, &ev[E_DCOUNT], err)) ||
+            (st = run_tiles(c, K_DCOLSCAN, T_DCHAN, 3, a_dcol, &ev[E_DCOLSCAN], err)) ||
+            (st = run_tiles(c, K_DSCATTER, T_DIGI, 5, a_dscat, &ev[E_DSCATTER], err)) ||
+            (st = run_tiles(c, K_DRANK, T_DIGI, 5, a_drank, &ev[E_DRANK], err)) ||
+            (st = tusk_cl_check(clSetKernelArg(c->k[K_LINK], 5, sizeof delta, &delta), err,
+                                "clSetKernelArg(sts_link, 5) on %s", dev)) ||
+            (st = run_tiles(c, K_LINK, T_DCHAN, 5, a_link, &ev[E_LINK], err)) ||
+            (st = run_tiles(c, K_HEADS, T_DIGI, 4, a_heads, &ev[E_HEADS], err)) ||
+            (st = run_tiles(c, K_CLUSTERS, T_DIGI, 9, a_cl, &ev[E_CLUSTERS], err)) ||
+            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
+                                                    &ev[E_DOWN_C1]),
+                                err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
             goto done;
     }
-    sts_dev_counts_t *counts = tusk_cl_pinned_ptr(c->pin[P_COUNTS].p);
-    if ((st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
-                                                &ev[E_DOWN_COUNTS]),
-                            err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
-        goto done;
-    /* where each module's clusters and hits go */
-    uint64_t n_cl = 0, n_hits = 0;
+    /* the cluster, bucket and front tiles */
+    const uint32_t *last_ns = c->last_ns;
+    uint64_t carea = 0, n_cl = 0, n_front = 0;
+    table_clear(c, T_CL);
+    table_clear(c, T_CCHAN);
+    table_clear(c, T_FRONT);
     for (size_t i = 0; i < M; i++) {
         if (counts[i].n_front > counts[i].n_clusters || counts[i].n_clusters > mods[i].n) {
             st = tusk_error_set(err, TUSK_ECL, "STS on %s: module %zu came back with %u clusters (%u front) of %u digis",
@@ -442,6 +585,57 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
                                 (unsigned)mods[i].n);
             goto done;
         }
+        /* time buckets: about STS_BUCKET_FILL clusters each on the fuller side */
+        uint32_t side = counts[i].n_front > counts[i].n_clusters - counts[i].n_front
+                            ? counts[i].n_front
+                            : counts[i].n_clusters - counts[i].n_front;
+        uint32_t want = side / STS_BUCKET_FILL > 1 ? side / STS_BUCKET_FILL : 1;
+        while (mods[i].buckets > want && mods[i].bucket_shift < 31) {
+            mods[i].bucket_shift++;
+            mods[i].buckets = (last_ns[i] >> mods[i].bucket_shift) + 1;
+        }
+        uint32_t B = 2 * mods[i].buckets, tiles = sts_tiles(counts[i].n_clusters, STS_TILE_CLUSTERS);
+        mods[i].first_ccount = (uint32_t)carea;
+        carea += (uint64_t)(tiles + 2) * (B + 1);
+        n_cl += counts[i].n_clusters;
+        n_front += counts[i].n_front;
+        if (carea > UINT32_MAX / 2 || table_add(c, T_CL, (uint32_t)i, tiles) != 0 ||
+            table_add(c, T_CCHAN, (uint32_t)i, sts_tiles(B, STS_TILE_CHANNELS)) != 0 ||
+            table_add(c, T_FRONT, (uint32_t)i, sts_tiles(counts[i].n_front, STS_TILE_FRONTS)) != 0) {
+            st = tusk_error_set(err, carea > UINT32_MAX / 2 ? TUSK_ELIMIT : TUSK_ENOMEM,
+                                "STS opencl: no room for the tiles of %zu modules", M);
+            goto done;
+        }
+    }
+    if ((st = droom(c, B_CAREA, carea * 4, CL_MEM_READ_WRITE, err)) ||
+        (st = droom(c, B_THITS, c->tab[T_FRONT].n * 4, CL_MEM_READ_WRITE, err)) ||
+        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
+                                                 &ev[E_UP_MOD2]),
+                            err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
+        (st = table_send(c, T_CL, &ev[E_UP_T3], err)) || (st = table_send(c, T_CCHAN, &ev[E_UP_T4], err)) ||
+        (st = table_send(c, T_FRONT, &ev[E_UP_T5], err)))
+        goto done;
+    {
+        cl_mem a_ccount[] = {MEM(B_MOD), MEM(B_T_CL), MEM(B_CKEY), MEM(B_COUNTS), MEM(B_CAREA)};
+        cl_mem a_ccol[] = {MEM(B_MOD), MEM(B_T_CCHAN), MEM(B_COUNTS), MEM(B_CAREA)};
+        cl_mem a_cscat[] = {MEM(B_MOD), MEM(B_T_CL), MEM(B_CKEY), MEM(B_COUNTS), MEM(B_CAREA), MEM(B_TMP)};
+        cl_mem a_crank[] = {MEM(B_MOD), MEM(B_T_CL), MEM(B_TMP), MEM(B_COUNTS), MEM(B_CAREA), MEM(B_CSORT)};
+        cl_mem a_hcount[] = {MEM(B_MOD),    MEM(B_T_FRONT), MEM(B_CL),    MEM(B_CSORT), MEM(B_COUNTS),
+                             MEM(B_HCOUNT), MEM(B_WSTART),  MEM(B_THITS), MEM(B_PARAMS)};
+        if ((st = run_tiles(c, K_CCOUNT, T_CL, 5, a_ccount, &ev[E_CCOUNT], err)) ||
+            (st = run_tiles(c, K_CCOLSCAN, T_CCHAN, 4, a_ccol, &ev[E_CCOLSCAN], err)) ||
+            (st = run_tiles(c, K_CSCATTER, T_CL, 6, a_cscat, &ev[E_CSCATTER], err)) ||
+            (st = run_tiles(c, K_CRANK, T_CL, 6, a_crank, &ev[E_CRANK], err)) ||
+            (st = run_tiles(c, K_HCOUNT, T_FRONT, 9, a_hcount, &ev[E_HCOUNT], err)) ||
+            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
+                                                    &ev[E_DOWN_C2]),
+                                err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
+            goto done;
+    }
+    /* where each module's clusters and hits go */
+    uint64_t n_hits = 0;
+    n_cl = 0;
+    for (size_t i = 0; i < M; i++) {
         mods[i].first_out = (uint32_t)n_cl;
         mods[i].first_hit = (uint32_t)n_hits;
         n_cl += counts[i].n_clusters;
@@ -458,12 +652,12 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
         (st = proom(c, P_HITS, (n_hits ? n_hits : 1) * sizeof(sts_hit_t), err)))
         goto done;
     {
-        cl_mem a7[] = {MEM(B_MOD), MEM(B_CL), MEM(B_CSORT), MEM(B_COUNTS), MEM(B_HCOUNT), MEM(B_HITS), MEM(B_OUT),
-                       MEM(B_PARAMS)};
+        cl_mem a_hwrite[] = {MEM(B_MOD),    MEM(B_T_FRONT), MEM(B_CL),    MEM(B_CSORT), MEM(B_COUNTS), MEM(B_HCOUNT),
+                             MEM(B_WSTART), MEM(B_THITS),   MEM(B_HITS),  MEM(B_OUT),   MEM(B_PARAMS)};
         if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
-                                                     &ev[E_UP_MOD2]),
+                                                     &ev[E_UP_MOD3]),
                                 err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
-            (st = set_args(c, K_HWRITE, 8, a7, err)) || (st = launch(c, K_HWRITE, M, &ev[E_HWRITE], err)) ||
+            (st = run_tiles(c, K_HWRITE, T_FRONT, 11, a_hwrite, &ev[E_HWRITE], err)) ||
             (n_cl && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT), CL_FALSE, 0, n_cl * sizeof(sts_cluster_t),
                                                              tusk_cl_pinned_ptr(c->pin[P_OUT].p), 0, NULL,
                                                              &ev[E_DOWN_OUT]),
@@ -493,10 +687,8 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
                             (unsigned long long)n_hits);
         goto done;
     }
-    if (n_cl)
-        memcpy(ch->c, tusk_cl_pinned_ptr(c->pin[P_OUT].p), n_cl * sizeof *ch->c);
-    if (n_hits)
-        memcpy(ch->h, tusk_cl_pinned_ptr(c->pin[P_HITS].p), n_hits * sizeof *ch->h);
+    copy_threads(c, 2, ch->c, tusk_cl_pinned_ptr(c->pin[P_OUT].p), n_cl * sizeof *ch->c, ch->h,
+                 tusk_cl_pinned_ptr(c->pin[P_HITS].p), n_hits * sizeof *ch->h);
     ch->nc = n_cl;
     ch->nh = n_hits;
     for (size_t i = 0; i < M; i++) {
@@ -509,17 +701,32 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
         r->h_off = mods[i].first_hit;
     }
     c->t.unpack = (tusk_clock_s() - t0) * 1e3;
-    c->t.upload = ev_ms(ev[E_UP_MOD]) + ev_ms(ev[E_UP_IN]) + ev_ms(ev[E_UP_MOD2]);
-    c->t.sort_digis = ev_ms(ev[E_SORT]) + ev_ms(ev[E_WITHIN]);
+    c->t.upload = ev_ms(ev[E_UP_MOD]) + ev_ms(ev[E_UP_IN]) + ev_ms(ev[E_UP_T1]) + ev_ms(ev[E_UP_T2]) +
+                  ev_ms(ev[E_UP_MOD2]) + ev_ms(ev[E_UP_T3]) + ev_ms(ev[E_UP_T4]) + ev_ms(ev[E_UP_T5]) +
+                  ev_ms(ev[E_UP_MOD3]);
+    c->t.sort_digis = ev_ms(ev[E_DCOUNT]) + ev_ms(ev[E_DCOLSCAN]) + ev_ms(ev[E_DSCATTER]) + ev_ms(ev[E_DRANK]);
     c->t.find_clusters = ev_ms(ev[E_LINK]);
-    c->t.compute_clusters = ev_ms(ev[E_CLUSTERS]);
-    c->t.sort_clusters = ev_ms(ev[E_CSORT]);
+    c->t.compute_clusters = ev_ms(ev[E_HEADS]) + ev_ms(ev[E_CLUSTERS]);
+    c->t.sort_clusters = ev_ms(ev[E_CCOUNT]) + ev_ms(ev[E_CCOLSCAN]) + ev_ms(ev[E_CSCATTER]) + ev_ms(ev[E_CRANK]);
     c->t.find_hits = ev_ms(ev[E_HCOUNT]) + ev_ms(ev[E_HWRITE]);
-    c->t.download = ev_ms(ev[E_DOWN_COUNTS]) + ev_ms(ev[E_DOWN_OUT]) + ev_ms(ev[E_DOWN_HITS]);
-    c->t.bytes_up = N * 8 + 2 * M * sizeof *mods;
-    c->t.bytes_down = n_cl * sizeof(sts_cluster_t) + n_hits * sizeof(sts_hit_t) + M * sizeof *counts;
-    /* the kernels' least traffic (sts/README.md) */
-    c->t.kernel_bytes = N * (16 + 12 + 16 + 8 + 12) + n_cl * (40 + 40 + 2 * 40 + 64) + n_hits * 40;
+    c->t.download = ev_ms(ev[E_DOWN_C1]) + ev_ms(ev[E_DOWN_C2]) + ev_ms(ev[E_DOWN_OUT]) + ev_ms(ev[E_DOWN_HITS]);
+    size_t tables = 0;
+    for (int i = 0; i < N_TABLES; i++)
+        tables += c->tab[i].n * 8;
+    c->t.bytes_up = N * 8 + 3 * M * sizeof *mods + tables;
+    c->t.bytes_down = n_cl * sizeof(sts_cluster_t) + n_hits * sizeof(sts_hit_t) + 3 * M * sizeof *counts;
+    /* The kernels' least traffic (sts/README.md, "Memory traffic"): what each must read and write once. */
+    uint64_t nb = n_cl - n_front;
+    c->t.bytes_sort_digis = N * (12 + 16 + 24) + darea * 4 * 5;
+    c->t.bytes_find_clusters = N * 12;
+    c->t.bytes_compute_clusters = N * 16 + n_cl * 40;
+    c->t.bytes_sort_clusters = n_cl * (8 + 16 + 24) + carea * 4 * 5;
+    c->t.bytes_hits = 2 * (n_front * 48 + nb * 40) + n_hits * 40 + n_cl * 64;
+    c->t.kernel_bytes = c->t.bytes_sort_digis + c->t.bytes_find_clusters + c->t.bytes_compute_clusters +
+                        c->t.bytes_sort_clusters + c->t.bytes_hits;
+    c->t.groups_digis = c->tab[T_DIGI].n;
+    c->t.groups_clusters = c->tab[T_CL].n;
+    c->t.groups_hits = c->tab[T_FRONT].n;
     c->t.total = (tusk_clock_s() - t_start) * 1e3;
 done:
     if (st != TUSK_OK)

@@ -47,6 +47,26 @@
 #define STS_BUCKETS 2048u                    /* time buckets of the cluster sort (a power of two) */
 #define STS_NONE 0xFFFFFFFFu
 
+/* The work division of the kernels (sts/README.md, "Load"): each kernel
+ * runs over tiles of its modules, one work-group a tile, so that a module
+ * of seven times the average size takes seven times the groups instead
+ * of one group seven times as long. A module has sts_tiles(its size,
+ * tile) tiles of a kind, at least one. The sizes do not depend on the
+ * work-group size: each kernel's group walks its tile whatever its size. */
+#define STS_TILE_DIGIS 4096u     /* digis a tile: digi sort, heads, clusters */
+#define STS_TILE_CHANNELS 256u   /* channels (buckets) a tile: links, column scans */
+#define STS_TILE_CLUSTERS 4096u  /* clusters a tile: cluster sort */
+#define STS_TILE_FRONTS 512u     /* front clusters a tile: hits */
+/* A bucket of a sort (a channel's digis, a time bucket's clusters) of up
+ * to this many keys is sorted by ranks, a work-item a key counting the
+ * keys below it; a larger one by one work-item (heapsort). */
+#define STS_RANK_MAX 1024u
+/* The cluster sort's time buckets: as many a side as give about this many
+ * clusters a bucket (a module's bucket_shift raised from the timeslice's
+ * until they do), at most STS_BUCKETS: the count rows stay short for a
+ * small module and the ranks cheap for a large one. */
+#define STS_BUCKET_FILL 16u
+
 /* 1/12, the variance of a uniform distribution over one strip, as the
  * float nearest to it (written in hex so no compiler rounds it). */
 #define STS_ONE_TWELFTH 0x1.555556p-4f
@@ -73,20 +93,46 @@ TUSK_FN tusk_u32 sts_key_charge(tusk_u64 key)
     return (tusk_u32)(key & 0xFFFFu);
 }
 
+/* Tiles of `per` items for n items: at least one (every module has a tile 0). */
+TUSK_FN tusk_u32 sts_tiles(tusk_u32 n, tusk_u32 per)
+{
+    return n > per ? n / per + (n % per != 0) : 1u;
+}
+
+/* The cluster sort's bucket of a cluster key (floor(time) << 32 | index,
+ * the index counted over the module's clusters, the n_front front ones
+ * first): the front side's buckets, then the back side's, each
+ * floor(time) >> shift (clamped to the last, which only keeps the order:
+ * a bucket is sorted by the whole key). */
+TUSK_FN tusk_u32 sts_cluster_bucket(tusk_u64 ckey, tusk_u32 n_front, tusk_u32 buckets, tusk_u32 shift)
+{
+    tusk_u32 b = (tusk_u32)(ckey >> 32) >> shift;
+    if (b >= buckets)
+        b = buckets - 1;
+    return ((tusk_u32)ckey >= n_front ? buckets : 0u) + b;
+}
+
 /* ---- records crossing the host/device boundary ------------------------------------ */
 
 /* One module of a launch (host to device): where its data go in the
  * launch's arrays and its geometry, as floats the host computed once.
- * 64 bytes. */
+ * 96 bytes. The fields after first_out are the work division's
+ * (sts/README.md, "Load"): a module's work is spread over tiles, a
+ * work-group each, as many as its size needs. */
 typedef struct sts_dev_module {
     tusk_u32 first;        /* its first digi in the launch's arrays (also of its clusters' room) */
     tusk_u32 n;            /* its digis */
     tusk_u32 strips;       /* strips a side */
-    tusk_u32 bucket_shift; /* cluster sort: a cluster's bucket is floor(time) >> bucket_shift */
-    tusk_u32 first_off;    /* its first channel offset in the launch's offsets array (2 strips + 1 of them) */
+    tusk_u32 bucket_shift; /* cluster sort: a cluster's time bucket is floor(time) >> bucket_shift (raised by the
+                            * host after the cluster count, see STS_BUCKET_FILL) */
+    tusk_u32 first_off;    /* its channel offsets (2 strips + 1) in the launch's digi count area */
     tusk_u32 first_hit;    /* where its hits go in the launch's hit array (set after counting) */
     tusk_u32 first_out;    /* where its clusters go in the launch's packed cluster array (the same) */
-    tusk_u32 reserved;
+    tusk_u32 buckets;      /* time buckets a side: ((length_ns - 1) >> bucket_shift) + 1, at most STS_BUCKETS */
+    tusk_u32 first_dcount; /* its digi count area: sts_tiles(n, STS_TILE_DIGIS) + 2 rows of 2 strips + 1 words */
+    tusk_u32 first_ccount; /* its cluster count area: sts_tiles(clusters, STS_TILE_CLUSTERS) + 2 rows of
+                            * 2 buckets + 1 words (set after the cluster count read-back) */
+    tusk_u32 reserved[6];
     tusk_f32 pitch;        /* mm */
     tusk_f32 tan_stereo;   /* tan of the stereo angle */
     tusk_f32 length;       /* strip length, mm */
@@ -136,7 +182,7 @@ typedef struct sts_hit {
     tusk_u32 front, back;  /* cluster indices: in the module, and among its back clusters */
 } sts_hit_t;
 
-TUSK_STATIC_ASSERT(sizeof(sts_dev_module_t) == 64, "sts_dev_module_t is 64 bytes");
+TUSK_STATIC_ASSERT(sizeof(sts_dev_module_t) == 96, "sts_dev_module_t is 96 bytes");
 TUSK_STATIC_ASSERT(sizeof(sts_dev_counts_t) == 32, "sts_dev_counts_t is 32 bytes");
 TUSK_STATIC_ASSERT(sizeof(sts_params_t) == 32, "sts_params_t is 32 bytes");
 TUSK_STATIC_ASSERT(sizeof(sts_cluster_t) == 32, "sts_cluster_t is 32 bytes");

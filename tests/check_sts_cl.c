@@ -42,6 +42,7 @@ static const char *test_device(void)
 #define FIELDS(X)                                                                                                      \
     X(sts_dev_module_t, first) X(sts_dev_module_t, n) X(sts_dev_module_t, strips) X(sts_dev_module_t, bucket_shift)    \
     X(sts_dev_module_t, first_off) X(sts_dev_module_t, first_hit) X(sts_dev_module_t, first_out)                       \
+    X(sts_dev_module_t, buckets) X(sts_dev_module_t, first_dcount) X(sts_dev_module_t, first_ccount)                   \
     X(sts_dev_module_t, pitch) X(sts_dev_module_t, tan_stereo) X(sts_dev_module_t, length) X(sts_dev_module_t, width)  \
     X(sts_dev_module_t, x0) X(sts_dev_module_t, y0) X(sts_dev_module_t, z0) X(sts_dev_counts_t, n_clusters)            \
     X(sts_dev_counts_t, n_front) X(sts_dev_counts_t, max_tvar) X(sts_dev_counts_t, n_hits) X(sts_dev_counts_t, status) \
@@ -300,34 +301,40 @@ static adf_sts_digis_t header(uint16_t module, uint16_t strips, uint32_t length,
     return h;
 }
 
-/* Random modules: every kind of crowding the kernels must sort and link. */
-static void random_modules(sts_batch_t *b, unsigned count, uint16_t max_strips)
+/* A random module of n digis: every kind of crowding the kernels must
+ * sort and link (twins, one crowded channel with a tenth of the digis,
+ * chains of neighbours close in time, digis anywhere). */
+static void random_module(sts_batch_t *b, uint16_t idx, uint16_t strips, uint32_t length, uint32_t n)
 {
     tusk_error_t err;
+    uint64_t *k = malloc(((size_t)n + 1) * 8);
+    uint32_t hot = tu_below(2u * strips);
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t r = tu_below(10);
+        if (j > 0 && r == 0)
+            k[j] = k[tu_below(j)]; /* a twin */
+        else if (r == 1)
+            k[j] = adf_sts_key(hot, tu_below(length), tu_below(400)); /* a crowded channel */
+        else if (j > 0 && r < 6) {
+            uint32_t c = adf_sts_key_channel(k[j - 1]) + 1, t = adf_sts_key_time(k[j - 1]) + tu_below(30);
+            k[j] = adf_sts_key(c < 2u * strips ? c : 0, t < length ? t : 0, tu_below(400));
+        } else
+            k[j] = adf_sts_key(tu_below(2u * strips), tu_below(length), tu_below(65536));
+    }
+    sts_module_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr = header(idx, strips, length, n);
+    m.digi = k;
+    ck_assert_msg(sts_batch_add(b, &m, &err) == TUSK_OK, "%s", err.message);
+    free(k);
+}
+
+static void random_modules(sts_batch_t *b, unsigned count, uint16_t max_strips)
+{
     for (unsigned i = 0; i < count; i++) {
         uint16_t strips = (uint16_t)(1 + tu_below(max_strips));
         uint32_t length = 1 + tu_below(tu_below(2) ? 500 : 1u << 24);
-        uint32_t n = tu_below(5) == 0 ? 0 : tu_below(4000);
-        uint64_t *k = malloc((n + 1) * 8);
-        uint32_t hot = tu_below(2u * strips);
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t r = tu_below(10);
-            if (j > 0 && r == 0)
-                k[j] = k[tu_below(j)]; /* a twin */
-            else if (r == 1)
-                k[j] = adf_sts_key(hot, tu_below(length), tu_below(400)); /* a crowded channel */
-            else if (j > 0 && r < 6) {
-                uint32_t c = adf_sts_key_channel(k[j - 1]) + 1, t = adf_sts_key_time(k[j - 1]) + tu_below(30);
-                k[j] = adf_sts_key(c < 2u * strips ? c : 0, t < length ? t : 0, tu_below(400));
-            } else
-                k[j] = adf_sts_key(tu_below(2u * strips), tu_below(length), tu_below(65536));
-        }
-        sts_module_t m;
-        memset(&m, 0, sizeof m);
-        m.hdr = header((uint16_t)i, strips, length, n);
-        m.digi = k;
-        ck_assert_msg(sts_batch_add(b, &m, &err) == TUSK_OK, "%s", err.message);
-        free(k);
+        random_module(b, (uint16_t)i, strips, length, tu_below(5) == 0 ? 0 : tu_below(4000));
     }
 }
 
@@ -403,6 +410,71 @@ START_TEST(opencl_equals_fast_on_random_modules)
 }
 END_TEST
 
+/* Modules spread over several tiles of every kind (sts_shared.h's
+ * STS_TILE_*: digis, channels, clusters, front clusters), sizes at and
+ * around the tiles' edges, a crowded channel and a crowded time bucket
+ * larger than STS_RANK_MAX (sorted by one work-item), for a random
+ * work-group size that need not be a power of two. */
+START_TEST(opencl_equals_fast_across_tiles)
+{
+    sts_config_t cfg;
+    sts_config_default(&cfg);
+    tusk_error_t err;
+    sts_fast_t *fast;
+    ck_assert_int_eq(sts_fast_new(&fast, &cfg, 2, &err), TUSK_OK);
+    unsigned group = 1 + tu_below(300);
+    sts_cl_t *cl = device(&cfg, group);
+    sts_batch_t *b = sts_batch_new();
+    const uint32_t T = STS_TILE_DIGIS;
+    const uint32_t sizes[] = {T - 1, T, T + 1, 2 * T, 2 * T + 1 + tu_below(T), 3 * T + tu_below(3 * T)};
+    uint16_t idx = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        /* long timeslices (hits sparse in time) and short ones (crowded) */
+        uint32_t length = tu_below(2) ? (1u << 16) + tu_below(1u << 22) : 2000 + tu_below(20000);
+        random_module(b, idx++, (uint16_t)(64 + tu_below(4096 - 64)), length, sizes[i]);
+        if (tu_below(2))
+            random_module(b, idx++, (uint16_t)(1 + tu_below(1024)), 1 + tu_below(1000), 0);
+    }
+    /* a crowded channel of more than STS_RANK_MAX digis (a tenth of the module's) */
+    random_module(b, idx++, 1024, 1u << 20, 12 * STS_RANK_MAX);
+    /* every digi at time 0, so every cluster of a side in one time bucket: more than STS_RANK_MAX */
+    random_module(b, idx++, 1024, 1, 8 * STS_RANK_MAX);
+    char what[96];
+    snprintf(what, sizeof what, "modules over several tiles, %u work-items", group);
+    same(fast, cl, b, what);
+    /* the batch did what it is for: several tiles of each kind, and the two large buckets */
+    sts_result_t *r = sts_result_new();
+    ck_assert_int_eq(sts_fast_run(fast, b, r, &err), TUSK_OK);
+    uint32_t most_digis = 0, most_clusters = 0, most_fronts = 0, crowded = 0, f, k;
+    uint32_t *per = calloc(2 * 4096, sizeof *per);
+    for (size_t i = 0; i < sts_batch_count(b); i++) {
+        sts_module_t m;
+        sts_batch_module(b, i, &m);
+        sts_result_counts(r, i, &f, &k, NULL);
+        most_digis = m.hdr.n_digis > most_digis ? m.hdr.n_digis : most_digis;
+        most_clusters = f + k > most_clusters ? f + k : most_clusters;
+        most_fronts = f > most_fronts ? f : most_fronts;
+        memset(per, 0, 2 * 4096 * sizeof *per);
+        for (uint32_t j = 0; j < m.hdr.n_digis; j++)
+            if (++per[adf_sts_key_channel(m.digi[j])] > crowded)
+                crowded = per[adf_sts_key_channel(m.digi[j])];
+    }
+    sts_result_counts(r, sts_batch_count(b) - 1, &f, &k, NULL); /* the module at time 0 */
+    ck_assert_uint_gt(most_digis, 3 * STS_TILE_DIGIS);
+    ck_assert_uint_gt(most_clusters, STS_TILE_CLUSTERS);
+    ck_assert_uint_gt(most_fronts, 2 * STS_TILE_FRONTS);
+    ck_assert_uint_gt(crowded, STS_RANK_MAX);
+    ck_assert_uint_gt(f > k ? f : k, STS_RANK_MAX);
+    printf("  largest: %u digis, %u clusters, %u front clusters; a channel of %u digis; a time bucket of %u clusters\n",
+           most_digis, most_clusters, most_fronts, crowded, f > k ? f : k);
+    free(per);
+    sts_result_destroy(&r);
+    sts_batch_destroy(&b);
+    sts_cl_destroy(&cl);
+    sts_fast_destroy(&fast);
+}
+END_TEST
+
 START_TEST(options_refused_and_bandwidth)
 {
     sts_config_t cfg;
@@ -449,6 +521,7 @@ int main(void)
     tcase_add_test(tc, shared_records_and_formulas_agree);
     tcase_add_test(tc, opencl_equals_fast_on_simulated_timeslices);
     tcase_add_test(tc, opencl_equals_fast_on_random_modules);
+    tcase_add_test(tc, opencl_equals_fast_across_tiles);
     tcase_add_test(tc, options_refused_and_bandwidth);
     suite_add_tcase(s, tc);
     return tu_run(s);

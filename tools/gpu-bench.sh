@@ -125,7 +125,7 @@ zfinder() {
 
 # sts: tusk-bench sts over the thesis's sweep (2 M to 30 M digis a
 # timeslice; reference, fast, OpenCL with its steps and the device's
-# memory bandwidth), once more with 1,024 work-items a module, then the
+# memory bandwidth), once more with 1,024 work-items a work-group, then the
 # actor in config/sts-gpu.xml: 4 timeslices of 2,000 collisions replayed
 # from a file through sts_hitfinder (opencl, then fast) to a null
 # consumer; digis/s = digis / run time (tusk-run) or / wall time
