@@ -75,7 +75,7 @@ static bool sim_params(ak_config_t *cfg, const char *file, tusk_params_t **out, 
     }
     for (size_t i = 0; i < tusk_params_count(cfg->params); i++) {
         const char *k = tusk_params_key(cfg->params, i);
-        if (!strcmp(k, "config") || !strcmp(k, "actor") || !strcmp(k, "instance") || !strcmp(k, "instances"))
+        if (!strcmp(k, "config") || tusk_params_is_host_key(k))
             continue;
         if (tusk_params_set(*out, k, tusk_params_value(cfg->params, i), &err) != TUSK_OK)
             return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);

@@ -12,6 +12,9 @@
  *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices
+ *   summary   yes | no (yes): the summary line on stderr at the end of
+ *             the run (tusk-psa run -q says no); warnings are printed
+ *             either way
  *   p, mode, mask, include_hit, include_core, residual, t0_search,
  *   threshold_kev, gain, baseline_samples, max_kev: the analysis
  *   (psa/README.md)
@@ -31,7 +34,8 @@
  * Nothing is dropped silently. A data:crystal record with a non-finite
  * energy, or one beyond +-max_kev, is rejected: no data:psa for it, the
  * first one described on stderr (offset, event, crystal, which value),
- * all counted in process_stop's summary. A run in which no data:crystal
+ * all counted in process_stop's summary (and its WARNING line, printed
+ * also with summary = no). A run in which no data:crystal
  * frame arrived but data of other types did (say data:psa, from a wrong
  * topology) fails in process_stop (TUSK_ACTOR_EDATA, naming the types
  * that came); one with no data:crystal and nothing else either (no input,
@@ -54,6 +58,7 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
                    "threads: threads of the fast backend and the preprocessing (0: one per CPU)\n"
                    "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
+                   "summary: yes | no: the summary line at the end of the run (yes)\n"
                    "p, mode, mask, include_hit, include_core, residual, t0_search, threshold_kev, gain, "
                    "baseline_samples, max_kev: the analysis (psa/README.md)\n");
 
@@ -78,6 +83,7 @@ typedef struct filter {
     uint64_t *offsets;        /* input offset of each decoded record */
     ak_types_t types;         /* what arrived */
     bool described;           /* the first rejected record was described */
+    bool summary;             /* print the summary line in process_stop */
 } filter_t;
 
 /* The parameters: the actor's own, and the analysis' (psa_config_read,
@@ -86,6 +92,7 @@ typedef struct settings {
     const char *basis, *device;
     int backend;
     uint64_t batch;
+    bool summary;
 } settings_t;
 
 static const char *const backends[] = {"reference", "fast", "opencl", NULL};
@@ -94,6 +101,7 @@ static const ak_param_t params[] = {
     AK_CHOICE("backend", settings_t, backend, backends, BACKEND_FAST),
     AK_U64("batch", settings_t, batch, 0, 0, UINT32_MAX),
     AK_STRING("device", settings_t, device, NULL),
+    AK_BOOL("summary", settings_t, summary, true),
     AK_LIBRARY(psa_config_keys),
     AK_PARAMS_END,
 };
@@ -134,6 +142,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
     const char *basis = set.basis;
     int backend = set.backend;
     f->batch = set.batch;
+    f->summary = set.summary;
     if (!ak_config_base(&cfg, &f->base))
         goto fail;
     psa_config_t pc;
@@ -198,10 +207,11 @@ void process_stop(void *algo_data, unsigned int *error_code)
     ak_ok(error_code);
     const psa_stats_t *st = &f->stats;
     const uint64_t rejected = st->rejected_nonfinite + st->rejected_range;
-    fprintf(stderr, "psa %s: %llu crystals, %llu hits (%llu on the hit's own trace only), %.3g FoM terms%s%s\n",
-            f->base.label, (unsigned long long)st->crystals, (unsigned long long)st->hits,
-            (unsigned long long)st->own_trace, (double)st->fom_terms, f->cl ? " on " : "",
-            f->cl ? psa_cl_describe(f->cl) : "");
+    if (f->summary)
+        fprintf(stderr, "psa %s: %llu crystals, %llu hits (%llu on the hit's own trace only), %.3g FoM terms%s%s\n",
+                f->base.label, (unsigned long long)st->crystals, (unsigned long long)st->hits,
+                (unsigned long long)st->own_trace, (double)st->fom_terms, f->cl ? " on " : "",
+                f->cl ? psa_cl_describe(f->cl) : "");
     if (rejected)
         fprintf(stderr,
                 "psa %s: WARNING: %llu data:crystal records REJECTED, no data:psa for them: %llu with a non-finite "

@@ -19,7 +19,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define AK_CONSUMER
 #include "actorkit.h"
@@ -55,11 +54,6 @@ static void free_actor(spectra_actor_t *a)
     free(a);
 }
 
-static bool is_host_key(const char *key)
-{
-    return strcmp(key, "actor") == 0 || strcmp(key, "instance") == 0 || strcmp(key, "instances") == 0;
-}
-
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
@@ -82,7 +76,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
     tusk_error_t err;
     for (size_t i = 0; i < tusk_params_count(cfg.params); i++) {
         const char *key = tusk_params_key(cfg.params, i);
-        if (is_host_key(key))
+        if (tusk_params_is_host_key(key))
             continue;
         if (spec_config_set(&a->cfg, key, tusk_params_value(cfg.params, i), &err) != TUSK_OK) {
             ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter '%s': %s", key, err.message);

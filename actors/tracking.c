@@ -11,6 +11,9 @@
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices with "gpu:instance"
  *   batch     events per tracking call (0: the whole input buffer)
+ *   summary   yes | no (yes): the summary line on stderr at the end of
+ *             the run (tusk-track run -q says no); warnings and
+ *             failures are printed either way
  *   cone_deg, recluster_deg, max_points, fom_max, single_min_prob, w0_mm,
  *   w1_mm, inner_radius_mm, min_point_kev: the algorithm (tusk/track.h)
  *
@@ -30,10 +33,11 @@
  * A run in which no frame of the type the mode tracks arrived
  * (event:data:psa, or data:truth in the truth modes) but data of other
  * types did (say data:psa before the event builder) fails in
- * process_stop (TUSK_ACTOR_EDATA, naming the types that came); one with
- * nothing at all, or only frames passed on by design (meta and conf
- * frames, data:truth in the psa mode, event:data:psa in the truth
- * modes), ends with a WARNING line.
+ * process_stop (TUSK_ACTOR_EDATA, naming the types that came and what
+ * to do: build events first, or track the truth); one with nothing at
+ * all, or only frames passed on by design (meta and conf frames,
+ * data:truth in the psa mode, event:data:psa in the truth modes), ends
+ * with a WARNING line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +56,7 @@ TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:trut
                    "backend: reference | opencl (reference)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "batch: events per tracking call (0: the whole input buffer)\n"
+                   "summary: yes | no: the summary line at the end of the run (yes)\n"
                    "cone_deg, recluster_deg, max_points, fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm, "
                    "min_point_kev: the algorithm (tracking/README.md)\n");
 
@@ -70,6 +75,7 @@ typedef struct filter {
     uint64_t batch_events;    /* events per tracking call, 0: all */
     uint64_t buffers;
     ak_types_t types;         /* what arrived */
+    bool summary;             /* print the summary line in process_stop */
 } filter_t;
 
 /* The parameters: the actor's own, and the algorithm's (track_config_read,
@@ -78,6 +84,7 @@ typedef struct settings {
     const char *array, *device;
     int backend;
     uint64_t batch;
+    bool summary;
 } settings_t;
 
 static const char *const backends[] = {"reference", "opencl", NULL};
@@ -86,6 +93,7 @@ static const ak_param_t params[] = {
     AK_CHOICE("backend", settings_t, backend, backends, BACKEND_REFERENCE),
     AK_U64("batch", settings_t, batch, 0, 0, UINT32_MAX),
     AK_STRING("device", settings_t, device, NULL),
+    AK_BOOL("summary", settings_t, summary, true),
     AK_LIBRARY(track_known_keys),
     AK_PARAMS_END,
 };
@@ -122,6 +130,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
     const char *array = set.array;
     int backend = set.backend;
     f->batch_events = set.batch;
+    f->summary = set.summary;
     if (!ak_config_base(&cfg, &f->base))
         goto fail;
     track_config_t tc;
@@ -174,18 +183,26 @@ void process_stop(void *algo_data, unsigned int *error_code)
 {
     filter_t *f = algo_data;
     ak_ok(error_code);
-    track_stats_t s;
-    track_stats(f->tracker, &s);
-    char line[768];
-    track_stats_format(&s, line, sizeof line);
-    fprintf(stderr, "tracking %s: %s points: %s%s%s\n", f->base.label,
-            track_points_name(track_config(f->tracker)->points), line, f->cl ? "; on " : "",
-            f->cl ? track_cl_describe(f->cl) : "");
+    if (f->summary) {
+        track_stats_t s;
+        track_stats(f->tracker, &s);
+        char line[768];
+        track_stats_format(&s, line, sizeof line);
+        fprintf(stderr, "tracking %s: %s points: %s%s%s\n", f->base.label,
+                track_points_name(track_config(f->tracker)->points), line, f->cl ? "; on " : "",
+                f->cl ? track_cl_describe(f->cl) : "");
+    }
     const bool psa = track_config(f->tracker)->points == TRACK_POINTS_PSA;
     const uint32_t passed = psa ? ADF_TYPE_DATA_TRUTH : ADF_TYPE_EVENT_DATA_PSA;
-    ak_types_expect(&f->base, "tracking", &f->types, psa ? ADF_TYPE_EVENT_DATA_PSA : ADF_TYPE_DATA_TRUTH,
-                    psa ? "tracks (points = psa)" : "tracks (points = truth, truth_segments)", &passed, 1,
-                    error_code);
+    if (ak_types_expect(&f->base, "tracking", &f->types, psa ? ADF_TYPE_EVENT_DATA_PSA : ADF_TYPE_DATA_TRUTH,
+                        psa ? "tracks (points = psa)" : "tracks (points = truth, truth_segments)", &passed, 1,
+                        error_code) != TUSK_ACTOR_OK) {
+        /* What to do about it (the message may be cut short, never overrun). */
+        size_t used = strlen(f->base.message);
+        snprintf(f->base.message + used, sizeof f->base.message - used, "; %s",
+                 psa ? "build events first (psa, then event_builder), or track simulated data with points = truth"
+                     : "simulate with truth = yes");
+    }
 }
 
 void process_unload(void *algo_data, unsigned int *error_code)

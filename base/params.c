@@ -19,7 +19,8 @@ struct tusk_params {
     char **values;
 };
 
-/* Always accepted by tusk_params_expect: the host adds them. */
+/* The keys the host adds to every instance (runtime/actor_host.c sets
+ * them): always accepted by tusk_params_expect (tusk_params_is_host_key). */
 static const char *const host_keys[] = {"actor", "instance", "instances", NULL};
 
 tusk_params_t *tusk_params_new(void)
@@ -293,10 +294,15 @@ static bool listed(const char *const *list, const char *key)
     return false;
 }
 
+bool tusk_params_is_host_key(const char *key)
+{
+    return listed(host_keys, key);
+}
+
 int tusk_params_expect(const tusk_params_t *p, const char *const *known, tusk_error_t *err)
 {
     for (size_t i = 0; i < p->n; i++) {
-        if (listed(host_keys, p->keys[i]) || listed(known, p->keys[i]))
+        if (tusk_params_is_host_key(p->keys[i]) || listed(known, p->keys[i]))
             continue;
         char list[512] = "";
         size_t used = 0;

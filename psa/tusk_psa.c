@@ -1028,6 +1028,7 @@ static int cmd_run(opts_t *o)
     keys[n] = "basis", values[n++] = o->basis;
     keys[n] = "backend", values[n++] = o->backend;
     keys[n] = "threads", values[n++] = threads;
+    keys[n] = "summary", values[n++] = o->quiet ? "no" : "yes"; /* -q: silent but for warnings */
     if (o->device)
         keys[n] = "device", values[n++] = o->device;
     for (size_t i = 0; i < tusk_params_count(o->psa) && n < MAX_PARAMS; i++)

@@ -97,6 +97,10 @@ expect_status 0 "tusk-adf check on the output"
 "$adf" dump "$tmp/co60.adf" | awk 'NR > 1 { t = $2; if (t == "data:crystal") t = "data:psa"; print t, $4, $5 }' >"$tmp/want"
 "$adf" dump "$tmp/co60.psa.adf" | awk 'NR > 1 { print $2, $4, $5 }' >"$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" || fail "run: the output's frames are not the input's, in order"
+run "$tool" run --basis "$tmp/basis.tbs" --set p=0.3 -q -i "$tmp/co60.adf" -o "$tmp/co60.q.adf"
+expect_status 0 "run -q"
+[ ! -s "$tmp/err" ] || fail "run -q printed: $(cat "$tmp/err")"
+cmp -s "$tmp/co60.psa.adf" "$tmp/co60.q.adf" || fail "run -q wrote another file than run"
 
 step "errors: exit 1 naming the file, usage errors exit 2"
 run "$tool" validate --basis "$tmp/none.tbs" --events 1000

@@ -2,7 +2,8 @@
 # tusk_track_cli.sh - tusk-track and the tracking actor as a user runs them:
 # a simulated 60Co file (tusk-sim, with its data:truth frames) tracked with
 # the truth and truth_segments points, every frame copied and a
-# data:tracked frame after each data:truth; the OpenCL backend (PoCL's CPU
+# data:tracked frame after each data:truth (-q silent); a file of the
+# wrong data fails, an empty one warns; the OpenCL backend (PoCL's CPU
 # device, when there is one) gives the same file; the tracking actor in a
 # topology (tusk-emulate) writes what tusk-track writes, fails a run fed
 # no frame of the type it tracks (naming the types that came) and warns
@@ -72,17 +73,29 @@ expect_status 0 "run --points truth_segments"
 [ ! -s "$tmp/err" ] || fail "-q printed: $(cat "$tmp/err")"
 [ "$(count "$tmp/seg.adf" data:tracked)" = "$truths" ] || fail "truth_segments: wrong number of data:tracked frames"
 
-step "run --points psa on a file without event:data:psa composites: copied, a note says why"
+# Nothing tracked is no result: a file of data:crystal frames (events not
+# built yet) fails, as it does in a chain (the tracking actor's rule, and
+# tusk-psa run's for a file without data:crystal frames); a file with
+# nothing to track and no other data either is copied, with a warning.
+step "run --points psa on a file without event:data:psa composites: fails, naming what came and what to do"
 run "$tool" run "$tmp/co60.adf" -o "$tmp/psa.adf" --array "$array"
-expect_status 0 "run --points psa"
-expect_in err "no event:data:psa frames" "the note"
-cmp "$tmp/co60.adf" "$tmp/psa.adf" || fail "without composites the output should be the input"
+expect_status 1 "run --points psa on data:crystal frames"
+expect_in err "no event:data:psa frame arrived" "the message names the type it takes"
+expect_in err "of types data:crystal" "the message names the types that came"
+expect_in err "build events first" "the message says what to do"
+[ ! -e "$tmp/psa.adf" ] || fail "a failed run left its output"
+: >"$tmp/nothing.adf"
+run "$tool" run "$tmp/nothing.adf" -o "$tmp/nothing.out.adf" --array "$array" -q
+expect_status 0 "run on an empty file"
+expect_in err "WARNING: no event:data:psa frame arrived" "the warning, also with -q"
+[ -e "$tmp/nothing.out.adf" ] && [ ! -s "$tmp/nothing.out.adf" ] || fail "an empty file should give an empty output"
 
 if "$b/tusk-cl" which cpu >/dev/null 2>&1; then
     step "--backend opencl on the CPU device writes the same file"
     run "$tool" run "$tmp/co60.adf" -o "$tmp/cl.adf" --array "$array" --points truth --backend opencl --device cpu
     expect_status 0 "run --backend opencl"
-    expect_in err "opencl on" "the summary names the device"
+    expect_in err "opencl backend" "the summary names the backend"
+    expect_in err "; on " "the actor's summary names the device"
     cmp "$tmp/truth.adf" "$tmp/cl.adf" || fail "the OpenCL backend's file differs from the reference's"
 else
     echo "$name: no OpenCL CPU device: the opencl step is skipped"

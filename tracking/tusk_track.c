@@ -7,14 +7,23 @@
  * Every frame of IN is copied to OUT in order; each event:data:psa
  * composite (psa points) or data:truth frame (truth, truth_segments) is
  * followed by a data:tracked frame with its event number and timestamp.
- * The file is tracked in chunks of about 4096 events (one batch each, one
- * kernel launch per pass on OpenCL). --set takes the algorithm's keys
- * (tusk/track.h, tracking/README.md); unknown keys are refused.
+ * It is the tracking actor itself (actors/tracking.c), run on the file by
+ * the emulator (emulator/emulator.h, one stage): the file is tracked in
+ * buffers of 8 MiB of whole frames (one batch each, one kernel launch per
+ * pass on OpenCL), with the actor's checks. --set takes the algorithm's
+ * keys (tusk/track.h, tracking/README.md); unknown keys are refused. -q
+ * drops the summaries (the actor's summary = no), not the warnings.
+ *
+ * A file with no frame of the type the points take (event:data:psa, or
+ * data:truth) but data of other types, say data:crystal frames of
+ * events not built yet, fails naming the types that came and what to
+ * do: nothing tracked is no result. One with nothing to track and no
+ * other data either (an empty file) is copied, with a WARNING.
  *
  * Exit statuses (base/exit.h): 0 fine, 1 failure (array, settings,
- * device, input or output file; messages name the file), 2 usage.
+ * device, input or output file, or the wrong data; messages name the
+ * file), 2 usage.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,22 +33,14 @@
 #include <unistd.h>
 
 #include "base/cli.h"
-#include "base/clock.h"
 #include "base/exit.h"
-#include "base/grow.h"
 #include "base/parse.h"
 #include "config.h"
-#include "tusk/adf_file.h"
-#include "tusk/adf_key.h"
-#include "tusk/adf_writer.h"
+#include "emulator/emulator.h"
 #include "tusk/params.h"
-#include "tusk/array.h"
 #include "tusk/track.h"
-#include "tusk/track_cl.h"
 
 #define PROG "tusk-track"
-#define CHUNK_EVENTS 4096
-#define CHUNK_BYTES (8u << 20)
 
 static void help(FILE *out)
 {
@@ -57,11 +58,11 @@ static void help(FILE *out)
             "  --set KEY=VALUE        an algorithm setting: cone_deg, recluster_deg, max_points,\n"
             "                         fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm,\n"
             "                         min_point_kev (tracking/README.md)\n"
-            "  -q, --quiet            no summary\n"
+            "  -q, --quiet            no summary (warnings are printed)\n"
             "  -h, --help             this help\n"
             "\n"
             "Exit status: 0 fine, 1 failure (array, settings, device, input or output\n"
-            "file), 2 bad usage.\n");
+            "file, or no frame of the points' type among data of other types), 2 bad usage.\n");
 }
 
 typedef struct opts {
@@ -70,59 +71,15 @@ typedef struct opts {
     tusk_params_t *set;
 } opts_t;
 
-typedef struct runner {
-    const opts_t *o;
-    track_t *t;
-    track_cl_t *cl;
-    track_batch_t *b;
-    adf_writer_t *w;
-    adf_file_writer_t *fw;
-    uint8_t *pending, *out;
-    size_t n, cap, out_cap;
-    uint64_t base;            /* file offset of the first pending byte */
-    uint64_t frames, sources, events;
-    double track_s;
-} runner_t;
+/* Input buffers of the one-stage chain (file_producer's <size>), and the
+ * tracking actor's output buffers: whole frames, tracked a buffer at a
+ * time. */
+#define RUN_BUFFER (8u << 20)
 
-/* Track the pending frames and append the result to the output file. */
-static int flush(runner_t *r)
-{
-    if (r->n == 0)
-        return 0;
-    tusk_error_t err;
-    if (track_frames_read(r->t, r->b, r->pending, r->n, r->base, &err) != TUSK_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-        return TUSK_EXIT_FAIL;
-    }
-    double t0 = tusk_clock_s();
-    int st = r->cl ? track_cl_run(r->cl, r->b, &err) : track_run(r->t, r->b, &err);
-    r->track_s += tusk_clock_s() - t0;
-    if (st != TUSK_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", r->o->in, err.message);
-        return TUSK_EXIT_FAIL;
-    }
-    r->events += track_batch_events(r->b);
-    size_t need = r->n + track_frames_extra(r->b);
-    if (tusk_grow(&r->out, &r->out_cap, need, 1) != 0) {
-        fprintf(stderr, PROG ": out of memory (%zu bytes)\n", need);
-        return TUSK_EXIT_FAIL;
-    }
-    adf_writer_reset(r->w, r->out, r->out_cap);
-    if (track_frames_write(r->t, r->b, r->pending, r->n, r->w, &err) != TUSK_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", r->o->out, err.message);
-        return TUSK_EXIT_FAIL;
-    }
-    adf_error_t ae;
-    if (adf_file_writer_write(r->fw, r->out, adf_writer_used(r->w), &ae) != ADF_OK) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        return TUSK_EXIT_FAIL;
-    }
-    r->base += r->n;
-    r->n = 0;
-    r->sources = 0;
-    return 0;
-}
-
+/* The tracking actor on the file, run by the emulator (emulator.h: one
+ * stage, file_producer -> tracking -> file_writer): the options are its
+ * parameters, its failures (naming the file, frame and what is wrong)
+ * are the command's. */
 static int cmd_run(const opts_t *o)
 {
     track_config_t cfg;
@@ -136,116 +93,50 @@ static int cmd_run(const opts_t *o)
         }
         cfg.points = (enum track_points)p;
     }
+    /* --set holds the algorithm's keys only, checked here first so that
+     * its mistakes are named as --set's. */
     if (track_config_read(&cfg, o->set, true, "--set", &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
         return TUSK_EXIT_FAIL;
     }
-    runner_t r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    array_t *array = NULL;
-    int rc = 0;
-    adf_file_reader_t *in = NULL;
-    adf_error_t ae;
-    if (array_load(&array, o->array, NULL, &err) != TUSK_OK || track_new(&r.t, &cfg, array, &err) != TUSK_OK) {
+    enum { MAX_PARAMS = 64 };
+    const char *keys[MAX_PARAMS], *values[MAX_PARAMS];
+    unsigned n = 0;
+    keys[n] = "array", values[n++] = o->array;
+    keys[n] = "points", values[n++] = track_points_name(cfg.points);
+    keys[n] = "backend", values[n++] = o->opencl ? "opencl" : "reference";
+    keys[n] = "summary", values[n++] = o->quiet ? "no" : "yes";
+    if (o->device)
+        keys[n] = "device", values[n++] = o->device;
+    for (size_t i = 0; i < tusk_params_count(o->set) && n < MAX_PARAMS; i++)
+        keys[n] = tusk_params_key(o->set, i), values[n++] = tusk_params_value(o->set, i);
+    const tusk_emulator_stage_t stage = {.name = "tracking",
+                                         .library = "tracking",
+                                         .actor_class = TUSK_FILTER,
+                                         .in_size = RUN_BUFFER,
+                                         .out_size = RUN_BUFFER,
+                                         .n_params = n,
+                                         .keys = keys,
+                                         .values = values};
+    tusk_emulator_stage_result_t res;
+    if (tusk_emulator_run_stage(&stage, o->in, o->out, NULL, &res, &err) != TUSK_OK) {
         fprintf(stderr, PROG ": %s\n", err.message);
-        rc = TUSK_EXIT_FAIL;
-        goto done;
+        if (res.ran && strcmp(o->out, "-") != 0)
+            unlink(o->out); /* no half-written output passes for a result */
+        return TUSK_EXIT_FAIL;
     }
-    if (o->opencl && track_cl_new(&r.cl, r.t, o->device, 0, &err) != TUSK_OK) {
-        fprintf(stderr, PROG ": --backend opencl: %s\n", err.message);
-        rc = TUSK_EXIT_FAIL;
-        goto done;
+    if (!o->quiet) {
+        /* The actor's own line (above) has the tracking's counts and device. */
+        const tusk_driver_stats_t *st = &res.stats;
+        const uint64_t events = st->frames_out - st->frames_in; /* a data:tracked frame each */
+        const double track_s = 1e-9 * (double)st->ns;
+        fprintf(stderr, PROG " run: %s: %llu frames, %llu events tracked (%s points, %s backend) -> %s, %llu bytes\n",
+                o->in, (unsigned long long)st->frames_in, (unsigned long long)events, track_points_name(cfg.points),
+                o->opencl ? "opencl" : "reference", o->out, (unsigned long long)st->bytes_out);
+        fprintf(stderr, PROG " run: %.2f s in all, in the tracking actor %.3f s (%.0f events/s)\n", res.seconds,
+                track_s, track_s > 0 ? (double)events / track_s : 0.0);
     }
-    r.b = track_batch_new();
-    r.w = adf_writer_new();
-    if (!r.b || !r.w) {
-        fprintf(stderr, PROG ": out of memory\n");
-        rc = TUSK_EXIT_FAIL;
-        goto done;
-    }
-    if (!(in = adf_file_reader_open(o->in, NULL, &ae))) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = TUSK_EXIT_FAIL;
-        goto done;
-    }
-    if (!(r.fw = adf_file_writer_open(o->out, &ae))) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = TUSK_EXIT_FAIL;
-        goto done;
-    }
-    const uint32_t source = cfg.points == TRACK_POINTS_PSA ? ADF_TYPE_EVENT_DATA_PSA : ADF_TYPE_DATA_TRUTH;
-    double t0 = tusk_clock_s();
-    adf_frame_t fr;
-    while (!rc) {
-        int st = adf_file_reader_next(in, &fr);
-        if (st == ADF_END)
-            break;
-        if (st != ADF_OK) {
-            fprintf(stderr, PROG ": %s: %s\n", o->in, adf_file_reader_error(in)->message);
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        r.frames++;
-        size_t len = ADF_KEY_SIZE + (size_t)fr.payload_size;
-        if (tusk_grow(&r.pending, &r.cap, r.n + len, 1) != 0) {
-            fprintf(stderr, PROG ": out of memory\n");
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        if (adf_key_encode(&fr.key, r.pending + r.n, &ae) != ADF_OK) {
-            fprintf(stderr, PROG ": %s: offset %llu: %s\n", o->in, (unsigned long long)fr.offset, ae.message);
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        memcpy(r.pending + r.n + ADF_KEY_SIZE, fr.payload, fr.payload_size);
-        r.n += len;
-        r.sources += fr.key.type == source;
-        if (r.sources >= CHUNK_EVENTS || r.n >= CHUNK_BYTES)
-            rc = flush(&r);
-    }
-    if (!rc)
-        rc = flush(&r);
-    double dt = tusk_clock_s() - t0;
-    uint64_t bytes = adf_file_writer_bytes(r.fw);
-    if (adf_file_writer_close(&r.fw, &ae) != ADF_OK && !rc) {
-        fprintf(stderr, PROG ": %s\n", ae.message);
-        rc = TUSK_EXIT_FAIL;
-    }
-    if (rc && strcmp(o->out, "-") != 0)
-        unlink(o->out); /* no half-written output passes for a result */
-    if (!rc && !o->quiet) {
-        track_stats_t s;
-        track_stats(r.t, &s);
-        char line[768];
-        track_stats_format(&s, line, sizeof line);
-        fprintf(stderr, PROG " run: %s: %llu frames, %llu events tracked (%s points, %s%s) -> %s, %llu bytes\n",
-                o->in, (unsigned long long)r.frames, (unsigned long long)r.events, track_points_name(cfg.points),
-                r.cl ? "opencl on " : "reference backend", r.cl ? track_cl_describe(r.cl) : "", o->out,
-                (unsigned long long)bytes);
-        fprintf(stderr, PROG " run: %s\n", line);
-        fprintf(stderr, PROG " run: %.2f s in all, tracking %.3f s (%.0f events/s)\n", dt, r.track_s,
-                r.track_s > 0 ? (double)r.events / r.track_s : 0.0);
-        if (r.events == 0)
-            fprintf(stderr,
-                    PROG " run: note: no %s frames in %s%s\n", cfg.points == TRACK_POINTS_PSA ? "event:data:psa" :
-                    "data:truth", o->in,
-                    cfg.points == TRACK_POINTS_PSA ? " (build events first: event_builder; or --points truth on "
-                                                     "simulated data)"
-                                                   : " (simulate with truth = yes)");
-    }
-done:
-    adf_file_reader_destroy(&in);
-    if (r.fw)
-        adf_file_writer_close(&r.fw, &ae);
-    track_cl_destroy(&r.cl);
-    track_destroy(&r.t);
-    array_destroy(&array);
-    track_batch_destroy(&r.b);
-    adf_writer_destroy(&r.w);
-    free(r.pending);
-    free(r.out);
-    return rc;
+    return 0;
 }
 
 static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o)

@@ -64,6 +64,13 @@ TUSK_API int tusk_params_double(const tusk_params_t *params, const char *key, do
 TUSK_API int tusk_params_bool(const tusk_params_t *params, const char *key, bool fallback, bool *value,
                               tusk_error_t *err);
 
+/* The keys the host adds to every instance's parameters (actor,
+ * instance, instances: see the top): the one list of them, defined with
+ * tusk_params_expect, which always accepts them. An actor that hands
+ * every other key of its parameters on (to a library's own reader)
+ * skips these. */
+TUSK_API bool tusk_params_is_host_key(const char *key);
+
 /* TUSK_EPARAM if a key is not in the NULL-terminated list `known` (the
  * host-added actor, instance and instances are always accepted): catches
  * misspelt parameters instead of silently using defaults. An entry ending
