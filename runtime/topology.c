@@ -37,6 +37,7 @@
 
 #include "base/textfile.h"
 #include "topology_spec.h"
+#include "tusk/params.h"
 #include "tusk/topology.h"
 #include "tusk_private.h"
 
@@ -670,7 +671,7 @@ static int add_param(loader_t *ld, actor_t *a, xmlNodePtr node)
     }
     /* The host sets these for every instance (actor.h): a topology value
      * would be overwritten without a word. */
-    if (strcmp(key, "actor") == 0 || strcmp(key, "instance") == 0 || strcmp(key, "instances") == 0) {
+    if (tusk_params_is_host_key(key)) {
         rc = actor_fail(ld, a, line, "parameter name '%s' is reserved: the host sets actor, instance and instances",
                         key);
         free(key);
