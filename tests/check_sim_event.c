@@ -278,12 +278,18 @@ START_TEST(test_traces)
             tu_check(total >= 10.0);
             /* Core, both gains: the flat top (the last 8 samples) minus the
              * baseline (10 samples) is the total energy; noise 5 keV *
-             * sqrt(1/8 + 1/10) = 2.4 keV, 5 sigma 12 keV (high gain; the low
-             * gain adds ADC rounding, 1/sqrt(12) channel = 0.6 keV). */
+             * sqrt(1/8 + 1/10) = 2.4 keV (high gain; the low gain adds ADC
+             * rounding, 1/sqrt(12) channel = 0.6 keV). The bounds are 7
+             * sigma, 17 keV (23 low gain), because a run makes about 10^4
+             * of these comparisons (a few hundred crystals, 36 segments
+             * below): at 5 sigma one run in a few hundred failed on noise
+             * alone (TUSK_TEST_SEED=1795667615306741212: a segment 5.8
+             * sigma low); at 7 sigma about one in 10^8. The exact
+             * amplitudes are test_response_linear's. */
             double hi = (mean_samples(c, 37, 62, 70) - mean_samples(c, 37, 0, 10)) / gain;
             double lo = (mean_samples(c, 36, 62, 70) - mean_samples(c, 36, 0, 10)) / low;
-            ck_assert_msg(fabs(hi - total) < 12.0, "core high gain %g keV, deposited %g", hi, total);
-            ck_assert_msg(fabs(lo - total) < 16.0, "core low gain %g keV, deposited %g", lo, total);
+            ck_assert_msg(fabs(hi - total) < 17.0, "core high gain %g keV, deposited %g", hi, total);
+            ck_assert_msg(fabs(lo - total) < 23.0, "core low gain %g keV, deposited %g", lo, total);
             double seg_sum = 0.0;
             for (unsigned g = 0; g < 36; g++) {
                 double a = (mean_samples(c, g, 62, 70) - mean_samples(c, g, 0, 10)) / gain;
@@ -292,7 +298,7 @@ START_TEST(test_traces)
                  * near ring and sector borders is not always the segment
                  * the point lies in (field lines bend): bounds only here;
                  * test_response_linear checks the amplitudes exactly. */
-                ck_assert_msg(a > -12.0 && a < total + 12.0, "segment %u: amplitude %g keV, deposited %g (core %g)",
+                ck_assert_msg(a > -17.0 && a < total + 17.0, "segment %u: amplitude %g keV, deposited %g (core %g)",
                               g, a, seg[g], total);
                 /* Header energies: smeared by ~1-2 keV FWHM. */
                 tu_check(fabs(c->segment_energy[g] - seg[g]) < 6.0);
