@@ -69,6 +69,14 @@ static const struct {
     {ADF_TYPE_DATA_STS_CLUSTERS, "data:sts_clusters"},
     {ADF_TYPE_DATA_STS_HITS, "data:sts_hits"},
     {ADF_TYPE_DATA_STS_TRUTH, "data:sts_truth"},
+    {ADF_TYPE_DATA_UT_RAW, "data:ut_raw"},
+    {ADF_TYPE_DATA_VELO_TRACKS, "data:velo_tracks"},
+    {ADF_TYPE_DATA_UT_TRACKS, "data:ut_tracks"},
+    {ADF_TYPE_DATA_UT_HITS, "data:ut_hits"},
+    {ADF_TYPE_DATA_UT_TRUTH, "data:ut_truth"},
+    {ADF_TYPE_DATA_TPC_CLUSTERS, "data:tpc_clusters"},
+    {ADF_TYPE_DATA_TPC_TRACKS, "data:tpc_tracks"},
+    {ADF_TYPE_DATA_TPC_TRUTH, "data:tpc_truth"},
     {ADF_TYPE_CONF_GLOBAL, "conf:global"},
     {ADF_TYPE_CONF_PSA, "conf:psa"},
     {ADF_TYPE_META_EOF, "meta:eof"},
@@ -76,6 +84,7 @@ static const struct {
     {ADF_TYPE_EVENT_DATA, "event:data"},
     {ADF_TYPE_EVENT_DATA_PSA, "event:data:psa"},
     {ADF_TYPE_EVENT_DATA_TRACKED, "event:data:tracked"},
+    {ADF_TYPE_EVENT_DATA_UT, "event:data:ut"},
 };
 
 #define ADF_N_TYPE_NAMES (sizeof adf_type_names / sizeof adf_type_names[0])

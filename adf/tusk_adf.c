@@ -78,6 +78,14 @@ typedef struct decoded {
     adf_sts_clusters_t sts_clusters;
     adf_sts_hits_t sts_hits;
     adf_sts_truth_t sts_truth;
+    adf_ut_raw_t ut_raw; /* the UT's frames (adf_ut.h) */
+    adf_velo_tracks_t velo_tracks;
+    adf_ut_tracks_t ut_tracks;
+    adf_ut_hits_t ut_hits;
+    adf_ut_truth_t ut_truth;
+    adf_tpc_clusters_t tpc_clusters; /* the TPC's frames (adf_tpc.h) */
+    adf_tpc_tracks_t tpc_tracks;
+    adf_tpc_truth_t tpc_truth;
 } decoded_t;
 
 /* Decode a frame of a known simple type; ADF_OK for types without codec. */
@@ -96,6 +104,14 @@ static int decode_payload(const adf_frame_t *f, decoded_t *d, adf_error_t *err)
     case ADF_TYPE_DATA_STS_CLUSTERS: return adf_sts_clusters_decode(f, &d->sts_clusters, err);
     case ADF_TYPE_DATA_STS_HITS: return adf_sts_hits_decode(f, &d->sts_hits, err);
     case ADF_TYPE_DATA_STS_TRUTH: return adf_sts_truth_decode(f, &d->sts_truth, err);
+    case ADF_TYPE_DATA_UT_RAW: return adf_ut_raw_decode(f, &d->ut_raw, err);
+    case ADF_TYPE_DATA_VELO_TRACKS: return adf_velo_tracks_decode(f, &d->velo_tracks, err);
+    case ADF_TYPE_DATA_UT_TRACKS: return adf_ut_tracks_decode(f, &d->ut_tracks, err);
+    case ADF_TYPE_DATA_UT_HITS: return adf_ut_hits_decode(f, &d->ut_hits, err);
+    case ADF_TYPE_DATA_UT_TRUTH: return adf_ut_truth_decode(f, &d->ut_truth, err);
+    case ADF_TYPE_DATA_TPC_CLUSTERS: return adf_tpc_clusters_decode(f, &d->tpc_clusters, err);
+    case ADF_TYPE_DATA_TPC_TRACKS: return adf_tpc_tracks_decode(f, &d->tpc_tracks, err);
+    case ADF_TYPE_DATA_TPC_TRUTH: return adf_tpc_truth_decode(f, &d->tpc_truth, err);
     default: return ADF_OK;
     }
 }
@@ -288,6 +304,157 @@ static void print_payload(const adf_frame_t *f, const decoded_t *d, int depth)
                 printf("%*sdigi %" PRIu32 ": noise\n", ind + 2, "", j);
             else
                 printf("%*sdigi %" PRIu32 ": point %" PRIu32 "\n", ind + 2, "", j, k);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_UT_RAW: {
+        const adf_ut_raw_t *r = &d->ut_raw;
+        printf("%*sgeometry 0x%08X, flags 0x%04X; banks %u, hits %" PRIu32 "\n", ind, "", (unsigned)r->geometry,
+               (unsigned)r->flags, (unsigned)r->n_banks, r->n_hits);
+        adf_ut_bank_t *banks = malloc((r->n_banks + 1u) * sizeof *banks);
+        uint16_t *words = malloc((r->n_hits + 1u) * sizeof *words);
+        if (!banks || !words) {
+            printf("%*s(out of memory)\n", ind + 2, "");
+        } else {
+            adf_ut_raw_read(r, banks, words);
+            const uint16_t *w = words;
+            for (unsigned i = 0; i < r->n_banks; i++) {
+                printf("%*sbank %u: sector %u, %u hits\n", ind + 2, "", i, (unsigned)banks[i].sector,
+                       (unsigned)banks[i].n_hits);
+                for (unsigned k = 0; k < banks[i].n_hits; k++, w++)
+                    printf("%*shit %u: strip %u + %u/4, size %u%s\n", ind + 4, "", k, adf_ut_word_strip(*w),
+                           adf_ut_word_quarter(*w), adf_ut_word_size(*w), adf_ut_word_high(*w) ? ", high threshold" : "");
+            }
+        }
+        free(banks);
+        free(words);
+        break;
+    }
+    case ADF_TYPE_DATA_VELO_TRACKS: {
+        const adf_velo_tracks_t *v = &d->velo_tracks;
+        printf("%*sflags 0x%08X; tracks %" PRIu32 "\n", ind, "", (unsigned)v->flags, v->n_tracks);
+        for (uint32_t i = 0; i < v->n_tracks; i++) {
+            adf_velo_track_t t;
+            adf_velo_track(v, i, &t);
+            printf("%*strack %" PRIu32 ": (%.4f, %.4f, %.2f) mm, slopes (%.6f, %.6f)%s\n", ind + 2, "", i, (double)t.x,
+                   (double)t.y, (double)t.z, (double)t.tx, (double)t.ty, t.flags & ADF_VELO_BACKWARD ? ", backward" : "");
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_UT_TRACKS: {
+        const adf_ut_tracks_t *t = &d->ut_tracks;
+        printf("%*sbackend %s, %u sectors, %u candidates, settings 0x%08X, geometry 0x%08X, flags 0x%02X; tracks %" PRIu32
+               "\n",
+               ind, "", adf_ut_backend_name(t->backend), (unsigned)t->sectors, (unsigned)t->candidates,
+               (unsigned)t->settings, (unsigned)t->geometry, (unsigned)t->flags, t->n_tracks);
+        for (uint32_t i = 0; i < t->n_tracks; i++) {
+            adf_ut_track_t x;
+            adf_ut_track(t, i, &x);
+            printf("%*strack %" PRIu32 ": VELO track %" PRIu32 ", %u hits 0x%08X 0x%08X 0x%08X 0x%08X, q/p %.5f c/GeV, "
+                   "chi2 %.3f\n",
+                   ind + 2, "", i, x.velo, (unsigned)x.n_hits, (unsigned)x.id[0], (unsigned)x.id[1], (unsigned)x.id[2],
+                   (unsigned)x.id[3], (double)x.qop, (double)x.chi2);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_UT_HITS: {
+        const adf_ut_hits_t *h = &d->ut_hits;
+        printf("%*sbackend %s, geometry 0x%08X, flags 0x%02X; hits %" PRIu32 "\n", ind, "",
+               adf_ut_backend_name(h->backend), (unsigned)h->geometry, (unsigned)h->flags, h->n_hits);
+        for (uint32_t i = 0; i < h->n_hits; i++) {
+            adf_ut_hit_t x;
+            adf_ut_hit(h, i, &x);
+            printf("%*shit %" PRIu32 ": 0x%08X group %u x0 %.4f z0 %.2f y %.2f to %.2f mm, weight %.4g\n", ind + 2, "",
+                   i, (unsigned)x.id, (unsigned)x.group, (double)x.x0, (double)x.z0, (double)x.y_begin,
+                   (double)x.y_end, (double)x.weight);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_UT_TRUTH: {
+        const adf_ut_truth_t *t = &d->ut_truth;
+        printf("%*sflags 0x%08X; particles %" PRIu32 ", hits %" PRIu32 ", VELO tracks %" PRIu32 "\n", ind, "",
+               (unsigned)t->flags, t->n_particles, t->n_hits, t->n_velo);
+        for (uint32_t i = 0; i < t->n_particles; i++) {
+            adf_ut_particle_t x;
+            adf_ut_truth_particle(t, i, &x);
+            printf("%*sparticle %" PRIu32 ": vertex %u, q %+d, p %.4f GeV, slopes (%.6f, %.6f), planes 0x%X%s%s%s\n",
+                   ind + 2, "", i, (unsigned)x.vertex, (int)x.charge, (double)x.p, (double)x.tx, (double)x.ty,
+                   (unsigned)x.planes, x.flags & ADF_UT_VELO ? ", VELO" : "", x.flags & ADF_UT_LONG ? ", long" : "",
+                   x.flags & ADF_UT_BACKWARD ? ", backward" : "");
+        }
+        for (uint32_t j = 0; j < t->n_hits + t->n_velo; j++) {
+            uint32_t k;
+            if (j < t->n_hits)
+                adf_ut_truth_hits(t, j, 1, &k);
+            else
+                adf_ut_truth_velo(t, j - t->n_hits, 1, &k);
+            const char *what = j < t->n_hits ? "hit" : "VELO track";
+            uint32_t at = j < t->n_hits ? j : j - t->n_hits;
+            if (k == ADF_UT_NONE)
+                printf("%*s%s %" PRIu32 ": %s\n", ind + 2, "", what, at, j < t->n_hits ? "noise" : "fake");
+            else
+                printf("%*s%s %" PRIu32 ": particle %" PRIu32 "\n", ind + 2, "", what, at, k);
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_TPC_CLUSTERS: {
+        const adf_tpc_clusters_t *c = &d->tpc_clusters;
+        printf("%*sslice %u (the event has %u), field %.4f T, geometry %" PRIu32 ", flags 0x%04X; clusters %" PRIu32
+               "\n",
+               ind, "", (unsigned)c->slice, (unsigned)c->slices, (double)c->bz, c->geometry, (unsigned)c->flags,
+               c->n_clusters);
+        for (uint32_t i = 0; i < c->n_clusters; i++) {
+            adf_tpc_cluster_t x;
+            adf_tpc_cluster(c, i, &x);
+            printf("%*scluster %" PRIu32 ": row %u y %.4f z %.4f mm%s\n", ind + 2, "", i, (unsigned)x.row, (double)x.y,
+                   (double)x.z, x.flags ? " (flags set)" : "");
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_TPC_TRACKS: {
+        const adf_tpc_tracks_t *t = &d->tpc_tracks;
+        printf("%*sslice %u, backend %s, settings 0x%08X, flags 0x%04X; tracks %" PRIu32 " with %" PRIu32
+               " clusters of %" PRIu32 "\n",
+               ind, "", (unsigned)t->slice, adf_tpc_backend_name(t->backend), (unsigned)t->settings,
+               (unsigned)t->flags, t->n_tracks, t->n_hits, t->n_clusters);
+        uint32_t j = 0;
+        for (uint32_t i = 0; i < t->n_tracks; i++) {
+            adf_tpc_track_t x;
+            adf_tpc_track(t, i, &x);
+            printf("%*strack %" PRIu32 " (tracklet %" PRIu32 "): rows %u-%u, %u clusters; at x %.2f mm: Y %.4f Z %.4f "
+                   "sin(phi) %.6f lambda %.6f q/pT %.5f c/GeV; chi2 %.2f / %u\n",
+                   ind + 2, "", i, x.tracklet, (unsigned)x.first_row, (unsigned)x.last_row, (unsigned)x.n_hits,
+                   (double)x.x, (double)x.param[0], (double)x.param[1], (double)x.param[2], (double)x.param[3],
+                   (double)x.param[4], (double)x.chi2, (unsigned)x.ndf);
+            for (unsigned k = 0; k < x.n_hits; k++, j++) {
+                adf_tpc_hit_t h;
+                adf_tpc_hit(t, j, &h);
+                printf("%*scluster %" PRIu32 " row %u at (%.3f, %.3f, %.3f) mm%s\n", ind + 4, "", h.cluster,
+                       (unsigned)h.row, (double)h.x, (double)h.y, (double)h.z,
+                       h.flags & ADF_TPC_HIT_SHARED ? ", shared" : "");
+            }
+        }
+        break;
+    }
+    case ADF_TYPE_DATA_TPC_TRUTH: {
+        const adf_tpc_truth_t *t = &d->tpc_truth;
+        printf("%*sslice %u, flags 0x%04X; particles %" PRIu32 ", clusters %" PRIu32 "\n", ind, "", (unsigned)t->slice,
+               (unsigned)t->flags, t->n_particles, t->n_clusters);
+        for (uint32_t i = 0; i < t->n_particles; i++) {
+            adf_tpc_particle_t x;
+            adf_tpc_truth_particle(t, i, &x);
+            printf("%*sparticle %" PRIu32 ": id %" PRIu32 ", q %+d, p (%.4f, %.4f, %.4f) GeV/c from (%.3f, %.3f, %.3f) "
+                   "mm\n",
+                   ind + 2, "", i, x.id, (int)x.charge, (double)x.p[0], (double)x.p[1], (double)x.p[2],
+                   (double)x.vertex[0], (double)x.vertex[1], (double)x.vertex[2]);
+        }
+        for (uint32_t j = 0; j < t->n_clusters; j++) {
+            uint32_t k;
+            adf_tpc_truth_clusters(t, j, 1, &k);
+            if (k == ADF_TPC_NOISE)
+                printf("%*scluster %" PRIu32 ": noise\n", ind + 2, "", j);
+            else
+                printf("%*scluster %" PRIu32 ": particle %" PRIu32 "\n", ind + 2, "", j, k);
         }
         break;
     }

@@ -27,6 +27,8 @@
 #include "base/parse.h"
 #include "bench_track.h"
 #include "bench_sts.h"
+#include "bench_tpc.h"
+#include "bench_ut.h"
 #include "bench_zfinder.h"
 #include "config.h"
 #include "tusk/basis.h"
@@ -40,7 +42,8 @@
 static void help(FILE *out)
 {
     fprintf(out,
-            "psa (track, zfinder and sts: " PROG " track --help, " PROG " zfinder --help, " PROG " sts --help):\n"
+            "psa (track, zfinder, sts, ut and tpc: " PROG " track --help, " PROG " zfinder --help, " PROG " sts --help, "
+            PROG " ut --help, " PROG " tpc --help):\n"
             "  --basis FILE        the signal basis (tusk-basis gen)\n"
             "  --events N          distinct simulated events of each kind (2000)\n"
             "  --batch N           events per search launch; the distinct ones repeat (20000)\n"
@@ -376,6 +379,8 @@ static const tusk_cli_command_t commands[] = {
     {"track", bench_track_main, "gamma-ray tracking speed (reference and OpenCL)"},
     {"zfinder", bench_zfinder_main, "the z-finder's speed on lowlum and highlum RoIs"},
     {"sts", bench_sts_main, "the CBM STS local reconstruction's time per timeslice, 2 M to 30 M digis"},
+    {"ut", bench_ut_main, "the LHCb UT decoding and Compass tracking's events/s"},
+    {"tpc", bench_tpc_main, "the ALICE TPC slice tracker's time per event, pp to central Pb-Pb"},
     {NULL, NULL, NULL}};
 
 int main(int argc, char **argv)

@@ -3,7 +3,9 @@
  * data[0] % FUZZ_DECODER_TYPES picks the frame type (data:crystal,
  * data:psa, data:tracked, meta:eof, event:data:psa, data:truth,
  * data:id_spacepoints, data:zvertex, data:id_truth, data:sts_digis,
- * data:sts_clusters, data:sts_hits, data:sts_truth); data[1..]
+ * data:sts_clusters, data:sts_hits, data:sts_truth, data:tpc_clusters,
+ * data:tpc_tracks, data:tpc_truth, data:ut_raw, data:velo_tracks,
+ * data:ut_tracks, data:ut_hits, data:ut_truth); data[1..]
  * is the payload. The frame is written with adf_writer into a buffer of
  * exactly its size (so ASan or valgrind catch any read past it), read back with
  * adf_reader, and given to every decoder: the ones for other types must
@@ -60,6 +62,26 @@ typedef struct decoded {
     adf_sts_truth_t sts_truth;
     adf_sts_point_t *sts_pt;
     uint32_t *sts_dp;
+    adf_tpc_clusters_t tpc_clusters; /* the TPC's frames, their records copied out */
+    adf_tpc_cluster_t *tpc_cl;
+    adf_tpc_tracks_t tpc_tracks;
+    adf_tpc_track_t *tpc_tr;
+    adf_tpc_hit_t *tpc_hit;
+    adf_tpc_truth_t tpc_truth;
+    adf_tpc_particle_t *tpc_pt;
+    uint32_t *tpc_cp;
+    adf_ut_raw_t ut_raw;      /* the UT's frames, their records copied out */
+    adf_ut_bank_t *ut_banks;
+    uint16_t *ut_words;
+    adf_velo_tracks_t velo;
+    adf_velo_track_t *velo_t;
+    adf_ut_tracks_t ut_tracks;
+    adf_ut_track_t *ut_t;
+    adf_ut_hits_t ut_hits;
+    adf_ut_hit_t *ut_h;
+    adf_ut_truth_t ut_truth;
+    adf_ut_particle_t *ut_p;
+    uint32_t *ut_hp, *ut_vp;
     size_t n_event; /* crystals of an event:data:psa */
 } decoded_t;
 
@@ -168,6 +190,112 @@ static int decode_as(uint32_t type, const adf_frame_t *f, decoded_t *d, adf_erro
         adf_sts_truth_digis(&d->sts_truth, 0, d->sts_truth.n_digis, d->sts_dp);
         return ADF_OK;
     }
+    case ADF_TYPE_DATA_TPC_CLUSTERS: {
+        int rc = adf_tpc_clusters_decode(f, &d->tpc_clusters, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->tpc_cl);
+        if (!(d->tpc_cl = malloc((d->tpc_clusters.n_clusters ? d->tpc_clusters.n_clusters : 1) * sizeof *d->tpc_cl)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->tpc_clusters.n_clusters; i++)
+            adf_tpc_cluster(&d->tpc_clusters, i, &d->tpc_cl[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_TPC_TRACKS: {
+        int rc = adf_tpc_tracks_decode(f, &d->tpc_tracks, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->tpc_tr);
+        free(d->tpc_hit);
+        d->tpc_tr = malloc((d->tpc_tracks.n_tracks ? d->tpc_tracks.n_tracks : 1) * sizeof *d->tpc_tr);
+        d->tpc_hit = malloc((d->tpc_tracks.n_hits ? d->tpc_tracks.n_hits : 1) * sizeof *d->tpc_hit);
+        if (!d->tpc_tr || !d->tpc_hit)
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->tpc_tracks.n_tracks; i++)
+            adf_tpc_track(&d->tpc_tracks, i, &d->tpc_tr[i]);
+        for (uint32_t j = 0; j < d->tpc_tracks.n_hits; j++)
+            adf_tpc_hit(&d->tpc_tracks, j, &d->tpc_hit[j]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_TPC_TRUTH: {
+        int rc = adf_tpc_truth_decode(f, &d->tpc_truth, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->tpc_pt);
+        free(d->tpc_cp);
+        d->tpc_pt = malloc((d->tpc_truth.n_particles ? d->tpc_truth.n_particles : 1) * sizeof *d->tpc_pt);
+        d->tpc_cp = malloc((d->tpc_truth.n_clusters ? d->tpc_truth.n_clusters : 1) * sizeof *d->tpc_cp);
+        if (!d->tpc_pt || !d->tpc_cp)
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->tpc_truth.n_particles; i++)
+            adf_tpc_truth_particle(&d->tpc_truth, i, &d->tpc_pt[i]);
+        adf_tpc_truth_clusters(&d->tpc_truth, 0, d->tpc_truth.n_clusters, d->tpc_cp);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_UT_RAW: {
+        int rc = adf_ut_raw_decode(f, &d->ut_raw, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->ut_banks);
+        free(d->ut_words);
+        d->ut_banks = malloc((d->ut_raw.n_banks + 1u) * sizeof *d->ut_banks);
+        d->ut_words = malloc((d->ut_raw.n_hits + 1u) * sizeof *d->ut_words);
+        if (!d->ut_banks || !d->ut_words)
+            return ADF_ENOMEM;
+        adf_ut_raw_read(&d->ut_raw, d->ut_banks, d->ut_words);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_VELO_TRACKS: {
+        int rc = adf_velo_tracks_decode(f, &d->velo, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->velo_t);
+        if (!(d->velo_t = malloc((d->velo.n_tracks + 1u) * sizeof *d->velo_t)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->velo.n_tracks; i++)
+            adf_velo_track(&d->velo, i, &d->velo_t[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_UT_TRACKS: {
+        int rc = adf_ut_tracks_decode(f, &d->ut_tracks, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->ut_t);
+        if (!(d->ut_t = malloc((d->ut_tracks.n_tracks + 1u) * sizeof *d->ut_t)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->ut_tracks.n_tracks; i++)
+            adf_ut_track(&d->ut_tracks, i, &d->ut_t[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_UT_HITS: {
+        int rc = adf_ut_hits_decode(f, &d->ut_hits, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->ut_h);
+        if (!(d->ut_h = malloc((d->ut_hits.n_hits + 1u) * sizeof *d->ut_h)))
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->ut_hits.n_hits; i++)
+            adf_ut_hit(&d->ut_hits, i, &d->ut_h[i]);
+        return ADF_OK;
+    }
+    case ADF_TYPE_DATA_UT_TRUTH: {
+        int rc = adf_ut_truth_decode(f, &d->ut_truth, err);
+        if (rc != ADF_OK)
+            return rc;
+        free(d->ut_p);
+        free(d->ut_hp);
+        free(d->ut_vp);
+        d->ut_p = malloc((d->ut_truth.n_particles + 1u) * sizeof *d->ut_p);
+        d->ut_hp = malloc((d->ut_truth.n_hits + 1u) * sizeof *d->ut_hp);
+        d->ut_vp = malloc((d->ut_truth.n_velo + 1u) * sizeof *d->ut_vp);
+        if (!d->ut_p || !d->ut_hp || !d->ut_vp)
+            return ADF_ENOMEM;
+        for (uint32_t i = 0; i < d->ut_truth.n_particles; i++)
+            adf_ut_truth_particle(&d->ut_truth, i, &d->ut_p[i]);
+        adf_ut_truth_hits(&d->ut_truth, 0, d->ut_truth.n_hits, d->ut_hp);
+        adf_ut_truth_velo(&d->ut_truth, 0, d->ut_truth.n_velo, d->ut_vp);
+        return ADF_OK;
+    }
     case ADF_TYPE_EVENT_DATA_PSA: {
         /* As many structs as the payload could hold crystals, capped. */
         size_t max = f->payload_size / PSA_FRAME_MIN + 1;
@@ -212,6 +340,20 @@ static int encode_as(uint32_t type, adf_writer_t *w, const adf_key_t *key, const
     case ADF_TYPE_DATA_STS_HITS: return adf_sts_hits_encode(w, key->event, key->timestamp, &d->sts_hits, d->sts_hit, err);
     case ADF_TYPE_DATA_STS_TRUTH:
         return adf_sts_truth_encode(w, key->event, key->timestamp, &d->sts_truth, d->sts_pt, d->sts_dp, err);
+    case ADF_TYPE_DATA_TPC_CLUSTERS:
+        return adf_tpc_clusters_encode(w, key->event, key->timestamp, &d->tpc_clusters, d->tpc_cl, err);
+    case ADF_TYPE_DATA_TPC_TRACKS:
+        return adf_tpc_tracks_encode(w, key->event, key->timestamp, &d->tpc_tracks, d->tpc_tr, d->tpc_hit, err);
+    case ADF_TYPE_DATA_TPC_TRUTH:
+        return adf_tpc_truth_encode(w, key->event, key->timestamp, &d->tpc_truth, d->tpc_pt, d->tpc_cp, err);
+    case ADF_TYPE_DATA_UT_RAW:
+        return adf_ut_raw_encode(w, key->event, key->timestamp, &d->ut_raw, d->ut_banks, d->ut_words, err);
+    case ADF_TYPE_DATA_VELO_TRACKS:
+        return adf_velo_tracks_encode(w, key->event, key->timestamp, &d->velo, d->velo_t, err);
+    case ADF_TYPE_DATA_UT_TRACKS: return adf_ut_tracks_encode(w, key->event, key->timestamp, &d->ut_tracks, d->ut_t, err);
+    case ADF_TYPE_DATA_UT_HITS: return adf_ut_hits_encode(w, key->event, key->timestamp, &d->ut_hits, d->ut_h, err);
+    case ADF_TYPE_DATA_UT_TRUTH:
+        return adf_ut_truth_encode(w, key->event, key->timestamp, &d->ut_truth, d->ut_p, d->ut_hp, d->ut_vp, err);
     case ADF_TYPE_EVENT_DATA_PSA:
         return adf_event_psa_encode(w, key->event, key->timestamp, d->keys, d->psa, d->n_event, err);
     default: FUZZ_CHECK(!"unknown encoder type"); return ADF_EINVAL;
@@ -287,6 +429,65 @@ static void check_decoded(uint32_t type, const adf_frame_t *f, const decoded_t *
         FUZZ_CHECK(f->payload_size == adf_sts_truth_payload_size(d->sts_truth.n_points, d->sts_truth.n_digis));
         for (uint32_t i = 0; i < d->sts_truth.n_digis; i++)
             FUZZ_CHECK(d->sts_dp[i] == ADF_STS_NOISE || d->sts_dp[i] < d->sts_truth.n_points);
+        break;
+    case ADF_TYPE_DATA_TPC_CLUSTERS:
+        FUZZ_CHECK(f->payload_size == adf_tpc_clusters_payload_size(d->tpc_clusters.n_clusters));
+        FUZZ_CHECK(d->tpc_clusters.slice < ADF_TPC_SLICES);
+        for (uint32_t i = 0; i < d->tpc_clusters.n_clusters; i++)
+            FUZZ_CHECK(d->tpc_cl[i].row < ADF_TPC_ROWS);
+        break;
+    case ADF_TYPE_DATA_TPC_TRACKS: {
+        const adf_tpc_tracks_t *t = &d->tpc_tracks;
+        FUZZ_CHECK(f->payload_size == adf_tpc_tracks_payload_size(t->n_tracks, t->n_hits));
+        uint64_t hits = 0;
+        for (uint32_t i = 0; i < t->n_tracks; i++)
+            hits += d->tpc_tr[i].n_hits;
+        FUZZ_CHECK(hits == t->n_hits);
+        for (uint32_t j = 0; j < t->n_hits; j++)
+            FUZZ_CHECK(d->tpc_hit[j].cluster < t->n_clusters && d->tpc_hit[j].row < ADF_TPC_ROWS);
+        break;
+    }
+    case ADF_TYPE_DATA_TPC_TRUTH:
+        FUZZ_CHECK(f->payload_size == adf_tpc_truth_payload_size(d->tpc_truth.n_particles, d->tpc_truth.n_clusters));
+        for (uint32_t i = 0; i < d->tpc_truth.n_clusters; i++)
+            FUZZ_CHECK(d->tpc_cp[i] == ADF_TPC_NOISE || d->tpc_cp[i] < d->tpc_truth.n_particles);
+        break;
+    case ADF_TYPE_DATA_UT_RAW: {
+        FUZZ_CHECK(f->payload_size == adf_ut_raw_payload_size(d->ut_raw.n_banks, d->ut_raw.n_hits));
+        const uint16_t *w = d->ut_words;
+        uint64_t sum = 0;
+        for (unsigned i = 0; i < d->ut_raw.n_banks; i++) {
+            FUZZ_CHECK(i == 0 || d->ut_banks[i].sector > d->ut_banks[i - 1].sector);
+            for (unsigned k = 0; k < d->ut_banks[i].n_hits; k++, w++)
+                FUZZ_CHECK(k == 0 || adf_ut_word_strip(*w) > adf_ut_word_strip(w[-1]));
+            sum += d->ut_banks[i].n_hits;
+        }
+        FUZZ_CHECK(sum == d->ut_raw.n_hits);
+        break;
+    }
+    case ADF_TYPE_DATA_VELO_TRACKS:
+        FUZZ_CHECK(f->payload_size == adf_velo_tracks_payload_size(d->velo.n_tracks));
+        for (uint32_t i = 0; i < d->velo.n_tracks; i++)
+            FUZZ_CHECK((d->velo_t[i].flags & ~ADF_VELO_BACKWARD) == 0);
+        break;
+    case ADF_TYPE_DATA_UT_TRACKS:
+        FUZZ_CHECK(f->payload_size == adf_ut_tracks_payload_size(d->ut_tracks.n_tracks));
+        for (uint32_t i = 0; i < d->ut_tracks.n_tracks; i++)
+            FUZZ_CHECK((i == 0 || d->ut_t[i].velo > d->ut_t[i - 1].velo) && d->ut_t[i].n_hits >= 3 &&
+                       d->ut_t[i].n_hits <= 4);
+        break;
+    case ADF_TYPE_DATA_UT_HITS:
+        FUZZ_CHECK(f->payload_size == adf_ut_hits_payload_size(d->ut_hits.n_hits));
+        for (uint32_t i = 1; i < d->ut_hits.n_hits; i++)
+            FUZZ_CHECK(d->ut_h[i].group >= d->ut_h[i - 1].group);
+        break;
+    case ADF_TYPE_DATA_UT_TRUTH:
+        FUZZ_CHECK(f->payload_size ==
+                   adf_ut_truth_payload_size(d->ut_truth.n_particles, d->ut_truth.n_hits, d->ut_truth.n_velo));
+        for (uint32_t i = 0; i < d->ut_truth.n_hits; i++)
+            FUZZ_CHECK(d->ut_hp[i] == ADF_UT_NONE || d->ut_hp[i] < d->ut_truth.n_particles);
+        for (uint32_t i = 0; i < d->ut_truth.n_particles; i++)
+            FUZZ_CHECK(d->ut_p[i].charge == 1 || d->ut_p[i].charge == -1);
         break;
     case ADF_TYPE_EVENT_DATA_PSA: {
         size_t total = 0;
@@ -442,6 +643,19 @@ out:
     free(d.sts_hit);
     free(d.sts_pt);
     free(d.sts_dp);
+    free(d.tpc_cl);
+    free(d.tpc_tr);
+    free(d.tpc_hit);
+    free(d.tpc_pt);
+    free(d.tpc_cp);
+    free(d.ut_banks);
+    free(d.ut_words);
+    free(d.velo_t);
+    free(d.ut_t);
+    free(d.ut_h);
+    free(d.ut_p);
+    free(d.ut_hp);
+    free(d.ut_vp);
     adf_reader_destroy(&r);
     adf_writer_destroy(&w);
     free(expected);

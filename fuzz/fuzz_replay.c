@@ -120,7 +120,9 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_chain_one(data, size);
     fuzz_zfinder_one(data, size);
     fuzz_sts_one(data, size);
-    run->executions += 11;
+    fuzz_ut_one(data, size);
+    fuzz_tpc_one(data, size);
+    run->executions += 13;
 }
 
 /* The whole input and its prefixes. */

@@ -54,9 +54,17 @@ int fuzz_zfinder_one(const uint8_t *data, size_t size);
  * in, both CPU backends, frames out) and the quality analysis. */
 int fuzz_sts_one(const uint8_t *data, size_t size);
 
+/* The buffers the UT tracking's stages read: the filter (frames in, both
+ * CPU backends, frames out) and the quality analysis. */
+int fuzz_ut_one(const uint8_t *data, size_t size);
+
+/* The buffers the TPC slice tracker's stages read: the filter (frames in,
+ * the reference and fast backends, frames out) and the quality analysis. */
+int fuzz_tpc_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
-#define FUZZ_DECODER_TYPES 13
+#define FUZZ_DECODER_TYPES 21
 #define FUZZ_DECODER_TYPE_LIST                                                    \
     {                                                                             \
         0xFA010101u /* data:crystal */, 0xFA010102u /* data:psa */,               \
@@ -65,7 +73,11 @@ int fuzz_sts_one(const uint8_t *data, size_t size);
             0xFA200101u /* data:id_spacepoints */, 0xFA200102u /* data:zvertex */, \
             0xFA2001F0u /* data:id_truth */, 0xFA210101u /* data:sts_digis */,      \
             0xFA210102u /* data:sts_clusters */, 0xFA210103u /* data:sts_hits */,  \
-            0xFA2101F0u /* data:sts_truth */                                      \
+            0xFA2101F0u /* data:sts_truth */, 0xFA230101u /* data:tpc_clusters */, \
+            0xFA230102u /* data:tpc_tracks */, 0xFA2301F0u /* data:tpc_truth */,   \
+            0xFA220101u /* data:ut_raw */, 0xFA220102u /* data:velo_tracks */,     \
+            0xFA220103u /* data:ut_tracks */, 0xFA220104u /* data:ut_hits */,      \
+            0xFA2201F0u /* data:ut_truth */                                       \
     }
 
 /* Abort with a message when `cond` is false. */

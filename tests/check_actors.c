@@ -1043,9 +1043,9 @@ START_TEST(tracking_keeps_events_before_damage)
 }
 END_TEST
 
-/* The z-finder and the STS hit finder take their input from their
- * simulators: one buffer, damaged at a random frame (cut or broken key),
- * loses nothing before it either. */
+/* The z-finder, the STS hit finder and the TPC tracker take their input
+ * from their simulators: one buffer, damaged at a random frame (cut or
+ * broken key), loses nothing before it either. */
 START_TEST(zfinder_and_sts_keep_frames_before_damage)
 {
     static const struct {
@@ -1055,12 +1055,13 @@ START_TEST(zfinder_and_sts_keep_frames_before_damage)
     } chains[] = {
         {"zfinder_sim", "zfinder", {"rois", "6", "seed", "7", NULL}, {"backend", "reference", NULL}},
         {"sts_sim", "sts_hitfinder", {"collisions", "1", "seed", "7", NULL}, {"backend", "reference", NULL}},
+        {"tpc_sim", "tpc_tracker", {"tracks", "20", "seed", "7", NULL}, {"backend", "reference", NULL}},
     };
     uint32_t cap = 1u << 22;
     uint8_t *buf = malloc(cap);
     ck_assert_ptr_nonnull(buf);
-    for (int round = 0; round < 8; round++) {
-        unsigned c = (unsigned)round % 2;
+    for (int round = 0; round < 9; round++) {
+        unsigned c = (unsigned)round % (sizeof chains / sizeof chains[0]);
         fx_t p;
         fx_start(&p, chains[c].sim, TUSK_PRODUCER, 1, 0, chains[c].sim_kv);
         uint32_t used;

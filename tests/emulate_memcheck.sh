@@ -89,6 +89,35 @@ sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">r
 vg "$b/tusk-emulate" -q --only hitfinder --input sts.adf --output sts-ref.adf sts-ref.xml >sts.err 2>&1 ||
     { cat sts.err >&2; fail "valgrind or the reference stage failed"; }
 vg "$b/tusk-sts" qa sts-ref.adf >sts.err 2>&1 || { cat sts.err >&2; fail "valgrind or tusk-sts qa"; }
+echo "emulate_memcheck: valgrind tusk-emulate config/ut-demo.xml (ut_sim, ut_tracker x2 (fast), ut_qa; 6 events over several buffers)"
+sed -e 's|<parameter name="events">[0-9]*</parameter>|<parameter name="events">6</parameter>|' \
+    -e 's|<size>1048576</size>|<size>40000</size>|' \
+    -e "s|<parameter name=\"out\">ut-qa</parameter>|<parameter name=\"out\">$tmp/ut-qa</parameter><parameter name=\"plot\">no</parameter>|" \
+    "$s/config/ut-demo.xml" >ut.xml
+vg "$b/tusk-emulate" -q ut.xml >ut.err 2>&1 || { cat ut.err >&2; fail "valgrind or the UT chain failed"; }
+awk -F, 'NR == 2 { exit $5 != 6 }' ut-qa/summary.csv || fail "the UT chain under valgrind did not analyse 6 events"
+echo "emulate_memcheck: valgrind tusk-ut sim and qa (the reference backend's stage, the decoded hits written)"
+vg "$b/tusk-ut" sim --events 3 -q -o ut.adf || fail "valgrind or tusk-ut sim"
+sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">reference</parameter><parameter name="hits">yes</parameter>|' \
+    "$s/config/ut-demo.xml" >ut-ref.xml
+vg "$b/tusk-emulate" -q --only tracker --input ut.adf --output ut-ref.adf ut-ref.xml >ut.err 2>&1 ||
+    { cat ut.err >&2; fail "valgrind or the UT reference stage failed"; }
+vg "$b/tusk-ut" qa ut-ref.adf >ut.err 2>&1 || { cat ut.err >&2; fail "valgrind or tusk-ut qa"; }
+echo "emulate_memcheck: valgrind tusk-emulate config/tpc-demo.xml (tpc_sim, tpc_tracker x2 (fast), tpc_qa; 2 small events over many buffers)"
+sed -e 's|<parameter name="preset">noncentral</parameter>|<parameter name="preset">pp</parameter><parameter name="tracks">40</parameter>|' \
+    -e 's|<size>1048576</size>|<size>32768</size>|' -e 's|<size>4194304</size>|<size>131072</size>|' \
+    -e "s|<parameter name=\"out\">tpc-qa</parameter>|<parameter name=\"out\">$tmp/tpc-qa</parameter><parameter name=\"plot\">no</parameter>|" \
+    "$s/config/tpc-demo.xml" >tpc.xml
+vg "$b/tusk-emulate" -q tpc.xml >tpc.err 2>&1 || { cat tpc.err >&2; fail "valgrind or the TPC chain failed"; }
+awk -F, 'NR == 2 { exit $4 != 72 }' tpc-qa/summary.csv || fail "the TPC chain under valgrind did not analyse 72 slices"
+echo "emulate_memcheck: valgrind tusk-tpc sim, qa and diff (the reference backend's stage)"
+vg "$b/tusk-tpc" sim --tracks 40 -q -o tpc.adf || fail "valgrind or tusk-tpc sim"
+sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">reference</parameter>|' \
+    "$s/config/tpc-demo.xml" >tpc-ref.xml
+vg "$b/tusk-emulate" -q --only tracker --input tpc.adf --output tpc-ref.adf tpc-ref.xml >tpc.err 2>&1 ||
+    { cat tpc.err >&2; fail "valgrind or the TPC reference stage failed"; }
+vg "$b/tusk-tpc" qa tpc-ref.adf >tpc.err 2>&1 || { cat tpc.err >&2; fail "valgrind or tusk-tpc qa"; }
+vg "$b/tusk-tpc" diff tpc-ref.adf tpc-ref.adf >tpc.err 2>&1 || { cat tpc.err >&2; fail "valgrind or tusk-tpc diff"; }
 echo "emulate_memcheck: valgrind tusk-run + tusk-actor (each instance) on config/passthrough.xml"
 mkdir vglogs
 cat >vg-actor.sh <<WRAPPER

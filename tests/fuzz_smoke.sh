@@ -70,6 +70,19 @@ TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tu
 TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only hitfinder \
     --input "$tmp/corpus/sts-sim.adf" --output "$tmp/corpus/sts-out.adf" "$srcdir/config/sts-demo.xml" \
     2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the STS hitfinder stage failed"; }
+# the UT's events: raw banks, VELO tracks and truth, then with UT tracks and decoded hits
+"$top_builddir/tusk-ut" sim --events 2 --set interactions=1 -q -o "$tmp/corpus/ut-sim.adf" || fail "tusk-ut sim failed"
+sed 's|<parameter name="threads">1</parameter>|<parameter name="threads">1</parameter><parameter name="hits">yes</parameter>|' \
+    "$srcdir/config/ut-demo.xml" >"$tmp/ut-demo.xml"
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only tracker \
+    --input "$tmp/corpus/ut-sim.adf" --output "$tmp/corpus/ut-out.adf" "$tmp/ut-demo.xml" \
+    2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the UT tracker stage failed"; }
+# the TPC's events: a few particles' clusters and truth, then with tracks
+"$top_builddir/tusk-tpc" sim --tracks 6 --set noise_per_row=0.02 -q -o "$tmp/corpus/tpc-sim.adf" ||
+    fail "tusk-tpc sim failed"
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$top_builddir/actors/.libs} "$top_builddir/tusk-emulate" -q --only tracker \
+    --input "$tmp/corpus/tpc-sim.adf" --output "$tmp/corpus/tpc-out.adf" "$srcdir/config/tpc-demo.xml" \
+    2>"$tmp/gen.log" || { cat "$tmp/gen.log" >&2; fail "the TPC tracker stage failed"; }
 cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
 # fuzz_wire seeds: a selector byte (even: data header, odd: control text).
@@ -88,7 +101,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
 targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain
-    fuzz_zfinder fuzz_sts"
+    fuzz_zfinder fuzz_sts fuzz_ut fuzz_tpc"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done

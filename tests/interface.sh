@@ -54,6 +54,8 @@ tracking/libtusk-tracking: track_ tusk_track_
 spectra/libtusk-spectra: spec_
 zfinder/libtusk-zfinder: zf_ tusk_zfinder_
 sts/libtusk-sts: sts_ tusk_sts_
+ut/libtusk-ut: ut_ tusk_ut_
+tpc/libtusk-tpc: tpc_ tusk_tpc_
 '
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-interface.XXXXXX")

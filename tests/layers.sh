@@ -50,6 +50,8 @@ spectra/libtusk-spectra: libtusk-base libtusk-adf
 builder/libtusk-builder: libtusk-base libtusk-adf
 zfinder/libtusk-zfinder: libtusk-cl libtusk-base libtusk-adf
 sts/libtusk-sts: libtusk-cl libtusk-base libtusk-adf
+ut/libtusk-ut: libtusk-cl libtusk-base libtusk-adf
+tpc/libtusk-tpc: libtusk-cl libtusk-base libtusk-adf
 runtime/libtusk: libtusk-base
 '
 # Rule 1 is for the physics libraries and the layers under them: not libtusk.
@@ -157,6 +159,8 @@ header_owner() { # tusk/NAME.h
     tusk/spectrum.h) echo spectra ;;
     tusk/zfinder.h) echo zfinder ;;
     tusk/sts.h) echo sts ;;
+    tusk/ut.h) echo ut ;;
+    tusk/tpc.h) echo tpc ;;
     *) echo '?' ;;
     esac
 }

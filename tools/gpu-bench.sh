@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-bench.sh OUTDIR SYSTEM... - the GPU machine's figures of BENCHMARKS.md,
 # run on an installed tusk (tools/device-bundle.sh here, then on the GPU
-# machine: source .device/device-env.sh; tools/gpu-bench.sh "$OUT" zfinder sts).
+# machine: source .device/device-env.sh; tools/gpu-bench.sh "$OUT" zfinder sts ut tpc).
 #
 # For every system it writes OUTDIR/SYSTEM-*.txt: the kernel benchmark
 # (tusk-bench, every backend in one run, with the device's own limit) and
@@ -148,6 +148,82 @@ sts() {
         for runner in run emulate; do
             printf '%-8s %-8s %12s %9s %12s\n' "$backend" "$runner" "$digis" \
                 $(zf_rate "$out/$name-$runner.txt" "$runner" "$digis") >> "$summary"
+        done
+    done
+}
+
+# ut: tusk-bench ut (20,000 events in one batch; decoding, Compass and both
+# for the reference, fast on all cores and OpenCL, at 5 sectors / 8
+# candidates and 1 / 1; the device's memory bandwidth), once more with 256
+# work-items an event, then the actor in config/ut-gpu.xml: 20,000 events
+# replayed from a file through ut_tracker (opencl, then fast), first once
+# with the analysis (ut-*-pass1-emulate.txt: its table against the truth),
+# then `repeat` times for about UT_CHAIN_SECONDS (12) of run time into a
+# null consumer; events/s = events / run time (tusk-run) or / wall time
+# (tusk-emulate) in ut-chains.txt.
+ut() {
+    local events=20000 target=${UT_CHAIN_SECONDS:-12} summary=$out/ut-chains.txt
+    tusk-bench ut --device "$gpu" > "$out/ut-bench.txt" 2>&1
+    tusk-bench ut --device "$gpu" --group-size 256 --ref-runs 0 > "$out/ut-bench-wg256.txt" 2>&1
+    ( cd "$work" && tusk-ut sim --events $events -o ut-minbias.adf ) > "$out/ut-sim.txt" 2>&1
+    printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
+    for backend in opencl fast; do
+        local name=ut-$backend repeat t1 frames
+        sed -e "s/name=\"backend\">opencl/name=\"backend\">$backend/" \
+            -e "s/name=\"device\">gpu/name=\"device\">$gpu/" \
+            "$share/ut-gpu.xml" > "$work/ut-$backend.xml"
+        ( cd "$work" && time tusk-emulate "$work/ut-$backend.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
+        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate $events | awk '{ print $1 }')
+        frames=$(awk '$1 == "qa" && $2 == "consumer" { print $7 }' "$out/$name-pass1-emulate.txt")
+        if [ "$t1" = failed ] || [ -z "$frames" ]; then
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 $events failed - >> "$summary"
+            continue
+        fi
+        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
+        zf_long "$work/ut-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name.xml"
+        chain "$name" "$work/$name.xml"
+        for runner in run emulate; do
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
+                $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
+        done
+    done
+}
+
+# tpc: tusk-bench tpc over the event-size scan (160 to 15,000 particles: pp
+# to central Pb-Pb, 30,000 to 2.4 M clusters; reference, fast, OpenCL with
+# the host steps, transfers and kernels apart, the device's memory
+# bandwidth, and Table 9.31's linear fit of time against clusters), once
+# more with 256 work-items a group, then the actor in config/tpc-gpu.xml:
+# 10 central events replayed from a file through tpc_tracker (opencl, then
+# fast) into a null consumer, first once, then `repeat` times for about
+# TPC_CHAIN_SECONDS (12) of run time; events/s = events / run time
+# (tusk-run) or / wall time (tusk-emulate) in tpc-chains.txt.
+tpc() {
+    local events=10 target=${TPC_CHAIN_SECONDS:-12} summary=$out/tpc-chains.txt
+    tusk-bench tpc --device "$gpu" > "$out/tpc-bench.txt" 2>&1
+    tusk-bench tpc --device "$gpu" --group-size 256 --ref-runs 0 --tracks 2500,15000 \
+        > "$out/tpc-bench-wg256.txt" 2>&1
+    ( cd "$work" && tusk-tpc sim --preset central --events $events --set truth=no -o tpc-central.adf ) \
+        > "$out/tpc-sim.txt" 2>&1
+    printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
+    for backend in opencl fast; do
+        local name=tpc-$backend repeat t1 frames
+        sed -e "s/name=\"backend\">opencl/name=\"backend\">$backend/" \
+            -e "s/name=\"device\">gpu/name=\"device\">$gpu/" \
+            "$share/tpc-gpu.xml" > "$work/tpc-$backend.xml"
+        ( cd "$work" && time tusk-emulate "$work/tpc-$backend.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
+        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate $events | awk '{ print $1 }')
+        frames=$(awk '$1 == "sink" && $2 == "consumer" { print $7 }' "$out/$name-pass1-emulate.txt")
+        if [ "$t1" = failed ] || [ -z "$frames" ]; then
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 $events failed - >> "$summary"
+            continue
+        fi
+        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
+        zf_long "$work/tpc-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name.xml"
+        chain "$name" "$work/$name.xml"
+        for runner in run emulate; do
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
+                $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
         done
     done
 }

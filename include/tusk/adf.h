@@ -14,5 +14,7 @@
 #include "adf_meta.h"
 #include "adf_zfinder.h"
 #include "adf_sts.h"
+#include "adf_ut.h"
+#include "adf_tpc.h"
 
 #endif
