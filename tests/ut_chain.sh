@@ -13,7 +13,9 @@
 #    backend byte of each data:ut_tracks and data:ut_hits frame;
 #  - an analysis whose settings differ from the tracker's, and a tracker
 #    whose geometry differs from the producer's, stop the chain with a
-#    message.
+#    message;
+#  - config/ut-gpu.xml runs to the end (the fast backend in place of
+#    opencl): its analysis has what it needs.
 set -eu
 b=${abs_top_builddir:?run through make check}
 s=${abs_top_srcdir:?run through make check}
@@ -110,4 +112,10 @@ if "$b/tusk-emulate" -q geo.xml >out.txt 2>err.txt; then
     fail "the chain ran although the tracker has another geometry"
 fi
 grep -q "other geometry settings" out.txt err.txt || fail "no message about the geometry"
+step "config/ut-gpu.xml (the fast backend here): its analysis gets every event"
+cp ev.adf ut-minbias.adf
+sed -e 's|<parameter name="backend">opencl</parameter>|<parameter name="backend">fast</parameter>|' \
+    "$s/config/ut-gpu.xml" >gpu.xml
+"$b/tusk-emulate" -q gpu.xml >out.txt 2>err.txt || fail "tusk-emulate ut-gpu.xml"
+grep -q "minbias: backend fast, 5 sectors, 8 candidates; 30 events" out.txt || fail "ut-gpu.xml's table has no row of 30 events"
 echo "ut_chain: all steps passed"

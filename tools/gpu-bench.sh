@@ -9,6 +9,7 @@
 # backends side by side (zfinder: their RoIs/s in zfinder-chains.txt).
 # OUTDIR/machine.txt says what the machine is.
 # The device is chosen by TUSK_GPU (default NVIDIA, the platform's name).
+# SKIP_BENCH=1 leaves out the ut and tpc parts' tusk-bench runs (chains only).
 set -uo pipefail
 TIMEFORMAT='wall %R s, cpu user %U s, sys %S s'
 out=${1:?usage: gpu-bench.sh OUTDIR SYSTEM...}
@@ -163,8 +164,10 @@ sts() {
 # (tusk-emulate) in ut-chains.txt.
 ut() {
     local events=20000 target=${UT_CHAIN_SECONDS:-12} summary=$out/ut-chains.txt
-    tusk-bench ut --device "$gpu" > "$out/ut-bench.txt" 2>&1
-    tusk-bench ut --device "$gpu" --group-size 256 --ref-runs 0 > "$out/ut-bench-wg256.txt" 2>&1
+    if [ -z "${SKIP_BENCH:-}" ]; then
+        tusk-bench ut --device "$gpu" > "$out/ut-bench.txt" 2>&1
+        tusk-bench ut --device "$gpu" --group-size 256 --ref-runs 0 > "$out/ut-bench-wg256.txt" 2>&1
+    fi
     ( cd "$work" && tusk-ut sim --events $events -o ut-minbias.adf ) > "$out/ut-sim.txt" 2>&1
     printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
     for backend in opencl fast; do
@@ -180,8 +183,8 @@ ut() {
             continue
         fi
         repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
-        zf_long "$work/ut-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name.xml"
-        chain "$name" "$work/$name.xml"
+        zf_long "$work/ut-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name-long.xml"
+        chain "$name" "$work/$name-long.xml"
         for runner in run emulate; do
             printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
                 $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
@@ -200,9 +203,11 @@ ut() {
 # (tusk-run) or / wall time (tusk-emulate) in tpc-chains.txt.
 tpc() {
     local events=10 target=${TPC_CHAIN_SECONDS:-12} summary=$out/tpc-chains.txt
-    tusk-bench tpc --device "$gpu" > "$out/tpc-bench.txt" 2>&1
-    tusk-bench tpc --device "$gpu" --group-size 256 --ref-runs 0 --tracks 2500,15000 \
-        > "$out/tpc-bench-wg256.txt" 2>&1
+    if [ -z "${SKIP_BENCH:-}" ]; then
+        tusk-bench tpc --device "$gpu" > "$out/tpc-bench.txt" 2>&1
+        tusk-bench tpc --device "$gpu" --group-size 256 --ref-runs 0 --tracks 2500,15000 \
+            > "$out/tpc-bench-wg256.txt" 2>&1
+    fi
     ( cd "$work" && tusk-tpc sim --preset central --events $events --set truth=no -o tpc-central.adf ) \
         > "$out/tpc-sim.txt" 2>&1
     printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
@@ -219,8 +224,8 @@ tpc() {
             continue
         fi
         repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
-        zf_long "$work/tpc-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name.xml"
-        chain "$name" "$work/$name.xml"
+        zf_long "$work/tpc-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name-long.xml"
+        chain "$name" "$work/$name-long.xml"
         for runner in run emulate; do
             printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
                 $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
