@@ -32,6 +32,18 @@ int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, t
     return TUSK_OK;
 }
 
+int tusk_cl_refuse_inexact(const char *options, const char *who, const char *oracle, tusk_error_t *err)
+{
+    static const char *const inexact[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
+                                          "-cl-finite-math-only", "-cl-denorms-are-zero"};
+    for (size_t i = 0; options && i < sizeof inexact / sizeof inexact[0]; i++)
+        if (strstr(options, inexact[i]))
+            return tusk_error_set(err, TUSK_EINVAL,
+                                  "%s: build option %s would let the kernels round differently from %s; leave it out",
+                                  who, inexact[i], oracle);
+    return TUSK_OK;
+}
+
 static char *join_options(const char *a, const char *b)
 {
     size_t n = strlen(a) + (b ? strlen(b) : 0) + 2;

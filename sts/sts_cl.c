@@ -104,21 +104,6 @@ void sts_cl_config_default(sts_cl_config_t *c)
     c->group_size = 256;
 }
 
-/* Options that let the compiler change the arithmetic break the
- * bit-for-bit agreement with the fast backend. */
-static int check_options(const char *opt, tusk_error_t *err)
-{
-    static const char *const refused[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
-                                          "-cl-finite-math-only", NULL};
-    for (const char *const *r = refused; opt && *r; r++)
-        if (strstr(opt, *r))
-            return tusk_error_set(err, TUSK_EINVAL,
-                                  "STS: build option %s would let the kernels round differently from the fast backend "
-                                  "(sts/README.md); leave it out",
-                                  *r);
-    return TUSK_OK;
-}
-
 static void release_program(sts_cl_t *c)
 {
     for (int i = 0; i < N_KERNELS; i++)
@@ -244,7 +229,7 @@ int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *c
         return st;
     if (clc->group_size < 1 || clc->group_size > 4096)
         return tusk_error_set(err, TUSK_EINVAL, "STS opencl: group_size %u, expected 1 to 4096", clc->group_size);
-    if ((st = check_options(clc->options, err)) != TUSK_OK)
+    if ((st = tusk_cl_refuse_inexact(clc->options, "STS", "the fast backend (sts/README.md)", err)) != TUSK_OK)
         return st;
     sts_cl_t *c = calloc(1, sizeof *c);
     if (!c)

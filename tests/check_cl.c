@@ -346,6 +346,26 @@ START_TEST(define_options)
 }
 END_TEST
 
+START_TEST(inexact_options_refused)
+{
+    /* The options that change the arithmetic are refused, naming the
+     * family, the option and what the kernels must agree with; others pass. */
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_cl_refuse_inexact(NULL, "X", "the reference", &err), TUSK_OK);
+    ck_assert_int_eq(tusk_cl_refuse_inexact("-DN=3 -cl-std=CL1.2", "X", "the reference", &err), TUSK_OK);
+    const char *bad[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
+                         "-cl-finite-math-only", "-cl-denorms-are-zero"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char opt[96];
+        snprintf(opt, sizeof opt, "-DN=3 %s", bad[i]);
+        ck_assert_int_eq(tusk_cl_refuse_inexact(opt, "STS", "the fast backend", &err), TUSK_EINVAL);
+        tu_assert_error(&err, TUSK_EINVAL, bad[i]);
+        tu_assert_error(&err, TUSK_EINVAL, "STS: build option");
+        tu_assert_error(&err, TUSK_EINVAL, "round differently from the fast backend");
+    }
+}
+END_TEST
+
 START_TEST(params_checked_before_device)
 {
     /* Errors in the OpenCL parameters are reported before any device is
@@ -585,6 +605,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, define_options);
+    tcase_add_test(tc, inexact_options_refused);
     tcase_add_test(tc, params_checked_before_device);
     tcase_add_test(tc, timing_format);
     suite_add_tcase(s, tc);

@@ -78,21 +78,6 @@ void tpc_cl_config_default(tpc_cl_config_t *c)
     c->group_size = 128;
 }
 
-/* Options that let the compiler change the arithmetic break the
- * bit-for-bit agreement with the CPU backends. */
-static int check_options(const char *opt, tusk_error_t *err)
-{
-    static const char *const refused[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
-                                          "-cl-finite-math-only", "-cl-denorms-are-zero", NULL};
-    for (const char *const *r = refused; opt && *r; r++)
-        if (strstr(opt, *r))
-            return tusk_error_set(err, TUSK_EINVAL,
-                                  "TPC: build option %s would let the kernels round differently from the CPU backends "
-                                  "(tpc/README.md); leave it out",
-                                  *r);
-    return TUSK_OK;
-}
-
 static void release_program(tpc_cl_t *c)
 {
     for (int i = 0; i < N_KERNELS; i++)
@@ -176,7 +161,7 @@ int tpc_cl_new(tpc_cl_t **out, const tpc_config_t *cfg, const tpc_cl_config_t *c
     if (clc->group_size < 1 || clc->group_size > 4096 || (clc->group_size & (clc->group_size - 1)))
         return tusk_error_set(err, TUSK_EINVAL, "TPC opencl: group_size %u, expected a power of two from 1 to 4096",
                               clc->group_size);
-    if ((st = check_options(clc->options, err)) != TUSK_OK)
+    if ((st = tusk_cl_refuse_inexact(clc->options, "TPC", "the CPU backends (tpc/README.md)", err)) != TUSK_OK)
         return st;
     tpc_cl_t *c = calloc(1, sizeof *c);
     if (!c)

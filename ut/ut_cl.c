@@ -71,21 +71,6 @@ void ut_cl_config_default(ut_cl_config_t *c)
     c->group_size = 128;
 }
 
-/* Options that let the compiler change the arithmetic break the
- * bit-for-bit agreement with the CPU backends. */
-static int check_options(const char *opt, tusk_error_t *err)
-{
-    static const char *const refused[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
-                                          "-cl-finite-math-only", NULL};
-    for (const char *const *r = refused; opt && *r; r++)
-        if (strstr(opt, *r))
-            return tusk_error_set(err, TUSK_EINVAL,
-                                  "UT: build option %s would let the kernels round differently from the CPU backends "
-                                  "(ut/README.md); leave it out",
-                                  *r);
-    return TUSK_OK;
-}
-
 static void release_program(ut_cl_t *c)
 {
     for (int i = 0; i < N_KERNELS; i++)
@@ -193,7 +178,7 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
     if (clc->group_size < 32 || clc->group_size > 1024 || (clc->group_size & (clc->group_size - 1)))
         return tusk_error_set(err, TUSK_EINVAL, "UT opencl: group_size %u, expected a power of two from 32 to 1024",
                               clc->group_size);
-    int st = check_options(clc->options, err);
+    int st = tusk_cl_refuse_inexact(clc->options, "UT", "the CPU backends (ut/README.md)", err);
     if (st != TUSK_OK)
         return st;
     ut_cl_t *c = calloc(1, sizeof *c);

@@ -100,21 +100,6 @@ static unsigned floor_pow2(size_t n)
     return p;
 }
 
-/* Options that let the compiler change the arithmetic (contract, reorder,
- * assume no NaN) break the bin-for-bin agreement with the reference. */
-static int check_options(const char *opt, tusk_error_t *err)
-{
-    static const char *const refused[] = {"-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-unsafe-math-optimizations",
-                                          "-cl-finite-math-only", NULL};
-    for (const char *const *r = refused; opt && *r; r++)
-        if (strstr(opt, *r))
-            return tusk_error_set(err, TUSK_EINVAL,
-                                  "z-finder: build option %s would let the kernel round differently from the reference "
-                                  "(zfinder/README.md); leave it out",
-                                  *r);
-    return TUSK_OK;
-}
-
 static void release_slot(zf_cl_t *c, slot_t *s)
 {
     if (s->q)
@@ -233,7 +218,7 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
                               "z-finder opencl: chunk %u, slots %u (1 or 2), group_size %u, group_points %u: each must "
                               "be at least 1 (group_points 3 to %u)",
                               clc->chunk, clc->slots, clc->group_size, clc->group_points, ZF_MAX_GROUP_POINTS);
-    if ((st = check_options(clc->options, err)) != TUSK_OK)
+    if ((st = tusk_cl_refuse_inexact(clc->options, "z-finder", "the reference (zfinder/README.md)", err)) != TUSK_OK)
         return st;
     zf_cl_t *c = calloc(1, sizeof *c);
     if (!c)

@@ -191,6 +191,13 @@ TUSK_API const char *tusk_cl_describe(const tusk_cl_t *cl);
  * TUSK_ELIMIT when buf is too small (buf is then unchanged). */
 TUSK_API int tusk_cl_define(char *buf, size_t cap, const char *name, const char *value, tusk_error_t *err);
 
+/* TUSK_EINVAL, naming `who`, the option and `oracle` (what the kernels
+ * must agree with bit for bit), when `options` (may be NULL) holds a build
+ * option that lets the compiler change the arithmetic: fast-relaxed,
+ * mad-enable, unsafe-math, finite-math-only or denorms-are-zero. For
+ * kernel families whose results are compared exactly with a CPU backend. */
+TUSK_API int tusk_cl_refuse_inexact(const char *options, const char *who, const char *oracle, tusk_error_t *err);
+
 /* Build `source` (`size` bytes; `name` names it in messages) for cl's
  * device with cl's options followed by `options` (may be NULL). A cached
  * binary for the same device, driver, source and options is used when
