@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "actorkit.h"
+#include "base/clock.h"
+#include "base/grow.h"
 
 /* ---- instance base ---------------------------------------------------------- */
 
@@ -416,7 +418,9 @@ void ak_input_damage(ak_copier_t *c, unsigned in_size, uint64_t offset, uint64_t
     c->damage_offset = offset;
     c->damage_frame = frame;
     c->damage_due = false;
-    snprintf(c->damage, sizeof c->damage, "%s", what);
+    size_t n = strnlen(what, sizeof c->damage - 1); /* cut short as snprintf would */
+    memcpy(c->damage, what, n);
+    c->damage[n] = '\0';
 }
 
 bool ak_input_bisect(ak_copier_t *c, const void *in, unsigned valid, bool (*read)(void *ctx, unsigned size),
@@ -556,4 +560,434 @@ unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *t
             (unsigned long long)t->buffers, (unsigned long long)t->frames, t->frames ? ": " : "",
             t->frames ? seen : "");
     return TUSK_ACTOR_OK;
+}
+
+/* ---- reconstruction systems ------------------------------------------------------ */
+
+const char *const ak_backends[] = {"reference", "fast", "opencl", NULL};
+const char *const ak_picture_formats[] = {"png", "svg", NULL};
+
+/* What the three skeletons' register share: read the parameters, allocate
+ * the instance (its ak_base_t first), fill the base, then `init` the
+ * skeleton's state (its kind first: `destroy` needs it) and `open` the
+ * actor's. On failure the instance goes to `destroy` (NULL is returned,
+ * the message in the host's buffer). */
+typedef struct system_setup {
+    const char *actor;
+    size_t size;
+    const ak_param_t *params;
+    void *settings;
+    bool (*init)(ak_config_t *cfg, void *self, const void *kind, const void *settings);
+    bool (*open)(ak_config_t *cfg, void *self, const void *settings);
+    void (*destroy)(void *self);
+} system_setup_t;
+
+static void *system_register(const system_setup_t *s, const void *kind, const char *dir, char *message,
+                             unsigned message_size, unsigned *error_code)
+{
+    ak_config_t cfg;
+    void *self = NULL;
+    if (ak_config_open(&cfg, dir, s->actor, s->params, s->settings, message, message_size, error_code)) {
+        self = calloc(1, s->size);
+        if (!self)
+            ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+        else if (!ak_config_base(&cfg, self) || !s->init(&cfg, self, kind, s->settings) ||
+                 !s->open(&cfg, self, s->settings)) {
+            s->destroy(self);
+            self = NULL;
+        }
+    }
+    ak_config_close(&cfg);
+    return self;
+}
+
+/* The libtusk status of a simulator or an analysis as an actor status. */
+static unsigned resource_or(int status, unsigned otherwise)
+{
+    return status == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : otherwise;
+}
+
+/* ---- producer ---- */
+
+static bool source_init(ak_config_t *cfg, void *self, const void *kind, const void *settings)
+{
+    ak_source_t *s = self;
+    (void)settings;
+    s->kind = kind;
+    s->next = s->base.instance;
+    s->step = s->base.instances ? s->base.instances : 1;
+    if (!(s->writer = adf_writer_new()))
+        return ak_config_fail(cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+    return true;
+}
+
+void ak_source_free(void *instance)
+{
+    ak_source_t *s = instance;
+    if (!s)
+        return;
+    if (s->kind && s->kind->close)
+        s->kind->close(s);
+    adf_writer_destroy(&s->writer);
+    free(s->staged);
+    free(s);
+}
+
+void *ak_source_register(const ak_source_kind_t *kind, const ak_param_t *params, void *settings, const char *dir,
+                         char *message, unsigned message_size, unsigned *error_code)
+{
+    const system_setup_t setup = {kind->actor, kind->size, params, settings, source_init, kind->open,
+                                  ak_source_free};
+    return system_register(&setup, kind, dir, message, message_size, error_code);
+}
+
+void ak_source_reset(ak_source_t *s)
+{
+    s->next = s->base.instance;
+    s->made = 0;
+    s->in_unit = s->ended = false;
+    s->staged_size = 0;
+    if (s->kind->reset)
+        s->kind->reset(s);
+}
+
+/* Start the next unit (a whole-unit producer stages it); false at the end
+ * or on failure (*error_code set). */
+static bool source_next(ak_source_t *s, unsigned *error_code)
+{
+    const ak_source_kind_t *k = s->kind;
+    if (s->units && s->next >= s->units)
+        return false;
+    tusk_error_t err;
+    int st = k->make(s, s->next, &s->number, &s->pieces, &err);
+    if (st != TUSK_OK) {
+        ak_fail(&s->base, error_code, resource_or(st, TUSK_ACTOR_ERROR), "%s", err.message);
+        return false;
+    }
+    if (!k->piece) {
+        size_t need = k->bytes(s, 0);
+        if (tusk_grow(&s->staged, &s->staged_cap, need, 1) != 0) {
+            ak_fail(&s->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes for one %s)", need, k->unit);
+            return false;
+        }
+        adf_writer_reset(s->writer, s->staged, s->staged_cap);
+        if (k->encode(s, 0, s->writer, &err) != TUSK_OK) {
+            ak_fail(&s->base, error_code, TUSK_ACTOR_ERROR, "%s", err.message);
+            return false;
+        }
+        s->staged_size = adf_writer_used(s->writer);
+    }
+    s->next += s->step;
+    s->made++;
+    s->piece = 0;
+    s->in_unit = true;
+    return true;
+}
+
+void ak_source_block(ak_source_t *s, void *out, unsigned out_size, unsigned *used_out, unsigned *error_code)
+{
+    const ak_source_kind_t *k = s->kind;
+    ak_ok(error_code);
+    *used_out = 0;
+    if (s->ended) {
+        *error_code = TUSK_ACTOR_END_OF_DATA;
+        return;
+    }
+    size_t used = 0;
+    for (;;) {
+        if (!s->in_unit && !source_next(s, error_code)) {
+            if (*error_code != TUSK_ACTOR_OK)
+                return;
+            s->ended = true;
+            *error_code = TUSK_ACTOR_END_OF_DATA;
+            break;
+        }
+        size_t need = k->piece ? k->bytes(s, s->piece) : s->staged_size;
+        if (need > out_size) {
+            if (k->piece)
+                ak_fail(&s->base, error_code, TUSK_ACTOR_EDATA,
+                        "%s %u, %s %zu: its frames are %zu bytes, more than the whole output buffer of %u bytes "
+                        "(give the producer a larger <size>)",
+                        k->unit, (unsigned)s->number, k->piece, s->piece, need, out_size);
+            else
+                ak_fail(&s->base, error_code, TUSK_ACTOR_EDATA,
+                        "%s %u is %zu bytes, larger than the whole output buffer of %u bytes (give the producer a "
+                        "larger <size>)",
+                        k->unit, (unsigned)s->number, need, out_size);
+            return;
+        }
+        if (need > out_size - used)
+            break;
+        if (k->piece) {
+            tusk_error_t err;
+            adf_writer_reset(s->writer, (uint8_t *)out + used, out_size - used);
+            if (k->encode(s, s->piece, s->writer, &err) != TUSK_OK) {
+                ak_fail(&s->base, error_code, TUSK_ACTOR_ERROR, "%s", err.message);
+                return;
+            }
+            used += adf_writer_used(s->writer);
+        } else {
+            memcpy((uint8_t *)out + used, s->staged, s->staged_size);
+            used += s->staged_size;
+            s->staged_size = 0;
+        }
+        if (++s->piece == s->pieces)
+            s->in_unit = false;
+    }
+    *used_out = (unsigned)used;
+}
+
+/* ---- filter ---- */
+
+static bool batch_init(ak_config_t *cfg, void *self, const void *kind, const void *settings)
+{
+    ak_batch_t *b = self;
+    (void)settings;
+    b->kind = kind;
+    if (!ak_copier_init(&b->copier) || !(b->writer = adf_writer_new()))
+        return ak_config_fail(cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
+    return true;
+}
+
+void ak_batch_free(void *instance)
+{
+    ak_batch_t *b = instance;
+    if (!b)
+        return;
+    if (b->kind && b->kind->close)
+        b->kind->close(b);
+    adf_writer_destroy(&b->writer);
+    ak_copier_free(&b->copier);
+    free(b->staged);
+    free(b);
+}
+
+void *ak_batch_register(const ak_batch_kind_t *kind, const ak_param_t *params, void *settings, const char *dir,
+                        char *message, unsigned message_size, unsigned *error_code)
+{
+    const system_setup_t setup = {kind->actor, kind->size, params, settings, batch_init, kind->open, ak_batch_free};
+    return system_register(&setup, kind, dir, message, message_size, error_code);
+}
+
+void ak_batch_reset(ak_batch_t *b)
+{
+    ak_copier_reset(&b->copier);
+    b->staged_size = 0;
+    b->buffers = b->staged_buffers = b->offset = 0;
+    b->seconds = 0;
+    if (b->kind->reset)
+        b->kind->reset(b);
+}
+
+/* kind->read on the first `size` bytes of an input, for ak_input_bisect. */
+typedef struct batch_probe {
+    ak_batch_t *batch;
+    const void *in;
+} batch_probe_t;
+
+static bool batch_read_prefix(void *ctx, unsigned size)
+{
+    batch_probe_t *p = ctx;
+    tusk_error_t err;
+    return p->batch->kind->read(p->batch, p->in, size, 0, &err) == TUSK_OK;
+}
+
+/* The analysis of one input buffer (its frames up to the first one that
+ * is malformed or does not decode: the failure follows their output, see
+ * ak_input_check); its output straight into out when it fits (*direct
+ * set), else into b->staged. */
+static unsigned batch_analyse(ak_batch_t *b, const void *in, unsigned in_size, void *out, unsigned out_size,
+                              bool *direct, unsigned *error_code)
+{
+    const ak_batch_kind_t *k = b->kind;
+    unsigned valid;
+    unsigned code = ak_input_check(&b->copier, &b->base, in, in_size, &valid);
+    if (code != TUSK_ACTOR_OK) {
+        *error_code = code;
+        return code;
+    }
+    tusk_error_t err;
+    b->buffers++;
+    uint64_t base = b->offset;
+    b->offset += in_size;
+    if (k->read(b, in, valid, base, &err) != TUSK_OK) {
+        /* Which frame, in the buffer's own offsets: the input is taken up
+         * to it. */
+        batch_probe_t probe = {b, in};
+        uint64_t offset, frame;
+        bool found = err.code != TUSK_ENOMEM && k->read(b, in, valid, 0, &err) != TUSK_OK &&
+                     err.code != TUSK_ENOMEM &&
+                     ak_input_bisect(&b->copier, in, valid, batch_read_prefix, &probe, &offset, &frame);
+        if (found) {
+            ak_input_damage(&b->copier, in_size, offset, frame, err.message);
+            valid = (unsigned)offset;
+        }
+        if (!found || k->read(b, in, valid, base, &err) != TUSK_OK)
+            return ak_fail(&b->base, error_code, resource_or(err.code, TUSK_ACTOR_EDATA),
+                           "input buffer %llu (input offsets count the bytes this instance received): %s",
+                           (unsigned long long)b->buffers, err.message);
+    }
+    double t0 = tusk_clock_s();
+    int st = k->run(b, &err);
+    b->seconds += tusk_clock_s() - t0;
+    if (st != TUSK_OK)
+        return ak_fail(&b->base, error_code,
+                       resource_or(st, st == TUSK_EINVAL || (st == TUSK_ELIMIT && k->limit_is_data)
+                                           ? TUSK_ACTOR_EDATA
+                                           : TUSK_ACTOR_ERROR),
+                       "input buffer %llu: %s", (unsigned long long)b->buffers, err.message);
+    size_t need = (size_t)valid + k->extra(b);
+    *direct = need <= out_size;
+    if (!*direct) {
+        if (tusk_grow(&b->staged, &b->staged_cap, need, 1) != 0)
+            return ak_fail(&b->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
+        b->staged_buffers++;
+    }
+    adf_writer_reset(b->writer, *direct ? out : b->staged, *direct ? out_size : b->staged_cap);
+    if (k->write(b, in, valid, b->writer, &err) != TUSK_OK)
+        return ak_fail(&b->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
+    b->staged_size = adf_writer_used(b->writer);
+    return TUSK_ACTOR_OK;
+}
+
+void ak_batch_block(ak_batch_t *b, const void *in, unsigned in_size, void *out, unsigned out_size, unsigned *used,
+                    unsigned *error_code)
+{
+    ak_ok(error_code);
+    *used = 0;
+    if (!in)
+        in_size = 0;
+    /* A damaged input whose valid part went out: now its failure. */
+    if (ak_input_failed(&b->copier, &b->base, error_code))
+        return;
+    /* A call after MORE_OUTPUT goes on copying what this input gave. */
+    if (b->copier.resume_size == 0) {
+        bool direct = false;
+        if (batch_analyse(b, in, in_size, out, out_size, &direct, error_code) != TUSK_ACTOR_OK)
+            return;
+        if (direct) {
+            *used = (unsigned)b->staged_size;
+            *error_code = ak_input_done(&b->copier, &b->base, TUSK_ACTOR_OK, *used);
+            return;
+        }
+    }
+    unsigned code = ak_copy_frames(&b->copier, &b->base, b->staged, (unsigned)b->staged_size, out, out_size, used);
+    *error_code = ak_input_done(&b->copier, &b->base, code, *used);
+}
+
+/* ---- QA consumer ---- */
+
+bool ak_report_label(ak_config_t *cfg, const char *label, char *dest, size_t cap)
+{
+    if (strlen(label) >= cap || strpbrk(label, ",\"\n"))
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG,
+                              "parameter 'label': '%s' is longer than %zu characters or has a comma or quote", label,
+                              cap - 1);
+    snprintf(dest, cap, "%s", label);
+    return true;
+}
+
+static bool report_init(ak_config_t *cfg, void *self, const void *kind, const void *settings)
+{
+    ak_report_t *r = self;
+    const ak_report_settings_t *set = settings;
+    (void)cfg;
+    r->kind = kind;
+    r->plot = r->pictured = set->plot;
+    snprintf(r->format, sizeof r->format, "%s", ak_picture_formats[set->format]);
+    return true;
+}
+
+/* The actor's open, then the folder. */
+static bool report_open(ak_config_t *cfg, void *self, const void *settings)
+{
+    ak_report_t *r = self;
+    const ak_report_settings_t *set = settings;
+    if (!r->kind->open(cfg, self, settings))
+        return false;
+    int w = r->base.instances > 1 ? snprintf(r->dir, sizeof r->dir, "%s/instance-%u", set->out, r->base.instance)
+                                  : snprintf(r->dir, sizeof r->dir, "%s", set->out);
+    if (w < 0 || (size_t)w >= sizeof r->dir)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "parameter 'out': the folder name is too long");
+    return true;
+}
+
+void ak_report_free(void *instance)
+{
+    ak_report_t *r = instance;
+    if (!r)
+        return;
+    if (r->kind)
+        r->kind->calls->destroy(r);
+    free(r);
+}
+
+void *ak_report_register(const ak_report_kind_t *kind, const ak_param_t *params, void *settings, const char *dir,
+                         char *message, unsigned message_size, unsigned *error_code)
+{
+    const system_setup_t setup = {kind->actor, kind->size, params, settings, report_init, report_open,
+                                  ak_report_free};
+    return system_register(&setup, kind, dir, message, message_size, error_code);
+}
+
+/* A fresh analysis for every run. */
+void ak_report_initialise(ak_report_t *r, unsigned *error_code)
+{
+    const ak_report_calls_t *c = r->kind->calls;
+    ak_ok(error_code);
+    c->destroy(r);
+    tusk_error_t err;
+    int st = c->create(r, &err);
+    r->live = st == TUSK_OK;
+    if (!r->live)
+        ak_fail(&r->base, error_code, resource_or(st, TUSK_ACTOR_ECONFIG), "%s", err.message);
+    r->buffers = r->offset = 0;
+}
+
+void ak_report_block(ak_report_t *r, const void *in, unsigned in_size, unsigned *error_code)
+{
+    ak_ok(error_code);
+    if (!r->live) {
+        ak_fail(&r->base, error_code, TUSK_ACTOR_ESTATE, "process_block before process_initialise");
+        return;
+    }
+    if (!in)
+        in_size = 0;
+    r->buffers++;
+    tusk_error_t err;
+    int st = r->kind->calls->feed(r, in, in_size, r->offset, &err);
+    if (st != TUSK_OK)
+        ak_fail(&r->base, error_code, resource_or(st, TUSK_ACTOR_EDATA),
+                "input buffer %llu (%u bytes; input offsets count the bytes this instance received): %s",
+                (unsigned long long)r->buffers, in_size, err.message);
+    r->offset += in_size;
+}
+
+void ak_report_stop(ak_report_t *r, unsigned *error_code)
+{
+    const ak_report_kind_t *k = r->kind;
+    ak_ok(error_code);
+    if (!r->live)
+        return;
+    tusk_error_t err;
+    if (k->calls->finish(r, &err) != TUSK_OK) {
+        ak_fail(&r->base, error_code, TUSK_ACTOR_EDATA, "%s", err.message);
+        return;
+    }
+    printf("%s %s: %llu buffers, %llu bytes\n", k->actor, r->base.label, (unsigned long long)r->buffers,
+           (unsigned long long)r->offset);
+    k->calls->print(r, stdout);
+    int st = k->calls->write(r, r->dir, r->plot, r->format, &err);
+    if (st != TUSK_OK)
+        ak_fail(&r->base, error_code, resource_or(st, TUSK_ACTOR_EIO), "%s", err.message);
+    else
+        printf("%s %s: files in %s/ (%s%s)\n", k->actor, r->base.label, r->dir, k->files,
+               r->pictured ? k->picture : "");
+    fflush(stdout);
+}
+
+void ak_report_reset(ak_report_t *r)
+{
+    r->kind->calls->destroy(r);
+    r->live = false;
 }

@@ -14,9 +14,14 @@
  *   ak_copier_t    the frame-by-frame copy of passthrough and fault: whole
  *                  frames, resumed where it stopped after MORE_OUTPUT; and
  *                  for the filters that make an output from each input
- *                  (psa, tracking, zfinder, sts_hitfinder), a damaged input
- *                  answered with the output of its frames before the
- *                  damage, then the failure (ak_input_*).
+ *                  (psa, tracking, ak_batch_t), a damaged input answered
+ *                  with the output of its frames before the damage, then
+ *                  the failure (ak_input_*).
+ *   ak_source_t, ak_batch_t, ak_report_t
+ *                  the three actors of a reconstruction system (zfinder,
+ *                  sts, ut, tpc): producer, filter and QA consumer, each a
+ *                  skeleton the system fills with callbacks into its
+ *                  library (see "reconstruction systems" below).
  *
  * Hook prototypes. Define the actor's class before including this header
  * (AK_PRODUCER, AK_FILTER or AK_CONSUMER) and it declares every hook with
@@ -33,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tusk/actor.h"
 #include "tusk/adf.h"
@@ -337,5 +343,361 @@ AK_HIDDEN void ak_types_format(const ak_types_t *types, char *buf, size_t cap);
  * Returns the status written to *error_code (TUSK_ACTOR_OK or EDATA). */
 AK_HIDDEN unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *types, uint32_t expected,
                                    const char *does, const uint32_t *passed, size_t n_passed, unsigned *error_code);
+
+/* ---- reconstruction systems: producer, filter, QA consumer ------------------
+ * A reconstruction system (zfinder, sts, ut, tpc) is a library with three
+ * actors around it: its simulator, its reconstruction and its quality
+ * against the truth. Each is written on one skeleton below, which owns
+ * what they all do the same way (the hooks, buffers, counting, failures
+ * and their messages); the actor's file keeps what is its system's: its
+ * parameter table, a `kind` (a constant table of callbacks into its
+ * library) and the summary it prints at process_stop.
+ *
+ * Invariants, for all three:
+ *   - The instance is one zeroed allocation of kind->size bytes whose
+ *     first member, `ak`, is the skeleton's state (ak_source_t, ak_batch_t,
+ *     ak_report_t), itself beginning with the ak_base_t: a pointer to the
+ *     instance is a pointer to both. Every callback gets it as `self`.
+ *   - process_register_dir is the actor's: it builds its parameter table
+ *     (local when a default is its library's) and returns
+ *     ak_{source,batch,report}_register, which reads the parameters into
+ *     the actor's settings struct, makes the instance and calls
+ *     kind->open. AK_{SOURCE,BATCH,REPORT}_HOOKS defines every other hook.
+ *   - kind->open fails with ak_config_fail (the message goes to the host).
+ *     What it made is freed by kind->close (NULL: nothing; a report's
+ *     analysis by calls->destroy), after a failed open too.
+ *   - The other callbacks fail with a libtusk status (tusk/error.h), the
+ *     message in err; the skeleton turns it into the actor status its
+ *     contract names, the message into the instance's. */
+
+/* kind->size of the instance struct `type`, refusing at compile time one
+ * whose first member is not the skeleton's state `ak`. */
+#define AK_INSTANCE_SIZE(type) (sizeof(type) + 0 * sizeof(char[offsetof(type, ak) == 0 ? 1 : -1]))
+
+extern AK_HIDDEN const char *const ak_backends[];        /* reference, fast, opencl */
+extern AK_HIDDEN const char *const ak_picture_formats[]; /* png, svg */
+
+/* ---- producer: numbered units, shared among instances ------------------------
+ * Invariant: unit i (a RoI, an event, a timeslice) is made by instance
+ * i mod instances, in order, while i < ak.units (0: no end), so
+ * load-sharing instances together make what one would. A unit goes out in
+ * whole pieces (a module, a slice; or the whole unit), never split across
+ * buffers; each call fills its buffer with as many as fit, and after the
+ * last unit returns TUSK_ACTOR_END_OF_DATA with what it filled. A piece
+ * larger than the whole output buffer is TUSK_ACTOR_EDATA naming the
+ * unit, the piece and both sizes. process_reset starts the same units
+ * again. */
+typedef struct ak_source_kind {
+    const char *actor; /* its name: parameter messages */
+    size_t size;       /* of the instance */
+    const char *unit;  /* "RoI", "event", "timeslice": messages */
+    /* "module", "slice": a unit goes out in pieces, each encoded straight
+     * into the output, `bytes` giving its exact size. NULL: a unit is one
+     * piece, encoded into a staging area (`bytes` its size at most) and
+     * copied; one that does not fit waits there for the next buffer. */
+    const char *piece;
+    bool (*open)(ak_config_t *cfg, void *self, const void *settings); /* the simulator; sets ak.units */
+    void (*close)(void *self);
+    void (*reset)(void *self);         /* zero the actor's counters; NULL: none */
+    void (*summary)(const void *self); /* process_stop: its line on stderr */
+    /* Make unit `index`: the number its frames carry, its pieces.
+     * Fails: ERESOURCE for TUSK_ENOMEM, else ERROR. */
+    int (*make)(void *self, uint64_t index, uint32_t *number, size_t *pieces, tusk_error_t *err);
+    size_t (*bytes)(const void *self, size_t piece);
+    /* Piece `piece` of the unit made last into w. Fails: ERROR. */
+    int (*encode)(void *self, size_t piece, adf_writer_t *w, tusk_error_t *err);
+} ak_source_kind_t;
+
+typedef struct ak_source {
+    ak_base_t base;
+    const ak_source_kind_t *kind;
+    uint64_t units;       /* of the run, all instances together (0: no end); kind->open sets it */
+    uint64_t next, step;  /* this instance's next unit; instances */
+    uint64_t made;        /* units this instance made */
+    uint32_t number;      /* the unit being written: its number, */
+    size_t piece, pieces; /* its next piece and its pieces */
+    bool in_unit, ended;
+    adf_writer_t *writer;
+    uint8_t *staged;      /* piece == NULL: the unit waiting to go out */
+    size_t staged_cap, staged_size;
+} ak_source_t;
+
+AK_HIDDEN void *ak_source_register(const ak_source_kind_t *kind, const ak_param_t *params, void *settings,
+                                   const char *dir, char *message, unsigned message_size, unsigned *error_code);
+AK_HIDDEN void ak_source_block(ak_source_t *source, void *out, unsigned out_size, unsigned *used,
+                               unsigned *error_code);
+AK_HIDDEN void ak_source_reset(ak_source_t *source);
+AK_HIDDEN void ak_source_free(void *instance); /* NULL: nothing */
+
+#define AK_SOURCE_HOOKS                                                                                 \
+    AK_RUN_HOOKS(source)                                                                                \
+    void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,        \
+                       unsigned int *used_size_of_output_buffer, unsigned int *error_code)              \
+    {                                                                                                   \
+        ak_source_block(algo_data, output_buffer, size_of_output_buffer, used_size_of_output_buffer,    \
+                        error_code);                                                                    \
+    }
+
+/* ---- filter: each input buffer one batch through a backend --------------------
+ * Invariant: the output of an input buffer is its frames, in order, with
+ * what the system adds (kind->write), made in the call that brings the
+ * input: written straight into the output buffer when it fits, otherwise
+ * staged and handed out over calls that return TUSK_ACTOR_MORE_OUTPUT
+ * (same input again). Nothing is held back between inputs, so the
+ * runtime's accounting of finished inputs is exact. A malformed frame, or
+ * one the system cannot decode, loses nothing before it (ak_input_*): the
+ * frames before it are analysed and go out, then the call fails
+ * (TUSK_ACTOR_EDATA) naming the frame's number in the input and its
+ * offset. Offsets in the system's messages count the bytes the instance
+ * received. */
+typedef struct ak_batch_kind {
+    const char *actor;  /* its name: parameter messages */
+    size_t size;        /* of the instance */
+    bool limit_is_data; /* run's TUSK_ELIMIT is the input's fault (EDATA), not ERROR */
+    bool (*open)(ak_config_t *cfg, void *self, const void *settings); /* configuration, batch, backend */
+    void (*close)(void *self);
+    void (*reset)(void *self);         /* zero the actor's counters; NULL: none */
+    void (*summary)(const void *self); /* process_stop: its lines on stderr */
+    /* Decode in[0, size) into the batch, its messages naming offsets from
+     * `offset`. Also called on prefixes of whole frames, from offset 0, to
+     * find the frame at fault. Fails: ERESOURCE for TUSK_ENOMEM, else the
+     * input is damaged at the frame that fails (EDATA). */
+    int (*read)(void *self, const void *in, size_t size, uint64_t offset, tusk_error_t *err);
+    /* The backend on the batch read last, counted. Fails: ERESOURCE for
+     * TUSK_ENOMEM, EDATA for TUSK_EINVAL (and ELIMIT, see limit_is_data),
+     * else ERROR, the message naming the input buffer. */
+    int (*run)(void *self, tusk_error_t *err);
+    size_t (*extra)(const void *self); /* at most the bytes the output adds to the input's */
+    /* in[0, size) with the results into w. Fails: ERROR. */
+    int (*write)(const void *self, const void *in, size_t size, adf_writer_t *w, tusk_error_t *err);
+} ak_batch_kind_t;
+
+typedef struct ak_batch {
+    ak_base_t base;
+    const ak_batch_kind_t *kind;
+    ak_copier_t copier;
+    adf_writer_t *writer;
+    uint8_t *staged;                  /* an output larger than the output buffer */
+    size_t staged_cap, staged_size;
+    uint64_t buffers, staged_buffers; /* inputs analysed; of them, staged */
+    uint64_t offset;                  /* bytes received */
+    double seconds;                   /* in run */
+} ak_batch_t;
+
+AK_HIDDEN void *ak_batch_register(const ak_batch_kind_t *kind, const ak_param_t *params, void *settings,
+                                  const char *dir, char *message, unsigned message_size, unsigned *error_code);
+AK_HIDDEN void ak_batch_block(ak_batch_t *batch, const void *in, unsigned in_size, void *out, unsigned out_size,
+                              unsigned *used, unsigned *error_code);
+AK_HIDDEN void ak_batch_reset(ak_batch_t *batch);
+AK_HIDDEN void ak_batch_free(void *instance); /* NULL: nothing */
+
+#define AK_BATCH_HOOKS                                                                                  \
+    AK_RUN_HOOKS(batch)                                                                                 \
+    void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,          \
+                       void *output_buffer, unsigned int size_of_output_buffer,                         \
+                       unsigned int *used_size_of_output_buffer, unsigned int *error_code)              \
+    {                                                                                                   \
+        ak_batch_block(algo_data, input_buffer, size_of_input_buffer, output_buffer,                    \
+                       size_of_output_buffer, used_size_of_output_buffer, error_code);                  \
+    }
+
+/* The settings of a backend (reference | fast | opencl) and their table
+ * entries: backend, threads, device, cl.options, cl.cache, into the
+ * ak_backend_t `member` of the settings struct `type` (`dflt`: the index
+ * of the default backend in ak_backends). */
+typedef struct ak_backend {
+    int backend; /* index in ak_backends */
+    uint64_t threads;
+    const char *device, *options;
+    bool cache;
+} ak_backend_t;
+
+#define AK_BACKEND_PARAMS(type, member, dflt)                                                           \
+    AK_CHOICE("backend", type, member.backend, ak_backends, dflt),                                      \
+        AK_U64("threads", type, member.threads, 0, 0, 1024), AK_STRING("device", type, member.device, NULL), \
+        AK_STRING("cl.options", type, member.options, NULL), AK_BOOL("cl.cache", type, member.cache, true)
+
+/* The three backends of a system library with the usual functions
+ * PREFIX_ref_new(&ref, &cfg, err), PREFIX_fast_new(&fast, &cfg, threads,
+ * err), PREFIX_cl_new(&cl, &cfg, &clc, err), their PREFIX_*_run(x, batch,
+ * res, err) and PREFIX_*_destroy(&x), on the members ref, fast, cl, cfg,
+ * batch and res of the filter's instance `type`. Defines:
+ *   ak_backend_open(f, be, clc, err)   the backend `be` chooses; the OpenCL
+ *                                      one configured by clc, whose device,
+ *                                      instance, options, no_cache and
+ *                                      threads come from be
+ *   ak_backend_run(f, err)             the backend on f->batch into f->res
+ *   ak_backend_close(f)                destroys it */
+#define AK_BACKEND_LIBRARY(type, prefix)                                                                \
+    static int ak_backend_open(type *f, const ak_backend_t *be, prefix##_cl_config_t *clc,              \
+                               tusk_error_t *err)                                                       \
+    {                                                                                                   \
+        if (be->backend == 0)                                                                           \
+            return prefix##_ref_new(&f->ref, &f->cfg, err);                                             \
+        if (be->backend == 1)                                                                           \
+            return prefix##_fast_new(&f->fast, &f->cfg, (unsigned)be->threads, err);                    \
+        clc->device = be->device;                                                                       \
+        clc->instance = f->ak.base.instance;                                                            \
+        clc->options = be->options;                                                                     \
+        clc->no_cache = !be->cache;                                                                     \
+        clc->threads = (unsigned)be->threads;                                                           \
+        return prefix##_cl_new(&f->cl, &f->cfg, clc, err);                                              \
+    }                                                                                                   \
+    static int ak_backend_run(type *f, tusk_error_t *err)                                               \
+    {                                                                                                   \
+        return f->ref    ? prefix##_ref_run(f->ref, f->batch, f->res, err)                              \
+               : f->fast ? prefix##_fast_run(f->fast, f->batch, f->res, err)                            \
+                         : prefix##_cl_run(f->cl, f->batch, f->res, err);                               \
+    }                                                                                                   \
+    static void ak_backend_close(type *f)                                                               \
+    {                                                                                                   \
+        prefix##_ref_destroy(&f->ref);                                                                  \
+        prefix##_fast_destroy(&f->fast);                                                                \
+        prefix##_cl_destroy(&f->cl);                                                                    \
+    }
+
+/* ---- QA consumer: an analysis fed every buffer, reported at the end ----------
+ * Invariant: process_initialise starts a fresh analysis (kind->calls);
+ * every buffer is fed to it whole, with the count of bytes received
+ * before it, so its messages name offsets in the input stream (a
+ * malformed frame is TUSK_ACTOR_EDATA); process_stop finishes it
+ * (TUSK_ACTOR_EDATA for what was left incomplete), prints "ACTOR LABEL: N
+ * buffers, M bytes" and its tables on stdout, writes its files into the
+ * folder `out` (out/instance-N with several instances; TUSK_ACTOR_EIO when
+ * that fails) and names them. */
+typedef struct ak_report_calls {
+    int (*create)(void *self, tusk_error_t *err); /* fails: ERESOURCE for ENOMEM, else ECONFIG */
+    void (*destroy)(void *self);                  /* the analysis, if there is one */
+    int (*feed)(void *self, const void *in, size_t size, uint64_t offset, tusk_error_t *err);
+    int (*finish)(void *self, tusk_error_t *err);
+    void (*print)(const void *self, FILE *out);
+    int (*write)(const void *self, const char *dir, bool plot, const char *format, tusk_error_t *err);
+} ak_report_calls_t;
+
+typedef struct ak_report_kind {
+    const char *actor;   /* its name: parameter messages, report lines */
+    size_t size;         /* of the instance */
+    const char *files;   /* what the folder gets: "summary.csv, stations.csv" */
+    const char *picture; /* added when a picture is drawn: ", residuals picture" */
+    bool (*open)(ak_config_t *cfg, void *self, const void *settings); /* the analysis's configuration */
+    const ak_report_calls_t *calls;
+} ak_report_kind_t;
+
+typedef struct ak_report {
+    ak_base_t base;
+    const ak_report_kind_t *kind;
+    bool live;                /* an analysis is running */
+    bool plot, pictured;      /* draw; a picture is drawn (plot, unless kind->open says otherwise) */
+    char format[8];
+    char dir[1024];
+    uint64_t buffers, offset; /* received */
+} ak_report_t;
+
+/* The settings every report takes, first in the actor's settings struct
+ * as its member `report` (AK_REPORT_LABEL_OUT refuses it elsewhere at
+ * compile time), and their table entries (label and out; format and
+ * plot). */
+typedef struct ak_report_settings {
+    const char *label, *out;
+    int format; /* index in ak_picture_formats */
+    bool plot;
+} ak_report_settings_t;
+
+#define AK_REPORT_LABEL_OUT(type, out_dflt)                                                             \
+    {.key = "label", .kind = AK_PARAM_STRING, .text = "sample",                                         \
+     .offset = AK_DEST(type, report.label, const char *) + 0 * sizeof(char[offsetof(type, report) == 0 ? 1 : -1])}, \
+        AK_STRING("out", type, report.out, out_dflt)
+#define AK_REPORT_FORMAT_PLOT(type)                                                                     \
+    AK_CHOICE("format", type, report.format, ak_picture_formats, 0), AK_BOOL("plot", type, report.plot, true)
+
+/* Check the sample's label (shorter than cap; no comma, quote or line
+ * break: it goes into CSV files) and copy it into dest. */
+AK_HIDDEN bool ak_report_label(ak_config_t *cfg, const char *label, char *dest, size_t cap);
+
+AK_HIDDEN void *ak_report_register(const ak_report_kind_t *kind, const ak_param_t *params, void *settings,
+                                   const char *dir, char *message, unsigned message_size, unsigned *error_code);
+AK_HIDDEN void ak_report_initialise(ak_report_t *report, unsigned *error_code);
+AK_HIDDEN void ak_report_block(ak_report_t *report, const void *in, unsigned in_size, unsigned *error_code);
+AK_HIDDEN void ak_report_stop(ak_report_t *report, unsigned *error_code);
+AK_HIDDEN void ak_report_reset(ak_report_t *report);
+AK_HIDDEN void ak_report_free(void *instance); /* NULL: nothing */
+
+#define AK_REPORT_HOOKS                                                                                 \
+    AK_STANDARD_HOOKS(ak_report_t)                                                                      \
+    AK_PLAIN_HOOK(process_reset, ak_report_reset)                                                       \
+    AK_PLAIN_HOOK(process_unload, ak_report_free)                                                       \
+    void process_initialise(void *algo_data, unsigned int *error_code)                                  \
+    {                                                                                                   \
+        ak_report_initialise(algo_data, error_code);                                                    \
+    }                                                                                                   \
+    void process_stop(void *algo_data, unsigned int *error_code)                                        \
+    {                                                                                                   \
+        ak_report_stop(algo_data, error_code);                                                          \
+    }                                                                                                   \
+    void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,          \
+                       unsigned int *error_code)                                                        \
+    {                                                                                                   \
+        ak_report_block(algo_data, input_buffer, size_of_input_buffer, error_code);                     \
+    }
+
+/* ak_report_calls_t for a QA library with the usual six functions
+ * PREFIX_new(&qa, &cfg, err), PREFIX_destroy(&qa), PREFIX_feed,
+ * PREFIX_finish, PREFIX_print and PREFIX_write, its handle and
+ * configuration the members `qa` and `cfg` of the instance `type`:
+ * defines them, and `ak_qa_calls` holding them. */
+#define AK_QA_LIBRARY(type, prefix)                                                                     \
+    static int ak_qa_create(void *self, tusk_error_t *err)                                              \
+    {                                                                                                   \
+        return prefix##_new(&((type *)self)->qa, &((type *)self)->cfg, err);                            \
+    }                                                                                                   \
+    static void ak_qa_destroy(void *self)                                                               \
+    {                                                                                                   \
+        prefix##_destroy(&((type *)self)->qa);                                                          \
+    }                                                                                                   \
+    static int ak_qa_feed(void *self, const void *in, size_t size, uint64_t offset, tusk_error_t *err)  \
+    {                                                                                                   \
+        return prefix##_feed(((type *)self)->qa, in, size, offset, err);                                \
+    }                                                                                                   \
+    static int ak_qa_finish(void *self, tusk_error_t *err)                                              \
+    {                                                                                                   \
+        return prefix##_finish(((type *)self)->qa, err);                                                \
+    }                                                                                                   \
+    static void ak_qa_print(const void *self, FILE *out)                                                \
+    {                                                                                                   \
+        prefix##_print(((const type *)self)->qa, out);                                                  \
+    }                                                                                                   \
+    static int ak_qa_write(const void *self, const char *dir, bool plot, const char *format,            \
+                           tusk_error_t *err)                                                           \
+    {                                                                                                   \
+        return prefix##_write(((const type *)self)->qa, dir, plot, format, err);                        \
+    }                                                                                                   \
+    static const ak_report_calls_t ak_qa_calls = {ak_qa_create, ak_qa_destroy, ak_qa_feed,              \
+                                                  ak_qa_finish, ak_qa_print,   ak_qa_write};
+
+/* The hooks of a producer or filter skeleton but process_block. */
+#define AK_RUN_HOOKS(skeleton)                                                                          \
+    AK_STANDARD_HOOKS(ak_##skeleton##_t)                                                                \
+    AK_PLAIN_HOOK(process_initialise, ak_nothing)                                                       \
+    AK_PLAIN_HOOK(process_reset, ak_##skeleton##_reset)                                                 \
+    void process_stop(void *algo_data, unsigned int *error_code)                                        \
+    {                                                                                                   \
+        ak_ok(error_code);                                                                              \
+        ((ak_##skeleton##_t *)algo_data)->kind->summary(algo_data);                                     \
+    }                                                                                                   \
+    AK_PLAIN_HOOK(process_unload, ak_##skeleton##_free)
+
+/* A hook of the form hook(algo_data, error_code) that cannot fail:
+ * *error_code = OK, then fn(algo_data). */
+#define AK_PLAIN_HOOK(hook, fn)                                                                         \
+    void hook(void *algo_data, unsigned int *error_code)                                                \
+    {                                                                                                   \
+        ak_ok(error_code);                                                                              \
+        fn(algo_data);                                                                                  \
+    }
+
+static inline void ak_nothing(void *self)
+{
+    (void)self;
+}
 
 #endif

@@ -20,10 +20,10 @@
  * TUSK_ACTOR_EDATA naming both sizes. After its share of `timeslices`
  * (0: no end) the call returns TUSK_ACTOR_END_OF_DATA. process_stop
  * prints one summary line on stderr; process_reset starts the same
- * timeslices again. */
+ * timeslices again.
+ *
+ * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define AK_PRODUCER
 #include "actorkit.h"
@@ -38,27 +38,81 @@ TUSK_ACTOR_DECLARE("sts_sim", "simulated CBM STS timeslices: data:sts_digis and 
                    "dead_time_ns, margin_ns, truth: the model (sts/README.md)\n");
 
 typedef struct producer {
-    ak_base_t base;
+    ak_source_t ak;
     sts_sim_t *sim;
-    adf_writer_t *writer;
-    uint64_t next, timeslices, step;
-    bool have_ts;             /* a timeslice is being written */
-    size_t module;            /* its next module */
-    const sts_sim_ts_t *ts;
-    uint64_t made, digis, frames;
-    bool ended;
+    const sts_sim_ts_t *ts;   /* the timeslice being written */
+    uint64_t digis, frames;
 } producer_t;
 
-AK_STANDARD_HOOKS(producer_t)
-
-static void free_producer(producer_t *p)
+static bool open_sim(ak_config_t *cfg, void *self, const void *settings)
 {
-    if (!p)
-        return;
-    sts_sim_destroy(&p->sim);
-    adf_writer_destroy(&p->writer);
-    free(p);
+    producer_t *p = self;
+    (void)settings;
+    sts_sim_config_t sc;
+    sts_sim_config_default(&sc);
+    tusk_error_t err;
+    if (sts_sim_config_read(&sc, cfg->params, &err) != TUSK_OK)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+    p->ak.units = sc.timeslices;
+    if (sts_sim_new(&p->sim, &sc, &err) != TUSK_OK)
+        return ak_config_fail(cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s",
+                              err.message);
+    return true;
 }
+
+static void close_sim(void *self)
+{
+    sts_sim_destroy(&((producer_t *)self)->sim);
+}
+
+static void reset_counts(void *self)
+{
+    producer_t *p = self;
+    p->digis = p->frames = 0;
+}
+
+static void summary(const void *self)
+{
+    const producer_t *p = self;
+    const sts_sim_config_t *c = sts_sim_config(p->sim);
+    uint64_t made = p->ak.made;
+    fprintf(stderr, "sts_sim %s: %llu timeslices of %u collisions, %zu modules, %.0f digis a timeslice, %llu frames\n",
+            p->ak.base.label, (unsigned long long)made, (unsigned)c->collisions, sts_sim_modules(p->sim),
+            made ? (double)p->digis / (double)made : 0.0, (unsigned long long)p->frames);
+}
+
+static int make_timeslice(void *self, uint64_t index, uint32_t *number, size_t *modules, tusk_error_t *err)
+{
+    producer_t *p = self;
+    int st = sts_sim_make(p->sim, index, &p->ts, err);
+    if (st != TUSK_OK)
+        return st;
+    *number = p->ts->timeslice;
+    *modules = sts_sim_modules(p->sim);
+    p->digis += p->ts->digis;
+    return TUSK_OK;
+}
+
+static size_t module_bytes(const void *self, size_t m)
+{
+    return sts_sim_module_bytes(((const producer_t *)self)->sim, m);
+}
+
+static int encode_module(void *self, size_t m, adf_writer_t *w, tusk_error_t *err)
+{
+    producer_t *p = self;
+    int st = sts_sim_encode_module(p->sim, m, w, err);
+    if (st == TUSK_OK)
+        p->frames += sts_sim_config(p->sim)->truth ? 2 : 1;
+    return st;
+}
+
+static const ak_source_kind_t kind = {.actor = "sts_sim", .size = AK_INSTANCE_SIZE(producer_t), .unit = "timeslice",
+                                      .piece = "module", .open = open_sim, .close = close_sim, .reset = reset_counts,
+                                      .summary = summary, .make = make_timeslice, .bytes = module_bytes,
+                                      .encode = encode_module};
+
+AK_SOURCE_HOOKS
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
@@ -67,127 +121,5 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         AK_LIBRARY(sts_sim_keys),
         AK_PARAMS_END,
     };
-    ak_config_t cfg;
-    producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, "sts_sim", params, NULL, message, message_size, error_code))
-        goto fail;
-    p = calloc(1, sizeof *p);
-    if (!p || !(p->writer = adf_writer_new())) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
-        goto fail;
-    }
-    if (!ak_config_base(&cfg, &p->base))
-        goto fail;
-    sts_sim_config_t sc;
-    sts_sim_config_default(&sc);
-    tusk_error_t err;
-    if (sts_sim_config_read(&sc, cfg.params, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    p->timeslices = sc.timeslices;
-    p->next = p->base.instance;
-    p->step = p->base.instances ? p->base.instances : 1;
-    if (sts_sim_new(&p->sim, &sc, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    ak_config_close(&cfg);
-    return p;
-fail:
-    free_producer(p);
-    ak_config_close(&cfg);
-    return NULL;
-}
-
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    (void)algo_data;
-    ak_ok(error_code);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    p->next = p->base.instance;
-    p->have_ts = false;
-    p->made = p->digis = p->frames = 0;
-    p->ended = false;
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    const sts_sim_config_t *c = sts_sim_config(p->sim);
-    fprintf(stderr, "sts_sim %s: %llu timeslices of %u collisions, %zu modules, %.0f digis a timeslice, %llu frames\n",
-            p->base.label, (unsigned long long)p->made, (unsigned)c->collisions, sts_sim_modules(p->sim),
-            p->made ? (double)p->digis / (double)p->made : 0.0, (unsigned long long)p->frames);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    ak_ok(error_code);
-    free_producer(algo_data);
-}
-
-/* Start the next timeslice; false at the end (or on failure, with *error_code set). */
-static bool next_timeslice(producer_t *p, unsigned *error_code)
-{
-    if (p->timeslices && p->next >= p->timeslices)
-        return false;
-    tusk_error_t err;
-    int st = sts_sim_make(p->sim, p->next, &p->ts, &err);
-    if (st != TUSK_OK) {
-        ak_fail(&p->base, error_code, st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s", err.message);
-        return false;
-    }
-    p->next += p->step;
-    p->made++;
-    p->digis += p->ts->digis;
-    p->have_ts = true;
-    p->module = 0;
-    return true;
-}
-
-void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
-                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    *used_size_of_output_buffer = 0;
-    if (p->ended) {
-        *error_code = TUSK_ACTOR_END_OF_DATA;
-        return;
-    }
-    adf_writer_reset(p->writer, output_buffer, size_of_output_buffer);
-    for (;;) {
-        if (!p->have_ts && !next_timeslice(p, error_code)) {
-            if (*error_code != TUSK_ACTOR_OK)
-                return;
-            p->ended = true;
-            *error_code = TUSK_ACTOR_END_OF_DATA;
-            break;
-        }
-        size_t need = sts_sim_module_bytes(p->sim, p->module);
-        if (need > size_of_output_buffer) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA,
-                    "timeslice %u, module %zu: its frames are %zu bytes, more than the whole output buffer of %u "
-                    "bytes (give the producer a larger <size>)",
-                    (unsigned)p->ts->timeslice, p->module, need, size_of_output_buffer);
-            return;
-        }
-        if (need > size_of_output_buffer - adf_writer_used(p->writer))
-            break;
-        tusk_error_t err;
-        if (sts_sim_encode_module(p->sim, p->module, p->writer, &err) != TUSK_OK) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_ERROR, "%s", err.message);
-            return;
-        }
-        p->frames += sts_sim_config(p->sim)->truth ? 2 : 1;
-        if (++p->module == sts_sim_modules(p->sim))
-            p->have_ts = false;
-    }
-    *used_size_of_output_buffer = (unsigned)adf_writer_used(p->writer);
+    return ak_source_register(&kind, params, NULL, directory_path, message, message_size, error_code);
 }

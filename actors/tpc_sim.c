@@ -18,10 +18,10 @@
  * slice larger than the whole buffer is TUSK_ACTOR_EDATA naming both
  * sizes. After its share of `events` (0: no end) the call returns
  * TUSK_ACTOR_END_OF_DATA. process_stop prints one summary line on stderr;
- * process_reset starts the same events again. */
+ * process_reset starts the same events again.
+ *
+ * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define AK_PRODUCER
 #include "actorkit.h"
@@ -37,31 +37,85 @@ TUSK_ACTOR_DECLARE("tpc_sim", "simulated ALICE TPC events: data:tpc_clusters and
                    "threads: threads for the helices, 0: one per CPU (0)\n");
 
 typedef struct producer {
-    ak_base_t base;
+    ak_source_t ak;
     tpc_sim_t *sim;
-    adf_writer_t *writer;
-    uint64_t next, events, step;
-    bool have_ev;             /* an event is being written */
-    unsigned slice;           /* its next slice */
-    const tpc_sim_event_t *ev;
-    uint64_t made, clusters, frames;
-    bool ended;
+    const tpc_sim_event_t *ev; /* the event being written */
+    uint64_t clusters, frames;
 } producer_t;
-
-AK_STANDARD_HOOKS(producer_t)
 
 typedef struct settings {
     uint64_t threads;
 } settings_t;
 
-static void free_producer(producer_t *p)
+static bool open_sim(ak_config_t *cfg, void *self, const void *settings)
 {
-    if (!p)
-        return;
-    tpc_sim_destroy(&p->sim);
-    adf_writer_destroy(&p->writer);
-    free(p);
+    producer_t *p = self;
+    const settings_t *set = settings;
+    tpc_sim_config_t sc;
+    tpc_sim_config_default(&sc);
+    tusk_error_t err;
+    if (tpc_sim_config_read(&sc, cfg->params, &err) != TUSK_OK)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+    p->ak.units = sc.events;
+    if (tpc_sim_new(&p->sim, &sc, (unsigned)set->threads, &err) != TUSK_OK)
+        return ak_config_fail(cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s",
+                              err.message);
+    return true;
 }
+
+static void close_sim(void *self)
+{
+    tpc_sim_destroy(&((producer_t *)self)->sim);
+}
+
+static void reset_counts(void *self)
+{
+    producer_t *p = self;
+    p->clusters = p->frames = 0;
+}
+
+static void summary(const void *self)
+{
+    const producer_t *p = self;
+    const tpc_sim_config_t *c = tpc_sim_config(p->sim);
+    uint64_t made = p->ak.made;
+    fprintf(stderr, "tpc_sim %s: %llu events (%s) of %u particles, %.0f clusters an event, %llu frames\n",
+            p->ak.base.label, (unsigned long long)made, tpc_preset_name(c->preset), (unsigned)c->tracks,
+            made ? (double)p->clusters / (double)made : 0.0, (unsigned long long)p->frames);
+}
+
+static int make_event(void *self, uint64_t index, uint32_t *number, size_t *slices, tusk_error_t *err)
+{
+    producer_t *p = self;
+    int st = tpc_sim_make(p->sim, index, &p->ev, err);
+    if (st != TUSK_OK)
+        return st;
+    *number = p->ev->event;
+    *slices = ADF_TPC_SLICES;
+    p->clusters += p->ev->clusters;
+    return TUSK_OK;
+}
+
+static size_t slice_bytes(const void *self, size_t s)
+{
+    return tpc_sim_slice_bytes(((const producer_t *)self)->sim, (unsigned)s);
+}
+
+static int encode_slice(void *self, size_t s, adf_writer_t *w, tusk_error_t *err)
+{
+    producer_t *p = self;
+    int st = tpc_sim_encode_slice(p->sim, (unsigned)s, w, err);
+    if (st == TUSK_OK)
+        p->frames += tpc_sim_config(p->sim)->truth ? 2 : 1;
+    return st;
+}
+
+static const ak_source_kind_t kind = {.actor = "tpc_sim", .size = AK_INSTANCE_SIZE(producer_t), .unit = "event",
+                                      .piece = "slice", .open = open_sim, .close = close_sim, .reset = reset_counts,
+                                      .summary = summary, .make = make_event, .bytes = slice_bytes,
+                                      .encode = encode_slice};
+
+AK_SOURCE_HOOKS
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
@@ -71,128 +125,6 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         AK_U64("threads", settings_t, threads, 0, 0, 1024),
         AK_PARAMS_END,
     };
-    ak_config_t cfg;
     settings_t set;
-    producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, "tpc_sim", params, &set, message, message_size, error_code))
-        goto fail;
-    p = calloc(1, sizeof *p);
-    if (!p || !(p->writer = adf_writer_new())) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
-        goto fail;
-    }
-    if (!ak_config_base(&cfg, &p->base))
-        goto fail;
-    tpc_sim_config_t sc;
-    tpc_sim_config_default(&sc);
-    tusk_error_t err;
-    if (tpc_sim_config_read(&sc, cfg.params, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    p->events = sc.events;
-    p->next = p->base.instance;
-    p->step = p->base.instances ? p->base.instances : 1;
-    if (tpc_sim_new(&p->sim, &sc, (unsigned)set.threads, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    ak_config_close(&cfg);
-    return p;
-fail:
-    free_producer(p);
-    ak_config_close(&cfg);
-    return NULL;
-}
-
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    (void)algo_data;
-    ak_ok(error_code);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    p->next = p->base.instance;
-    p->have_ev = false;
-    p->made = p->clusters = p->frames = 0;
-    p->ended = false;
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    const tpc_sim_config_t *c = tpc_sim_config(p->sim);
-    fprintf(stderr, "tpc_sim %s: %llu events (%s) of %u particles, %.0f clusters an event, %llu frames\n",
-            p->base.label, (unsigned long long)p->made, tpc_preset_name(c->preset), (unsigned)c->tracks,
-            p->made ? (double)p->clusters / (double)p->made : 0.0, (unsigned long long)p->frames);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    ak_ok(error_code);
-    free_producer(algo_data);
-}
-
-/* Start the next event; false at the end (or on failure, with *error_code set). */
-static bool next_event(producer_t *p, unsigned *error_code)
-{
-    if (p->events && p->next >= p->events)
-        return false;
-    tusk_error_t err;
-    int st = tpc_sim_make(p->sim, p->next, &p->ev, &err);
-    if (st != TUSK_OK) {
-        ak_fail(&p->base, error_code, st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s", err.message);
-        return false;
-    }
-    p->next += p->step;
-    p->made++;
-    p->clusters += p->ev->clusters;
-    p->have_ev = true;
-    p->slice = 0;
-    return true;
-}
-
-void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
-                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    *used_size_of_output_buffer = 0;
-    if (p->ended) {
-        *error_code = TUSK_ACTOR_END_OF_DATA;
-        return;
-    }
-    adf_writer_reset(p->writer, output_buffer, size_of_output_buffer);
-    for (;;) {
-        if (!p->have_ev && !next_event(p, error_code)) {
-            if (*error_code != TUSK_ACTOR_OK)
-                return;
-            p->ended = true;
-            *error_code = TUSK_ACTOR_END_OF_DATA;
-            break;
-        }
-        size_t need = tpc_sim_slice_bytes(p->sim, p->slice);
-        if (need > size_of_output_buffer) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA,
-                    "event %u, slice %u: its frames are %zu bytes, more than the whole output buffer of %u bytes "
-                    "(give the producer a larger <size>)",
-                    (unsigned)p->ev->event, p->slice, need, size_of_output_buffer);
-            return;
-        }
-        if (need > size_of_output_buffer - adf_writer_used(p->writer))
-            break;
-        tusk_error_t err;
-        if (tpc_sim_encode_slice(p->sim, p->slice, p->writer, &err) != TUSK_OK) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_ERROR, "%s", err.message);
-            return;
-        }
-        p->frames += tpc_sim_config(p->sim)->truth ? 2 : 1;
-        if (++p->slice == ADF_TPC_SLICES)
-            p->have_ev = false;
-    }
-    *used_size_of_output_buffer = (unsigned)adf_writer_used(p->writer);
+    return ak_source_register(&kind, params, &set, directory_path, message, message_size, error_code);
 }

@@ -20,11 +20,9 @@
  *   label     the sample's name in the table (sample)
  *   out       output folder (ut-qa)
  *   format    png | svg (png)
- *   plot      draw the picture with gnuplot (yes) */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+ *   plot      draw the picture with gnuplot (yes)
+ *
+ * Written on actorkit's QA skeleton (ak_report_t, actors/actorkit.h). */
 #define AK_CONSUMER
 #include "actorkit.h"
 #include "tusk/ut.h"
@@ -37,153 +35,44 @@ TUSK_ACTOR_DECLARE("ut_qa", "UT tracking quality (Table 3): efficiency, clones a
                    "plot: draw with gnuplot (yes)\n");
 
 typedef struct qa_actor {
-    ak_base_t base;
+    ak_report_t ak;
     ut_qa_config_t cfg;
     ut_qa_t *qa;
-    char dir[1024];
-    bool plot;
-    char format[8];
-    uint64_t buffers, offset;
 } qa_actor_t;
-
-AK_STANDARD_HOOKS(qa_actor_t)
 
 /* The actor's parameters (the tracker's are ut_config_read's). */
 typedef struct settings {
-    const char *label, *out;
-    int format;
-    bool plot;
+    ak_report_settings_t report;
 } settings_t;
 
-static const char *const formats[] = {"png", "svg", NULL};
-static const ak_param_t params[] = {
-    AK_LIBRARY(ut_config_keys),
-    AK_STRING("label", settings_t, label, "sample"),
-    AK_STRING("out", settings_t, out, "ut-qa"),
-    AK_CHOICE("format", settings_t, format, formats, 0),
-    AK_BOOL("plot", settings_t, plot, true),
-    AK_PARAMS_END,
-};
-
-static void free_actor(qa_actor_t *a)
+static bool open_qa(ak_config_t *cfg, void *self, const void *settings)
 {
-    if (!a)
-        return;
-    ut_qa_destroy(&a->qa);
-    free(a);
+    qa_actor_t *a = self;
+    const settings_t *set = settings;
+    ut_qa_config_default(&a->cfg);
+    tusk_error_t err;
+    if (ut_config_read(&a->cfg.alg, cfg->params, &err) != TUSK_OK)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+    return ak_report_label(cfg, set->report.label, a->cfg.label, sizeof a->cfg.label);
 }
+
+AK_QA_LIBRARY(qa_actor_t, ut_qa)
+
+static const ak_report_kind_t kind = {.actor = "ut_qa", .size = AK_INSTANCE_SIZE(qa_actor_t),
+                                      .files = "summary.csv, momentum.csv", .picture = ", the picture ut-qa",
+                                      .open = open_qa, .calls = &ak_qa_calls};
+
+AK_REPORT_HOOKS
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
 {
-    ak_config_t cfg;
+    static const ak_param_t params[] = {
+        AK_LIBRARY(ut_config_keys),
+        AK_REPORT_LABEL_OUT(settings_t, "ut-qa"),
+        AK_REPORT_FORMAT_PLOT(settings_t),
+        AK_PARAMS_END,
+    };
     settings_t set;
-    qa_actor_t *a = NULL;
-    if (!ak_config_open(&cfg, directory_path, "ut_qa", params, &set, message, message_size, error_code))
-        goto fail;
-    if (!(a = calloc(1, sizeof *a))) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
-        goto fail;
-    }
-    if (!ak_config_base(&cfg, &a->base))
-        goto fail;
-    ut_qa_config_default(&a->cfg);
-    tusk_error_t err;
-    if (ut_config_read(&a->cfg.alg, cfg.params, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    a->plot = set.plot;
-    snprintf(a->format, sizeof a->format, "%s", formats[set.format]);
-    const char *label = set.label;
-    if (strlen(label) >= sizeof a->cfg.label || strpbrk(label, ",\"\n")) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'label': '%s' is longer than %zu characters or has a "
-                       "comma or quote",
-                       label, sizeof a->cfg.label - 1);
-        goto fail;
-    }
-    snprintf(a->cfg.label, sizeof a->cfg.label, "%s", label);
-    const char *out = set.out;
-    int w = a->base.instances > 1 ? snprintf(a->dir, sizeof a->dir, "%s/instance-%u", out, a->base.instance)
-                                  : snprintf(a->dir, sizeof a->dir, "%s", out);
-    if (w < 0 || (size_t)w >= sizeof a->dir) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "parameter 'out': the folder name is too long");
-        goto fail;
-    }
-    ak_config_close(&cfg);
-    return a;
-fail:
-    free_actor(a);
-    ak_config_close(&cfg);
-    return NULL;
-}
-
-/* A fresh analysis for every run. */
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    qa_actor_t *a = algo_data;
-    ak_ok(error_code);
-    ut_qa_destroy(&a->qa);
-    tusk_error_t err;
-    if (ut_qa_new(&a->qa, &a->cfg, &err) != TUSK_OK)
-        ak_fail(&a->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s",
-                err.message);
-    a->buffers = a->offset = 0;
-}
-
-void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, unsigned int *error_code)
-{
-    qa_actor_t *a = algo_data;
-    ak_ok(error_code);
-    if (!a->qa) {
-        ak_fail(&a->base, error_code, TUSK_ACTOR_ESTATE, "process_block before process_initialise");
-        return;
-    }
-    if (!input_buffer)
-        size_of_input_buffer = 0;
-    a->buffers++;
-    tusk_error_t err;
-    if (ut_qa_feed(a->qa, input_buffer, size_of_input_buffer, a->offset, &err) != TUSK_OK)
-        ak_fail(&a->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EDATA,
-                "input buffer %llu (%u bytes; input offsets count the bytes this instance received): %s",
-                (unsigned long long)a->buffers, size_of_input_buffer, err.message);
-    a->offset += size_of_input_buffer;
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    qa_actor_t *a = algo_data;
-    ak_ok(error_code);
-    if (!a->qa)
-        return;
-    tusk_error_t err;
-    if (ut_qa_finish(a->qa, &err) != TUSK_OK) {
-        ak_fail(&a->base, error_code, TUSK_ACTOR_EDATA, "%s", err.message);
-        return;
-    }
-    printf("ut_qa %s: %llu buffers, %llu bytes\n", a->base.label, (unsigned long long)a->buffers,
-           (unsigned long long)a->offset);
-    ut_qa_print(a->qa, stdout);
-    if (ut_qa_write(a->qa, a->dir, a->plot, a->format, &err) != TUSK_OK) {
-        ak_fail(&a->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_EIO, "%s",
-                err.message);
-        fflush(stdout);
-        return;
-    }
-    printf("ut_qa %s: files in %s/ (summary.csv, momentum.csv%s)\n", a->base.label, a->dir,
-           a->plot ? ", the picture ut-qa" : "");
-    fflush(stdout);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    qa_actor_t *a = algo_data;
-    ak_ok(error_code);
-    ut_qa_destroy(&a->qa);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    ak_ok(error_code);
-    free_actor(algo_data);
+    return ak_report_register(&kind, params, &set, directory_path, message, message_size, error_code);
 }

@@ -16,15 +16,14 @@
  * whole buffer is TUSK_ACTOR_EDATA naming both sizes. After its share of
  * `rois` RoIs (0: no end) the call returns TUSK_ACTOR_END_OF_DATA. process_stop
  * prints one summary line on stderr; process_reset starts the same RoIs
- * again. */
+ * again.
+ *
+ * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define AK_PRODUCER
 #include "actorkit.h"
 #include "tusk/zfinder.h"
-#include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("zfinder_sim", "simulated inner-detector RoIs: data:id_spacepoints and data:id_truth",
                    "preset: lowlum | highlum | none (lowlum): the thesis's two samples\n"
@@ -35,29 +34,81 @@ TUSK_ACTOR_DECLARE("zfinder_sim", "simulated inner-detector RoIs: data:id_spacep
                    "(zfinder/README.md)\n");
 
 typedef struct producer {
-    ak_base_t base;
+    ak_source_t ak;
     zf_sim_t *sim;
-    adf_writer_t *writer;
-    uint8_t *staged;          /* the RoI that did not fit the last buffer */
-    size_t staged_cap, staged_size;
-    uint32_t staged_roi;
-    uint64_t next, rois;      /* next RoI; RoIs of the run (0: no end) */
-    uint64_t step;            /* instances: this one makes every step-th RoI */
-    uint64_t made, points;
-    bool ended;
+    const zf_sim_roi_t *roi;  /* the RoI made last */
+    uint64_t points;
 } producer_t;
 
-AK_STANDARD_HOOKS(producer_t)
-
-static void free_producer(producer_t *p)
+static bool open_sim(ak_config_t *cfg, void *self, const void *settings)
 {
-    if (!p)
-        return;
-    zf_sim_destroy(&p->sim);
-    adf_writer_destroy(&p->writer);
-    free(p->staged);
-    free(p);
+    producer_t *p = self;
+    (void)settings;
+    zf_sim_config_t sc;
+    zf_sim_config_default(&sc);
+    tusk_error_t err;
+    if (zf_sim_config_read(&sc, cfg->params, &err) != TUSK_OK)
+        return ak_config_fail(cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
+    p->ak.units = sc.rois;
+    if (zf_sim_new(&p->sim, &sc, &err) != TUSK_OK)
+        return ak_config_fail(cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s",
+                              err.message);
+    return true;
 }
+
+static void close_sim(void *self)
+{
+    zf_sim_destroy(&((producer_t *)self)->sim);
+}
+
+static void reset_counts(void *self)
+{
+    ((producer_t *)self)->points = 0;
+}
+
+static void summary(const void *self)
+{
+    const producer_t *p = self;
+    const zf_sim_config_t *c = zf_sim_config(p->sim);
+    uint64_t made = p->ak.made;
+    fprintf(stderr, "zfinder_sim %s: %llu RoIs (preset %s, %g degrees), %.1f spacepoints a RoI\n", p->ak.base.label,
+            (unsigned long long)made, c->preset, c->roi_deg, made ? (double)p->points / (double)made : 0.0);
+}
+
+static int make_roi(void *self, uint64_t index, uint32_t *number, size_t *pieces, tusk_error_t *err)
+{
+    producer_t *p = self;
+    if (index > UINT32_MAX)
+        return tusk_error_set(err, TUSK_ELIMIT, "more than 2^32 RoIs: the RoI number would wrap");
+    int st = zf_sim_make(p->sim, index, &p->roi, err);
+    if (st != TUSK_OK)
+        return st;
+    *number = p->roi->roi.event;
+    *pieces = 1;
+    return TUSK_OK;
+}
+
+static size_t roi_bytes(const void *self, size_t piece)
+{
+    (void)piece;
+    return zf_sim_bytes(((const producer_t *)self)->roi);
+}
+
+static int encode_roi(void *self, size_t piece, adf_writer_t *w, tusk_error_t *err)
+{
+    producer_t *p = self;
+    (void)piece;
+    int st = zf_sim_encode(p->roi, w, err);
+    if (st == TUSK_OK)
+        p->points += p->roi->roi.n;
+    return st;
+}
+
+static const ak_source_kind_t kind = {.actor = "zfinder_sim", .size = AK_INSTANCE_SIZE(producer_t), .unit = "RoI",
+                                      .open = open_sim, .close = close_sim, .reset = reset_counts, .summary = summary,
+                                      .make = make_roi, .bytes = roi_bytes, .encode = encode_roi};
+
+AK_SOURCE_HOOKS
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
                            unsigned int *error_code)
@@ -66,138 +117,5 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         AK_LIBRARY(zf_sim_keys),
         AK_PARAMS_END,
     };
-    ak_config_t cfg;
-    producer_t *p = NULL;
-    if (!ak_config_open(&cfg, directory_path, "zfinder_sim", params, NULL, message, message_size, error_code))
-        goto fail;
-    p = calloc(1, sizeof *p);
-    if (!p || !(p->writer = adf_writer_new())) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
-        goto fail;
-    }
-    if (!ak_config_base(&cfg, &p->base))
-        goto fail;
-    zf_sim_config_t sc;
-    zf_sim_config_default(&sc);
-    tusk_error_t err;
-    if (zf_sim_config_read(&sc, cfg.params, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    p->rois = sc.rois;
-    p->next = p->base.instance;
-    p->step = p->base.instances ? p->base.instances : 1;
-    if (zf_sim_new(&p->sim, &sc, &err) != TUSK_OK) {
-        ak_config_fail(&cfg, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ECONFIG, "%s", err.message);
-        goto fail;
-    }
-    ak_config_close(&cfg);
-    return p;
-fail:
-    free_producer(p);
-    ak_config_close(&cfg);
-    return NULL;
-}
-
-void process_initialise(void *algo_data, unsigned int *error_code)
-{
-    (void)algo_data;
-    ak_ok(error_code);
-}
-
-void process_reset(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    p->next = p->base.instance;
-    p->made = p->points = 0;
-    p->staged_size = 0;
-    p->ended = false;
-}
-
-void process_stop(void *algo_data, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    const zf_sim_config_t *c = zf_sim_config(p->sim);
-    fprintf(stderr, "zfinder_sim %s: %llu RoIs (preset %s, %g degrees), %.1f spacepoints a RoI\n", p->base.label,
-            (unsigned long long)p->made, c->preset, c->roi_deg,
-            p->made ? (double)p->points / (double)p->made : 0.0);
-}
-
-void process_unload(void *algo_data, unsigned int *error_code)
-{
-    ak_ok(error_code);
-    free_producer(algo_data);
-}
-
-/* Encode the next RoI into the staging area; false at the end. */
-static bool stage_next(producer_t *p, unsigned *error_code)
-{
-    if (p->rois && p->next >= p->rois)
-        return false;
-    if (p->next > UINT32_MAX) {
-        ak_fail(&p->base, error_code, TUSK_ACTOR_ERROR, "more than 2^32 RoIs: the RoI number would wrap");
-        return false;
-    }
-    const zf_sim_roi_t *r;
-    tusk_error_t err;
-    int st = zf_sim_make(p->sim, p->next, &r, &err);
-    if (st != TUSK_OK) {
-        ak_fail(&p->base, error_code, st == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s",
-                err.message);
-        return false;
-    }
-    size_t need = zf_sim_bytes(r);
-    if (tusk_grow(&p->staged, &p->staged_cap, need, 1) != 0) {
-        ak_fail(&p->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes for one RoI)", need);
-        return false;
-    }
-    adf_writer_reset(p->writer, p->staged, p->staged_cap);
-    if (zf_sim_encode(r, p->writer, &err) != TUSK_OK) {
-        ak_fail(&p->base, error_code, TUSK_ACTOR_ERROR, "%s", err.message);
-        return false;
-    }
-    p->staged_size = adf_writer_used(p->writer);
-    p->staged_roi = r->roi.event;
-    p->next += p->step;
-    p->made++;
-    p->points += r->roi.n;
-    return true;
-}
-
-void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
-                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
-{
-    producer_t *p = algo_data;
-    ak_ok(error_code);
-    *used_size_of_output_buffer = 0;
-    if (p->ended) {
-        *error_code = TUSK_ACTOR_END_OF_DATA;
-        return;
-    }
-    uint8_t *out = output_buffer;
-    size_t used = 0;
-    for (;;) {
-        if (!p->staged_size && !stage_next(p, error_code)) {
-            if (*error_code != TUSK_ACTOR_OK)
-                return;
-            p->ended = true;
-            *error_code = TUSK_ACTOR_END_OF_DATA;
-            break;
-        }
-        if (p->staged_size > size_of_output_buffer) {
-            ak_fail(&p->base, error_code, TUSK_ACTOR_EDATA,
-                    "RoI %u is %zu bytes, larger than the whole output buffer of %u bytes (give the producer a larger "
-                    "<size>)",
-                    (unsigned)p->staged_roi, p->staged_size, size_of_output_buffer);
-            return;
-        }
-        if (p->staged_size > size_of_output_buffer - used)
-            break;
-        memcpy(out + used, p->staged, p->staged_size);
-        used += p->staged_size;
-        p->staged_size = 0;
-    }
-    *used_size_of_output_buffer = (unsigned)used;
+    return ak_source_register(&kind, params, NULL, directory_path, message, message_size, error_code);
 }
