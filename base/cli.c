@@ -1,9 +1,12 @@
 /* cli.c - the scaffolding of every tusk command-line tool (see cli.h). */
 #include "base/cli.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/parse.h"
+#include "tusk/params.h"
 #include "tusk/version.h"
 
 void tusk_cli_usage(const tusk_cli_t *cli, FILE *out)
@@ -148,4 +151,156 @@ int tusk_cli_getopt(const tusk_cli_t *cli, int argc, char **argv, const char *op
     else
         fprintf(stderr, "%s: unknown option '%s' (%s --help lists the options)\n", argv[0], shown, cli->prog);
     return '?';
+}
+
+/* "a, b or c" of the choices "a|b|c", to out. */
+static void choices(FILE *out, const char *list)
+{
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, "|");
+        fprintf(out, "%.*s", (int)n, s);
+        s += n + (s[n] == '|');
+        if (*s)
+            fputs(strchr(s, '|') ? ", " : " or ", out);
+    }
+}
+
+/* The index of text among the choices "a|b|c", or -1. */
+static int choice(const char *list, const char *text)
+{
+    int i = 0;
+    for (const char *s = list; *s; i++) {
+        size_t n = strcspn(s, "|");
+        if (strlen(text) == n && strncmp(s, text, n) == 0)
+            return i;
+        s += n + (s[n] == '|');
+    }
+    return -1;
+}
+
+/* One option's value into its place: false after a message. */
+static bool take(const tusk_cli_option_t *o, const char *prog, const char *text, tusk_params_t *params)
+{
+    char opt[80];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    switch (o->kind) {
+    case TUSK_CLI_TRUE: *(bool *)o->to = true; return true;
+    case TUSK_CLI_FALSE: *(bool *)o->to = false; return true;
+    case TUSK_CLI_TEXT: *(const char **)o->to = text; return true;
+    case TUSK_CLI_U64: return tusk_cli_u64(prog, opt, text, o->min, o->max, o->to);
+    case TUSK_CLI_UNSIGNED: return tusk_cli_unsigned(prog, opt, text, (unsigned)o->min, (unsigned)o->max, o->to);
+    case TUSK_CLI_DOUBLE: return tusk_cli_double(prog, opt, text, o->lo, o->hi, o->to);
+    case TUSK_CLI_CHOICE: {
+        int i = choice(o->key, text);
+        if (i < 0) {
+            fprintf(stderr, "%s: %s is ", prog, opt);
+            choices(stderr, o->key);
+            fprintf(stderr, ", not '%s'\n", text);
+            return false;
+        }
+        *(int *)o->to = i;
+        return true;
+    }
+    case TUSK_CLI_LIST:
+        if (*o->n >= o->max) {
+            fprintf(stderr, "%s: at most %llu %s\n", prog, o->max, opt);
+            return false;
+        }
+        ((const char **)o->to)[(*o->n)++] = text;
+        return true;
+    case TUSK_CLI_PARAM: {
+        uint64_t v;
+        tusk_error_t err;
+        if (o->max > 0 && !tusk_cli_u64(prog, opt, text, o->min, o->max, &v))
+            return false;
+        if (tusk_params_set(params, o->key, text, &err) != TUSK_OK) {
+            fprintf(stderr, "%s: %s: %s\n", prog, opt, err.message);
+            return false;
+        }
+        return true;
+    }
+    case TUSK_CLI_SET: return tusk_cli_set(prog, params, text);
+    case TUSK_CLI_CALL: return o->call(o->to, prog, text);
+    }
+    return false;
+}
+
+/* getopt's answer for option k of a table: its letter, or one past a byte. */
+#define LONG_ONLY(k) (256 + (int)(k))
+
+int tusk_cli_options(const tusk_cli_t *cli, int argc, char **argv, const tusk_cli_option_t *options,
+                     tusk_params_t *params, void (*usage)(FILE *out))
+{
+    struct option longs[TUSK_CLI_MAX_OPTIONS + 2];
+    char shorts[2 * TUSK_CLI_MAX_OPTIONS + 2];
+    size_t n = 0, s = 0;
+    for (; options[n].name; n++) {
+        if (n == TUSK_CLI_MAX_OPTIONS) {
+            fprintf(stderr, "%s: more than %d options for tusk_cli_options\n", argv[0], TUSK_CLI_MAX_OPTIONS);
+            return TUSK_EXIT_USAGE;
+        }
+        const tusk_cli_option_t *o = &options[n];
+        int has = o->kind == TUSK_CLI_TRUE || o->kind == TUSK_CLI_FALSE ? no_argument : required_argument;
+        longs[n] = (struct option){o->name, has, NULL, o->letter ? o->letter : LONG_ONLY(n)};
+        if (o->letter) {
+            shorts[s++] = (char)o->letter;
+            if (has == required_argument)
+                shorts[s++] = ':';
+        }
+    }
+    longs[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longs[n + 1] = (struct option){NULL, 0, NULL, 0};
+    shorts[s++] = 'h';
+    shorts[s] = '\0';
+    optind = 1;
+    int c;
+    while ((c = tusk_cli_getopt(cli, argc, argv, shorts, longs, NULL)) != -1) {
+        if (c == 'h') {
+            if (!usage)
+                return tusk_cli_help(cli);
+            usage(stdout);
+            return TUSK_EXIT_OK;
+        }
+        const tusk_cli_option_t *o = NULL;
+        for (size_t k = 0; k < n && !o; k++)
+            if (c == (options[k].letter ? options[k].letter : LONG_ONLY(k)))
+                o = &options[k];
+        if (!o || !take(o, argv[0], optarg, params))
+            return TUSK_EXIT_USAGE;
+    }
+    return TUSK_CLI_RUN;
+}
+
+bool tusk_cli_label(const char *prog, const char *arg, char *label, size_t cap, const char **path)
+{
+    const char *eq = strchr(arg, '=');
+    *path = eq ? eq + 1 : arg;
+    if (eq) {
+        size_t n = (size_t)(eq - arg);
+        if (n == 0 || n >= cap || memchr(arg, ',', n) || memchr(arg, '/', n)) {
+            fprintf(stderr, "%s: '%.*s' is not a label (1-%zu characters, no comma or slash)\n", prog, (int)n, arg,
+                    cap - 1);
+            return false;
+        }
+        snprintf(label, cap, "%.*s", (int)n, arg);
+        return true;
+    }
+    const char *base = strrchr(arg, '/');
+    snprintf(label, cap, "%s", base ? base + 1 : arg);
+    char *dot = strrchr(label, '.');
+    if (dot && dot != label)
+        *dot = '\0';
+    for (char *q = label; *q; q++)
+        if (*q == ',')
+            *q = '_';
+    return true;
+}
+
+bool tusk_cli_keys(const char *prog, const tusk_params_t *params, const char *const *known)
+{
+    tusk_error_t err;
+    if (tusk_params_expect(params, known, &err) == TUSK_OK)
+        return true;
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    return false;
 }

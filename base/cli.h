@@ -37,6 +37,7 @@
 #include "tusk/export.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct tusk_cli tusk_cli_t;
@@ -81,5 +82,70 @@ TUSK_INTERNAL int tusk_cli_version(const tusk_cli_t *cli);
  * and returning '?' for each. */
 TUSK_INTERNAL int tusk_cli_getopt(const tusk_cli_t *cli, int argc, char **argv, const char *optstring,
                                   const struct option *longopts, int *longindex);
+
+/* ---- a command's options, read by a table ---------------------------------
+ *
+ * tusk_cli_options reads a command's options with tusk_cli_getopt, by a
+ * table in place of a getopt loop of the command's own: each entry names a
+ * long option (and its short letter, if any), what its value is and where
+ * it goes. --help and -h are always taken: the usage on stdout (the
+ * tool's, tusk_cli_help, or usage(stdout) when usage is given) ends the
+ * command with status 0. The options are read in order; the first bad one
+ * prints one line naming argv[0] (tusk_cli_u64's and the like, or
+ *   ARGV0: --OPT is a, b or c, not 'TEXT'      CHOICE
+ *   ARGV0: at most MAX --OPT                   LIST
+ *   ARGV0: --OPT: the parameter store's complaint   PARAM)
+ * and ends the command with status 2. What follows the options (argv from
+ * optind) is the command's. */
+enum tusk_cli_kind {
+    TUSK_CLI_TRUE,     /* no value: *(bool *)to = true */
+    TUSK_CLI_FALSE,    /* no value: *(bool *)to = false */
+    TUSK_CLI_TEXT,     /* *(const char **)to = the value */
+    TUSK_CLI_U64,      /* *(uint64_t *)to = a whole number from min to max */
+    TUSK_CLI_UNSIGNED, /* *(unsigned *)to = a whole number from min to max */
+    TUSK_CLI_DOUBLE,   /* *(double *)to = a finite number from lo to hi */
+    TUSK_CLI_CHOICE,   /* *(int *)to = the value's index among key's choices, "a|b|c" */
+    TUSK_CLI_LIST,     /* ((const char **)to)[(*n)++] = the value, at most max of them */
+    TUSK_CLI_PARAM,    /* parameter `key` of params = the value (first checked as a whole
+                          number from min to max when max > 0) */
+    TUSK_CLI_SET,      /* KEY=VALUE into params (tusk_cli_set) */
+    TUSK_CLI_CALL      /* call(to, argv[0], the value): false after its own message */
+};
+
+struct tusk_params;
+
+typedef struct tusk_cli_option {
+    const char *name;        /* the long option, without "--"; NULL ends a table */
+    int letter;              /* its short form ('o': -o), or 0 */
+    enum tusk_cli_kind kind;
+    void *to;                /* where the value goes, of the type the kind says */
+    unsigned long long min, max; /* U64, UNSIGNED, PARAM: the range; LIST: max values */
+    double lo, hi;           /* DOUBLE: the range */
+    const char *key;         /* PARAM: the parameter's name; CHOICE: "a|b|c" */
+    unsigned *n;             /* LIST: the values so far */
+    bool (*call)(void *to, const char *prog, const char *text); /* CALL */
+} tusk_cli_option_t;
+
+/* tusk_cli_options' answer when the options were read and the command
+ * goes on; any other answer is the command's exit status. */
+#define TUSK_CLI_RUN (-1)
+
+/* Read argv's options by `options` (ended by a NULL name, at most
+ * TUSK_CLI_MAX_OPTIONS); params takes PARAM and SET values (may be NULL
+ * when the table has none). Sets optind to the first argument after them. */
+#define TUSK_CLI_MAX_OPTIONS 32
+TUSK_INTERNAL int tusk_cli_options(const tusk_cli_t *cli, int argc, char **argv, const tusk_cli_option_t *options,
+                                   struct tusk_params *params, void (*usage)(FILE *out));
+
+/* The label of a [LABEL=]FILE argument into label (cap bytes), *path the
+ * file: LABEL when given (1 to cap - 1 characters, no comma or slash,
+ * else "PROG: 'LABEL' is not a label (1-N characters, no comma or slash)"
+ * on stderr and false), else the file's name without folder and
+ * extension, commas made underscores. */
+TUSK_INTERNAL bool tusk_cli_label(const char *prog, const char *arg, char *label, size_t cap, const char **path);
+
+/* Every key of params one of `known` (host keys aside), or "PROG: unknown
+ * parameter 'K' (known: ...)" on stderr and false. */
+TUSK_INTERNAL bool tusk_cli_keys(const char *prog, const struct tusk_params *params, const char *const *known);
 
 #endif

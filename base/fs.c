@@ -1,4 +1,4 @@
-/* fs.c - folders (see fs.h). */
+/* fs.c - folders, and files written into them (see fs.h). */
 #include "base/fs.h"
 
 #include <errno.h>
@@ -39,4 +39,19 @@ int tusk_mkdir_p_mode(const char *dir, mode_t mode, tusk_error_t *err)
                 return st;
         }
     return one(path, mode, err);
+}
+
+int tusk_file_create(const char *dir, const char *name, FILE **fp, char *path, size_t cap, tusk_error_t *err)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    if (!(*fp = fopen(path, "w")))
+        return tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    return TUSK_OK;
+}
+
+int tusk_file_close(FILE *fp, const char *path, tusk_error_t *err)
+{
+    if (fclose(fp) != 0)
+        return tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    return TUSK_OK;
 }

@@ -45,6 +45,52 @@ int tusk_gnuplot_check_path(const char *who, const char *path, tusk_error_t *err
     return TUSK_OK;
 }
 
+int tusk_gnuplot_format(const char *format, bool *svg, tusk_error_t *err)
+{
+    *svg = format && !strcmp(format, "svg");
+    if (format && !*svg && strcmp(format, "png"))
+        return tusk_error_set(err, TUSK_EINVAL, "picture format '%s': png or svg", format);
+    return TUSK_OK;
+}
+
+int tusk_gnuplot_picture(const char *dir, const char *name, const char *format, bool *svg, char *pic, size_t cap,
+                         tusk_error_t *err)
+{
+    int st = tusk_gnuplot_format(format, svg, err);
+    if (st != TUSK_OK)
+        return st;
+    snprintf(pic, cap, "%s/%s.%s", dir, name, *svg ? "svg" : "png");
+    return tusk_gnuplot_check_path("picture", pic, err);
+}
+
+int tusk_gnuplot_draw(const char *dir, const char *name, const char *pic, tusk_error_t *err)
+{
+    char script[256], log[256];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(log, sizeof log, "%s.log", name);
+    const char *pictures[] = {pic, NULL};
+    return tusk_gnuplot_run(dir, script, log, pictures, err);
+}
+
+void tusk_gnuplot_head(FILE *fp, const char *name, const char *source, const char *data, bool svg, int width,
+                       int height)
+{
+    fprintf(fp, "# %s.gp - written by tusk (%s); data in %s.\n"
+                "# Redraw by hand: cd to this folder, then: gnuplot %s.gp\n",
+            name, source, data, name);
+    if (svg)
+        fprintf(fp, "set terminal svg size %d,%d dynamic font 'Sans,12'\n", width, height);
+    else
+        fprintf(fp,
+                "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                "    set terminal pngcairo size %d,%d font 'Sans,11'\n"
+                "} else {\n"
+                "    set terminal png size %d,%d\n"
+                "}\n",
+                width, height, width, height);
+    fprintf(fp, "set output '%s.%s'\n", name, svg ? "svg" : "png");
+}
+
 void tusk_gnuplot_quote(FILE *fp, const char *s)
 {
     fputc('\'', fp);

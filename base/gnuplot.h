@@ -24,6 +24,8 @@
 #include "tusk/export.h"
 
 #include <locale.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "tusk/error.h"
@@ -43,6 +45,27 @@ TUSK_INTERNAL int tusk_gnuplot_check_path(const char *who, const char *path, tus
 /* Write S as a gnuplot single-quoted string: quotes doubled, control
  * characters as spaces (a string cannot span lines). */
 TUSK_INTERNAL void tusk_gnuplot_quote(FILE *fp, const char *s);
+
+/* A picture's format: NULL or "png" (*svg false) or "svg" (*svg true);
+ * anything else is TUSK_EINVAL "picture format 'F': png or svg". */
+TUSK_INTERNAL int tusk_gnuplot_format(const char *format, bool *svg, tusk_error_t *err);
+
+/* The picture DIR/NAME.svg or DIR/NAME.png (by format, as
+ * tusk_gnuplot_format): its path into pic (cap bytes), checked as
+ * tusk_gnuplot_check_path does. */
+TUSK_INTERNAL int tusk_gnuplot_picture(const char *dir, const char *name, const char *format, bool *svg, char *pic,
+                                       size_t cap, tusk_error_t *err);
+
+/* tusk_gnuplot_run of the script NAME.gp in DIR (its log NAME.log) that
+ * draws the picture pic. */
+TUSK_INTERNAL int tusk_gnuplot_draw(const char *dir, const char *name, const char *pic, tusk_error_t *err);
+
+/* The head of the script NAME.gp that draws NAME.svg or NAME.png, WIDTH x
+ * HEIGHT: a comment (written by SOURCE, its data in DATA, how to redraw
+ * it), the terminal (svg; for png pngcairo when gnuplot has it, else png)
+ * and the output, one line each. */
+TUSK_INTERNAL void tusk_gnuplot_head(FILE *fp, const char *name, const char *source, const char *data, bool svg,
+                                     int width, int height);
 
 /* The "C" numeric locale for this thread (uselocale), so that printf
  * writes '.' as the decimal sign; end restores the previous one.

@@ -1,4 +1,4 @@
-/* grow.c - growing an array (see grow.h). */
+/* grow.c - growing an array, and records found by key in one (see grow.h). */
 #include "base/grow.h"
 
 #include <stdint.h>
@@ -27,4 +27,31 @@ int tusk_grow(void *items_ptr, size_t *cap, size_t need, size_t elem_size)
     memcpy(items_ptr, &p, sizeof p);
     *cap = n;
     return 0;
+}
+
+void *tusk_grow_find(void *items_ptr, size_t *n, size_t *cap, size_t elem_size, uint64_t key)
+{
+    unsigned char *items;
+    memcpy(&items, items_ptr, sizeof items);
+    for (size_t i = 0; i < *n; i++) {
+        uint64_t k;
+        memcpy(&k, items + i * elem_size, sizeof k);
+        if (k == key)
+            return items + i * elem_size;
+    }
+    if (tusk_grow(items_ptr, cap, *n + 1, elem_size) != 0)
+        return NULL;
+    memcpy(&items, items_ptr, sizeof items);
+    unsigned char *r = items + (*n)++ * elem_size;
+    memset(r, 0, elem_size);
+    memcpy(r, &key, sizeof key);
+    return r;
+}
+
+void tusk_grow_drop(void *items, size_t *n, size_t elem_size, size_t i)
+{
+    unsigned char *a = items;
+    if (i + 1 < *n)
+        memcpy(a + i * elem_size, a + (*n - 1) * elem_size, elem_size);
+    (*n)--;
 }

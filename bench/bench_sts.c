@@ -32,79 +32,21 @@
  * and hits, and the hit pairs' square law), beside the work-groups each
  * step was spread over: what sets the pace of a step that keeps a module
  * on few groups (sts/README.md, "Load"). */
-#include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/exit.h"
-#include "base/parse.h"
 #include "bench_sts.h"
+#include "bench_util.h"
 #include "tusk/sts.h"
 
-#define MAX_DEVICES 8
-#define MAX_SIZES 32
-
-typedef struct opts {
-    uint32_t collisions[MAX_SIZES];
-    unsigned sizes;
-    const char *device[MAX_DEVICES];
-    unsigned devices;
-    uint64_t runs, ref_runs, threads, seed, group, bw_mb;
-} opts_t;
-
-typedef struct stat {
-    double n, s, s2;
-} stat_t;
-
-static void stat_add(stat_t *t, double x)
-{
-    t->n++;
-    t->s += x;
-    t->s2 += x * x;
-}
-
-static double stat_mean(const stat_t *t)
-{
-    return t->n > 0 ? t->s / t->n : 0;
-}
-
-static double stat_sd(const stat_t *t)
-{
-    double m = stat_mean(t);
-    return t->n > 1 ? sqrt(fmax(0.0, (t->s2 - t->n * m * m) / (t->n - 1))) : 0;
-}
-
 /* "N.NNx (a)", or nothing without a reference row. */
-static const char *ratio(const stat_t *a, double ms, char *buf, size_t cap)
+static const char *ratio(const tusk_moments_t *a, double ms, char *buf, size_t cap)
 {
-    if (a->n > 0 && ms > 0)
-        snprintf(buf, cap, "%5.2fx (a)", stat_mean(a) / ms);
-    else
-        buf[0] = '\0';
-    return buf;
-}
-
-static int parse_list(const char *prog, const char *text, opts_t *o)
-{
-    char buf[512];
-    if (strlen(text) >= sizeof buf) {
-        fprintf(stderr, "%s: --collisions: the list is too long\n", prog);
-        return -1;
-    }
-    strcpy(buf, text);
-    o->sizes = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        unsigned v;
-        if (o->sizes == MAX_SIZES || !tusk_cli_unsigned(prog, "--collisions", tok, 1, 100000, &v))
-            return -1;
-        o->collisions[o->sizes++] = v;
-    }
-    return o->sizes ? 0 : -1;
+    return bench_ratio(a, ms, 5, 2, buf, cap);
 }
 
 static void help(FILE *out)
@@ -140,7 +82,7 @@ static int run_fast(void *ctx, const sts_batch_t *b, sts_result_t *res, tusk_err
 
 /* `runs` runs; the wall times in ms. */
 static int measure(const char *prog, run_fn fn, void *ctx, const sts_batch_t *b, sts_result_t *res, uint64_t runs,
-                   stat_t *t)
+                   tusk_moments_t *t)
 {
     memset(t, 0, sizeof *t);
     tusk_error_t err;
@@ -150,7 +92,7 @@ static int measure(const char *prog, run_fn fn, void *ctx, const sts_batch_t *b,
             fprintf(stderr, "%s: %s\n", prog, err.message);
             return TUSK_EXIT_FAIL;
         }
-        stat_add(t, (tusk_clock_s() - t0) * 1e3);
+        tusk_moments_add(t, (tusk_clock_s() - t0) * 1e3);
     }
     return 0;
 }
@@ -246,7 +188,7 @@ static void step_line(const char *name, double ms, uint64_t bytes, double bandwi
     printf("\n");
 }
 
-static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, const double *bandwidth)
+static int bench_size(const char *prog, const bench_opts_t *o, uint32_t collisions, const double *bandwidth)
 {
     sts_sim_config_t sc;
     sts_sim_config_default(&sc);
@@ -281,7 +223,7 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
         fprintf(stderr, "%s: %s\n", prog, err.message);
         goto done;
     }
-    stat_t ta, tb;
+    tusk_moments_t ta, tb;
     if ((rc = measure(prog, run_fast, fast, b, rf, o->runs, &tb)))
         goto done;
     uint64_t nc, nh;
@@ -303,15 +245,15 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
                (unsigned long long)only_p, total ? 100.0 * (double)only_p / (double)total : 0.0,
                (unsigned long long)total);
         printf("  %-44s %10.1f +- %6.1f ms  %8.3g digis/s\n", "(a) reference (original finder), 1 thread",
-               stat_mean(&ta), stat_sd(&ta), (double)ts->digis / (stat_mean(&ta) * 1e-3));
+               tusk_moments_mean(&ta), tusk_moments_sd(&ta), (double)ts->digis / (tusk_moments_mean(&ta) * 1e-3));
     } else {
         printf("  (a) reference: not run (--ref-runs 0)\n");
     }
     char what[96];
     snprintf(what, sizeof what, "(b) fast (parallel algorithm), %u threads", sts_fast_threads(fast));
     char rb[32];
-    printf("  %-44s %10.1f +- %6.1f ms  %8.3g digis/s  %s\n", what, stat_mean(&tb), stat_sd(&tb),
-           (double)ts->digis / (stat_mean(&tb) * 1e-3), ratio(&ta, stat_mean(&tb), rb, sizeof rb));
+    printf("  %-44s %10.1f +- %6.1f ms  %8.3g digis/s  %s\n", what, tusk_moments_mean(&tb), tusk_moments_sd(&tb),
+           (double)ts->digis / (tusk_moments_mean(&tb) * 1e-3), ratio(&ta, tusk_moments_mean(&tb), rb, sizeof rb));
     for (unsigned d = 0; d < o->devices; d++) {
         sts_cl_config_t clc;
         sts_cl_config_default(&clc);
@@ -339,8 +281,8 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
             rc = TUSK_EXIT_FAIL;
             goto done;
         }
-        stat_t tot = {0}, up = {0}, sort = {0}, find = {0}, comp = {0}, csort = {0}, hits = {0}, down = {0}, dev = {0},
-               pk = {0}, unpk = {0};
+        tusk_moments_t tot = {0}, up = {0}, sort = {0}, find = {0}, comp = {0}, csort = {0}, hits = {0}, down = {0},
+                       dev = {0}, pk = {0}, unpk = {0};
         sts_cl_times_t t;
         for (uint64_t r = 0; r < o->runs; r++) {
             if (sts_cl_run(cl, b, rx, &err) != TUSK_OK) {
@@ -350,47 +292,45 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t collisions, co
                 goto done;
             }
             sts_cl_times(cl, &t);
-            stat_add(&tot, t.total);
-            stat_add(&up, t.upload);
-            stat_add(&sort, t.sort_digis);
-            stat_add(&find, t.find_clusters);
-            stat_add(&comp, t.compute_clusters);
-            stat_add(&csort, t.sort_clusters);
-            stat_add(&hits, t.find_hits);
-            stat_add(&down, t.download);
-            stat_add(&pk, t.pack);
-            stat_add(&unpk, t.unpack);
-            stat_add(&dev, t.sort_digis + t.find_clusters + t.compute_clusters + t.sort_clusters + t.find_hits);
+            tusk_moments_add(&tot, t.total);
+            tusk_moments_add(&up, t.upload);
+            tusk_moments_add(&sort, t.sort_digis);
+            tusk_moments_add(&find, t.find_clusters);
+            tusk_moments_add(&comp, t.compute_clusters);
+            tusk_moments_add(&csort, t.sort_clusters);
+            tusk_moments_add(&hits, t.find_hits);
+            tusk_moments_add(&down, t.download);
+            tusk_moments_add(&pk, t.pack);
+            tusk_moments_add(&unpk, t.unpack);
+            tusk_moments_add(&dev, t.sort_digis + t.find_clusters + t.compute_clusters + t.sort_clusters + t.find_hits);
         }
         printf("  (c) opencl on %s (--group-size %llu)\n", sts_cl_describe(cl), (unsigned long long)o->group);
         printf("  %-44s %10.1f +- %6.1f ms  %8.3g digis/s  %s\n", "    whole (pack, copies, kernels, unpack)",
-               stat_mean(&tot), stat_sd(&tot), (double)ts->digis / (stat_mean(&tot) * 1e-3),
-               ratio(&ta, stat_mean(&tot), rb, sizeof rb));
+               tusk_moments_mean(&tot), tusk_moments_sd(&tot), (double)ts->digis / (tusk_moments_mean(&tot) * 1e-3),
+               ratio(&ta, tusk_moments_mean(&tot), rb, sizeof rb));
         printf("  %-44s %10.2f +- %6.2f ms  %8.3g digis/s  %s\n", "    device (kernels, data on the device)",
-               stat_mean(&dev), stat_sd(&dev), (double)ts->digis / (stat_mean(&dev) * 1e-3),
-               ratio(&ta, stat_mean(&dev), rb, sizeof rb));
+               tusk_moments_mean(&dev), tusk_moments_sd(&dev), (double)ts->digis / (tusk_moments_mean(&dev) * 1e-3),
+               ratio(&ta, tusk_moments_mean(&dev), rb, sizeof rb));
         printf("      upload %.2f, sort digis %.2f, find clusters %.2f, compute clusters %.2f, sort clusters %.2f, "
                "hits %.2f, download %.2f, host pack %.2f + unpack %.2f ms (means)\n",
-               stat_mean(&up), stat_mean(&sort), stat_mean(&find), stat_mean(&comp), stat_mean(&csort),
-               stat_mean(&hits), stat_mean(&down), stat_mean(&pk), stat_mean(&unpk));
-        double gbs = (double)t.kernel_bytes / (stat_mean(&dev) * 1e-3) / 1e9;
+               tusk_moments_mean(&up), tusk_moments_mean(&sort), tusk_moments_mean(&find), tusk_moments_mean(&comp),
+               tusk_moments_mean(&csort), tusk_moments_mean(&hits), tusk_moments_mean(&down), tusk_moments_mean(&pk),
+               tusk_moments_mean(&unpk));
+        double gbs = (double)t.kernel_bytes / (tusk_moments_mean(&dev) * 1e-3) / 1e9;
         printf("      copies: %.1f MB up, %.1f MB down (%.1f GB/s); kernels: at least %.2f GB moved, %.1f GB/s",
                (double)t.bytes_up * 1e-6, (double)t.bytes_down * 1e-6,
-               (double)(t.bytes_up + t.bytes_down) / ((stat_mean(&up) + stat_mean(&down)) * 1e-3) / 1e9,
+               (double)(t.bytes_up + t.bytes_down) / ((tusk_moments_mean(&up) + tusk_moments_mean(&down)) * 1e-3) / 1e9,
                (double)t.kernel_bytes * 1e-9, gbs);
-        if (bandwidth[d] > 0)
-            printf(" = %.1f %% of the %.0f GB/s measured\n", 100.0 * gbs / bandwidth[d], bandwidth[d]);
-        else
-            printf("\n");
+        bench_share(gbs, bandwidth[d]);
         printf("      per step (the least bytes of sts/README.md's model; work-groups: %llu a digi kernel, %llu a "
                "cluster-sort kernel, %llu a hit kernel):\n",
                (unsigned long long)t.groups_digis, (unsigned long long)t.groups_clusters,
                (unsigned long long)t.groups_hits);
-        step_line("sort digis", stat_mean(&sort), t.bytes_sort_digis, bandwidth[d]);
-        step_line("find clusters", stat_mean(&find), t.bytes_find_clusters, bandwidth[d]);
-        step_line("compute clusters", stat_mean(&comp), t.bytes_compute_clusters, bandwidth[d]);
-        step_line("sort clusters", stat_mean(&csort), t.bytes_sort_clusters, bandwidth[d]);
-        step_line("hits", stat_mean(&hits), t.bytes_hits, bandwidth[d]);
+        step_line("sort digis", tusk_moments_mean(&sort), t.bytes_sort_digis, bandwidth[d]);
+        step_line("find clusters", tusk_moments_mean(&find), t.bytes_find_clusters, bandwidth[d]);
+        step_line("compute clusters", tusk_moments_mean(&comp), t.bytes_compute_clusters, bandwidth[d]);
+        step_line("sort clusters", tusk_moments_mean(&csort), t.bytes_sort_clusters, bandwidth[d]);
+        step_line("hits", tusk_moments_mean(&hits), t.bytes_hits, bandwidth[d]);
         sts_cl_destroy(&cl);
     }
     printf("\n");
@@ -405,73 +345,25 @@ done:
     return rc;
 }
 
+BENCH_PROBE(sts)
+
 int bench_sts_main(const tusk_cli_t *cli, int argc, char **argv)
 {
-    opts_t o = {{130, 250, 500, 1000, 1500, 2000}, 6, {NULL}, 0, 20, 2, 0, 1, 256, 1024};
-    static const struct option longs[] = {
-        {"collisions", required_argument, NULL, 'c'}, {"device", required_argument, NULL, 'd'},
-        {"runs", required_argument, NULL, 'r'},       {"ref-runs", required_argument, NULL, 'R'},
-        {"threads", required_argument, NULL, 't'},    {"seed", required_argument, NULL, 's'},
-        {"group-size", required_argument, NULL, 'g'}, {"bandwidth-mb", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
-    const char *prog = argv[0];
-    optind = 1;
-    int c;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'c': ok = parse_list(prog, optarg, &o) == 0; break;
-        case 'r': ok = tusk_cli_u64(prog, "--runs", optarg, 1, 100000, &o.runs); break;
-        case 'R': ok = tusk_cli_u64(prog, "--ref-runs", optarg, 0, 100000, &o.ref_runs); break;
-        case 't': ok = tusk_cli_u64(prog, "--threads", optarg, 0, 1024, &o.threads); break;
-        case 's': ok = tusk_cli_u64(prog, "--seed", optarg, 0, UINT64_MAX, &o.seed); break;
-        case 'g': ok = tusk_cli_u64(prog, "--group-size", optarg, 1, 4096, &o.group); break;
-        case 'b': ok = tusk_cli_u64(prog, "--bandwidth-mb", optarg, 1, 65536, &o.bw_mb); break;
-        case 'd':
-            if (o.devices == MAX_DEVICES) {
-                fprintf(stderr, "%s: at most %d --device\n", prog, MAX_DEVICES);
-                return TUSK_EXIT_USAGE;
-            }
-            o.device[o.devices++] = optarg;
-            break;
-        case 'h': help(stdout); return TUSK_EXIT_OK;
-        default: ok = false;
-        }
-        if (!ok)
-            return TUSK_EXIT_USAGE;
-    }
-    if (optind != argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return TUSK_EXIT_USAGE;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("tusk-bench sts: %ld CPUs online, %llu runs a row (%llu of the reference), seed %llu\n", cpus,
-           (unsigned long long)o.runs, (unsigned long long)o.ref_runs, (unsigned long long)o.seed);
-    double bandwidth[MAX_DEVICES] = {0};
-    for (unsigned d = 0; d < o.devices; d++) {
-        sts_config_t cfg;
-        sts_config_default(&cfg);
-        sts_cl_config_t clc;
-        sts_cl_config_default(&clc);
-        clc.device = o.device[d];
-        clc.group_size = (unsigned)o.group;
-        sts_cl_t *cl = NULL;
-        tusk_error_t err;
-        if (sts_cl_new(&cl, &cfg, &clc, &err) != TUSK_OK ||
-            sts_cl_bandwidth(cl, (size_t)o.bw_mb << 20, 10, &bandwidth[d], &err) != TUSK_OK) {
-            fprintf(stderr, "%s: --device %s: %s\n", prog, o.device[d], err.message);
-            sts_cl_destroy(&cl);
-            return TUSK_EXIT_FAIL;
-        }
-        printf("device %s: memory bandwidth %.0f GB/s (a copy kernel, %llu MB read and written, best of 10)\n",
-               sts_cl_describe(cl), bandwidth[d], (unsigned long long)o.bw_mb);
-        sts_cl_destroy(&cl);
-    }
+    bench_opts_t o = {{NULL}, 0, 20, 2, 0, 1, 256, 1024};
+    bench_sizes_t sizes = {"--collisions", 1, 100000, {130, 250, 500, 1000, 1500, 2000}, 6};
+    const tusk_cli_option_t options[] = {
+        {.name = "collisions", .kind = TUSK_CLI_CALL, .to = &sizes, .call = bench_sizes}, {.name = NULL}};
+    const tusk_cli_option_t group = {.name = "group-size", .kind = TUSK_CLI_U64, .to = &o.group, .min = 1, .max = 4096};
+    int rc = bench_options(cli, argc, argv, options, &group, &o, help);
+    if (rc != TUSK_CLI_RUN)
+        return rc;
+    bench_header(argv[0], &o, "");
+    double bandwidth[BENCH_MAX_DEVICES];
+    if ((rc = bench_bandwidths(argv[0], &o, bench_sts_probe, bandwidth)) != TUSK_EXIT_OK)
+        return rc;
     printf("\n");
-    for (unsigned i = 0; i < o.sizes; i++) {
-        int rc = bench_size(prog, &o, o.collisions[i], bandwidth);
-        if (rc)
+    for (unsigned i = 0; i < sizes.n; i++)
+        if ((rc = bench_size(argv[0], &o, sizes.v[i], bandwidth)))
             return rc;
-    }
     return 0;
 }

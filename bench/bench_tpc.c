@@ -29,53 +29,20 @@
  * least 500,000 clusters (the thesis's fit range; all events when fewer
  * than two qualify): the slope in us a cluster and the offset in us, as
  * Table 9.31 gives them. */
-#include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/exit.h"
 #include "base/parse.h"
 #include "bench_tpc.h"
+#include "bench_util.h"
 #include "tusk/tpc.h"
 
-#define MAX_DEVICES 8
-#define MAX_SIZES 32
+#define MAX_SIZES BENCH_MAX_SIZES
 #define FIT_MIN_CLUSTERS 500000.0
-
-typedef struct opts {
-    uint32_t tracks[MAX_SIZES];
-    unsigned sizes;
-    const char *device[MAX_DEVICES];
-    unsigned devices;
-    uint64_t runs, ref_runs, threads, seed, group, bw_mb;
-} opts_t;
-
-typedef struct stat {
-    double n, s, s2;
-} stat_t;
-
-static void stat_add(stat_t *t, double x)
-{
-    t->n++;
-    t->s += x;
-    t->s2 += x * x;
-}
-
-static double stat_mean(const stat_t *t)
-{
-    return t->n > 0 ? t->s / t->n : 0;
-}
-
-static double stat_sd(const stat_t *t)
-{
-    double m = stat_mean(t);
-    return t->n > 1 ? sqrt(fmax(0.0, (t->s2 - t->n * m * m) / (t->n - 1))) : 0;
-}
 
 /* The points of one row kind for the fit: clusters, ms. */
 typedef struct series {
@@ -121,31 +88,9 @@ static void series_fit(const series_t *s)
 }
 
 /* "N.NNx (a)", or nothing without a reference row. */
-static const char *ratio(const stat_t *a, double ms, char *buf, size_t cap)
+static const char *ratio(const tusk_moments_t *a, double ms, char *buf, size_t cap)
 {
-    if (a->n > 0 && ms > 0)
-        snprintf(buf, cap, "%6.2fx (a)", stat_mean(a) / ms);
-    else
-        buf[0] = '\0';
-    return buf;
-}
-
-static int parse_list(const char *prog, const char *text, opts_t *o)
-{
-    char buf[512];
-    if (strlen(text) >= sizeof buf) {
-        fprintf(stderr, "%s: --tracks: the list is too long\n", prog);
-        return -1;
-    }
-    strcpy(buf, text);
-    o->sizes = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        unsigned v;
-        if (o->sizes == MAX_SIZES || !tusk_cli_unsigned(prog, "--tracks", tok, 1, 1000000, &v))
-            return -1;
-        o->tracks[o->sizes++] = v;
-    }
-    return o->sizes ? 0 : -1;
+    return bench_ratio(a, ms, 6, 2, buf, cap);
 }
 
 static void help(FILE *out)
@@ -196,7 +141,7 @@ static void times_cl(const void *ctx, tpc_times_t *t)
 
 /* The steps' means over a row's runs. */
 typedef struct steps {
-    stat_t wall, init, nf, nc, sh, tc, ts, out, up, down, dev;
+    tusk_moments_t wall, init, nf, nc, sh, tc, ts, out, up, down, dev;
 } steps_t;
 
 /* One dropped run, then `runs` runs: wall times (ms) and the backend's steps. */
@@ -216,17 +161,17 @@ static int measure(const char *prog, const char *what, run_fn fn, times_fn tf, v
             continue; /* the cache run */
         tpc_times_t t;
         tf(ctx, &t);
-        stat_add(&s->wall, ms);
-        stat_add(&s->init, t.init);
-        stat_add(&s->nf, t.neighbours);
-        stat_add(&s->nc, t.clean);
-        stat_add(&s->sh, t.start);
-        stat_add(&s->tc, t.construct);
-        stat_add(&s->ts, t.select);
-        stat_add(&s->out, t.output);
-        stat_add(&s->up, t.upload);
-        stat_add(&s->down, t.download);
-        stat_add(&s->dev, t.neighbours + t.clean + t.start + t.construct + t.select);
+        tusk_moments_add(&s->wall, ms);
+        tusk_moments_add(&s->init, t.init);
+        tusk_moments_add(&s->nf, t.neighbours);
+        tusk_moments_add(&s->nc, t.clean);
+        tusk_moments_add(&s->sh, t.start);
+        tusk_moments_add(&s->tc, t.construct);
+        tusk_moments_add(&s->ts, t.select);
+        tusk_moments_add(&s->out, t.output);
+        tusk_moments_add(&s->up, t.upload);
+        tusk_moments_add(&s->down, t.download);
+        tusk_moments_add(&s->dev, t.neighbours + t.clean + t.start + t.construct + t.select);
     }
     return 0;
 }
@@ -236,14 +181,15 @@ static void print_steps(const steps_t *s, bool cl)
     printf(
         "      steps (ms, means): 0 init %.2f, I neighbours %.2f, II cleaner %.2f, III start hits %.2f, IV tracklets "
         "%.2f, V selector %.2f, VI output %.2f",
-        stat_mean(&s->init), stat_mean(&s->nf), stat_mean(&s->nc), stat_mean(&s->sh), stat_mean(&s->tc),
-        stat_mean(&s->ts), stat_mean(&s->out));
+        tusk_moments_mean(&s->init), tusk_moments_mean(&s->nf), tusk_moments_mean(&s->nc), tusk_moments_mean(&s->sh),
+        tusk_moments_mean(&s->tc), tusk_moments_mean(&s->ts), tusk_moments_mean(&s->out));
     if (cl)
-        printf("; upload %.2f, download %.2f", stat_mean(&s->up), stat_mean(&s->down));
+        printf("; upload %.2f, download %.2f", tusk_moments_mean(&s->up), tusk_moments_mean(&s->down));
     printf("\n");
 }
 
-static int bench_size(const char *prog, const opts_t *o, uint32_t tracks, const double *bandwidth, series_t *ser)
+static int bench_size(const char *prog, const bench_opts_t *o, uint32_t tracks, const double *bandwidth,
+                      series_t *ser)
 {
     tpc_sim_config_t sc;
     tpc_sim_config_default(&sc);
@@ -303,10 +249,10 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t tracks, const 
     if (o->ref_runs > 0) {
         if ((rc = measure(prog, "reference", run_ref, times_ref, ref, b, rx, o->ref_runs, &sa)))
             goto done;
-        printf("  %-46s %10.2f +- %7.2f ms  %7.4f us a cluster\n", "(a) reference, 1 thread", stat_mean(&sa.wall),
-               stat_sd(&sa.wall), stat_mean(&sa.wall) * 1e3 / clusters);
+        printf("  %-46s %10.2f +- %7.2f ms  %7.4f us a cluster\n", "(a) reference, 1 thread",
+               tusk_moments_mean(&sa.wall), tusk_moments_sd(&sa.wall), tusk_moments_mean(&sa.wall) * 1e3 / clusters);
         print_steps(&sa, false);
-        series_add(&ser[0], clusters, stat_mean(&sa.wall));
+        series_add(&ser[0], clusters, tusk_moments_mean(&sa.wall));
     } else {
         printf("  (a) reference: not timed (--ref-runs 0)\n");
     }
@@ -320,10 +266,11 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t tracks, const 
     }
     char what[96];
     snprintf(what, sizeof what, "(b) fast, %u threads", tpc_fast_threads(fast));
-    printf("  %-46s %10.2f +- %7.2f ms  %7.4f us a cluster  %s\n", what, stat_mean(&sb.wall), stat_sd(&sb.wall),
-           stat_mean(&sb.wall) * 1e3 / clusters, ratio(&sa.wall, stat_mean(&sb.wall), rb, sizeof rb));
+    printf("  %-46s %10.2f +- %7.2f ms  %7.4f us a cluster  %s\n", what, tusk_moments_mean(&sb.wall),
+           tusk_moments_sd(&sb.wall), tusk_moments_mean(&sb.wall) * 1e3 / clusters,
+           ratio(&sa.wall, tusk_moments_mean(&sb.wall), rb, sizeof rb));
     print_steps(&sb, false);
-    series_add(&ser[1], clusters, stat_mean(&sb.wall));
+    series_add(&ser[1], clusters, tusk_moments_mean(&sb.wall));
     for (unsigned d = 0; d < o->devices; d++) {
         tpc_cl_config_t clc;
         tpc_cl_config_default(&clc);
@@ -351,24 +298,21 @@ static int bench_size(const char *prog, const opts_t *o, uint32_t tracks, const 
         tpc_cl_times(cl, &t);
         printf("  (c) opencl on %s\n", tpc_cl_describe(cl));
         printf("  %-46s %10.2f +- %7.2f ms  %7.4f us a cluster  %s\n", "    whole (host steps, copies, kernels)",
-               stat_mean(&sc2.wall), stat_sd(&sc2.wall), stat_mean(&sc2.wall) * 1e3 / clusters,
-               ratio(&sa.wall, stat_mean(&sc2.wall), rb, sizeof rb));
+               tusk_moments_mean(&sc2.wall), tusk_moments_sd(&sc2.wall), tusk_moments_mean(&sc2.wall) * 1e3 / clusters,
+               ratio(&sa.wall, tusk_moments_mean(&sc2.wall), rb, sizeof rb));
         printf("  %-46s %10.3f +- %7.3f ms  %7.4f us a cluster  %s\n", "    device (kernels, data on the device)",
-               stat_mean(&sc2.dev), stat_sd(&sc2.dev), stat_mean(&sc2.dev) * 1e3 / clusters,
-               ratio(&sa.wall, stat_mean(&sc2.dev), rb, sizeof rb));
+               tusk_moments_mean(&sc2.dev), tusk_moments_sd(&sc2.dev), tusk_moments_mean(&sc2.dev) * 1e3 / clusters,
+               ratio(&sa.wall, tusk_moments_mean(&sc2.dev), rb, sizeof rb));
         print_steps(&sc2, true);
-        double up_down = stat_mean(&sc2.up) + stat_mean(&sc2.down);
-        double gbs = (double)t.kernel_bytes / (stat_mean(&sc2.dev) * 1e-3) / 1e9;
+        double up_down = tusk_moments_mean(&sc2.up) + tusk_moments_mean(&sc2.down);
+        double gbs = (double)t.kernel_bytes / (tusk_moments_mean(&sc2.dev) * 1e-3) / 1e9;
         printf("      copies: %.2f MB up, %.2f MB down (%.1f GB/s); kernels: at least %.3f GB moved, %.1f GB/s",
                (double)t.bytes_up * 1e-6, (double)t.bytes_down * 1e-6,
                up_down > 0 ? (double)(t.bytes_up + t.bytes_down) / (up_down * 1e-3) / 1e9 : 0.0,
                (double)t.kernel_bytes * 1e-9, gbs);
-        if (bandwidth[d] > 0)
-            printf(" = %.1f %% of the %.0f GB/s measured\n", 100.0 * gbs / bandwidth[d], bandwidth[d]);
-        else
-            printf("\n");
-        series_add(&ser[2 + 2 * d], clusters, stat_mean(&sc2.wall));
-        series_add(&ser[3 + 2 * d], clusters, stat_mean(&sc2.dev));
+        bench_share(gbs, bandwidth[d]);
+        series_add(&ser[2 + 2 * d], clusters, tusk_moments_mean(&sc2.wall));
+        series_add(&ser[3 + 2 * d], clusters, tusk_moments_mean(&sc2.dev));
         tpc_cl_destroy(&cl);
     }
     printf("\n");
@@ -383,87 +327,47 @@ done:
     return rc;
 }
 
+/* --group-size: a power of two. */
+static bool group_size(void *to, const char *prog, const char *text)
+{
+    uint64_t *group = to;
+    if (!tusk_cli_u64(prog, "--group-size", text, 1, 4096, group))
+        return false;
+    if (*group & (*group - 1)) {
+        fprintf(stderr, "%s: --group-size wants a power of two, not %llu\n", prog, (unsigned long long)*group);
+        return false;
+    }
+    return true;
+}
+
+BENCH_PROBE(tpc)
+
 int bench_tpc_main(const tusk_cli_t *cli, int argc, char **argv)
 {
-    opts_t o = {{160, 500, 1000, 2500, 5000, 10000, 15000}, 7, {NULL}, 0, 10, 2, 0, 1, 128, 1024};
-    static const struct option longs[] = {
-        {"tracks", required_argument, NULL, 'n'},     {"device", required_argument, NULL, 'd'},
-        {"runs", required_argument, NULL, 'r'},       {"ref-runs", required_argument, NULL, 'R'},
-        {"threads", required_argument, NULL, 't'},    {"seed", required_argument, NULL, 's'},
-        {"group-size", required_argument, NULL, 'g'}, {"bandwidth-mb", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0}};
-    const char *prog = argv[0];
-    optind = 1;
-    int c;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'n': ok = parse_list(prog, optarg, &o) == 0; break;
-        case 'r': ok = tusk_cli_u64(prog, "--runs", optarg, 1, 100000, &o.runs); break;
-        case 'R': ok = tusk_cli_u64(prog, "--ref-runs", optarg, 0, 100000, &o.ref_runs); break;
-        case 't': ok = tusk_cli_u64(prog, "--threads", optarg, 0, 1024, &o.threads); break;
-        case 's': ok = tusk_cli_u64(prog, "--seed", optarg, 0, UINT64_MAX, &o.seed); break;
-        case 'g':
-            ok = tusk_cli_u64(prog, "--group-size", optarg, 1, 4096, &o.group);
-            if (ok && (o.group & (o.group - 1))) {
-                fprintf(stderr, "%s: --group-size wants a power of two, not %llu\n", prog, (unsigned long long)o.group);
-                ok = false;
-            }
-            break;
-        case 'b': ok = tusk_cli_u64(prog, "--bandwidth-mb", optarg, 1, 65536, &o.bw_mb); break;
-        case 'd':
-            if (o.devices == MAX_DEVICES) {
-                fprintf(stderr, "%s: at most %d --device\n", prog, MAX_DEVICES);
-                return TUSK_EXIT_USAGE;
-            }
-            o.device[o.devices++] = optarg;
-            break;
-        case 'h': help(stdout); return TUSK_EXIT_OK;
-        default: ok = false;
-        }
-        if (!ok)
-            return TUSK_EXIT_USAGE;
-    }
-    if (optind != argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return TUSK_EXIT_USAGE;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("tusk-bench tpc: %ld CPUs online, %llu runs a row (%llu of the reference), the first run of each dropped, "
-           "seed %llu\n",
-           cpus, (unsigned long long)o.runs, (unsigned long long)o.ref_runs, (unsigned long long)o.seed);
-    double bandwidth[MAX_DEVICES] = {0};
-    series_t ser[2 + 2 * MAX_DEVICES];
+    bench_opts_t o = {{NULL}, 0, 10, 2, 0, 1, 128, 1024};
+    bench_sizes_t sizes = {"--tracks", 1, 1000000, {160, 500, 1000, 2500, 5000, 10000, 15000}, 7};
+    const tusk_cli_option_t options[] = {{.name = "tracks", .kind = TUSK_CLI_CALL, .to = &sizes, .call = bench_sizes},
+                                         {.name = NULL}};
+    const tusk_cli_option_t group = {.name = "group-size", .kind = TUSK_CLI_CALL, .to = &o.group, .call = group_size};
+    int rc = bench_options(cli, argc, argv, options, &group, &o, help);
+    if (rc != TUSK_CLI_RUN)
+        return rc;
+    bench_header(argv[0], &o, "the first run of each dropped, ");
+    double bandwidth[BENCH_MAX_DEVICES];
+    series_t ser[2 + 2 * BENCH_MAX_DEVICES];
     memset(ser, 0, sizeof ser);
     snprintf(ser[0].name, sizeof ser[0].name, "(a) reference, 1 thread");
     snprintf(ser[1].name, sizeof ser[1].name, "(b) fast, all threads");
+    if ((rc = bench_bandwidths(argv[0], &o, bench_tpc_probe, bandwidth)) != TUSK_EXIT_OK)
+        return rc;
     for (unsigned d = 0; d < o.devices; d++) {
-        tpc_config_t cfg;
-        tpc_config_default(&cfg);
-        tpc_cl_config_t clc;
-        tpc_cl_config_default(&clc);
-        clc.device = o.device[d];
-        clc.group_size = (unsigned)o.group;
-        tpc_cl_t *cl = NULL;
-        tusk_error_t err;
-        if (tpc_cl_new(&cl, &cfg, &clc, &err) != TUSK_OK ||
-            tpc_cl_bandwidth(cl, (size_t)o.bw_mb << 20, 10, &bandwidth[d], &err) != TUSK_OK) {
-            fprintf(stderr, "%s: --device %s: %s\n", prog, o.device[d], err.message);
-            tpc_cl_destroy(&cl);
-            return TUSK_EXIT_FAIL;
-        }
-        printf("device %s: memory bandwidth %.0f GB/s (a copy kernel, %llu MB read and written, best of 10)\n",
-               tpc_cl_describe(cl), bandwidth[d], (unsigned long long)o.bw_mb);
         snprintf(ser[2 + 2 * d].name, sizeof ser[2 + 2 * d].name, "(c) opencl %s, whole", o.device[d]);
         snprintf(ser[3 + 2 * d].name, sizeof ser[3 + 2 * d].name, "(c) opencl %s, kernels alone", o.device[d]);
-        tpc_cl_destroy(&cl);
     }
     printf("\n");
-    for (unsigned i = 0; i < o.sizes; i++) {
-        int rc = bench_size(prog, &o, o.tracks[i], bandwidth, ser);
-        if (rc)
+    for (unsigned i = 0; i < sizes.n; i++)
+        if ((rc = bench_size(argv[0], &o, sizes.v[i], bandwidth, ser)))
             return rc;
-    }
     printf("time against clusters (Table 9.31's fit):\n");
     for (unsigned k = 0; k < 2 + 2 * o.devices; k++)
         if (k > 0 || o.ref_runs > 0)

@@ -25,7 +25,6 @@
  * profiling events. Before a device is timed, every RoI's histograms from
  * it are compared with the reference's bin for bin (and the peaks and z0);
  * every row's peaks and z0 are checked against the reference's as well. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +33,11 @@
 
 #include "base/clock.h"
 #include "base/exit.h"
-#include "base/parse.h"
+#include "bench_util.h"
 #include "bench_zfinder.h"
 #include "tusk/zfinder.h"
 
 #define PROG "tusk-bench zfinder"
-#define MAX_DEVICES 8
 
 static void usage(FILE *out)
 {
@@ -63,7 +61,7 @@ typedef struct opts {
     uint64_t rois_low, rois_high, chunk, threads, seed;
     int precision;
     double seconds;
-    const char *device[MAX_DEVICES];
+    const char *device[BENCH_MAX_DEVICES];
     unsigned devices;
 } opts_t;
 
@@ -366,69 +364,34 @@ done:
     return rc;
 }
 
-static bool choice(const char *opt, const char *v, const char *a, const char *b, bool *first, bool *second)
-{
-    *first = !strcmp(v, a) || !strcmp(v, "both");
-    *second = !strcmp(v, b) || !strcmp(v, "both");
-    if (!*first && !*second)
-        fprintf(stderr, PROG ": %s is %s, %s or both, not '%s'\n", opt, a, b, v);
-    return *first || *second;
-}
-
 int bench_zfinder_main(const tusk_cli_t *cli, int argc, char **argv)
 {
     opts_t o = {true, true, true, true, 650, 300, 256, 0, 1, ZF_PREC_FLOAT, 2.0, {NULL}, 0};
-    static const struct option longs[] = {
-        {"sample", required_argument, NULL, 'S'},   {"mode", required_argument, NULL, 'm'},
-        {"rois-low", required_argument, NULL, 'l'}, {"rois-high", required_argument, NULL, 'H'},
-        {"device", required_argument, NULL, 'd'},   {"chunk", required_argument, NULL, 'c'},
-        {"threads", required_argument, NULL, 't'},  {"precision", required_argument, NULL, 'p'},
-        {"seconds", required_argument, NULL, 's'},  {"seed", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    optind = 1;
-    int c;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'S': ok = choice("--sample", optarg, "lowlum", "highlum", &o.low, &o.high); break;
-        case 'm': ok = choice("--mode", optarg, "pairs", "triplets", &o.pairs, &o.triplets); break;
-        case 'l': ok = tusk_cli_u64(PROG, "--rois-low", optarg, 1, 1000000, &o.rois_low); break;
-        case 'H': ok = tusk_cli_u64(PROG, "--rois-high", optarg, 1, 1000000, &o.rois_high); break;
-        case 'c': ok = tusk_cli_u64(PROG, "--chunk", optarg, 1, 1u << 20, &o.chunk); break;
-        case 't': ok = tusk_cli_u64(PROG, "--threads", optarg, 0, 1024, &o.threads); break;
-        case 'r': ok = tusk_cli_u64(PROG, "--seed", optarg, 0, UINT64_MAX, &o.seed); break;
-        case 's': ok = tusk_cli_double(PROG, "--seconds", optarg, 0.0, 3600.0, &o.seconds); break;
-        case 'p':
-            if (!strcmp(optarg, "float"))
-                o.precision = ZF_PREC_FLOAT;
-            else if (!strcmp(optarg, "double"))
-                o.precision = ZF_PREC_DOUBLE;
-            else {
-                fprintf(stderr, PROG ": --precision is float or double, not '%s'\n", optarg);
-                ok = false;
-            }
-            break;
-        case 'd':
-            if (o.devices == MAX_DEVICES) {
-                fprintf(stderr, PROG ": at most %d --device\n", MAX_DEVICES);
-                return TUSK_EXIT_USAGE;
-            }
-            o.device[o.devices++] = optarg;
-            break;
-        case 'h': usage(stdout); return TUSK_EXIT_OK;
-        default: ok = false;
-        }
-        if (!ok)
-            return TUSK_EXIT_USAGE;
-    }
-    if (optind != argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-        return TUSK_EXIT_USAGE;
-    }
+    int sample = 2, mode = 2, precision = 0; /* both, both, float */
+    const tusk_cli_option_t options[] = {
+        {.name = "sample", .kind = TUSK_CLI_CHOICE, .to = &sample, .key = "lowlum|highlum|both"},
+        {.name = "mode", .kind = TUSK_CLI_CHOICE, .to = &mode, .key = "pairs|triplets|both"},
+        {.name = "rois-low", .kind = TUSK_CLI_U64, .to = &o.rois_low, .min = 1, .max = 1000000},
+        {.name = "rois-high", .kind = TUSK_CLI_U64, .to = &o.rois_high, .min = 1, .max = 1000000},
+        {.name = "device", .kind = TUSK_CLI_LIST, .to = o.device, .max = BENCH_MAX_DEVICES, .n = &o.devices},
+        {.name = "chunk", .kind = TUSK_CLI_U64, .to = &o.chunk, .min = 1, .max = 1u << 20},
+        {.name = "threads", .kind = TUSK_CLI_U64, .to = &o.threads, .max = 1024},
+        {.name = "precision", .kind = TUSK_CLI_CHOICE, .to = &precision, .key = "float|double"},
+        {.name = "seconds", .kind = TUSK_CLI_DOUBLE, .to = &o.seconds, .lo = 0.0, .hi = 3600.0},
+        {.name = "seed", .kind = TUSK_CLI_U64, .to = &o.seed, .max = UINT64_MAX},
+        {.name = NULL}};
+    int rc = bench_options(cli, argc, argv, options, NULL, NULL, usage);
+    if (rc != TUSK_CLI_RUN)
+        return rc;
+    o.low = sample != 1;
+    o.high = sample != 0;
+    o.pairs = mode != 1;
+    o.triplets = mode != 0;
+    o.precision = precision ? ZF_PREC_DOUBLE : ZF_PREC_FLOAT;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("tusk-bench zfinder: %ld CPUs online, %g s a row, chunk %llu, seed %llu\n\n", cpus, o.seconds,
            (unsigned long long)o.chunk, (unsigned long long)o.seed);
-    int rc = 0;
+    rc = 0;
     if (o.low)
         rc = bench_sample(&o, "lowlum", o.rois_low);
     if (rc == 0 && o.high)

@@ -120,6 +120,22 @@ int tusk_cl_new_from_params(tusk_cl_t **out, const tusk_params_t *params, tusk_e
     return tusk_cl_new(out, &config, err);
 }
 
+int tusk_cl_new_exact(tusk_cl_t **out, const char *setting, unsigned instance, const char *options, bool no_cache,
+                      const char *who, const char *oracle, tusk_error_t *err)
+{
+    *out = NULL;
+    int st = tusk_cl_refuse_inexact(options, who, oracle, err);
+    if (st != TUSK_OK)
+        return st;
+    tusk_cl_config_t config;
+    memset(&config, 0, sizeof config);
+    config.device = setting;
+    config.instance = instance;
+    config.build_options = options;
+    config.no_cache = no_cache;
+    return tusk_cl_new(out, &config, err);
+}
+
 void tusk_cl_destroy(tusk_cl_t **clp)
 {
     if (!clp || !*clp)

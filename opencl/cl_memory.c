@@ -60,6 +60,47 @@ void tusk_cl_buffer_release(tusk_cl_t *cl, cl_mem *mem)
     *mem = NULL;
 }
 
+/* What a buffer grows to: room for `bytes` and a quarter more, so that
+ * slowly growing batches do not reallocate every time. */
+static size_t room_for(size_t bytes)
+{
+    return bytes + bytes / 4 + 4096;
+}
+
+int tusk_cl_buffer_room(tusk_cl_t *cl, const char *what, cl_mem_flags flags, size_t bytes, tusk_cl_room_t *room,
+                        tusk_error_t *err)
+{
+    if (room->mem && bytes <= room->cap)
+        return TUSK_OK;
+    tusk_cl_buffer_release(cl, &room->mem);
+    room->cap = 0;
+    int st = tusk_cl_buffer_new(cl, what, flags, room_for(bytes), NULL, &room->mem, err);
+    if (st == TUSK_OK)
+        room->cap = room_for(bytes);
+    return st;
+}
+
+int tusk_cl_write(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, cl_bool blocking, size_t bytes, const void *src,
+                  cl_event *ev, const char *what, tusk_error_t *err)
+{
+    return tusk_cl_check(clEnqueueWriteBuffer(q ? q : cl->queue, mem, blocking, 0, bytes, src, 0, NULL, ev), err,
+                         "clEnqueueWriteBuffer(%s, %zu bytes) on %s", what, bytes, cl->describe);
+}
+
+int tusk_cl_read(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, cl_bool blocking, size_t bytes, void *dst,
+                 cl_event *ev, const char *what, tusk_error_t *err)
+{
+    return tusk_cl_check(clEnqueueReadBuffer(q ? q : cl->queue, mem, blocking, 0, bytes, dst, 0, NULL, ev), err,
+                         "clEnqueueReadBuffer(%s, %zu bytes) on %s", what, bytes, cl->describe);
+}
+
+int tusk_cl_zero(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, size_t bytes, const char *what, tusk_error_t *err)
+{
+    const cl_uint zero = 0;
+    return tusk_cl_check(clEnqueueFillBuffer(q ? q : cl->queue, mem, &zero, sizeof zero, 0, bytes, 0, NULL, NULL),
+                         err, "clEnqueueFillBuffer(%s, %zu bytes) on %s", what, bytes, cl->describe);
+}
+
 size_t tusk_cl_allocated(const tusk_cl_t *cl)
 {
     return cl->allocated;
@@ -128,4 +169,26 @@ cl_mem tusk_cl_pinned_mem(const tusk_cl_pinned_t *pinned)
 size_t tusk_cl_pinned_size(const tusk_cl_pinned_t *pinned)
 {
     return pinned->size;
+}
+
+int tusk_cl_pinned_room(tusk_cl_t *cl, const char *what, size_t bytes, tusk_cl_pinned_t **pinned, tusk_error_t *err)
+{
+    if (*pinned && (*pinned)->size >= bytes)
+        return TUSK_OK;
+    tusk_cl_pinned_destroy(pinned);
+    return tusk_cl_pinned_new(cl, what, room_for(bytes), pinned, err);
+}
+
+void tusk_cl_release_all(tusk_cl_t *cl, tusk_cl_room_t *rooms, size_t n_rooms, tusk_cl_pinned_t **pinned,
+                         size_t n_pinned)
+{
+    if (!cl)
+        return;
+    clFinish(cl->queue);
+    for (size_t i = 0; i < n_rooms; i++) {
+        tusk_cl_buffer_release(cl, &rooms[i].mem);
+        rooms[i].cap = 0;
+    }
+    for (size_t i = 0; i < n_pinned; i++)
+        tusk_cl_pinned_destroy(&pinned[i]);
 }

@@ -29,6 +29,29 @@ struct tusk_cl {
     tusk_cl_cache_stats_t cache;
 };
 
+/* A program and its kernels (cl_kernels.c); here for the tests, which
+ * make one up. */
+struct tusk_cl_kernels {
+    tusk_cl_t *cl;
+    cl_program program;
+    const char *program_name;   /* the source's, for messages */
+    const char *const *names;   /* the caller's */
+    size_t n;
+    cl_kernel *kernel;          /* n */
+    size_t *limit;              /* n: CL_KERNEL_WORK_GROUP_SIZE */
+};
+
+/* The group size to build for: `group` when every kernel of `sized` (bit
+ * i: limits[i]) can run it, else the largest power of two they all can
+ * (0 when one of them cannot run any). */
+TUSK_INTERNAL size_t tusk_cl_group_fit(const size_t *limits, size_t n, uint64_t sized, size_t group);
+
+/* tusk_cl_exact_division for a device of single-precision capabilities
+ * `fp` and fp64 or not, described as `device`. */
+TUSK_INTERNAL int tusk_cl_division_option(cl_device_fp_config fp, bool fp64, const char *device, const char *who,
+                                          const char *oracle, const char *via_double, char *buf, size_t cap,
+                                          bool *via_double_used, tusk_error_t *err);
+
 /* An empty device list to fill with tusk_cl_devices_add (tests: device
  * selection over made-up devices). */
 TUSK_INTERNAL tusk_cl_devices_t *tusk_cl_devices_new_empty(void);

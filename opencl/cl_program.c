@@ -44,6 +44,40 @@ int tusk_cl_refuse_inexact(const char *options, const char *who, const char *ora
     return TUSK_OK;
 }
 
+int tusk_cl_division_option(cl_device_fp_config fp, bool fp64, const char *device, const char *who,
+                            const char *oracle, const char *via_double, char *buf, size_t cap, bool *via_double_used,
+                            tusk_error_t *err)
+{
+    *via_double_used = false;
+    if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
+        size_t used = strlen(buf);
+        const char *opt = "-cl-fp32-correctly-rounded-divide-sqrt";
+        if (used + 1 + strlen(opt) + 1 > cap)
+            return tusk_error_set(err, TUSK_ELIMIT, "%s: build options longer than %zu characters", opt, cap - 1);
+        snprintf(buf + used, cap - used, "%s%s", used ? " " : "", opt);
+        return TUSK_OK;
+    }
+    if (!fp64)
+        return tusk_error_set(err, TUSK_ENODEV,
+                              "%s on %s: the device divides floats and takes square roots without correct rounding "
+                              "and has no fp64, so its results could differ from %s",
+                              who, device, oracle);
+    *via_double_used = true;
+    return tusk_cl_define(buf, cap, via_double, "1", err);
+}
+
+int tusk_cl_exact_division(tusk_cl_t *cl, const char *who, const char *oracle, const char *via_double, char *buf,
+                           size_t cap, bool *via_double_used, tusk_error_t *err)
+{
+    cl_device_fp_config fp = 0;
+    int st = tusk_cl_check(clGetDeviceInfo(cl->info.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL), err,
+                           "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on %s", cl->describe);
+    if (st != TUSK_OK)
+        return st;
+    return tusk_cl_division_option(fp, cl->info.fp64, cl->describe, who, oracle, via_double, buf, cap,
+                                   via_double_used, err);
+}
+
 static char *join_options(const char *a, const char *b)
 {
     size_t n = strlen(a) + (b ? strlen(b) : 0) + 2;

@@ -31,6 +31,40 @@ int tusk_cl_timing_add(tusk_cl_timing_t *t, cl_event ev, tusk_error_t *err)
     return TUSK_OK;
 }
 
+double tusk_cl_event_ms(cl_event ev)
+{
+    cl_ulong a = 0, b = 0;
+    if (!ev || clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) != CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) != CL_SUCCESS)
+        return 0.0;
+    return b > a ? (double)(b - a) * 1e-6 : 0.0;
+}
+
+double tusk_cl_events_ms(const cl_event *ev, size_t n)
+{
+    double ms = 0;
+    for (size_t i = 0; i < n; i++)
+        ms += tusk_cl_event_ms(ev[i]);
+    return ms;
+}
+
+void tusk_cl_events_release(cl_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i]) {
+            clReleaseEvent(ev[i]);
+            ev[i] = NULL;
+        }
+}
+
+int tusk_cl_run_end(cl_command_queue q, int status, cl_event *ev, size_t n)
+{
+    if (status != TUSK_OK && q)
+        clFinish(q);
+    tusk_cl_events_release(ev, n);
+    return status;
+}
+
 void tusk_cl_timing_format(const tusk_cl_timing_t *t, char *buf, size_t cap)
 {
     if (t->count == 0) {

@@ -117,37 +117,19 @@ static uint64_t cpu_checksum(const uint32_t *values, size_t n)
 
 /* ---- device side ---------------------------------------------------------- */
 
-/* The largest power of two not above n (n >= 1). */
-static size_t floor_pow2(size_t n)
-{
-    size_t p = 1;
-    while (p <= n / 2)
-        p *= 2;
-    return p;
-}
+enum { K_GRID, K_SUM, N_KERNELS };
+static const char *const kernel_names[N_KERNELS] = {"st_grid_search", "st_checksum"};
 
 /* min(want, device limit, kernel limit): the kernel's own limit can be
  * below the device's (registers, PoCL's local-size rules). */
-static int work_group_size(tusk_cl_t *cl, cl_kernel kernel, const char *name, size_t want, size_t *out,
-                           tusk_error_t *err)
+static size_t work_group_size(const tusk_cl_t *cl, const tusk_cl_kernels_t *ks, size_t k, size_t want)
 {
-    const tusk_cl_device_info_t *dev = tusk_cl_device(cl);
-    size_t kmax = 0;
-    int rc = tusk_cl_check(clGetKernelWorkGroupInfo(kernel, dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
-                                                    &kmax, NULL),
-                           err, "clGetKernelWorkGroupInfo(%s, CL_KERNEL_WORK_GROUP_SIZE) on %s", name,
-                           tusk_cl_describe(cl));
-    if (rc != TUSK_OK)
-        return rc;
-    size_t wg = want;
-    if (dev->max_work_group_size > 0 && wg > dev->max_work_group_size)
-        wg = dev->max_work_group_size;
-    if (kmax > 0 && wg > kmax)
-        wg = kmax;
-    if (wg == 0)
-        wg = 1;
-    *out = wg;
-    return TUSK_OK;
+    size_t wg = want, dev_max = tusk_cl_device(cl)->max_work_group_size;
+    if (dev_max > 0 && wg > dev_max)
+        wg = dev_max;
+    if (wg > tusk_cl_kernels_limit(ks, k))
+        wg = tusk_cl_kernels_limit(ks, k);
+    return wg ? wg : 1;
 }
 
 static size_t round_up(size_t n, size_t multiple)
@@ -161,8 +143,7 @@ typedef struct st_run {
     uint32_t *dev_index, *dev_hist, *host_hist, *cpu_index, *values;
     double *cpu_chi2;
     uint64_t *partials;
-    cl_program program;
-    cl_kernel grid, sum;
+    tusk_cl_kernels_t *ks;
     cl_mem m_signals, m_basis, m_chi2, m_index, m_hist, m_values, m_partials, m_total;
 } st_run_t;
 
@@ -173,12 +154,7 @@ static void st_run_release(tusk_cl_t *cl, st_run_t *r)
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (*mems[i])
             tusk_cl_buffer_release(cl, mems[i]);
-    if (r->grid)
-        clReleaseKernel(r->grid);
-    if (r->sum)
-        clReleaseKernel(r->sum);
-    if (r->program)
-        clReleaseProgram(r->program);
+    tusk_cl_kernels_destroy(&r->ks);
     free(r->basis);
     free(r->signals);
     free(r->dev_chi2);
@@ -189,27 +165,6 @@ static void st_run_release(tusk_cl_t *cl, st_run_t *r)
     free(r->values);
     free(r->cpu_chi2);
     free(r->partials);
-}
-
-/* clSetKernelArg with the kernel and argument named in the error. */
-static int set_arg(cl_kernel kernel, const char *kname, cl_uint index, size_t size, const void *value,
-                   tusk_error_t *err)
-{
-    return tusk_cl_check(clSetKernelArg(kernel, index, size, value), err, "clSetKernelArg(%s, %u, %zu bytes)",
-                         kname, (unsigned)index, size);
-}
-
-static int write_buffer(tusk_cl_t *cl, cl_mem mem, const char *what, size_t size, const void *src,
-                        tusk_error_t *err)
-{
-    return tusk_cl_check(clEnqueueWriteBuffer(tusk_cl_queue(cl), mem, CL_TRUE, 0, size, src, 0, NULL, NULL), err,
-                         "clEnqueueWriteBuffer(%s, %zu bytes) on %s", what, size, tusk_cl_describe(cl));
-}
-
-static int read_buffer(tusk_cl_t *cl, cl_mem mem, const char *what, size_t size, void *dst, tusk_error_t *err)
-{
-    return tusk_cl_check(clEnqueueReadBuffer(tusk_cl_queue(cl), mem, CL_TRUE, 0, size, dst, 0, NULL, NULL), err,
-                         "clEnqueueReadBuffer(%s, %zu bytes) on %s", what, size, tusk_cl_describe(cl));
 }
 
 /* The program's options: int64 atomics where there are (the sizes are
@@ -273,26 +228,16 @@ int tusk_cl_selftest(tusk_cl_t *cl, size_t signals, uint64_t seed, tusk_cl_selft
     if (rc != TUSK_OK)
         goto done;
     result->int64_atomics_used = dev->int64_atomics;
-    rc = tusk_cl_program_build(cl, "selftest.cl", tusk_cl_selftest_source, (size_t)tusk_cl_selftest_source_size,
-                               options, &r.program, err);
-    if (rc != TUSK_OK)
-        goto done;
-    rc = tusk_cl_kernel_new(cl, r.program, "st_grid_search", &r.grid, err);
-    if (rc != TUSK_OK)
-        goto done;
-    rc = tusk_cl_kernel_new(cl, r.program, "st_checksum", &r.sum, err);
+    tusk_cl_source_t src = {"selftest.cl", tusk_cl_selftest_source, (size_t)tusk_cl_selftest_source_size,
+                            kernel_names, N_KERNELS};
+    rc = tusk_cl_kernels_new(cl, &src, options, &r.ks, err);
     if (rc != TUSK_OK)
         goto done;
 
     /* Sizes within the device's limits. */
-    size_t grid_wg, sum_wg;
-    rc = work_group_size(cl, r.grid, "st_grid_search", ST_GRID_WG, &grid_wg, err);
-    if (rc != TUSK_OK)
-        goto done;
-    rc = work_group_size(cl, r.sum, "st_checksum", ST_SUM_WG, &sum_wg, err);
-    if (rc != TUSK_OK)
-        goto done;
-    sum_wg = floor_pow2(sum_wg); /* the tree reduction halves the group */
+    size_t grid_wg = work_group_size(cl, r.ks, K_GRID, ST_GRID_WG);
+    /* the tree reduction halves the group: a power of two */
+    size_t sum_wg = tusk_cl_floor_pow2(work_group_size(cl, r.ks, K_SUM, ST_SUM_WG));
     if (basis_bytes > dev->local_mem || sum_wg * sizeof(cl_ulong) > dev->local_mem) {
         size_t need = basis_bytes > sum_wg * sizeof(cl_ulong) ? basis_bytes : sum_wg * sizeof(cl_ulong);
         rc = tusk_error_set(err, TUSK_ELIMIT,
@@ -335,49 +280,48 @@ int tusk_cl_selftest(tusk_cl_t *cl, size_t signals, uint64_t seed, tusk_cl_selft
     /* Inputs; the histogram and the total start at zero (r.dev_hist is
      * still all zero from calloc). */
     cl_ulong total = 0;
-    if ((rc = write_buffer(cl, r.m_signals, "selftest signals", signal_bytes, r.signals, err)) != TUSK_OK ||
-        (rc = write_buffer(cl, r.m_basis, "selftest basis", basis_bytes, r.basis, err)) != TUSK_OK ||
-        (rc = write_buffer(cl, r.m_hist, "selftest histogram", ST_BASIS * sizeof(cl_uint), r.dev_hist, err)) !=
+    if ((rc = tusk_cl_write(cl, NULL, r.m_signals, CL_TRUE, signal_bytes, r.signals, NULL, "selftest signals",
+                            err)) != TUSK_OK ||
+        (rc = tusk_cl_write(cl, NULL, r.m_basis, CL_TRUE, basis_bytes, r.basis, NULL, "selftest basis", err)) !=
             TUSK_OK ||
-        (rc = write_buffer(cl, r.m_values, "selftest checksum values", values_bytes, r.values, err)) != TUSK_OK ||
-        (rc = write_buffer(cl, r.m_total, "selftest checksum total", sizeof total, &total, err)) != TUSK_OK)
+        (rc = tusk_cl_write(cl, NULL, r.m_hist, CL_TRUE, ST_BASIS * sizeof(cl_uint), r.dev_hist, NULL,
+                            "selftest histogram", err)) != TUSK_OK ||
+        (rc = tusk_cl_write(cl, NULL, r.m_values, CL_TRUE, values_bytes, r.values, NULL, "selftest checksum values",
+                            err)) != TUSK_OK ||
+        (rc = tusk_cl_write(cl, NULL, r.m_total, CL_TRUE, sizeof total, &total, NULL, "selftest checksum total",
+                            err)) != TUSK_OK)
         goto done;
 
     const cl_uint nsig = (cl_uint)signals, nval = (cl_uint)nvalues;
-    if ((rc = set_arg(r.grid, "st_grid_search", 0, sizeof(cl_mem), &r.m_signals, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 1, sizeof(cl_mem), &r.m_basis, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 2, sizeof nsig, &nsig, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 3, sizeof(cl_mem), &r.m_chi2, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 4, sizeof(cl_mem), &r.m_index, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 5, sizeof(cl_mem), &r.m_hist, err)) != TUSK_OK ||
-        (rc = set_arg(r.grid, "st_grid_search", 6, basis_bytes, NULL, err)) != TUSK_OK ||
-        (rc = set_arg(r.sum, "st_checksum", 0, sizeof(cl_mem), &r.m_values, err)) != TUSK_OK ||
-        (rc = set_arg(r.sum, "st_checksum", 1, sizeof nval, &nval, err)) != TUSK_OK ||
-        (rc = set_arg(r.sum, "st_checksum", 2, sum_wg * sizeof(cl_ulong), NULL, err)) != TUSK_OK ||
-        (rc = set_arg(r.sum, "st_checksum", 3, sizeof(cl_mem), &r.m_partials, err)) != TUSK_OK ||
-        (rc = set_arg(r.sum, "st_checksum", 4, sizeof(cl_mem), &r.m_total, err)) != TUSK_OK)
+    const tusk_cl_arg_t grid_args[] = {TUSK_CL_ARG(r.m_signals), TUSK_CL_ARG(r.m_basis), TUSK_CL_ARG(nsig),
+                                       TUSK_CL_ARG(r.m_chi2),    TUSK_CL_ARG(r.m_index), TUSK_CL_ARG(r.m_hist),
+                                       {basis_bytes, NULL}};
+    const tusk_cl_arg_t sum_args[] = {TUSK_CL_ARG(r.m_values), TUSK_CL_ARG(nval), {sum_wg * sizeof(cl_ulong), NULL},
+                                      TUSK_CL_ARG(r.m_partials), TUSK_CL_ARG(r.m_total)};
+    if ((rc = tusk_cl_kernels_args(r.ks, K_GRID, grid_args, 7, err)) != TUSK_OK ||
+        (rc = tusk_cl_kernels_args(r.ks, K_SUM, sum_args, 5, err)) != TUSK_OK)
         goto done;
 
     /* Run both kernels; tusk_cl_run waits for each and adds its time. */
     tusk_cl_timing_t timing;
     tusk_cl_timing_reset(&timing);
-    if ((rc = tusk_cl_run(cl, r.grid, 1, &grid_global, &grid_wg, &timing, err)) != TUSK_OK ||
-        (rc = tusk_cl_run(cl, r.sum, 1, &sum_global, &sum_wg, &timing, err)) != TUSK_OK)
+    if ((rc = tusk_cl_run(cl, tusk_cl_kernels_get(r.ks, K_GRID), 1, &grid_global, &grid_wg, &timing, err)) != TUSK_OK ||
+        (rc = tusk_cl_run(cl, tusk_cl_kernels_get(r.ks, K_SUM), 1, &sum_global, &sum_wg, &timing, err)) != TUSK_OK)
         goto done;
     result->device_ms = (double)timing.total_ns * 1e-6;
 
-    if ((rc = read_buffer(cl, r.m_chi2, "selftest best chi2", signals * sizeof(float), r.dev_chi2, err)) !=
-            TUSK_OK ||
-        (rc = read_buffer(cl, r.m_index, "selftest best index", signals * sizeof(cl_uint), r.dev_index, err)) !=
-            TUSK_OK ||
-        (rc = read_buffer(cl, r.m_hist, "selftest histogram", ST_BASIS * sizeof(cl_uint), r.dev_hist, err)) !=
-            TUSK_OK)
+    if ((rc = tusk_cl_read(cl, NULL, r.m_chi2, CL_TRUE, signals * sizeof(float), r.dev_chi2, NULL,
+                           "selftest best chi2", err)) != TUSK_OK ||
+        (rc = tusk_cl_read(cl, NULL, r.m_index, CL_TRUE, signals * sizeof(cl_uint), r.dev_index, NULL,
+                           "selftest best index", err)) != TUSK_OK ||
+        (rc = tusk_cl_read(cl, NULL, r.m_hist, CL_TRUE, ST_BASIS * sizeof(cl_uint), r.dev_hist, NULL,
+                           "selftest histogram", err)) != TUSK_OK)
         goto done;
     if (result->int64_atomics_used)
-        rc = read_buffer(cl, r.m_total, "selftest checksum total", sizeof total, &total, err);
+        rc = tusk_cl_read(cl, NULL, r.m_total, CL_TRUE, sizeof total, &total, NULL, "selftest checksum total", err);
     else
-        rc = read_buffer(cl, r.m_partials, "selftest checksum partials", sum_groups * sizeof(cl_ulong), r.partials,
-                         err);
+        rc = tusk_cl_read(cl, NULL, r.m_partials, CL_TRUE, sum_groups * sizeof(cl_ulong), r.partials, NULL,
+                          "selftest checksum partials", err);
     if (rc != TUSK_OK)
         goto done;
     rc = tusk_cl_check(clFinish(tusk_cl_queue(cl)), err, "clFinish on %s", tusk_cl_describe(cl));

@@ -45,20 +45,7 @@ static int run_gnuplot(const char *dir, const char *name, const char *picture, t
 
 static void put_terminal(FILE *fp, spec_format_t format, const char *name, int width, int height)
 {
-    fprintf(fp, "# %s.gp - written by tusk (spectra/spectra_plot.c); data in spectra.dat.\n"
-                "# Redraw by hand: cd to this folder, then: gnuplot %s.gp\n",
-            name, name);
-    if (format == SPEC_SVG)
-        fprintf(fp, "set terminal svg size %d,%d dynamic font 'Sans,12'\n", width, height);
-    else
-        fprintf(fp,
-                "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                "    set terminal pngcairo size %d,%d font 'Sans,11'\n"
-                "} else {\n"
-                "    set terminal png size %d,%d\n"
-                "}\n",
-                width, height, width, height);
-    fprintf(fp, "set output '%s.%s'\n", name, ext_of(format));
+    tusk_gnuplot_head(fp, name, "spectra/spectra_plot.c", "spectra.dat", format == SPEC_SVG, width, height);
 }
 
 static int close_script(FILE *fp, const char *path, tusk_error_t *err)

@@ -34,12 +34,6 @@ static const char *const kernel_names[N_KERNELS] = {
     "sts_heads",      "sts_clusters",     "sts_cl_count",     "sts_cl_colscan", "sts_cl_scatter",
     "sts_cl_rank",    "sts_hits_count",   "sts_hits_write",   "sts_copy"};
 
-typedef struct dbuf {
-    cl_mem mem;
-    size_t cap;               /* bytes */
-    const char *what;
-} dbuf_t;
-
 enum { B_MOD, B_PARAMS, B_IN, B_KEYS, B_TMP, B_DAREA, B_CONN, B_THEADS, B_CL, B_CKEY, B_CSORT, B_CAREA, B_COUNTS,
        B_HCOUNT, B_WSTART, B_THITS, B_HITS, B_OUT, B_T_DIGI, B_T_DCHAN, B_T_CL, B_T_CCHAN, B_T_FRONT, N_BUFS };
 static const char *const buf_names[N_BUFS] = {
@@ -59,11 +53,6 @@ typedef struct table {
     size_t n, cap;            /* pairs; capacity in words */
 } table_t;
 
-typedef struct pbuf {
-    tusk_cl_pinned_t *p;
-    const char *what;
-} pbuf_t;
-
 enum { P_IN, P_MOD, P_COUNTS, P_OUT, P_HITS, N_PINNED };
 
 /* A copy spread over the host's threads: up to two regions, `parts` pieces each. */
@@ -79,16 +68,15 @@ struct sts_cl {
     sts_params_t p;
     sts_cl_config_t clc;
     tusk_cl_t *cl;
-    cl_program program;
-    cl_kernel k[N_KERNELS];
+    tusk_cl_kernels_t *k;
     unsigned asked;           /* work-items a group asked for */
     unsigned wg;              /* the most a group may have (STS_WG as built): asked, or the device's maximum */
     unsigned lsz[N_KERNELS];  /* work-items of each kernel's groups: wg, or less where the kernel allows less */
-    size_t kmax[N_KERNELS];   /* each kernel's CL_KERNEL_WORK_GROUP_SIZE */
     unsigned ch;              /* STS_CH as built */
-    char extra[128];          /* the division option */
-    dbuf_t d[N_BUFS];
-    pbuf_t pin[N_PINNED];
+    char division[64];        /* the division option (tusk_cl_exact_division) */
+    bool via_double;
+    tusk_cl_room_t d[N_BUFS];
+    tusk_cl_pinned_t *pin[N_PINNED];
     table_t tab[N_TABLES];
     uint32_t *last_ns;        /* per module of the launch: its timeslice's last ns */
     size_t cap_last;
@@ -104,35 +92,16 @@ void sts_cl_config_default(sts_cl_config_t *c)
     c->group_size = 256;
 }
 
-static void release_program(sts_cl_t *c)
-{
-    for (int i = 0; i < N_KERNELS; i++)
-        if (c->k[i]) {
-            clReleaseKernel(c->k[i]);
-            c->k[i] = NULL;
-        }
-    if (c->program) {
-        clReleaseProgram(c->program);
-        c->program = NULL;
-    }
-}
-
 void sts_cl_destroy(sts_cl_t **cl)
 {
     if (!cl || !*cl)
         return;
     sts_cl_t *c = *cl;
-    if (c->cl) {
-        clFinish(tusk_cl_queue(c->cl));
-        for (int i = 0; i < N_BUFS; i++)
-            tusk_cl_buffer_release(c->cl, &c->d[i].mem);
-        for (int i = 0; i < N_PINNED; i++)
-            tusk_cl_pinned_destroy(&c->pin[i].p);
-    }
+    tusk_cl_release_all(c->cl, c->d, N_BUFS, c->pin, N_PINNED);
     for (int i = 0; i < N_TABLES; i++)
         free(c->tab[i].v);
     free(c->last_ns);
-    release_program(c);
+    tusk_cl_kernels_destroy(&c->k);
     tusk_cl_destroy(&c->cl);
     tusk_pool_destroy(&c->pool);
     free(c);
@@ -147,39 +116,23 @@ void sts_cl_destroy(sts_cl_t **cl)
  * does not shrink the others'. */
 static int build(sts_cl_t *c, unsigned ch, tusk_error_t *err)
 {
-    release_program(c);
     char opt[512], v[32];
-    snprintf(opt, sizeof opt, "%s", c->extra);
+    snprintf(opt, sizeof opt, "%s", c->division);
     int st;
     snprintf(v, sizeof v, "%u", ch);
     if ((st = tusk_cl_define(opt, sizeof opt, "STS_CH", v, err)))
         return st;
     snprintf(v, sizeof v, "%u", c->wg);
-    if ((st = tusk_cl_define(opt, sizeof opt, "STS_WG", v, err)))
-        return st;
-    if ((st = tusk_cl_program_build(c->cl, "sts.cl", tusk_sts_kernel_source, (size_t)tusk_sts_kernel_source_size, opt,
-                                    &c->program, err)))
-        return st;
-    for (int i = 0; i < N_KERNELS; i++) {
-        if ((st = tusk_cl_kernel_new(c->cl, c->program, kernel_names[i], &c->k[i], err)))
-            return st;
-        size_t kwg = 0;
-        if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->k[i], tusk_cl_device(c->cl)->device,
-                                                         CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL),
-                                err, "clGetKernelWorkGroupInfo(%s) on %s", kernel_names[i], tusk_cl_describe(c->cl))))
-            return st;
-        if (kwg < 1)
-            return tusk_error_set(err, TUSK_ELIMIT, "sts.cl on %s: kernel %s cannot run at all",
-                                  tusk_cl_describe(c->cl), kernel_names[i]);
-        c->kmax[i] = kwg;
-        unsigned l = c->wg;
-        if (kwg < l) {
-            l = 1;
-            while ((size_t)l * 2 <= kwg)
-                l *= 2;
-        }
-        c->lsz[i] = l;
-    }
+    tusk_cl_source_t src = {"sts.cl", tusk_sts_kernel_source, (size_t)tusk_sts_kernel_source_size, kernel_names,
+                            N_KERNELS};
+    tusk_cl_kernels_t *k = NULL;
+    if ((st = tusk_cl_define(opt, sizeof opt, "STS_WG", v, err)) ||
+        (st = tusk_cl_kernels_new(c->cl, &src, opt, &k, err)))
+        return st; /* the kernels built before, if any, stay */
+    tusk_cl_kernels_destroy(&c->k);
+    c->k = k;
+    for (int i = 0; i < N_KERNELS; i++)
+        c->lsz[i] = (unsigned)tusk_cl_kernels_group(c->k, i, c->wg);
     c->ch = ch;
     return TUSK_OK;
 }
@@ -205,10 +158,10 @@ static void make_describe(sts_cl_t *c)
     for (int i = 0; i < N_KERNELS; i++)
         if (c->lsz[i] < c->wg && i != K_COPY) {
             PUT("%s %s %u (the kernel allows at most %zu: its CL_KERNEL_WORK_GROUP_SIZE)", fewer++ ? "," : "; but",
-                kernel_names[i], c->lsz[i], c->kmax[i]);
+                kernel_names[i], c->lsz[i], tusk_cl_kernels_limit(c->k, i));
         }
     PUT("; tiles of %u digis, %u clusters, %u front clusters", STS_TILE_DIGIS, STS_TILE_CLUSTERS, STS_TILE_FRONTS);
-    if (c->extra[0] == '-' && c->extra[1] == 'D')
+    if (c->via_double)
         PUT("; float division via double");
 #undef PUT
 }
@@ -229,8 +182,6 @@ int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *c
         return st;
     if (clc->group_size < 1 || clc->group_size > 4096)
         return tusk_error_set(err, TUSK_EINVAL, "STS opencl: group_size %u, expected 1 to 4096", clc->group_size);
-    if ((st = tusk_cl_refuse_inexact(clc->options, "STS", "the fast backend (sts/README.md)", err)) != TUSK_OK)
-        return st;
     sts_cl_t *c = calloc(1, sizeof *c);
     if (!c)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -238,32 +189,14 @@ int sts_cl_new(sts_cl_t **out, const sts_config_t *cfg, const sts_cl_config_t *c
     sts_params_of(cfg, &c->p);
     c->clc = *clc;
     c->clc.device = c->clc.options = NULL; /* not kept */
-    for (int i = 0; i < N_BUFS; i++)
-        c->d[i].what = buf_names[i];
-    tusk_cl_config_t tc;
-    memset(&tc, 0, sizeof tc);
-    tc.device = clc->device;
-    tc.instance = clc->instance;
-    tc.build_options = clc->options;
-    tc.no_cache = clc->no_cache;
-    if ((st = tusk_cl_new(&c->cl, &tc, err)) || (st = tusk_pool_new(&c->pool, clc->threads, err)))
+    if ((st = tusk_cl_new_exact(&c->cl, clc->device, clc->instance, clc->options, clc->no_cache, "STS",
+                                "the fast backend (sts/README.md)", err)) ||
+        (st = tusk_pool_new(&c->pool, clc->threads, err)))
         goto fail;
     const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
-    cl_device_fp_config fp = 0;
-    if ((st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL), err,
-                            "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on %s", tusk_cl_describe(c->cl))))
+    if ((st = tusk_cl_exact_division(c->cl, "STS", "the fast backend's", "STS_DIV_VIA_DOUBLE", c->division,
+                                     sizeof c->division, &c->via_double, err)))
         goto fail;
-    if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
-        snprintf(c->extra, sizeof c->extra, "-cl-fp32-correctly-rounded-divide-sqrt");
-    } else if (dev->fp64) {
-        snprintf(c->extra, sizeof c->extra, "-DSTS_DIV_VIA_DOUBLE=1");
-    } else {
-        st = tusk_error_set(err, TUSK_ENODEV,
-                            "STS on %s: the device divides floats without correct rounding and has no fp64, so its "
-                            "clusters could differ from the fast backend's",
-                            tusk_cl_describe(c->cl));
-        goto fail;
-    }
     c->asked = c->wg = clc->group_size;
     if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size)
         c->wg = (unsigned)dev->max_work_group_size;
@@ -294,30 +227,17 @@ void sts_cl_times(const sts_cl_t *c, sts_cl_times_t *t)
     *t = c->t;
 }
 
-/* Room for `bytes` in device buffer i (contents not kept). */
+/* Room for `bytes` in device buffer i, pinned buffer i (contents not kept). */
 static int droom(sts_cl_t *c, int i, size_t bytes, cl_mem_flags flags, tusk_error_t *err)
 {
-    dbuf_t *b = &c->d[i];
-    if (bytes <= b->cap && b->mem)
-        return TUSK_OK;
-    size_t cap = bytes + bytes / 4 + 4096;
-    tusk_cl_buffer_release(c->cl, &b->mem);
-    b->cap = 0;
-    int st = tusk_cl_buffer_new(c->cl, b->what, flags, cap, NULL, &b->mem, err);
-    if (st == TUSK_OK)
-        b->cap = cap;
-    return st;
+    return tusk_cl_buffer_room(c->cl, buf_names[i], flags, bytes, &c->d[i], err);
 }
 
 static int proom(sts_cl_t *c, int i, size_t bytes, tusk_error_t *err)
 {
     static const char *const names[N_PINNED] = {"STS digis (pinned)", "STS modules (pinned)", "STS counts (pinned)",
                                                 "STS clusters (pinned)", "STS hits (pinned)"};
-    if (c->pin[i].p && tusk_cl_pinned_size(c->pin[i].p) >= bytes)
-        return TUSK_OK;
-    tusk_cl_pinned_destroy(&c->pin[i].p);
-    size_t cap = bytes + bytes / 4 + 4096;
-    return tusk_cl_pinned_new(c->cl, names[i], cap, &c->pin[i].p, err);
+    return tusk_cl_pinned_room(c->cl, names[i], bytes, &c->pin[i], err);
 }
 
 /* Piece i of the copy job: region i / parts, its (i mod parts)-th piece. */
@@ -347,54 +267,16 @@ static void copy_threads(sts_cl_t *c, int regions, void *dst0, const void *src0,
     tusk_pool_run(c->pool, (size_t)regions * j->parts, copy_part, j);
 }
 
-static int set_args(sts_cl_t *c, int k, int n, const cl_mem *mems, tusk_error_t *err)
-{
-    for (int i = 0; i < n; i++) {
-        int st = tusk_cl_check(clSetKernelArg(c->k[k], (cl_uint)i, sizeof(cl_mem), &mems[i]), err,
-                               "clSetKernelArg(%s, %d) on %s", kernel_names[k], i, tusk_cl_describe(c->cl));
-        if (st)
-            return st;
-    }
-    return TUSK_OK;
-}
-
-static int launch(sts_cl_t *c, int k, size_t groups, cl_event *ev, tusk_error_t *err)
-{
-    size_t local = c->lsz[k], global = groups * local;
-    return tusk_cl_check(clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), c->k[k], 1, NULL, &global, &local, 0, NULL, ev),
-                         err, "clEnqueueNDRangeKernel(%s, %zu groups of %zu) on %s", kernel_names[k], groups, local,
-                         tusk_cl_describe(c->cl));
-}
-
 /* Set kernel k's buffer arguments and run it over table tb's tiles. */
 static int run_tiles(sts_cl_t *c, int k, int tb, int n, const cl_mem *mems, cl_event *ev, tusk_error_t *err)
 {
-    int st = set_args(c, k, n, mems, err);
-    return st ? st : launch(c, k, c->tab[tb].n, ev, err);
-}
-
-/* ms of a finished event. */
-static double ev_ms(cl_event ev)
-{
-    cl_ulong a = 0, b = 0;
-    if (!ev || clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) != CL_SUCCESS ||
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) != CL_SUCCESS)
-        return 0.0;
-    return b > a ? (double)(b - a) * 1e-6 : 0.0;
+    int st = tusk_cl_kernels_buffers(c->k, k, mems, (size_t)n, err);
+    return st ? st : tusk_cl_kernels_launch(c->k, k, NULL, c->tab[tb].n, c->lsz[k], ev, err);
 }
 
 enum { E_UP_MOD, E_UP_IN, E_UP_T1, E_UP_T2, E_DCOUNT, E_DCOLSCAN, E_DSCATTER, E_DRANK, E_LINK, E_HEADS, E_CLUSTERS,
        E_DOWN_C1, E_UP_MOD2, E_UP_T3, E_UP_T4, E_UP_T5, E_CCOUNT, E_CCOLSCAN, E_CSCATTER, E_CRANK, E_HCOUNT,
        E_DOWN_C2, E_UP_MOD3, E_HWRITE, E_DOWN_OUT, E_DOWN_HITS, N_EVENTS };
-
-static void release_events(cl_event *ev)
-{
-    for (int i = 0; i < N_EVENTS; i++)
-        if (ev[i]) {
-            clReleaseEvent(ev[i]);
-            ev[i] = NULL;
-        }
-}
 
 /* Start table tb afresh. */
 static void table_clear(sts_cl_t *c, int tb)
@@ -425,10 +307,7 @@ static int table_send(sts_cl_t *c, int tb, cl_event *ev, tusk_error_t *err)
     int st = droom(c, i, bytes, CL_MEM_READ_ONLY, err);
     if (st)
         return st;
-    return tusk_cl_check(clEnqueueWriteBuffer(tusk_cl_queue(c->cl), c->d[i].mem, CL_FALSE, 0, bytes, t->v, 0, NULL,
-                                              ev),
-                         err, "clEnqueueWriteBuffer(%s, %zu bytes) on %s", c->d[i].what, bytes,
-                         tusk_cl_describe(c->cl));
+    return tusk_cl_write(c->cl, NULL, c->d[i].mem, CL_FALSE, bytes, t->v, ev, buf_names[i], err);
 }
 
 int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_t *err)
@@ -470,7 +349,7 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     if (tusk_grow(&c->last_ns, &c->cap_last, M, sizeof *c->last_ns) != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu modules)", M);
     /* the module records and the digi and channel tiles */
-    sts_dev_module_t *mods = tusk_cl_pinned_ptr(c->pin[P_MOD].p);
+    sts_dev_module_t *mods = tusk_cl_pinned_ptr(c->pin[P_MOD]);
     uint64_t first = 0, darea = 0;
     table_clear(c, T_DIGI);
     table_clear(c, T_DCHAN);
@@ -511,28 +390,20 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     double t0 = tusk_clock_s();
     sts_module_t m0;
     sts_batch_module(b, 0, &m0);
-    uint64_t *packed = tusk_cl_pinned_ptr(c->pin[P_IN].p);
+    uint64_t *packed = tusk_cl_pinned_ptr(c->pin[P_IN]);
     copy_threads(c, 1, packed, m0.digi, N * 8, NULL, NULL, 0);
     c->t.pack = (tusk_clock_s() - t0) * 1e3;
 
     cl_event ev[N_EVENTS] = {NULL};
-    const cl_uint zero = 0;
     cl_uint delta = c->p.delta;
-    sts_dev_counts_t *counts = tusk_cl_pinned_ptr(c->pin[P_COUNTS].p);
+    sts_dev_counts_t *counts = tusk_cl_pinned_ptr(c->pin[P_COUNTS]);
 #define MEM(i) (c->d[i].mem)
-    if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
-                                                 &ev[E_UP_MOD]),
-                            err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_PARAMS), CL_FALSE, 0, sizeof c->p, &c->p, 0, NULL, NULL), err,
-                            "clEnqueueWriteBuffer(STS settings) on %s", dev)) ||
-        (N && (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_IN), CL_FALSE, 0, N * 8, packed, 0, NULL,
-                                                       &ev[E_UP_IN]),
-                                  err, "clEnqueueWriteBuffer(STS digis, %llu bytes) on %s", (unsigned long long)N * 8,
-                                  dev))) ||
+    if ((st = tusk_cl_write(c->cl, q, MEM(B_MOD), CL_FALSE, M * sizeof *mods, mods, &ev[E_UP_MOD], "STS modules",
+                            err)) ||
+        (st = tusk_cl_write(c->cl, q, MEM(B_PARAMS), CL_FALSE, sizeof c->p, &c->p, NULL, "STS settings", err)) ||
+        (N && (st = tusk_cl_write(c->cl, q, MEM(B_IN), CL_FALSE, N * 8, packed, &ev[E_UP_IN], "STS digis", err))) ||
         (st = table_send(c, T_DIGI, &ev[E_UP_T1], err)) || (st = table_send(c, T_DCHAN, &ev[E_UP_T2], err)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_COUNTS), &zero, sizeof zero, 0, M * sizeof(sts_dev_counts_t), 0,
-                                                NULL, NULL),
-                            err, "clEnqueueFillBuffer(STS module counts) on %s", dev)))
+        (st = tusk_cl_zero(c->cl, q, MEM(B_COUNTS), M * sizeof(sts_dev_counts_t), "STS module counts", err)))
         goto done;
     {
         cl_mem a_dcount[] = {MEM(B_MOD), MEM(B_T_DIGI), MEM(B_IN), MEM(B_DAREA), MEM(B_CONN)};
@@ -547,14 +418,12 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
             (st = run_tiles(c, K_DCOLSCAN, T_DCHAN, 3, a_dcol, &ev[E_DCOLSCAN], err)) ||
             (st = run_tiles(c, K_DSCATTER, T_DIGI, 5, a_dscat, &ev[E_DSCATTER], err)) ||
             (st = run_tiles(c, K_DRANK, T_DIGI, 5, a_drank, &ev[E_DRANK], err)) ||
-            (st = tusk_cl_check(clSetKernelArg(c->k[K_LINK], 5, sizeof delta, &delta), err,
-                                "clSetKernelArg(sts_link, 5) on %s", dev)) ||
+            (st = tusk_cl_kernels_arg(c->k, K_LINK, 5, sizeof delta, &delta, err)) ||
             (st = run_tiles(c, K_LINK, T_DCHAN, 5, a_link, &ev[E_LINK], err)) ||
             (st = run_tiles(c, K_HEADS, T_DIGI, 4, a_heads, &ev[E_HEADS], err)) ||
             (st = run_tiles(c, K_CLUSTERS, T_DIGI, 9, a_cl, &ev[E_CLUSTERS], err)) ||
-            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
-                                                    &ev[E_DOWN_C1]),
-                                err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
+            (st = tusk_cl_read(c->cl, q, MEM(B_COUNTS), CL_TRUE, M * sizeof *counts, counts, &ev[E_DOWN_C1],
+                               "STS module counts", err)))
             goto done;
     }
     /* the cluster, bucket and front tiles */
@@ -594,9 +463,8 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     }
     if ((st = droom(c, B_CAREA, carea * 4, CL_MEM_READ_WRITE, err)) ||
         (st = droom(c, B_THITS, c->tab[T_FRONT].n * 4, CL_MEM_READ_WRITE, err)) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
-                                                 &ev[E_UP_MOD2]),
-                            err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
+        (st = tusk_cl_write(c->cl, q, MEM(B_MOD), CL_FALSE, M * sizeof *mods, mods, &ev[E_UP_MOD2], "STS modules",
+                            err)) ||
         (st = table_send(c, T_CL, &ev[E_UP_T3], err)) || (st = table_send(c, T_CCHAN, &ev[E_UP_T4], err)) ||
         (st = table_send(c, T_FRONT, &ev[E_UP_T5], err)))
         goto done;
@@ -612,9 +480,8 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
             (st = run_tiles(c, K_CSCATTER, T_CL, 6, a_cscat, &ev[E_CSCATTER], err)) ||
             (st = run_tiles(c, K_CRANK, T_CL, 6, a_crank, &ev[E_CRANK], err)) ||
             (st = run_tiles(c, K_HCOUNT, T_FRONT, 9, a_hcount, &ev[E_HCOUNT], err)) ||
-            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
-                                                    &ev[E_DOWN_C2]),
-                                err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
+            (st = tusk_cl_read(c->cl, q, MEM(B_COUNTS), CL_TRUE, M * sizeof *counts, counts, &ev[E_DOWN_C2],
+                               "STS module counts", err)))
             goto done;
     }
     /* where each module's clusters and hits go */
@@ -639,21 +506,15 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     {
         cl_mem a_hwrite[] = {MEM(B_MOD),    MEM(B_T_FRONT), MEM(B_CL),    MEM(B_CSORT), MEM(B_COUNTS), MEM(B_HCOUNT),
                              MEM(B_WSTART), MEM(B_THITS),   MEM(B_HITS),  MEM(B_OUT),   MEM(B_PARAMS)};
-        if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_MOD), CL_FALSE, 0, M * sizeof *mods, mods, 0, NULL,
-                                                     &ev[E_UP_MOD3]),
-                                err, "clEnqueueWriteBuffer(STS modules) on %s", dev)) ||
+        if ((st = tusk_cl_write(c->cl, q, MEM(B_MOD), CL_FALSE, M * sizeof *mods, mods, &ev[E_UP_MOD3], "STS modules",
+                                err)) ||
             (st = run_tiles(c, K_HWRITE, T_FRONT, 11, a_hwrite, &ev[E_HWRITE], err)) ||
-            (n_cl && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT), CL_FALSE, 0, n_cl * sizeof(sts_cluster_t),
-                                                             tusk_cl_pinned_ptr(c->pin[P_OUT].p), 0, NULL,
-                                                             &ev[E_DOWN_OUT]),
-                                         err, "clEnqueueReadBuffer(STS clusters) on %s", dev))) ||
-            (n_hits && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_HITS), CL_FALSE, 0, n_hits * sizeof(sts_hit_t),
-                                                               tusk_cl_pinned_ptr(c->pin[P_HITS].p), 0, NULL,
-                                                               &ev[E_DOWN_HITS]),
-                                           err, "clEnqueueReadBuffer(STS hits) on %s", dev))) ||
-            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTS), CL_TRUE, 0, M * sizeof *counts, counts, 0, NULL,
-                                                    NULL),
-                                err, "clEnqueueReadBuffer(STS module counts) on %s", dev)))
+            (n_cl && (st = tusk_cl_read(c->cl, q, MEM(B_OUT), CL_FALSE, n_cl * sizeof(sts_cluster_t),
+                                        tusk_cl_pinned_ptr(c->pin[P_OUT]), &ev[E_DOWN_OUT], "STS clusters", err))) ||
+            (n_hits && (st = tusk_cl_read(c->cl, q, MEM(B_HITS), CL_FALSE, n_hits * sizeof(sts_hit_t),
+                                          tusk_cl_pinned_ptr(c->pin[P_HITS]), &ev[E_DOWN_HITS], "STS hits", err))) ||
+            (st = tusk_cl_read(c->cl, q, MEM(B_COUNTS), CL_TRUE, M * sizeof *counts, counts, NULL, "STS module counts",
+                               err)))
             goto done;
     }
 #undef MEM
@@ -672,8 +533,8 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
                             (unsigned long long)n_hits);
         goto done;
     }
-    copy_threads(c, 2, ch->c, tusk_cl_pinned_ptr(c->pin[P_OUT].p), n_cl * sizeof *ch->c, ch->h,
-                 tusk_cl_pinned_ptr(c->pin[P_HITS].p), n_hits * sizeof *ch->h);
+    copy_threads(c, 2, ch->c, tusk_cl_pinned_ptr(c->pin[P_OUT]), n_cl * sizeof *ch->c, ch->h,
+                 tusk_cl_pinned_ptr(c->pin[P_HITS]), n_hits * sizeof *ch->h);
     ch->nc = n_cl;
     ch->nh = n_hits;
     for (size_t i = 0; i < M; i++) {
@@ -686,15 +547,15 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
         r->h_off = mods[i].first_hit;
     }
     c->t.unpack = (tusk_clock_s() - t0) * 1e3;
-    c->t.upload = ev_ms(ev[E_UP_MOD]) + ev_ms(ev[E_UP_IN]) + ev_ms(ev[E_UP_T1]) + ev_ms(ev[E_UP_T2]) +
-                  ev_ms(ev[E_UP_MOD2]) + ev_ms(ev[E_UP_T3]) + ev_ms(ev[E_UP_T4]) + ev_ms(ev[E_UP_T5]) +
-                  ev_ms(ev[E_UP_MOD3]);
-    c->t.sort_digis = ev_ms(ev[E_DCOUNT]) + ev_ms(ev[E_DCOLSCAN]) + ev_ms(ev[E_DSCATTER]) + ev_ms(ev[E_DRANK]);
-    c->t.find_clusters = ev_ms(ev[E_LINK]);
-    c->t.compute_clusters = ev_ms(ev[E_HEADS]) + ev_ms(ev[E_CLUSTERS]);
-    c->t.sort_clusters = ev_ms(ev[E_CCOUNT]) + ev_ms(ev[E_CCOLSCAN]) + ev_ms(ev[E_CSCATTER]) + ev_ms(ev[E_CRANK]);
-    c->t.find_hits = ev_ms(ev[E_HCOUNT]) + ev_ms(ev[E_HWRITE]);
-    c->t.download = ev_ms(ev[E_DOWN_C1]) + ev_ms(ev[E_DOWN_C2]) + ev_ms(ev[E_DOWN_OUT]) + ev_ms(ev[E_DOWN_HITS]);
+#define MS(first, last) tusk_cl_events_ms(&ev[first], (size_t)(last - first + 1)) /* events first .. last */
+    c->t.upload = MS(E_UP_MOD, E_UP_T2) + MS(E_UP_MOD2, E_UP_T5) + MS(E_UP_MOD3, E_UP_MOD3);
+    c->t.sort_digis = MS(E_DCOUNT, E_DRANK);
+    c->t.find_clusters = MS(E_LINK, E_LINK);
+    c->t.compute_clusters = MS(E_HEADS, E_CLUSTERS);
+    c->t.sort_clusters = MS(E_CCOUNT, E_CRANK);
+    c->t.find_hits = MS(E_HCOUNT, E_HCOUNT) + MS(E_HWRITE, E_HWRITE);
+    c->t.download = MS(E_DOWN_C1, E_DOWN_C1) + MS(E_DOWN_C2, E_DOWN_C2) + MS(E_DOWN_OUT, E_DOWN_HITS);
+#undef MS
     size_t tables = 0;
     for (int i = 0; i < N_TABLES; i++)
         tables += c->tab[i].n * 8;
@@ -714,55 +575,10 @@ int sts_cl_run(sts_cl_t *c, const sts_batch_t *b, sts_result_t *res, tusk_error_
     c->t.groups_hits = c->tab[T_FRONT].n;
     c->t.total = (tusk_clock_s() - t_start) * 1e3;
 done:
-    if (st != TUSK_OK)
-        clFinish(q);
-    release_events(ev);
-    return st;
+    return tusk_cl_run_end(q, st, ev, N_EVENTS);
 }
 
 int sts_cl_bandwidth(sts_cl_t *c, size_t bytes, unsigned repeat, double *gb_s, tusk_error_t *err)
 {
-    const tusk_cl_device_info_t *d = tusk_cl_device(c->cl);
-    bytes = bytes / 16 * 16;
-    if (bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc / 16 * 16;
-    if (bytes < 16 || repeat < 1)
-        return tusk_error_set(err, TUSK_EINVAL, "STS bandwidth probe: %zu bytes, %u runs", bytes, repeat);
-    cl_mem a = NULL, bm = NULL;
-    int st;
-    cl_uint n = (cl_uint)(bytes / 16 < UINT32_MAX ? bytes / 16 : UINT32_MAX);
-    const cl_uint zero = 0;
-    double best = 0;
-    if ((st = tusk_cl_buffer_new(c->cl, "STS bandwidth source", CL_MEM_READ_ONLY, bytes, NULL, &a, err)) ||
-        (st = tusk_cl_buffer_new(c->cl, "STS bandwidth target", CL_MEM_WRITE_ONLY, bytes, NULL, &bm, err)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(tusk_cl_queue(c->cl), a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL),
-                            err, "clEnqueueFillBuffer(STS bandwidth source) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 0, sizeof a, &a), err, "clSetKernelArg(sts_copy, 0)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 1, sizeof bm, &bm), err, "clSetKernelArg(sts_copy, 1)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 2, sizeof n, &n), err, "clSetKernelArg(sts_copy, 2)")))
-        goto done;
-    size_t groups = (size_t)d->compute_units * 16;
-    if (groups < 1)
-        groups = 1;
-    for (unsigned r = 0; r <= repeat; r++) {
-        cl_event ev = NULL;
-        if ((st = launch(c, K_COPY, groups, &ev, err)) ||
-            (st = tusk_cl_check(clWaitForEvents(1, &ev), err, "waiting for sts_copy on %s", tusk_cl_describe(c->cl)))) {
-            if (ev)
-                clReleaseEvent(ev);
-            goto done;
-        }
-        double ms = ev_ms(ev);
-        clReleaseEvent(ev);
-        if (r > 0 && ms > 0) { /* the first run warms up */
-            double g = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
-            if (g > best)
-                best = g;
-        }
-    }
-    *gb_s = best;
-done:
-    tusk_cl_buffer_release(c->cl, &a);
-    tusk_cl_buffer_release(c->cl, &bm);
-    return st;
+    return tusk_cl_kernels_bandwidth(c->k, K_COPY, c->lsz[K_COPY], bytes, repeat, "STS", gb_s, err);
 }

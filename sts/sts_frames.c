@@ -4,40 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
-#include "tusk/adf.h"
+#include "adf/adf_frames.h"
 #include "sts_private.h"
+
+/* One data:sts_digis frame into the batch. */
+static int read_module(void *b, const adf_frame_t *f, tusk_error_t *err)
+{
+    sts_module_t m;
+    adf_error_t e;
+    if (adf_sts_digis_decode(f, &m.hdr, &e) != ADF_OK)
+        return adf_frames_error(&e, err);
+    m.timeslice = f->key.event;
+    m.timestamp = f->key.timestamp;
+    m.digi = NULL;
+    uint64_t *keys;
+    int st = sts_batch_add_room(b, &m, &keys, err);
+    if (st == TUSK_OK)
+        adf_sts_digis_keys(&m.hdr, 0, m.hdr.n_digis, keys);
+    return st;
+}
 
 int sts_frames_read(sts_batch_t *b, const void *buf, size_t size, uint64_t base, tusk_error_t *err)
 {
     sts_batch_clear(b);
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK) {
-        if (f.key.type != ADF_TYPE_DATA_STS_DIGIS)
-            continue;
-        sts_module_t m;
-        adf_error_t e;
-        if (adf_sts_digis_decode(&f, &m.hdr, &e) != ADF_OK) {
-            st = tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-            break;
-        }
-        m.timeslice = f.key.event;
-        m.timestamp = f.key.timestamp;
-        m.digi = NULL;
-        uint64_t *keys;
-        if ((st = sts_batch_add_room(b, &m, &keys, err)) != TUSK_OK)
-            break;
-        adf_sts_digis_keys(&m.hdr, 0, m.hdr.n_digis, keys);
-    }
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    adf_reader_destroy(&r);
-    return st;
+    return adf_frames_read(buf, size, base, ADF_TYPE_DATA_STS_DIGIS, read_module, b, err);
 }
 
 size_t sts_frames_extra(const sts_result_t *res, bool clusters)
@@ -74,20 +64,36 @@ int sts_frames_write_module(const sts_result_t *res, size_t i, const sts_module_
             sts_result_cluster(res, i, k, &c[k]);
         adf_sts_clusters_t hc = {nf, nb, digest, m->hdr.module, m->hdr.strips, (uint8_t)backend, 0, NULL};
         if (adf_sts_clusters_encode(w, m->timeslice, m->timestamp, &hc, c, &e) != ADF_OK)
-            st = tusk_error_set(err, e.code == ADF_EFULL || e.code == ADF_ETOOBIG ? TUSK_ELIMIT : TUSK_EINVAL, "%s",
-                                e.message);
+            st = adf_frames_error(&e, err);
     }
     if (st == TUSK_OK) {
         for (uint32_t k = 0; k < nh; k++)
             sts_result_hit(res, i, k, &h[k]);
         adf_sts_hits_t hh = {nh, digest, m->hdr.module, (uint8_t)backend, 0, NULL};
         if (adf_sts_hits_encode(w, m->timeslice, m->timestamp, &hh, h, &e) != ADF_OK)
-            st = tusk_error_set(err, e.code == ADF_EFULL || e.code == ADF_ETOOBIG ? TUSK_ELIMIT : TUSK_EINVAL, "%s",
-                                e.message);
+            st = adf_frames_error(&e, err);
     }
     free(c);
     free(h);
     return st;
+}
+
+typedef struct write_job {
+    const sts_batch_t *b;
+    const sts_result_t *res;
+    const sts_config_t *cfg;
+    int backend;
+    bool clusters;
+} write_job_t;
+
+/* Module k's data:sts_clusters and data:sts_hits, after its digis. */
+static int write_module(void *ctx, size_t k, const adf_frame_t *f, adf_writer_t *w, tusk_error_t *err)
+{
+    (void)f;
+    const write_job_t *j = ctx;
+    sts_module_t m;
+    sts_batch_module(j->b, k, &m);
+    return sts_frames_write_module(j->res, k, &m, j->cfg, j->backend, j->clusters, w, err);
 }
 
 int sts_frames_write(const void *buf, size_t size, const sts_batch_t *b, const sts_result_t *res,
@@ -97,35 +103,6 @@ int sts_frames_write(const void *buf, size_t size, const sts_batch_t *b, const s
     size_t n = sts_batch_count(b);
     if (sts_result_modules(res) != n)
         return tusk_error_set(err, TUSK_EINVAL, "%zu modules but results of %zu", n, sts_result_modules(res));
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, 0);
-    adf_frame_t f;
-    size_t k = 0;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK) {
-        bool digis = f.key.type == ADF_TYPE_DATA_STS_DIGIS;
-        if ((!digis || keep_digis) && adf_writer_put_frame(w, &f) != ADF_OK) {
-            st = tusk_error_set(err, TUSK_ELIMIT, "%s", adf_writer_error(w)->message);
-            break;
-        }
-        if (!digis)
-            continue;
-        if (k >= n) {
-            st = tusk_error_set(err, TUSK_EINVAL, "the buffer holds more modules than the %zu results", n);
-            break;
-        }
-        sts_module_t m;
-        sts_batch_module(b, k, &m);
-        if ((st = sts_frames_write_module(res, k, &m, cfg, backend, clusters, w, err)) != TUSK_OK)
-            break;
-        k++;
-    }
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    if (st == TUSK_OK && k != n)
-        st = tusk_error_set(err, TUSK_EINVAL, "the buffer holds %zu modules, not the %zu of the results", k, n);
-    adf_reader_destroy(&r);
-    return st;
+    write_job_t j = {b, res, cfg, backend, clusters};
+    return adf_frames_write(buf, size, ADF_TYPE_DATA_STS_DIGIS, keep_digis, n, "modules", write_module, &j, w, err);
 }

@@ -20,26 +20,28 @@
  *     and the clusters either has that the other lacks are counted.
  * Timeslices are complete when they have had as many modules as their
  * data:sts_digis frames announce. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adf/adf_frames.h"
 #include "base/fs.h"
+#include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
 #include "base/radix.h"
+#include "base/stats.h"
 #include "sts_private.h"
 
 #define HBINS 120
 
 enum { F_DIGIS = 1, F_TRUTH = 2, F_CLUSTERS = 4, F_HITS = 8, F_ALL = 15 };
 
+/* A module of a timeslice, its frames gathered (base/gather.h: unit the
+ * timeslice, part the module, have the F_* bits). */
 typedef struct pending {
-    uint32_t ts;
-    uint16_t module;
-    unsigned have;
+    tusk_part_t head;
     sts_module_t m;           /* from data:sts_digis; m.digi -> keys */
     uint64_t *keys;
     uint32_t *digi_point;
@@ -54,38 +56,11 @@ typedef struct pending {
     int backend;
 } pending_t;
 
-typedef struct tslice {
-    uint32_t ts;
-    uint32_t expected, seen;
-} tslice_t;
-
-/* Sums for a mean and an RMS. */
-typedef struct moments {
-    double n, s, s2;
-} moments_t;
-
-static void mom_add(moments_t *m, double x)
-{
-    m->n += 1;
-    m->s += x;
-    m->s2 += x * x;
-}
-
-static double mom_mean(const moments_t *m)
-{
-    return m->n > 0 ? m->s / m->n : 0.0;
-}
-
-static double mom_rms(const moments_t *m)
-{
-    return m->n > 0 ? sqrt(m->s2 / m->n) : 0.0;
-}
-
 typedef struct acc {
     uint64_t points, points_side[2], points_both;
     uint64_t clusters[2], matched[2], found[2];
     uint64_t hits, hits_true, points_hit;
-    moments_t res[2], pull[2], hx, hy, ht, px, py, pt;
+    tusk_moments_t res[2], pull[2], hx, hy, ht, px, py, pt; /* RMS about zero */
 } acc_t;
 
 /* One module's sums, added up at the end in (timeslice, module) order:
@@ -96,13 +71,6 @@ typedef struct done {
     uint8_t station;
     acc_t a;
 } done_t;
-
-static void mom_merge(moments_t *t, const moments_t *m)
-{
-    t->n += m->n;
-    t->s += m->s;
-    t->s2 += m->s2;
-}
 
 static void acc_merge(acc_t *t, const acc_t *a)
 {
@@ -116,25 +84,22 @@ static void acc_merge(acc_t *t, const acc_t *a)
         t->clusters[s] += a->clusters[s];
         t->matched[s] += a->matched[s];
         t->found[s] += a->found[s];
-        mom_merge(&t->res[s], &a->res[s]);
-        mom_merge(&t->pull[s], &a->pull[s]);
+        tusk_moments_merge(&t->res[s], &a->res[s]);
+        tusk_moments_merge(&t->pull[s], &a->pull[s]);
     }
-    mom_merge(&t->hx, &a->hx);
-    mom_merge(&t->hy, &a->hy);
-    mom_merge(&t->ht, &a->ht);
-    mom_merge(&t->px, &a->px);
-    mom_merge(&t->py, &a->py);
-    mom_merge(&t->pt, &a->pt);
+    tusk_moments_merge(&t->hx, &a->hx);
+    tusk_moments_merge(&t->hy, &a->hy);
+    tusk_moments_merge(&t->ht, &a->ht);
+    tusk_moments_merge(&t->px, &a->px);
+    tusk_moments_merge(&t->py, &a->py);
+    tusk_moments_merge(&t->pt, &a->pt);
 }
 
 struct sts_qa {
     sts_qa_config_t cfg;
     sts_params_t p;
     uint32_t digest;
-    pending_t *pend;
-    size_t n_pend, cap_pend;
-    tslice_t *tsl;
-    size_t n_tsl, cap_tsl;
+    tusk_gather_t g;          /* the modules still open; timeslices as units */
     acc_t all, st[256];
     done_t *done;
     size_t n_done, cap_done;
@@ -170,6 +135,17 @@ void sts_qa_config_default(sts_qa_config_t *c)
     snprintf(c->label, sizeof c->label, "sample");
 }
 
+static void free_pending(void *rec)
+{
+    pending_t *p = rec;
+    free(p->keys);
+    free(p->digi_point);
+    free(p->pt);
+    free(p->cl);
+    free(p->hit);
+    memset(p, 0, sizeof *p);
+}
+
 int sts_qa_new(sts_qa_t **out, const sts_qa_config_t *cfg, tusk_error_t *err)
 {
     *out = NULL;
@@ -180,6 +156,7 @@ int sts_qa_new(sts_qa_t **out, const sts_qa_config_t *cfg, tusk_error_t *err)
     if (!q)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     q->cfg = *cfg;
+    tusk_gather_init(&q->g, sizeof(pending_t), free_pending, "timeslice", "module");
     sts_params_of(&cfg->alg, &q->p);
     q->digest = sts_config_digest(&cfg->alg);
     q->max_station = -1;
@@ -190,25 +167,12 @@ int sts_qa_new(sts_qa_t **out, const sts_qa_config_t *cfg, tusk_error_t *err)
     return TUSK_OK;
 }
 
-static void free_pending(pending_t *p)
-{
-    free(p->keys);
-    free(p->digi_point);
-    free(p->pt);
-    free(p->cl);
-    free(p->hit);
-    memset(p, 0, sizeof *p);
-}
-
 void sts_qa_destroy(sts_qa_t **qa)
 {
     if (!qa || !*qa)
         return;
     sts_qa_t *q = *qa;
-    for (size_t i = 0; i < q->n_pend; i++)
-        free_pending(&q->pend[i]);
-    free(q->pend);
-    free(q->tsl);
+    tusk_gather_free(&q->g);
     free(q->done);
     sts_work_free(&q->w);
     free(q->sorted);
@@ -223,22 +187,6 @@ void sts_qa_destroy(sts_qa_t **qa)
     free(q->rows);
     free(q);
     *qa = NULL;
-}
-
-static pending_t *find_pending(sts_qa_t *q, uint32_t ts, uint16_t module, tusk_error_t *err)
-{
-    for (size_t i = 0; i < q->n_pend; i++)
-        if (q->pend[i].ts == ts && q->pend[i].module == module)
-            return &q->pend[i];
-    if (tusk_grow(&q->pend, &q->cap_pend, q->n_pend + 1, sizeof *q->pend) != 0) {
-        tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        return NULL;
-    }
-    pending_t *p = &q->pend[q->n_pend++];
-    memset(p, 0, sizeof *p);
-    p->ts = ts;
-    p->module = module;
-    return p;
 }
 
 static void histo(sts_qa_t *q, int k, double x)
@@ -275,15 +223,16 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
     const sts_module_t *m = &p->m;
     uint32_t n = m->hdr.n_digis, S = m->hdr.strips, C = 2 * S, np = p->n_points, nc = p->n_front + p->n_back;
     if (p->n_hits && nc == 0)
-        return tusk_error_set(err, TUSK_EINVAL, "timeslice %u, module %u: hits without clusters", (unsigned)p->ts,
-                              (unsigned)p->module);
+        return tusk_error_set(err, TUSK_EINVAL, "timeslice %u, module %u: hits without clusters",
+                              (unsigned)p->head.unit, (unsigned)p->head.part);
     for (uint32_t k = 0; k < p->n_hits; k++)
         if (p->hit[k].front >= p->n_front || p->hit[k].back >= p->n_back)
             return tusk_error_set(err, TUSK_EINVAL,
                                   "timeslice %u, module %u: hit %u names clusters %u (front) and %u (back), the module "
                                   "has %u and %u",
-                                  (unsigned)p->ts, (unsigned)p->module, (unsigned)k, (unsigned)p->hit[k].front,
-                                  (unsigned)p->hit[k].back, (unsigned)p->n_front, (unsigned)p->n_back);
+                                  (unsigned)p->head.unit, (unsigned)p->head.part, (unsigned)k,
+                                  (unsigned)p->hit[k].front, (unsigned)p->hit[k].back, (unsigned)p->n_front,
+                                  (unsigned)p->n_back);
     if (q->backend == 0)
         q->backend = p->backend;
     /* digis by channel, then time: (time << 32 | index) in channel segments */
@@ -351,8 +300,8 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     done_t *dn = &q->done[q->n_done++];
     memset(dn, 0, sizeof *dn);
-    dn->ts = p->ts;
-    dn->module = p->module;
+    dn->ts = p->head.unit;
+    dn->module = p->head.part;
     dn->station = (uint8_t)station;
     acc_t *sa = &dn->a;
     for (uint32_t k = 0; k < nc; k++) {
@@ -403,8 +352,8 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
         double u = side ? p->pt[pt].u_back : p->pt[pt].u_front;
         double r = strip_residual(c->position, u, S, side);
         double pull = c->position_error > 0 ? r / c->position_error : 0.0;
-        mom_add(&sa->res[side], r);
-        mom_add(&sa->pull[side], pull);
+        tusk_moments_add(&sa->res[side], r);
+        tusk_moments_add(&sa->pull[side], pull);
         histo(q, side, r * m->hdr.pitch_mm * 1000.0);
     }
     for (uint32_t k = 0; k < p->n_hits; k++) {
@@ -417,12 +366,12 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
         q->pt_flags[a] |= 16u;
         const adf_sts_point_t *t = &p->pt[a];
         double dx = (double)h->x - t->x, dy = (double)h->y - t->y, dt = (double)h->time - t->time;
-        mom_add(&sa->hx, dx * 1000.0);
-        mom_add(&sa->hy, dy * 1000.0);
-        mom_add(&sa->ht, dt);
-        mom_add(&sa->px, h->sigma_x > 0 ? dx / h->sigma_x : 0);
-        mom_add(&sa->py, h->sigma_y > 0 ? dy / h->sigma_y : 0);
-        mom_add(&sa->pt, h->time_error > 0 ? dt / h->time_error : 0);
+        tusk_moments_add(&sa->hx, dx * 1000.0);
+        tusk_moments_add(&sa->hy, dy * 1000.0);
+        tusk_moments_add(&sa->ht, dt);
+        tusk_moments_add(&sa->px, h->sigma_x > 0 ? dx / h->sigma_x : 0);
+        tusk_moments_add(&sa->py, h->sigma_y > 0 ? dy / h->sigma_y : 0);
+        tusk_moments_add(&sa->pt, h->time_error > 0 ? dt / h->time_error : 0);
         histo(q, 2, dx * 1000.0);
         histo(q, 3, dy * 1000.0);
     }
@@ -492,22 +441,6 @@ static int analyse(sts_qa_t *q, pending_t *p, tusk_error_t *err)
     return TUSK_OK;
 }
 
-static int note_timeslice(sts_qa_t *q, uint32_t ts, uint32_t modules, tusk_error_t *err)
-{
-    for (size_t i = 0; i < q->n_tsl; i++)
-        if (q->tsl[i].ts == ts) {
-            if (q->tsl[i].expected != modules)
-                return tusk_error_set(err, TUSK_EINVAL, "timeslice %u: modules announce %u and %u modules",
-                                      (unsigned)ts, (unsigned)q->tsl[i].expected, (unsigned)modules);
-            q->tsl[i].seen++;
-            return TUSK_OK;
-        }
-    if (tusk_grow(&q->tsl, &q->cap_tsl, q->n_tsl + 1, sizeof *q->tsl) != 0)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    q->tsl[q->n_tsl++] = (tslice_t){ts, modules, 1};
-    return TUSK_OK;
-}
-
 static int settings_ok(sts_qa_t *q, uint32_t settings, const adf_frame_t *f, const char *what, tusk_error_t *err)
 {
     if (settings == q->digest)
@@ -519,8 +452,9 @@ static int settings_ok(sts_qa_t *q, uint32_t settings, const adf_frame_t *f, con
                           (unsigned)q->digest);
 }
 
-static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
+static int on_frame(void *ctx, const adf_frame_t *f, tusk_error_t *err)
 {
+    sts_qa_t *q = ctx;
     adf_error_t e;
     pending_t *p = NULL;
     switch (f->key.type) {
@@ -528,9 +462,9 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_sts_digis_t d;
         if (adf_sts_digis_decode(f, &d, &e) != ADF_OK)
             return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-        if (!(p = find_pending(q, f->key.event, d.module, err)))
-            return err->code;
-        if (p->have & F_DIGIS)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, d.module, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_DIGIS)
             return tusk_error_set(err, TUSK_EINVAL, "timeslice %u: module %u's digis came twice", (unsigned)f->key.event,
                                   (unsigned)d.module);
         if (!(p->keys = malloc((d.n_digis ? d.n_digis : 1) * sizeof *p->keys)))
@@ -541,8 +475,8 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         p->m.hdr = d;
         p->m.hdr.raw = NULL;
         p->m.digi = p->keys;
-        p->have |= F_DIGIS;
-        int st = note_timeslice(q, f->key.event, d.modules, err);
+        p->head.have |= F_DIGIS;
+        int st = tusk_gather_unit(&q->g, f->key.event, d.modules, err);
         if (st != TUSK_OK)
             return st;
         break;
@@ -551,9 +485,9 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_sts_truth_t t;
         if (adf_sts_truth_decode(f, &t, &e) != ADF_OK)
             return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-        if (!(p = find_pending(q, f->key.event, t.module, err)))
-            return err->code;
-        if (p->have & F_TRUTH)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, t.module, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_TRUTH)
             return tusk_error_set(err, TUSK_EINVAL, "timeslice %u: module %u's truth came twice", (unsigned)f->key.event,
                                   (unsigned)t.module);
         p->pt = malloc((t.n_points ? t.n_points : 1) * sizeof *p->pt);
@@ -565,7 +499,7 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_sts_truth_digis(&t, 0, t.n_digis, p->digi_point);
         p->n_points = t.n_points;
         p->truth_digis = t.n_digis;
-        p->have |= F_TRUTH;
+        p->head.have |= F_TRUTH;
         break;
     }
     case ADF_TYPE_DATA_STS_CLUSTERS: {
@@ -575,9 +509,9 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         int st = settings_ok(q, c.settings, f, "data:sts_clusters", err);
         if (st != TUSK_OK)
             return st;
-        if (!(p = find_pending(q, f->key.event, c.module, err)))
-            return err->code;
-        if (p->have & F_CLUSTERS)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, c.module, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_CLUSTERS)
             return tusk_error_set(err, TUSK_EINVAL, "timeslice %u: module %u's clusters came twice",
                                   (unsigned)f->key.event, (unsigned)c.module);
         uint32_t nc = c.n_front + c.n_back;
@@ -589,7 +523,7 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         p->n_back = c.n_back;
         p->backend = c.backend;
         p->cl_strips = c.strips;
-        p->have |= F_CLUSTERS;
+        p->head.have |= F_CLUSTERS;
         break;
     }
     case ADF_TYPE_DATA_STS_HITS: {
@@ -599,9 +533,9 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         int st = settings_ok(q, h.settings, f, "data:sts_hits", err);
         if (st != TUSK_OK)
             return st;
-        if (!(p = find_pending(q, f->key.event, h.module, err)))
-            return err->code;
-        if (p->have & F_HITS)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, h.module, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_HITS)
             return tusk_error_set(err, TUSK_EINVAL, "timeslice %u: module %u's hits came twice", (unsigned)f->key.event,
                                   (unsigned)h.module);
         if (!(p->hit = malloc((h.n_hits ? h.n_hits : 1) * sizeof *p->hit)))
@@ -609,26 +543,26 @@ static int on_frame(sts_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         for (uint32_t i = 0; i < h.n_hits; i++)
             adf_sts_hit(&h, i, &p->hit[i]);
         p->n_hits = h.n_hits;
-        p->have |= F_HITS;
+        p->head.have |= F_HITS;
         break;
     }
     default: return TUSK_OK;
     }
-    if (p->have != F_ALL)
+    if (p->head.have != F_ALL)
         return TUSK_OK;
     int st = TUSK_OK;
     if (p->truth_digis != p->m.hdr.n_digis)
         st = tusk_error_set(err, TUSK_EINVAL, "timeslice %u, module %u: truth for %u digis, the module has %u",
-                            (unsigned)p->ts, (unsigned)p->module, (unsigned)p->truth_digis,
+                            (unsigned)p->head.unit, (unsigned)p->head.part, (unsigned)p->truth_digis,
                             (unsigned)p->m.hdr.n_digis);
     else if (p->cl_strips != p->m.hdr.strips)
-        st = tusk_error_set(err, TUSK_EINVAL, "timeslice %u, module %u: clusters of %u strips a side, the module has %u",
-                            (unsigned)p->ts, (unsigned)p->module, (unsigned)p->cl_strips, (unsigned)p->m.hdr.strips);
+        st = tusk_error_set(err, TUSK_EINVAL,
+                            "timeslice %u, module %u: clusters of %u strips a side, the module has %u",
+                            (unsigned)p->head.unit, (unsigned)p->head.part, (unsigned)p->cl_strips,
+                            (unsigned)p->m.hdr.strips);
     if (st == TUSK_OK)
         st = analyse(q, p, err);
-    size_t i = (size_t)(p - q->pend);
-    free_pending(p);
-    q->pend[i] = q->pend[--q->n_pend];
+    tusk_gather_close(&q->g, p);
     return st;
 }
 
@@ -636,19 +570,7 @@ int sts_qa_feed(sts_qa_t *q, const void *buf, size_t size, uint64_t base, tusk_e
 {
     if (q->finished)
         return tusk_error_set(err, TUSK_EINVAL, "STS analysis: frames after the end");
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK)
-        if ((st = on_frame(q, &f, err)) != TUSK_OK)
-            break;
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    adf_reader_destroy(&r);
-    return st;
+    return adf_frames_read(buf, size, base, ADF_FRAMES_ALL, on_frame, q, err);
 }
 
 static void row_of(const acc_t *a, int station, sts_qa_row_t *r)
@@ -663,20 +585,20 @@ static void row_of(const acc_t *a, int station, sts_qa_row_t *r)
         r->clusters[s] = a->clusters[s];
         r->clusters_matched[s] = a->matched[s];
         r->points_found[s] = a->found[s];
-        r->res_mean[s] = mom_mean(&a->res[s]);
-        r->res_rms[s] = mom_rms(&a->res[s]);
-        r->pull_mean[s] = mom_mean(&a->pull[s]);
-        r->pull_rms[s] = mom_rms(&a->pull[s]);
+        r->res_mean[s] = tusk_moments_mean(&a->res[s]);
+        r->res_rms[s] = tusk_moments_rms(&a->res[s]);
+        r->pull_mean[s] = tusk_moments_mean(&a->pull[s]);
+        r->pull_rms[s] = tusk_moments_rms(&a->pull[s]);
     }
     r->hits = a->hits;
     r->hits_true = a->hits_true;
     r->points_hit = a->points_hit;
-    r->hx_rms = mom_rms(&a->hx);
-    r->hy_rms = mom_rms(&a->hy);
-    r->ht_rms = mom_rms(&a->ht);
-    r->hx_pull = mom_rms(&a->px);
-    r->hy_pull = mom_rms(&a->py);
-    r->ht_pull = mom_rms(&a->pt);
+    r->hx_rms = tusk_moments_rms(&a->hx);
+    r->hy_rms = tusk_moments_rms(&a->hy);
+    r->ht_rms = tusk_moments_rms(&a->ht);
+    r->hx_pull = tusk_moments_rms(&a->px);
+    r->hy_pull = tusk_moments_rms(&a->py);
+    r->ht_pull = tusk_moments_rms(&a->pt);
 }
 
 static int by_module(const void *a, const void *b)
@@ -691,25 +613,21 @@ int sts_qa_finish(sts_qa_t *q, tusk_error_t *err)
 {
     if (q->finished)
         return TUSK_OK;
-    if (q->n_pend > 0) {
-        const pending_t *p = &q->pend[0];
-        char missing[96] = "";
+    const tusk_part_t *p = tusk_gather_open(&q->g);
+    const tusk_unit_t *u = tusk_gather_short(&q->g);
+    if (p) {
         static const char *const names[] = {"data:sts_digis", "data:sts_truth", "data:sts_clusters", "data:sts_hits"};
-        for (int k = 0; k < 4; k++)
-            if (!(p->have & (1u << k))) {
-                size_t l = strlen(missing);
-                snprintf(missing + l, sizeof missing - l, "%s%s", l ? ", " : "", names[k]);
-            }
+        char missing[96];
+        tusk_gather_missing(p->have, names, 4, missing, sizeof missing);
         return tusk_error_set(err, TUSK_EINVAL,
-                              "STS analysis: %zu module%s never got all four frames; the first, timeslice %u module %u, "
-                              "lacks %s",
-                              q->n_pend, q->n_pend == 1 ? "" : "s", (unsigned)p->ts, (unsigned)p->module, missing);
+                              "STS analysis: %zu module%s never got all four frames; the first, timeslice %u module "
+                              "%u, lacks %s",
+                              q->g.n, q->g.n == 1 ? "" : "s", (unsigned)p->unit, (unsigned)p->part, missing);
     }
-    for (size_t i = 0; i < q->n_tsl; i++)
-        if (q->tsl[i].seen != q->tsl[i].expected)
-            return tusk_error_set(err, TUSK_EINVAL, "STS analysis: timeslice %u had %u of its %u modules",
-                                  (unsigned)q->tsl[i].ts, (unsigned)q->tsl[i].seen, (unsigned)q->tsl[i].expected);
-    q->timeslices = q->n_tsl;
+    if (u)
+        return tusk_error_set(err, TUSK_EINVAL, "STS analysis: timeslice %u had %u of its %u modules",
+                              (unsigned)u->unit, (unsigned)u->seen, (unsigned)u->expected);
+    q->timeslices = q->g.n_units;
     if (q->n_done)
         qsort(q->done, q->n_done, sizeof *q->done, by_module);
     for (size_t i = 0; i < q->n_done; i++) {
@@ -743,22 +661,18 @@ void sts_qa_summary(const sts_qa_t *q, sts_qa_summary_t *s)
     s->row = q->rows;
 }
 
-static double frac(uint64_t a, uint64_t b)
-{
-    return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
 void sts_qa_print(const sts_qa_t *q, FILE *out)
 {
     fprintf(out, "%s (%s): %llu timeslices, %llu modules, %llu digis (%.2f %% noise)\n", q->cfg.label,
             sts_backend_name(q->backend), (unsigned long long)q->timeslices, (unsigned long long)q->modules,
-            (unsigned long long)q->digis, frac(q->noise_digis, q->digis));
+            (unsigned long long)q->digis, tusk_pct(q->noise_digis, q->digis));
     if (q->cfg.compare)
         fprintf(out,
                 "  original against parallel cluster finder: %llu clusters; %llu (%.4f %%) only the original makes, "
                 "%llu (%.4f %%) only the parallel\n",
-                (unsigned long long)q->compared, (unsigned long long)q->differ_orig, frac(q->differ_orig, q->compared),
-                (unsigned long long)q->differ_par, frac(q->differ_par, q->compared));
+                (unsigned long long)q->compared, (unsigned long long)q->differ_orig,
+                tusk_pct(q->differ_orig, q->compared), (unsigned long long)q->differ_par,
+                tusk_pct(q->differ_par, q->compared));
     fprintf(out, "  %-7s %9s %8s %8s %7s %7s %8s %8s %8s %8s %8s %8s %8s %8s %7s %7s %7s %6s %6s %6s\n", "station",
             "points", "eff F %", "eff B %", "fake F%", "fake B%", "res F", "res B", "pull F", "pull B", "hits",
             "hit eff%", "ghost %", "hit x", "hit y", "hit t", "pull x", "pull y", "pull t", "");
@@ -772,35 +686,29 @@ void sts_qa_print(const sts_qa_t *q, FILE *out)
         fprintf(out,
                 "  %-7s %9llu %8.2f %8.2f %7.2f %7.2f %8.4f %8.4f %8.3f %8.3f %8llu %8.2f %8.2f %6.1fum %5.0fum "
                 "%5.2fns %6.3f %6.3f %6.3f\n",
-                st, (unsigned long long)r->points, frac(r->points_found[0], r->points_front),
-                frac(r->points_found[1], r->points_back), frac(r->clusters[0] - r->clusters_matched[0], r->clusters[0]),
-                frac(r->clusters[1] - r->clusters_matched[1], r->clusters[1]), r->res_rms[0], r->res_rms[1],
-                r->pull_rms[0], r->pull_rms[1], (unsigned long long)r->hits, frac(r->points_hit, r->points_both),
-                frac(r->hits - r->hits_true, r->hits), r->hx_rms, r->hy_rms, r->ht_rms, r->hx_pull, r->hy_pull,
+                st, (unsigned long long)r->points, tusk_pct(r->points_found[0], r->points_front),
+                tusk_pct(r->points_found[1], r->points_back),
+                tusk_pct(r->clusters[0] - r->clusters_matched[0], r->clusters[0]),
+                tusk_pct(r->clusters[1] - r->clusters_matched[1], r->clusters[1]), r->res_rms[0], r->res_rms[1],
+                r->pull_rms[0], r->pull_rms[1], (unsigned long long)r->hits, tusk_pct(r->points_hit, r->points_both),
+                tusk_pct(r->hits - r->hits_true, r->hits), r->hx_rms, r->hy_rms, r->ht_rms, r->hx_pull, r->hy_pull,
                 r->ht_pull);
     }
     fprintf(out, "  (efficiency: points found among those that left digis on the side; fake: clusters of no point; res: "
                  "cluster residual RMS in strips; pulls: RMS; ghost: hits whose clusters have different points)\n");
 }
 
+/* The picture, its data and script (in the caller's C numeric locale). */
 static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
 {
-    int svg = format && !strcmp(format, "svg");
-    if (format && !svg && strcmp(format, "png"))
-        return tusk_error_set(err, TUSK_EINVAL, "picture format '%s': png or svg", format);
-    char dat[1200], gp[1200], pic[1200];
-    snprintf(dat, sizeof dat, "%s/residuals.dat", dir);
-    snprintf(gp, sizeof gp, "%s/residuals.gp", dir);
-    snprintf(pic, sizeof pic, "%s/residuals.%s", dir, svg ? "svg" : "png");
-    int st = tusk_gnuplot_check_path("picture", pic, err);
+    bool svg;
+    char path[1200], pic[1200];
+    FILE *fp;
+    int st = tusk_gnuplot_picture(dir, "residuals", format, &svg, pic, sizeof pic, err);
     if (st != TUSK_OK)
         return st;
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp = fopen(dat, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", dat, strerror(errno));
-        goto done;
-    }
+    if ((st = tusk_file_create(dir, "residuals.dat", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
     fprintf(fp, "# STS residuals (um, bin centre) and entries: front clusters, back clusters (strip direction), hit "
                 "x, hit y\n");
     for (int b = 1; b <= HBINS; b++) {
@@ -810,25 +718,11 @@ static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tu
         }
         fprintf(fp, "\n");
     }
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", dat);
-        goto done;
-    }
-    if (!(fp = fopen(gp, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", gp, strerror(errno));
-        goto done;
-    }
-    fprintf(fp, "# residuals.gp - written by tusk (sts/sts_qa.c); data in residuals.dat.\n"
-                "# Redraw by hand: cd to this folder, then: gnuplot residuals.gp\n");
-    if (svg)
-        fprintf(fp, "set terminal svg size 1000,700 dynamic font 'Sans,12'\n");
-    else
-        fprintf(fp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                    "    set terminal pngcairo size 1000,700 font 'Sans,11'\n"
-                    "} else {\n"
-                    "    set terminal png size 1000,700\n"
-                    "}\n");
-    fprintf(fp, "set output 'residuals.%s'\nset multiplot layout 2,2 title ", svg ? "svg" : "png");
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "residuals.gp", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
+    tusk_gnuplot_head(fp, "residuals", "sts/sts_qa.c", "residuals.dat", svg, 1000, 700);
+    fprintf(fp, "set multiplot layout 2,2 title ");
     char title[160];
     snprintf(title, sizeof title, "%s: STS residuals against the Monte Carlo truth (%s)", q->cfg.label,
              sts_backend_name(q->backend));
@@ -842,16 +736,9 @@ static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tu
                 k < 2 ? "#3060c0" : "#208040");
     }
     fprintf(fp, "unset multiplot\n");
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", gp);
-        goto done;
-    }
-    const char *pictures[] = {pic, NULL};
-    st = tusk_gnuplot_run(dir, "residuals.gp", "residuals.log", pictures, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
+        return st;
+    return tusk_gnuplot_draw(dir, "residuals", pic, err);
 }
 
 int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
@@ -863,12 +750,9 @@ int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *form
         return st;
     char path[1200];
     locale_t prev, c = tusk_c_numeric_begin(&prev);
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    FILE *fp;
+    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
     fprintf(fp, "sample,backend,timeslices,modules,digis,noise_digis,compared,only_original,only_parallel,"
                 "fraction_original,fraction_parallel\n");
     fprintf(fp, "%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.8f,%.8f\n", q->cfg.label, sts_backend_name(q->backend),
@@ -876,15 +760,9 @@ int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *form
             (unsigned long long)q->noise_digis, (unsigned long long)q->compared, (unsigned long long)q->differ_orig,
             (unsigned long long)q->differ_par, q->compared ? (double)q->differ_orig / (double)q->compared : 0.0,
             q->compared ? (double)q->differ_par / (double)q->compared : 0.0);
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "stations.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
-    snprintf(path, sizeof path, "%s/stations.csv", dir);
-    if (!(fp = fopen(path, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-        goto done;
-    }
     fprintf(fp, "sample,station,points,points_front,points_back,points_both,clusters_front,clusters_back,"
                 "matched_front,matched_back,found_front,found_back,res_mean_front,res_rms_front,res_mean_back,"
                 "res_rms_back,pull_mean_front,pull_rms_front,pull_mean_back,pull_rms_back,hits,hits_true,points_hit,"
@@ -904,10 +782,8 @@ int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *form
                 (unsigned long long)r->points_hit, r->hx_rms, r->hy_rms, r->ht_rms, r->hx_pull, r->hy_pull,
                 r->ht_pull);
     }
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
         goto done;
-    }
     if (plot)
         st = write_plot(q, dir, format, err);
 done:

@@ -11,17 +11,12 @@
  *
  * Exit statuses (base/exit.h): 0 fine, 1 the work failed (a file, the
  * data, gnuplot), 2 bad usage or settings. */
-#include <getopt.h>
-#include <math.h>
-#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "base/cli.h"
-#include "base/exit.h"
-#include "base/parse.h"
 #include "config.h"
+#include "tools/reco_tool.h"
 #include "tusk/adf.h"
 #include "tusk/sts.h"
 
@@ -57,364 +52,111 @@ static void help(FILE *out)
             "Exit status: 0 fine, 1 a file, the data or gnuplot failed, 2 bad usage or settings.\n");
 }
 
-/* Every key of params must be one of `known`. */
-static bool only_keys(const tusk_params_t *p, const char *const *known, const char *what)
+/* ---- sim ---------------------------------------------------------------------------- */
+
+typedef struct sim {
+    sts_sim_config_t sc;
+    sts_sim_t *sim;
+    const sts_sim_ts_t *ts;
+    uint64_t digis, noise, lost, points;
+    double length;
+} sim_t;
+
+static int sim_configure(void *ctx, const tusk_params_t *p, uint64_t *items, tusk_error_t *err)
 {
-    tusk_error_t err;
-    if (tusk_params_expect(p, known, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " %s: %s\n", what, err.message);
-        return false;
-    }
-    return true;
+    sim_t *c = ctx;
+    sts_sim_config_default(&c->sc);
+    int st = sts_sim_config_read(&c->sc, p, err);
+    *items = c->sc.timeslices;
+    return st;
 }
 
-/* ---- sim ---------------------------------------------------------------------------- */
+static int sim_start(void *ctx, tusk_error_t *err)
+{
+    sim_t *c = ctx;
+    return sts_sim_new(&c->sim, &c->sc, err);
+}
+
+/* A timeslice, written module by module. */
+static int sim_make(void *ctx, uint64_t i, size_t *parts, tusk_error_t *err)
+{
+    sim_t *c = ctx;
+    int st = sts_sim_make(c->sim, i, &c->ts, err);
+    if (st != TUSK_OK)
+        return st;
+    *parts = sts_sim_modules(c->sim);
+    c->digis += c->ts->digis;
+    c->noise += c->ts->noise_digis;
+    c->lost += c->ts->lost;
+    c->points += c->ts->points;
+    c->length += c->ts->length_ns;
+    return TUSK_OK;
+}
+
+static size_t sim_bytes(void *ctx, size_t module)
+{
+    return sts_sim_module_bytes(((sim_t *)ctx)->sim, module);
+}
+
+static int sim_encode(void *ctx, size_t module, adf_writer_t *w, tusk_error_t *err)
+{
+    return sts_sim_encode_module(((sim_t *)ctx)->sim, module, w, err);
+}
+
+static void sim_summary(void *ctx, const char *prog)
+{
+    const sim_t *c = ctx;
+    double n = (double)c->sc.timeslices;
+    fprintf(stderr,
+            "%s: %llu timeslices of %u collisions (%.1f us each) over %zu modules: %.0f digis a timeslice "
+            "(%.0f a collision, %.2f %% noise), %.0f Monte Carlo points, %.0f hits lost in dead time\n",
+            prog, (unsigned long long)c->sc.timeslices, (unsigned)c->sc.collisions, c->length / n * 1e-3,
+            sts_sim_modules(c->sim), (double)c->digis / n, (double)c->digis / n / c->sc.collisions,
+            c->digis ? 100.0 * (double)c->noise / (double)c->digis : 0.0, (double)c->points / n, (double)c->lost / n);
+}
 
 static int cmd_sim(const tusk_cli_t *cli, int argc, char **argv)
 {
-    static const struct option longs[] = {{"collisions", required_argument, NULL, 'c'},
-                                          {"timeslices", required_argument, NULL, 'n'},
-                                          {"seed", required_argument, NULL, 's'},
-                                          {"set", required_argument, NULL, 'S'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    tusk_params_t *p = tusk_params_new();
-    const char *out = NULL;
-    bool quiet = false;
-    int rc = TUSK_EXIT_USAGE, c;
-    tusk_error_t err;
-    if (!p) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return TUSK_EXIT_FAIL;
-    }
-    optind = 1;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "o:qh", longs, NULL)) != -1) {
-        bool ok = true;
-        uint64_t v;
-        switch (c) {
-        case 'c':
-            ok = tusk_cli_u64(argv[0], "--collisions", optarg, 1, 1000000, &v) &&
-                 tusk_params_set(p, "collisions", optarg, &err) == TUSK_OK;
-            break;
-        case 'n':
-            ok = tusk_cli_u64(argv[0], "--timeslices", optarg, 1, UINT32_MAX, &v) &&
-                 tusk_params_set(p, "timeslices", optarg, &err) == TUSK_OK;
-            break;
-        case 's':
-            ok = tusk_cli_u64(argv[0], "--seed", optarg, 0, UINT64_MAX, &v) &&
-                 tusk_params_set(p, "seed", optarg, &err) == TUSK_OK;
-            break;
-        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
-        case 'o': out = optarg; break;
-        case 'q': quiet = true; break;
-        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
-        default: ok = false;
-        }
-        if (!ok)
-            goto done;
-    }
-    if (!out || optind != argc) {
-        fprintf(stderr, PROG " sim: %s\n", !out ? "-o OUT.adf is required" : "unexpected arguments");
-        goto done;
-    }
-    if (!only_keys(p, sts_sim_keys(), "sim"))
-        goto done;
-    sts_sim_config_t sc;
-    sts_sim_config_default(&sc);
-    if (sts_sim_config_read(&sc, p, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " sim: %s\n", err.message);
-        goto done;
-    }
-    if (sc.timeslices == 0) {
-        fprintf(stderr, PROG " sim: timeslices must be at least 1\n");
-        goto done;
-    }
-    rc = TUSK_EXIT_FAIL;
-    sts_sim_t *sim = NULL;
-    adf_writer_t *w = adf_writer_new();
-    adf_file_writer_t *fw = NULL;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    adf_error_t aerr;
-    uint64_t digis = 0, noise = 0, lost = 0, points = 0;
-    double length = 0;
-    if (!w || sts_sim_new(&sim, &sc, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " sim: %s\n", w ? err.message : "out of memory");
-        goto sim_done;
-    }
-    if (!(fw = adf_file_writer_open(out, &aerr))) {
-        fprintf(stderr, PROG " sim: %s\n", aerr.message);
-        goto sim_done;
-    }
-    for (uint64_t i = 0; i < sc.timeslices; i++) {
-        const sts_sim_ts_t *ts;
-        if (sts_sim_make(sim, i, &ts, &err) != TUSK_OK) {
-            fprintf(stderr, PROG " sim: %s\n", err.message);
-            goto sim_done;
-        }
-        for (size_t m = 0; m < sts_sim_modules(sim); m++) {
-            size_t need = sts_sim_module_bytes(sim, m);
-            if (need > cap) {
-                uint8_t *b = realloc(buf, need);
-                if (!b) {
-                    fprintf(stderr, PROG " sim: out of memory\n");
-                    goto sim_done;
-                }
-                buf = b;
-                cap = need;
-            }
-            adf_writer_reset(w, buf, cap);
-            if (sts_sim_encode_module(sim, m, w, &err) != TUSK_OK) {
-                fprintf(stderr, PROG " sim: %s\n", err.message);
-                goto sim_done;
-            }
-            if (adf_file_writer_write(fw, buf, adf_writer_used(w), &aerr) != ADF_OK) {
-                fprintf(stderr, PROG " sim: %s\n", aerr.message);
-                goto sim_done;
-            }
-        }
-        digis += ts->digis;
-        noise += ts->noise_digis;
-        lost += ts->lost;
-        points += ts->points;
-        length += ts->length_ns;
-    }
-    if (adf_file_writer_close(&fw, &aerr) != ADF_OK) {
-        fprintf(stderr, PROG " sim: %s\n", aerr.message);
-        goto sim_done;
-    }
-    if (!quiet) {
-        double n = (double)sc.timeslices;
-        fprintf(stderr,
-                PROG " sim: %llu timeslices of %u collisions (%.1f us each) over %zu modules: %.0f digis a timeslice "
-                     "(%.0f a collision, %.2f %% noise), %.0f Monte Carlo points, %.0f hits lost in dead time\n",
-                (unsigned long long)sc.timeslices, (unsigned)sc.collisions, length / n * 1e-3, sts_sim_modules(sim),
-                (double)digis / n, (double)digis / n / sc.collisions,
-                digis ? 100.0 * (double)noise / (double)digis : 0.0, (double)points / n, (double)lost / n);
-    }
-    rc = TUSK_EXIT_OK;
-sim_done:
-    if (fw)
-        adf_file_writer_close(&fw, &aerr);
-    free(buf);
-    adf_writer_destroy(&w);
-    sts_sim_destroy(&sim);
-done:
-    tusk_params_destroy(&p);
+    static const tusk_cli_option_t options[] = {
+        {.name = "collisions", .kind = TUSK_CLI_PARAM, .key = "collisions", .min = 1, .max = 1000000},
+        {.name = "timeslices", .kind = TUSK_CLI_PARAM, .key = "timeslices", .min = 1, .max = UINT32_MAX},
+        {.name = NULL}};
+    static const reco_sim_t spec = {options,   sts_sim_keys, "timeslices", sim_configure, sim_start,
+                                    sim_make,  sim_bytes,    sim_encode,   sim_summary,   false};
+    sim_t c = {0};
+    int rc = reco_sim(cli, argc, argv, &spec, &c);
+    sts_sim_destroy(&c.sim);
     return rc;
 }
 
-/* ---- a file into an analysis ---------------------------------------------------------- */
+/* ---- qa and plot ---------------------------------------------------------------------- */
 
-static int feed_file(sts_qa_t *qa, const char *path)
+RECO_QA_ADAPT(sts)
+
+static const char *nothing(const void *qa)
 {
-    adf_error_t aerr;
-    adf_file_reader_t *r = adf_file_reader_open(path, NULL, &aerr);
-    if (!r) {
-        fprintf(stderr, PROG ": %s\n", aerr.message);
-        return TUSK_EXIT_FAIL;
-    }
-    adf_frame_t f;
-    int rc;
-    tusk_error_t err;
-    while ((rc = adf_file_reader_next(r, &f)) == ADF_OK)
-        /* a frame's bytes as a buffer of its own: the key lies just before the payload */
-        if (sts_qa_feed(qa, f.payload - ADF_KEY_SIZE, f.key.length, f.offset, &err) != TUSK_OK) {
-            fprintf(stderr, PROG ": %s: %s\n", path, err.message);
-            adf_file_reader_destroy(&r);
-            return TUSK_EXIT_FAIL;
-        }
-    if (rc != ADF_END) {
-        fprintf(stderr, PROG ": %s: %s\n", path, adf_file_reader_error(r)->message);
-        adf_file_reader_destroy(&r);
-        return TUSK_EXIT_FAIL;
-    }
-    adf_file_reader_destroy(&r);
-    if (sts_qa_finish(qa, &err) != TUSK_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", path, err.message);
-        return TUSK_EXIT_FAIL;
-    }
     sts_qa_summary_t s;
     sts_qa_summary(qa, &s);
-    if (s.modules == 0) {
-        fprintf(stderr, PROG ": %s: no module with data:sts_digis, data:sts_truth, data:sts_clusters and data:sts_hits\n",
-                path);
-        return TUSK_EXIT_FAIL;
-    }
-    return TUSK_EXIT_OK;
+    return s.modules ? NULL : "no module with data:sts_digis, data:sts_truth, data:sts_clusters and data:sts_hits";
 }
 
-/* The label of a [LABEL=]FILE argument. */
-static bool label_of(const char *arg, char *label, size_t cap, const char **path)
-{
-    const char *eq = strchr(arg, '=');
-    *path = eq ? eq + 1 : arg;
-    if (eq) {
-        size_t n = (size_t)(eq - arg);
-        if (n == 0 || n >= cap || memchr(arg, ',', n) || memchr(arg, '/', n)) {
-            fprintf(stderr, PROG ": '%.*s' is not a label (1-%zu characters, no comma or slash)\n", (int)n, arg,
-                    cap - 1);
-            return false;
-        }
-        snprintf(label, cap, "%.*s", (int)n, arg);
-        return true;
-    }
-    const char *base = strrchr(arg, '/');
-    snprintf(label, cap, "%s", base ? base + 1 : arg);
-    char *dot = strrchr(label, '.');
-    if (dot && dot != label)
-        *dot = '\0';
-    for (char *q = label; *q; q++)
-        if (*q == ',')
-            *q = '_';
-    return true;
-}
-
-/* ---- qa ------------------------------------------------------------------------------- */
+static const reco_qa_t qa_ops = {RECO_QA_OPS(sts), .nothing = nothing, .picture = "residuals"};
 
 static int cmd_qa(const tusk_cli_t *cli, int argc, char **argv)
 {
-    static const struct option longs[] = {{"set", required_argument, NULL, 'S'},
-                                          {"no-compare", no_argument, NULL, 'C'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    tusk_params_t *p = tusk_params_new();
-    const char *out = NULL;
-    bool compare = true;
-    int rc = TUSK_EXIT_USAGE, c;
-    if (!p) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return TUSK_EXIT_FAIL;
-    }
-    optind = 1;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
-        case 'C': compare = false; break;
-        case 'o': out = optarg; break;
-        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
-        default: ok = false;
-        }
-        if (!ok)
-            goto done;
-    }
-    if (optind == argc) {
-        fprintf(stderr, PROG " qa: no file\n");
-        goto done;
-    }
     sts_qa_config_t qc;
     sts_qa_config_default(&qc);
-    qc.compare = compare;
-    tusk_error_t err;
-    if (!only_keys(p, sts_config_keys(), "qa"))
-        goto done;
-    if (sts_config_read(&qc.alg, p, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " qa: %s\n", err.message);
-        goto done;
-    }
-    rc = TUSK_EXIT_OK;
-    for (int i = optind; i < argc && rc == TUSK_EXIT_OK; i++) {
-        const char *path;
-        if (!label_of(argv[i], qc.label, sizeof qc.label, &path)) {
-            rc = TUSK_EXIT_USAGE;
-            break;
-        }
-        sts_qa_t *qa = NULL;
-        if (sts_qa_new(&qa, &qc, &err) != TUSK_OK) {
-            fprintf(stderr, PROG " qa: %s\n", err.message);
-            rc = TUSK_EXIT_FAIL;
-            break;
-        }
-        rc = feed_file(qa, path);
-        if (rc == TUSK_EXIT_OK)
-            sts_qa_print(qa, stdout);
-        if (rc == TUSK_EXIT_OK && out) {
-            char dir[1200];
-            snprintf(dir, sizeof dir, "%s/%s", out, qc.label);
-            if (sts_qa_write(qa, dir, false, "png", &err) != TUSK_OK) {
-                fprintf(stderr, PROG " qa: %s\n", err.message);
-                rc = TUSK_EXIT_FAIL;
-            }
-        }
-        sts_qa_destroy(&qa);
-    }
-done:
-    tusk_params_destroy(&p);
-    return rc;
+    const tusk_cli_option_t options[] = {{.name = "no-compare", .kind = TUSK_CLI_FALSE, .to = &qc.compare},
+                                         {.name = NULL}};
+    return reco_qa(cli, argc, argv, &qa_ops, &qc, qc.label, sizeof qc.label, options);
 }
-
-/* ---- plot ----------------------------------------------------------------------------- */
 
 static int cmd_plot(const tusk_cli_t *cli, int argc, char **argv)
 {
-    static const struct option longs[] = {{"set", required_argument, NULL, 'S'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"format", required_argument, NULL, 'f'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    tusk_params_t *p = tusk_params_new();
-    const char *out = ".", *format = "png";
-    int rc = TUSK_EXIT_USAGE, c;
-    if (!p) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return TUSK_EXIT_FAIL;
-    }
-    optind = 1;
-    while ((c = tusk_cli_getopt(cli, argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'S': ok = tusk_cli_set(argv[0], p, optarg); break;
-        case 'o': out = optarg; break;
-        case 'f':
-            format = optarg;
-            ok = !strcmp(format, "png") || !strcmp(format, "svg");
-            if (!ok)
-                fprintf(stderr, PROG " plot: --format is png or svg, not '%s'\n", format);
-            break;
-        case 'h': tusk_params_destroy(&p); return tusk_cli_help(cli);
-        default: ok = false;
-        }
-        if (!ok)
-            goto done;
-    }
-    if (optind + 1 != argc) {
-        fprintf(stderr, PROG " plot: one FILE expected\n");
-        goto done;
-    }
     sts_qa_config_t qc;
     sts_qa_config_default(&qc);
     qc.compare = false;
-    tusk_error_t err;
-    if (!only_keys(p, sts_config_keys(), "plot"))
-        goto done;
-    if (sts_config_read(&qc.alg, p, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " plot: %s\n", err.message);
-        goto done;
-    }
-    const char *path;
-    if (!label_of(argv[optind], qc.label, sizeof qc.label, &path))
-        goto done;
-    sts_qa_t *qa = NULL;
-    if (sts_qa_new(&qa, &qc, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " plot: %s\n", err.message);
-        rc = TUSK_EXIT_FAIL;
-        goto done;
-    }
-    rc = feed_file(qa, path);
-    if (rc == TUSK_EXIT_OK && sts_qa_write(qa, out, true, format, &err) != TUSK_OK) {
-        fprintf(stderr, PROG " plot: %s\n", err.message);
-        rc = TUSK_EXIT_FAIL;
-    }
-    if (rc == TUSK_EXIT_OK)
-        printf("%s/residuals.%s\n", out, format);
-    sts_qa_destroy(&qa);
-done:
-    tusk_params_destroy(&p);
-    return rc;
+    return reco_plot(cli, argc, argv, &qa_ops, &qc, qc.label, sizeof qc.label, NULL);
 }
 
 static const tusk_cli_command_t commands[] = {

@@ -2,10 +2,12 @@
  * every length checked, errors with offsets, the stop and resync policies,
  * composites, and thousands of random mutations that must never lead the
  * reader outside its buffer. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "adf/adf_frames.h"
 #include "base/bytes.h"
 
 #define N_FRAMES 40
@@ -414,6 +416,127 @@ START_TEST(random_mutations)
 }
 END_TEST
 
+/* ---- the reconstruction filters' walks (adf_frames.h) ------------------------------ */
+
+#define T_OURS ADF_TYPE_DATA_STS_DIGIS
+#define T_OTHER ADF_TYPE_META_SYNC
+#define T_AFTER ADF_TYPE_DATA_STS_HITS
+
+typedef struct walk {
+    uint32_t events[64];
+    size_t n, fail_at;
+} walk_t;
+
+static int note(void *ctx, const adf_frame_t *f, tusk_error_t *err)
+{
+    walk_t *w = ctx;
+    if (w->n == w->fail_at) {
+        err->code = TUSK_ENOMEM; /* by hand: this test links libtusk-adf alone */
+        snprintf(err->message, sizeof err->message, "made-up failure at frame %zu", w->n);
+        return TUSK_ENOMEM;
+    }
+    w->events[w->n++] = f->key.event;
+    return TUSK_OK;
+}
+
+/* After frame k of ours: a T_AFTER frame of event 1000 + k. */
+static int after(void *ctx, size_t k, const adf_frame_t *f, adf_writer_t *w, tusk_error_t *err)
+{
+    walk_t *wk = ctx;
+    ck_assert_uint_eq(f->key.event, wk->events[k]);
+    adf_key_t key = {0, T_AFTER, (uint32_t)(1000 + k), f->key.timestamp};
+    if (adf_writer_put(w, &key, "x", 1) != ADF_OK)
+        return adf_frames_error(adf_writer_error(w), err);
+    return TUSK_OK;
+}
+
+START_TEST(frames_walks)
+{
+    /* A random mix of our frames and others; event i for frame i. */
+    uint8_t buf[64 * 48], out[64 * 96];
+    size_t size = 0, n = 8 + tu_below(40), ours = 0, last = 0;
+    uint32_t type[64];
+    for (size_t i = 0; i < n; i++) {
+        type[i] = tu_below(2) ? T_OURS : T_OTHER;
+        ours += type[i] == T_OURS;
+        uint8_t payload[8];
+        tu_fill(payload, sizeof payload);
+        last = size;
+        size += tu_put_frame(buf + size, type[i], (uint32_t)i, 7, payload, tu_below(9));
+    }
+    tusk_error_t err;
+    walk_t w = {{0}, 0, SIZE_MAX};
+    ck_assert_int_eq(adf_frames_read(buf, size, 0, T_OURS, note, &w, &err), TUSK_OK);
+    ck_assert_uint_eq(w.n, ours);
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (type[i] == T_OURS)
+            ck_assert_uint_eq(w.events[k++], i);
+    walk_t all = {{0}, 0, SIZE_MAX};
+    ck_assert_int_eq(adf_frames_read(buf, size, 0, ADF_FRAMES_ALL, note, &all, &err), TUSK_OK);
+    ck_assert_uint_eq(all.n, n);
+    /* the first failure stops the walk with its status */
+    walk_t stop = {{0}, 0, 1};
+    ck_assert_int_eq(adf_frames_read(buf, size, 0, ADF_FRAMES_ALL, note, &stop, &err), TUSK_ENOMEM);
+    tu_assert_error(&err, TUSK_ENOMEM, "made-up failure at frame 1");
+    /* a damaged buffer: the reader's message, offsets from base */
+    walk_t cut = {{0}, 0, SIZE_MAX};
+    ck_assert_int_eq(adf_frames_read(buf, size - 1, 5000, ADF_FRAMES_ALL, note, &cut, &err), TUSK_EINVAL);
+    char at[32];
+    snprintf(at, sizeof at, "offset %zu", 5000 + last);
+    tu_assert_error(&err, TUSK_EINVAL, at);
+    ck_assert_uint_eq(cut.n, n - 1);
+
+    /* Written back: every other frame, ours only when kept, each followed
+     * by what the callback writes. */
+    adf_writer_t *wr = adf_writer_new();
+    for (int keep = 0; keep < 2; keep++) {
+        adf_writer_reset(wr, out, sizeof out);
+        ck_assert_int_eq(adf_frames_write(buf, size, T_OURS, keep, ours, "modules", after, &w, wr, &err), TUSK_OK);
+        adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+        adf_reader_reset(r, out, adf_writer_used(wr), 0);
+        adf_frame_t f;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (type[i] != T_OURS || keep) {
+                ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
+                ck_assert_uint_eq(f.key.type, type[i]);
+                ck_assert_uint_eq(f.key.event, i);
+            }
+            if (type[i] == T_OURS) {
+                ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
+                ck_assert_uint_eq(f.key.type, T_AFTER);
+                ck_assert_uint_eq(f.key.event, 1000 + k++);
+            }
+        }
+        ck_assert_int_eq(adf_reader_next(r, &f), ADF_END);
+        adf_reader_destroy(&r);
+    }
+    /* the buffer must hold as many of ours as there are results */
+    adf_writer_reset(wr, out, sizeof out);
+    ck_assert_int_eq(adf_frames_write(buf, size, T_OURS, true, ours + 1, "modules", after, &w, wr, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "modules, not the");
+    if (ours > 0) {
+        adf_writer_reset(wr, out, sizeof out);
+        ck_assert_int_eq(adf_frames_write(buf, size, T_OURS, true, ours - 1, "modules", after, &w, wr, &err),
+                         TUSK_EINVAL);
+        tu_assert_error(&err, TUSK_EINVAL, "the buffer holds more modules than the");
+    }
+    /* an output buffer too small: TUSK_ELIMIT with the writer's message */
+    adf_writer_reset(wr, out, size / 2);
+    ck_assert_int_eq(adf_frames_write(buf, size, T_OURS, true, ours, "modules", after, &w, wr, &err), TUSK_ELIMIT);
+    adf_writer_destroy(&wr);
+
+    /* The status of a codec's error: ELIMIT when the frame did not fit. */
+    adf_error_t e = {ADF_EFULL, 12, "buffer full at 12"};
+    ck_assert_int_eq(adf_frames_error(&e, &err), TUSK_ELIMIT);
+    tu_assert_error(&err, TUSK_ELIMIT, "buffer full at 12");
+    e.code = ADF_ETOOBIG;
+    ck_assert_int_eq(adf_frames_error(&e, &err), TUSK_ELIMIT);
+    e.code = ADF_EPAYLOAD;
+    ck_assert_int_eq(adf_frames_error(&e, &err), TUSK_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adf_reader");
@@ -423,6 +546,7 @@ int main(void)
     tcase_add_test(tc, count_frames_stops_at_damage);
     tcase_add_test(tc, empty_and_null_buffers);
     tcase_add_test(tc, composite_frames);
+    tcase_add_test(tc, frames_walks);
     suite_add_tcase(s, tc);
     tc = tcase_create("malformed");
     tcase_add_test(tc, zero_length_key);

@@ -19,12 +19,14 @@
 #include "base/cli.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
 #include "base/parse.h"
 #include "base/pool.h"
 #include "base/radix.h"
 #include "base/rng.h"
+#include "base/stats.h"
 #include "testutil.h"
 #include "tusk/params.h"
 #include "base/textfile.h"
@@ -629,6 +631,291 @@ START_TEST(cli_without_commands)
 }
 END_TEST
 
+/* ---- tusk_cli_options: a command's options by a table ------------------------- */
+
+static void tab_usage(FILE *out)
+{
+    fputs("TAB USAGE\n", out);
+}
+
+static bool even(void *to, const char *prog, const char *text)
+{
+    unsigned v;
+    if (!tusk_cli_unsigned(prog, "--even", text, 0, 100, &v))
+        return false;
+    if (v % 2) {
+        fprintf(stderr, "%s: --even wants an even number, not %u\n", prog, v);
+        return false;
+    }
+    *(unsigned *)to = v;
+    return true;
+}
+
+/* Every kind of entry; prints what the table filled, then the operands. */
+static int cmd_table(const tusk_cli_t *cli, int argc, char **argv)
+{
+    bool quiet = false, check = true;
+    const char *out = "-", *dev[2] = {NULL, NULL};
+    uint64_t n = 1;
+    unsigned u = 0, nd = 0, ev = 0;
+    double x = 0.5;
+    int fmt = 0;
+    tusk_params_t *p = tusk_params_new();
+    const tusk_cli_option_t opts[] = {
+        {.name = "quiet", .letter = 'q', .kind = TUSK_CLI_TRUE, .to = &quiet},
+        {.name = "no-check", .kind = TUSK_CLI_FALSE, .to = &check},
+        {.name = "out", .letter = 'o', .kind = TUSK_CLI_TEXT, .to = &out},
+        {.name = "count", .kind = TUSK_CLI_U64, .to = &n, .min = 1, .max = 9},
+        {.name = "width", .kind = TUSK_CLI_UNSIGNED, .to = &u, .max = 100},
+        {.name = "fraction", .kind = TUSK_CLI_DOUBLE, .to = &x, .lo = 0.0, .hi = 1.0},
+        {.name = "format", .kind = TUSK_CLI_CHOICE, .to = &fmt, .key = "png|svg|pdf"},
+        {.name = "device", .kind = TUSK_CLI_LIST, .to = dev, .max = 2, .n = &nd},
+        {.name = "seed", .kind = TUSK_CLI_PARAM, .key = "seed", .max = UINT64_MAX},
+        {.name = "preset", .kind = TUSK_CLI_PARAM, .key = "preset"},
+        {.name = "set", .kind = TUSK_CLI_SET},
+        {.name = "even", .kind = TUSK_CLI_CALL, .to = &ev, .call = even},
+        {.name = NULL}};
+    int rc = tusk_cli_options(cli, argc, argv, opts, p, strstr(argv[0], "own") ? tab_usage : NULL);
+    if (rc == TUSK_CLI_RUN) {
+        printf("q%d c%d o=%s n=%llu u=%u x=%g f=%d d=%u%s%s e=%u seed=%s preset=%s k=%s", quiet, check, out,
+               (unsigned long long)n, u, x, fmt, nd, nd ? ":" : "", nd ? dev[nd - 1] : "", ev,
+               tusk_params_get(p, "seed") ? tusk_params_get(p, "seed") : "-",
+               tusk_params_get(p, "preset") ? tusk_params_get(p, "preset") : "-",
+               tusk_params_get(p, "k") ? tusk_params_get(p, "k") : "-");
+        for (int i = optind; i < argc; i++)
+            printf(" [%s]", argv[i]);
+        rc = 0;
+    }
+    tusk_params_destroy(&p);
+    return rc;
+}
+
+static const tusk_cli_command_t table_commands[] = {
+    {"tab", cmd_table, "a table"}, {"own", cmd_table, "a table, its own usage"}, {NULL, NULL, NULL}};
+static const tusk_cli_t table_tool = {"tusk-t", NULL, "tab [OPTIONS]", table_commands, NULL, NULL};
+
+START_TEST(cli_options_table)
+{
+    static const struct {
+        const char *args[8];
+        int argc, status;
+        const char *out, *err;
+    } cases[] = {
+        {{"t", "tab"}, 2, 0, "q0 c1 o=- n=1 u=0 x=0.5 f=0 d=0 e=0 seed=- preset=- k=-", ""},
+        {{"t", "tab", "-qo", "f", "--no-check", "a", "b"}, 7, 0,
+         "q1 c0 o=f n=1 u=0 x=0.5 f=0 d=0 e=0 seed=- preset=- k=- [a] [b]", ""},
+        {{"t", "tab", "--count=3", "--width", "100", "--fraction", "0.25"}, 7, 0,
+         "q0 c1 o=- n=3 u=100 x=0.25 f=0 d=0 e=0 seed=- preset=- k=-", ""},
+        {{"t", "tab", "--format", "pdf", "--device", "a", "--device=b"}, 7, 0,
+         "q0 c1 o=- n=1 u=0 x=0.5 f=2 d=2:b e=0 seed=- preset=- k=-", ""},
+        {{"t", "tab", "--seed", "0x10", "--preset", "central", "--set=k=v"}, 7, 2, "",
+         "tusk-t tab: --seed wants a whole number, not '0x10'\n"},
+        {{"t", "tab", "--seed", "17", "--preset", "central", "--set=k=v"}, 7, 0,
+         "q0 c1 o=- n=1 u=0 x=0.5 f=0 d=0 e=0 seed=17 preset=central k=v", ""},
+        {{"t", "tab", "--even", "4"}, 4, 0, "q0 c1 o=- n=1 u=0 x=0.5 f=0 d=0 e=4 seed=- preset=- k=-", ""},
+        {{"t", "tab", "--even", "5", "--count", "0"}, 6, 2, "", "tusk-t tab: --even wants an even number, not 5\n"},
+        {{"t", "tab", "--count", "0", "--even", "5"}, 6, 2, "",
+         "tusk-t tab: --count wants a whole number from 1 to 9, not '0'\n"},
+        {{"t", "tab", "--width", "101"}, 4, 2, "",
+         "tusk-t tab: --width wants a whole number from 0 to 100, not '101'\n"},
+        {{"t", "tab", "--fraction", "2"}, 4, 2, "",
+         "tusk-t tab: --fraction wants a finite number from 0 to 1, not '2'\n"},
+        {{"t", "tab", "--format", "gif"}, 4, 2, "", "tusk-t tab: --format is png, svg or pdf, not 'gif'\n"},
+        {{"t", "tab", "--format", "pn"}, 4, 2, "", "tusk-t tab: --format is png, svg or pdf, not 'pn'\n"},
+        {{"t", "tab", "--device", "a", "--device", "b", "--device", "c"}, 8, 2, "", "tusk-t tab: at most 2 --device\n"},
+        {{"t", "tab", "--preset", "a\nb"}, 4, 2, "",
+         "tusk-t tab: --preset: parameter 'preset': the value must be a single line\n"},
+        {{"t", "tab", "--set", "k"}, 4, 2, "", "tusk-t tab: --set wants KEY=VALUE, not 'k'\n"},
+        {{"t", "tab", "--quiet=1"}, 3, 2, "", "tusk-t tab: option '--quiet' takes no value\n"},
+        {{"t", "tab", "--s", "1"}, 4, 2, "", "tusk-t tab: ambiguous option '--s' (--seed, --set)\n"},
+        {{"t", "tab", "-x"}, 3, 2, "", "tusk-t tab: unknown option '-x' (tusk-t --help lists the options)\n"},
+        {{"t", "tab", "--count", "2", "-h", "--count", "x"}, 6, 0, "usage: tusk-t tab [OPTIONS]\n", ""},
+        {{"t", "own", "--help"}, 3, 0, "TAB USAGE\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_t r = run_cli(&table_tool, cases[i].argc, cases[i].args);
+        ck_assert_msg(strncmp(r.out, cases[i].out, strlen(cases[i].out)) == 0 && (cases[i].out[0] || !r.out[0]) &&
+                          strcmp(r.err, cases[i].err) == 0 && r.status == cases[i].status,
+                      "case %zu: status %d out '%s' err '%s'", i, r.status, r.out, r.err);
+    }
+}
+END_TEST
+
+/* tusk_cli_label: LABEL= or the file's name; tusk_cli_keys. */
+START_TEST(cli_labels_and_keys)
+{
+    static const struct {
+        const char *arg, *label, *path;
+    } good[] = {{"a=x/y.adf", "a", "x/y.adf"},   {"x/y.adf", "y", "x/y.adf"},     {".hidden", ".hidden", ".hidden"},
+                {"d/a,b.c.adf", "a_b.c", "d/a,b.c.adf"}, {"run", "run", "run"}, {"l=", "l", ""}};
+    char label[8];
+    const char *path;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ck_assert(tusk_cli_label("p", good[i].arg, label, sizeof label, &path));
+        ck_assert_str_eq(label, good[i].label);
+        ck_assert_str_eq(path, good[i].path);
+    }
+    static const char *const bad[] = {"=f", "a,b=f", "a/b=f", "12345678=f"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert(!tusk_cli_label("p", bad[i], label, sizeof label, &path));
+    tusk_params_t *p = tusk_params_new();
+    static const char *const known[] = {"alpha", "beta", NULL};
+    ck_assert(tusk_cli_keys("p", p, known));
+    ck_assert(tusk_cli_set("p", p, "beta=1"));
+    ck_assert(tusk_cli_keys("p", p, known));
+    ck_assert(tusk_cli_set("p", p, "gamma=1"));
+    ck_assert(!tusk_cli_keys("p", p, known));
+    tusk_params_destroy(&p);
+}
+END_TEST
+
+/* ---- records by key, gathered parts ------------------------------------------------ */
+
+typedef struct rec {
+    uint64_t key;
+    int value;
+} rec_t;
+
+START_TEST(grow_records_by_key)
+{
+    rec_t *r = NULL;
+    size_t n = 0, cap = 0;
+    for (int round = 0; round < 2; round++)
+        for (uint64_t k = 0; k < 100; k++) {
+            rec_t *x = tusk_grow_find(&r, &n, &cap, sizeof *r, k * 7919);
+            ck_assert_ptr_nonnull(x);
+            ck_assert(x->key == k * 7919);
+            ck_assert_int_eq(x->value, round ? (int)k : 0); /* a new one zeroed, an old one found */
+            x->value = (int)k;
+        }
+    ck_assert_uint_eq(n, 100);
+    tusk_grow_drop(r, &n, sizeof *r, 10); /* the last takes its place */
+    ck_assert_uint_eq(n, 99);
+    ck_assert(r[10].key == 99 * 7919 && r[10].value == 99);
+    tusk_grow_drop(r, &n, sizeof *r, n - 1);
+    ck_assert_uint_eq(n, 98);
+    ck_assert(r[97].key == 97 * 7919);
+    free(r);
+}
+END_TEST
+
+typedef struct part_rec {
+    tusk_part_t head;
+    char *held;
+} part_rec_t;
+
+static int released;
+
+static void release_part(void *rec)
+{
+    part_rec_t *p = rec;
+    free(p->held);
+    released++;
+}
+
+START_TEST(gather_parts_and_units)
+{
+    tusk_gather_t g;
+    tusk_error_t err;
+    released = 0;
+    tusk_gather_init(&g, sizeof(part_rec_t), release_part, "timeslice", "module");
+    part_rec_t *a = tusk_gather_part(&g, 7, 1, &err), *b = tusk_gather_part(&g, 7, 2, &err);
+    ck_assert(a && b && a != b);
+    ck_assert(a->head.unit == 7 && a->head.part == 1 && a->head.have == 0 && !a->held);
+    a->head.have |= 1;
+    a->held = malloc(10);
+    ck_assert_ptr_eq(tusk_gather_part(&g, 7, 1, &err), a);
+    ck_assert_int_eq(tusk_gather_unit(&g, 7, 2, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_gather_unit(&g, 8, 5, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_gather_unit(&g, 7, 3, &err), TUSK_EINVAL);
+    ck_assert_str_eq(err.message, "timeslice 7: modules announce 2 and 3 modules");
+    ck_assert_int_eq(tusk_gather_unit(&g, 7, 2, &err), TUSK_OK);
+    const tusk_unit_t *u = tusk_gather_short(&g);
+    ck_assert(u && u->unit == 8 && u->seen == 1 && u->expected == 5);
+    const tusk_part_t *open = tusk_gather_open(&g);
+    ck_assert(open && open->unit == 7 && open->part == 1);
+    char missing[64];
+    tusk_gather_missing(open->have, (const char *const[]){"digis", "truth", "hits"}, 3, missing, sizeof missing);
+    ck_assert_str_eq(missing, "truth, hits");
+    tusk_gather_missing(7, (const char *const[]){"digis", "truth", "hits"}, 3, missing, sizeof missing);
+    ck_assert_str_eq(missing, "");
+    tusk_gather_close(&g, a); /* b takes its place */
+    ck_assert_int_eq(released, 1);
+    ck_assert_uint_eq(g.n, 1);
+    ck_assert(tusk_gather_open(&g)->part == 2);
+    tusk_gather_free(&g);
+    ck_assert_int_eq(released, 2);
+    ck_assert_ptr_null(tusk_gather_open(&g));
+    ck_assert_ptr_null(tusk_gather_short(&g));
+}
+END_TEST
+
+/* ---- sums for mean and spread ------------------------------------------------------- */
+
+START_TEST(stats_moments)
+{
+    tusk_moments_t m = {0}, a = {0}, b = {0};
+    ck_assert(tusk_moments_mean(&m) == 0 && tusk_moments_rms(&m) == 0 && tusk_moments_std(&m) == 0 &&
+              tusk_moments_sd(&m) == 0);
+    static const double x[] = {1, 2, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        tusk_moments_add(&m, x[i]);
+        tusk_moments_add(i < 2 ? &a : &b, x[i]);
+    }
+    ck_assert(tusk_moments_mean(&m) == 2.5);
+    ck_assert(fabs(tusk_moments_rms(&m) - sqrt(7.5)) < 1e-15);
+    ck_assert(fabs(tusk_moments_std(&m) - sqrt(1.25)) < 1e-15);
+    ck_assert(fabs(tusk_moments_sd(&m) - sqrt(5.0 / 3.0)) < 1e-15);
+    tusk_moments_merge(&a, &b);
+    ck_assert(a.n == m.n && a.s == m.s && a.s2 == m.s2);
+    tusk_moments_t one = {0};
+    tusk_moments_add(&one, 1e8 + 0.1); /* a rounding remainder is no negative variance */
+    ck_assert(tusk_moments_std(&one) >= 0 && tusk_moments_sd(&one) == 0);
+    ck_assert(tusk_pct(1, 4) == 25.0 && tusk_pct(3, 0) == 0.0);
+}
+END_TEST
+
+/* ---- files into a folder, a picture's script ------------------------------------ */
+
+START_TEST(files_and_script_head)
+{
+    char dir[512], path[700];
+    tu_make_dir(dir, sizeof dir);
+    tusk_error_t err;
+    FILE *fp;
+    ck_assert_int_eq(tusk_file_create(dir, "a.csv", &fp, path, sizeof path, &err), TUSK_OK);
+    ck_assert(strstr(path, "/a.csv") && strncmp(path, dir, strlen(dir)) == 0);
+    tusk_gnuplot_head(fp, "pic", "here.c", "pic.dat", false, 640, 480);
+    ck_assert_int_eq(tusk_file_close(fp, path, &err), TUSK_OK);
+    char *text = NULL;
+    size_t len;
+    ck_assert_int_eq(tusk_file_read(path, 4096, &text, &len, &err), TUSK_OK);
+    ck_assert_str_eq(text, "# pic.gp - written by tusk (here.c); data in pic.dat.\n"
+                           "# Redraw by hand: cd to this folder, then: gnuplot pic.gp\n"
+                           "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                           "    set terminal pngcairo size 640,480 font 'Sans,11'\n"
+                           "} else {\n"
+                           "    set terminal png size 640,480\n"
+                           "}\n"
+                           "set output 'pic.png'\n");
+    free(text);
+    char missing_dir[700];
+    snprintf(missing_dir, sizeof missing_dir, "%s/no/such", dir);
+    ck_assert_int_eq(tusk_file_create(missing_dir, "a.csv", &fp, path, sizeof path, &err), TUSK_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "/no/such/a.csv: "));
+    bool svg = false;
+    char pic[700];
+    ck_assert_int_eq(tusk_gnuplot_picture(dir, "p", "svg", &svg, pic, sizeof pic, &err), TUSK_OK);
+    ck_assert(svg && strstr(pic, "/p.svg"));
+    ck_assert_int_eq(tusk_gnuplot_picture(dir, "p", NULL, &svg, pic, sizeof pic, &err), TUSK_OK);
+    ck_assert(!svg && strstr(pic, "/p.png"));
+    ck_assert_int_eq(tusk_gnuplot_picture(dir, "p", "gif", &svg, pic, sizeof pic, &err), TUSK_EINVAL);
+    ck_assert_str_eq(err.message, "picture format 'gif': png or svg");
+    ck_assert_int_eq(tusk_gnuplot_picture("it's", "p", "png", &svg, pic, sizeof pic, &err), TUSK_EINVAL);
+    tu_remove_dir(dir);
+}
+END_TEST
+
 /* tusk_file_read: a file read whole (its size the first guess, one byte
  * past the limit refused), a missing one with errno ENOENT. */
 START_TEST(file_read_whole)
@@ -710,6 +997,12 @@ int main(void)
     tcase_add_test(tc, cli_without_commands);
     tcase_add_test(tc, file_read_whole);
     tcase_add_test(tc, mkdir_mode);
+    tcase_add_test(tc, cli_options_table);
+    tcase_add_test(tc, cli_labels_and_keys);
+    tcase_add_test(tc, grow_records_by_key);
+    tcase_add_test(tc, gather_parts_and_units);
+    tcase_add_test(tc, stats_moments);
+    tcase_add_test(tc, files_and_script_head);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

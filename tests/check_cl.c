@@ -1,8 +1,9 @@
 /* check_cl.c - the parts of libtusk-cl that need no device: error names,
  * selection strings (good and bad), device choice over made-up device
- * lists (several GPUs, instances), -D options, the binary-cache file
- * format and folders, options from actor parameters. check_cl_device.c
- * runs the rest on a real device (PoCL in CI). */
+ * lists (several GPUs, instances), -D options, the options of bit-for-bit
+ * families, work-group fitting and kernel sets over made-up kernels, the
+ * binary-cache file format and folders, options from actor parameters.
+ * check_cl_device.c runs the rest on a real device (PoCL in CI). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,7 +363,177 @@ START_TEST(inexact_options_refused)
         tu_assert_error(&err, TUSK_EINVAL, bad[i]);
         tu_assert_error(&err, TUSK_EINVAL, "STS: build option");
         tu_assert_error(&err, TUSK_EINVAL, "round differently from the fast backend");
+        /* A family's device is refused with them before any device is touched. */
+        tusk_cl_t *cl = (tusk_cl_t *)1;
+        ck_assert_int_eq(tusk_cl_new_exact(&cl, "gpu", 0, opt, false, "UT", "the CPU backends", &err), TUSK_EINVAL);
+        tu_assert_error(&err, TUSK_EINVAL, "UT: build option");
+        ck_assert_ptr_null(cl);
     }
+    /* Exact options go on to the selection, which reads the setting. */
+    tusk_cl_t *cl = (tusk_cl_t *)1;
+    ck_assert_int_eq(tusk_cl_new_exact(&cl, "gpu:first", 0, "-DN=3", true, "UT", "the CPU backends", &err),
+                     TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "device selection 'gpu:first'");
+    ck_assert_ptr_null(cl);
+}
+END_TEST
+
+START_TEST(exact_division_options)
+{
+    /* A device that divides as the CPU does gets the rounding option,
+     * after what the options hold; one with fp64 but no correctly rounded
+     * division divides in double (-DX=1); one with neither is refused,
+     * naming the family, the device and what the kernels must agree with. */
+    tusk_error_t err;
+    char buf[96] = "-DN=3";
+    bool via = true;
+    const cl_device_fp_config exact = CL_FP_ROUND_TO_NEAREST | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+    ck_assert_int_eq(tusk_cl_division_option(exact, false, "dev", "STS", "the fast backend's", "STS_DIV", buf,
+                                             sizeof buf, &via, &err),
+                     TUSK_OK);
+    ck_assert_str_eq(buf, "-DN=3 -cl-fp32-correctly-rounded-divide-sqrt");
+    ck_assert(!via);
+    buf[0] = '\0';
+    ck_assert_int_eq(tusk_cl_division_option(CL_FP_ROUND_TO_NEAREST, true, "dev", "STS", "the fast backend's",
+                                             "STS_DIV", buf, sizeof buf, &via, &err),
+                     TUSK_OK);
+    ck_assert_str_eq(buf, "-DSTS_DIV=1");
+    ck_assert(via);
+    ck_assert_int_eq(tusk_cl_division_option(CL_FP_ROUND_TO_NEAREST, false, "Some GPU", "TPC", "the CPU backends'",
+                                             "TPC_DIV", buf, sizeof buf, &via, &err),
+                     TUSK_ENODEV);
+    tu_assert_error(&err, TUSK_ENODEV, "TPC on Some GPU: the device divides floats");
+    tu_assert_error(&err, TUSK_ENODEV, "no fp64, so its results could differ from the CPU backends'");
+    ck_assert(!via);
+    /* Options that would not fit are refused, buf unchanged. */
+    char small[24] = "-DN=3";
+    ck_assert_int_eq(tusk_cl_division_option(CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, true, "dev", "X", "y", "X_DIV", small,
+                                             sizeof small, &via, &err),
+                     TUSK_ELIMIT);
+    ck_assert_str_eq(small, "-DN=3");
+
+    /* The query itself: a failing clGetDeviceInfo is named with its status. */
+    tusk_cl_t fake;
+    memset(&fake, 0, sizeof fake);
+    snprintf(fake.describe, sizeof fake.describe, "a made-up device");
+    buf[0] = '\0';
+    ck_assert_int_eq(tusk_cl_exact_division(&fake, "UT", "the CPU backends'", "UT_DIV", buf, sizeof buf, &via, &err),
+                     TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL,
+                    "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on a made-up device: CL_INVALID_DEVICE (-33)");
+}
+END_TEST
+
+START_TEST(work_group_fitting)
+{
+    ck_assert_uint_eq(tusk_cl_floor_pow2(0), 1);
+    ck_assert_uint_eq(tusk_cl_floor_pow2(1), 1);
+    ck_assert_uint_eq(tusk_cl_floor_pow2(3), 2);
+    ck_assert_uint_eq(tusk_cl_floor_pow2(96), 64);
+    ck_assert_uint_eq(tusk_cl_floor_pow2(1024), 1024);
+    ck_assert_uint_eq(tusk_cl_floor_pow2(SIZE_MAX), (size_t)1 << (sizeof(size_t) * 8 - 1));
+
+    /* The size a program is built for: kept when every sized kernel can
+     * run it, else the largest power of two they all can. */
+    const size_t limits[] = {256, 96, 1024};
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, TUSK_CL_ALL_KERNELS, 64), 64);
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, TUSK_CL_ALL_KERNELS, 96), 96);
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, TUSK_CL_ALL_KERNELS, 128), 64);
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, 1u << 0 | 1u << 2, 512), 256);
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, 1u << 2, 512), 512);
+    ck_assert_uint_eq(tusk_cl_group_fit(limits, 3, 0, 4096), 4096);
+    const size_t none[] = {64, 0};
+    ck_assert_uint_eq(tusk_cl_group_fit(none, 2, TUSK_CL_ALL_KERNELS, 64), 0);
+    for (int round = 0; round < 2000; round++) {
+        size_t lim[8], n = 1 + tu_below(8), group = 1 + tu_below(4096), least = SIZE_MAX;
+        uint64_t sized = tu_rand();
+        for (size_t i = 0; i < n; i++) {
+            lim[i] = 1 + tu_below(2048);
+            if (((sized >> i) & 1u) && lim[i] < least)
+                least = lim[i];
+        }
+        size_t fit = tusk_cl_group_fit(lim, n, sized, group);
+        if (least >= group)
+            ck_assert_uint_eq(fit, group);
+        else
+            ck_assert_msg(fit <= least && 2 * fit > least && (fit & (fit - 1)) == 0,
+                          "limit %zu, group %zu: %zu is not the largest power of two within", least, group, fit);
+    }
+
+    /* A kernel's group: what is asked when it can run it, else the
+     * largest power of two it can (made-up kernels, no device). */
+    tusk_cl_t fake;
+    memset(&fake, 0, sizeof fake);
+    snprintf(fake.describe, sizeof fake.describe, "a made-up device");
+    static const char *const names[] = {"narrow", "wide"};
+    cl_kernel kernel[2] = {NULL, NULL};
+    size_t limit[2] = {96, 1024};
+    tusk_cl_kernels_t ks = {&fake, NULL, "made-up.cl", names, 2, kernel, limit};
+    ck_assert_uint_eq(tusk_cl_kernels_group(&ks, 0, 64), 64);
+    ck_assert_uint_eq(tusk_cl_kernels_group(&ks, 0, 128), 64);
+    ck_assert_uint_eq(tusk_cl_kernels_group(&ks, 1, 1000), 1000);
+    ck_assert_uint_eq(tusk_cl_kernels_group(&ks, 1, 2000), 1024);
+    ck_assert_uint_eq(tusk_cl_kernels_limit(&ks, 0), 96);
+    ck_assert_str_eq(tusk_cl_kernels_name(&ks, 1), "wide");
+    ck_assert_ptr_null(tusk_cl_kernels_get(&ks, 1));
+
+    /* Failures name the call, the kernel, the argument or the sizes, the
+     * device and the status. */
+    tusk_error_t err;
+    cl_uint u = 7;
+    ck_assert_int_eq(tusk_cl_kernels_arg(&ks, 1, 2, sizeof u, &u, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clSetKernelArg(wide, 2) on a made-up device: CL_INVALID_KERNEL (-48)");
+    const tusk_cl_arg_t args[] = {TUSK_CL_ARG(u), TUSK_CL_ARG(u)};
+    ck_assert_int_eq(tusk_cl_kernels_args(&ks, 0, args, 2, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clSetKernelArg(narrow, 0) on a made-up device");
+    cl_mem mems[1] = {NULL};
+    ck_assert_int_eq(tusk_cl_kernels_buffers(&ks, 1, mems, 1, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clSetKernelArg(wide, 0)");
+    cl_event ev = NULL;
+    ck_assert_int_eq(tusk_cl_kernels_launch(&ks, 0, NULL, 3, 64, &ev, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clEnqueueNDRangeKernel(narrow, 3 groups of 64) on a made-up device: CL_INVALID");
+    ck_assert_ptr_null(ev);
+    double gb = -1;
+    ck_assert_int_eq(tusk_cl_kernels_bandwidth(&ks, 1, 64, 15, 3, "X", &gb, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "X bandwidth probe: 0 bytes, 3 runs");
+    ck_assert(gb == -1);
+}
+END_TEST
+
+START_TEST(rooms_and_events)
+{
+    /* A buffer with room enough is kept as it is; one too large for the
+     * device is refused before the driver sees it, naming it. */
+    tusk_cl_t fake;
+    memset(&fake, 0, sizeof fake);
+    snprintf(fake.describe, sizeof fake.describe, "a made-up device");
+    snprintf(fake.info.name, sizeof fake.info.name, "Made-up");
+    fake.info.max_alloc = 1 << 20;
+    fake.info.global_mem = 1 << 22;
+    int dummy;
+    tusk_cl_room_t room = {(cl_mem)(void *)&dummy, 8192};
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_cl_buffer_room(&fake, "hits", CL_MEM_READ_WRITE, 8192, &room, &err), TUSK_OK);
+    ck_assert_ptr_eq(room.mem, (cl_mem)(void *)&dummy);
+    ck_assert_uint_eq(room.cap, 8192);
+    room.mem = NULL;
+    ck_assert_int_eq(tusk_cl_buffer_room(&fake, "hits", CL_MEM_READ_WRITE, 1 << 20, &room, &err), TUSK_ELIMIT);
+    tu_assert_error(&err, TUSK_ELIMIT, "buffer 'hits' of 1.25 MiB exceeds the largest allocation of Made-up");
+    ck_assert_ptr_null(room.mem);
+    ck_assert_uint_eq(room.cap, 0);
+    tusk_cl_room_t none[2] = {{NULL, 0}, {NULL, 0}};
+    tusk_cl_pinned_t *no_pins[1] = {NULL};
+    tusk_cl_release_all(&fake, none, 2, no_pins, 1); /* nothing held: nothing done */
+    tusk_cl_release_all(NULL, none, 2, no_pins, 1);   /* no device (a failed _new): nothing */
+
+    /* Events: no event, no time; NULLs are passed over. */
+    cl_event ev[3] = {NULL, NULL, NULL};
+    ck_assert(tusk_cl_event_ms(NULL) == 0.0);
+    ck_assert(tusk_cl_events_ms(ev, 3) == 0.0);
+    tusk_cl_events_release(ev, 3);
+    ck_assert_ptr_null(ev[2]);
+    ck_assert_int_eq(tusk_cl_run_end(NULL, TUSK_ECL, ev, 3), TUSK_ECL);
+    ck_assert_int_eq(tusk_cl_run_end(NULL, TUSK_OK, ev, 3), TUSK_OK);
 }
 END_TEST
 
@@ -606,6 +777,9 @@ int main(void)
     tc = tcase_create("options");
     tcase_add_test(tc, define_options);
     tcase_add_test(tc, inexact_options_refused);
+    tcase_add_test(tc, exact_division_options);
+    tcase_add_test(tc, work_group_fitting);
+    tcase_add_test(tc, rooms_and_events);
     tcase_add_test(tc, params_checked_before_device);
     tcase_add_test(tc, timing_format);
     suite_add_tcase(s, tc);

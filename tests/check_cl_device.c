@@ -3,8 +3,9 @@
  * listing and selection, programs with -D constants, build failures with
  * the log, the binary cache (used on the second build, refused after a
  * source, option or driver change or damage), device limits, pinned
- * buffers, timed launches, and the self-test against the CPU on fresh
- * random input. */
+ * buffers, timed launches, kernel sets (built, fitted, launched, the
+ * bandwidth probe) and growing buffers, and the self-test against the CPU
+ * on fresh random input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,6 +409,161 @@ START_TEST(bad_launch_names_kernel)
 }
 END_TEST
 
+/* Two kernels for the kernel-set tests: `fill` writes its group size as
+ * built (-DWG) and its index; `copy` is the bandwidth probe's copy. */
+static const char set_src[] =
+    "__kernel void fill(__global int *out, int add)\n"
+    "{ out[get_global_id(0)] = WG * 1000 + add + (int)get_global_id(0); }\n"
+    "__kernel void copy(__global const uint4 *a, __global uint4 *b, uint n)\n"
+    "{ for (uint i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i]; }\n";
+static const char *const set_names[] = {"fill", "copy"};
+
+typedef struct fit_log {
+    unsigned asked[8];
+    int n;
+} fit_log_t;
+
+static int fit_options(void *ctx, unsigned group, char *buf, size_t cap, tusk_error_t *err)
+{
+    fit_log_t *log = ctx;
+    char v[16];
+    if (log->n < 8)
+        log->asked[log->n] = group;
+    log->n++;
+    snprintf(v, sizeof v, "%u", group);
+    return tusk_cl_define(buf, cap, "WG", v, err);
+}
+
+START_TEST(kernel_sets)
+{
+    tusk_cl_t *cl = open_cl(NULL, NULL);
+    tusk_error_t err;
+    tusk_cl_source_t src = {"set.cl", set_src, strlen(set_src), set_names, 2};
+    tusk_cl_kernels_t *ks = NULL;
+    ck_assert_msg(tusk_cl_kernels_new(cl, &src, "-DWG=8", &ks, &err) == TUSK_OK, "%s", err.message);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_ptr_nonnull(tusk_cl_kernels_get(ks, i));
+        ck_assert_str_eq(tusk_cl_kernels_name(ks, i), set_names[i]);
+        size_t limit = 0;
+        clGetKernelWorkGroupInfo(tusk_cl_kernels_get(ks, i), tusk_cl_device(cl)->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof limit, &limit, NULL);
+        ck_assert_uint_ge(limit, 1);
+        ck_assert_uint_eq(tusk_cl_kernels_limit(ks, i), limit);
+    }
+    /* arguments by index, a launch of 3 groups of 4, its time */
+    tusk_cl_room_t room = {NULL, 0};
+    ck_assert_int_eq(tusk_cl_buffer_room(cl, "out", CL_MEM_WRITE_ONLY, 12 * sizeof(cl_int), &room, &err), TUSK_OK);
+    ck_assert_uint_eq(room.cap, 12 * sizeof(cl_int) + 12 * sizeof(cl_int) / 4 + 4096);
+    ck_assert_uint_eq(tusk_cl_allocated(cl), room.cap);
+    cl_mem out = room.mem;
+    ck_assert_int_eq(tusk_cl_buffer_room(cl, "out", CL_MEM_WRITE_ONLY, room.cap, &room, &err), TUSK_OK);
+    ck_assert_ptr_eq(room.mem, out); /* room enough: the same buffer */
+    cl_int add = 5;
+    const tusk_cl_arg_t args[] = {TUSK_CL_ARG(out), TUSK_CL_ARG(add)};
+    cl_event ev[2] = {NULL, NULL};
+    ck_assert_int_eq(tusk_cl_kernels_args(ks, 0, args, 2, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_cl_kernels_launch(ks, 0, NULL, 3, 4, &ev[0], &err), TUSK_OK);
+    cl_int host[12];
+    ck_assert_int_eq(tusk_cl_check(clEnqueueReadBuffer(tusk_cl_queue(cl), out, CL_TRUE, 0, sizeof host, host, 1, ev,
+                                                       &ev[1]),
+                                   &err, "clEnqueueReadBuffer"),
+                     TUSK_OK);
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(host[i], 8000 + 5 + i);
+    ck_assert(tusk_cl_events_ms(ev, 2) >= tusk_cl_event_ms(ev[0]));
+    tusk_cl_events_release(ev, 2);
+    ck_assert_ptr_null(ev[0]);
+    /* a wrong argument names the kernel and its index */
+    ck_assert_int_eq(tusk_cl_kernels_arg(ks, 1, 7, sizeof out, &out, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clSetKernelArg(copy, 7) on ");
+    tu_assert_error(&err, TUSK_ECL, "CL_INVALID_ARG_INDEX");
+    /* the bandwidth probe copies for real */
+    double gb = 0;
+    ck_assert_msg(tusk_cl_kernels_bandwidth(ks, 1, tusk_cl_kernels_group(ks, 1, 64), 1 << 20, 2, "test", &gb, &err) ==
+                      TUSK_OK,
+                  "%s", err.message);
+    ck_assert(gb > 0);
+    tusk_cl_release_all(cl, &room, 1, NULL, 0);
+    ck_assert_ptr_null(room.mem);
+    ck_assert_uint_eq(tusk_cl_allocated(cl), 0);
+    tusk_cl_kernels_destroy(&ks);
+    ck_assert_ptr_null(ks);
+    tusk_cl_kernels_destroy(&ks); /* NULL: nothing */
+
+    /* A kernel the source lacks, a source that does not compile. */
+    static const char *const missing[] = {"fill", "nope"};
+    tusk_cl_source_t bad = {"set.cl", set_src, strlen(set_src), missing, 2};
+    ck_assert_int_eq(tusk_cl_kernels_new(cl, &bad, "-DWG=8", &ks, &err), TUSK_ECL);
+    tu_assert_error(&err, TUSK_ECL, "clCreateKernel('nope') on ");
+    ck_assert_ptr_null(ks);
+    ck_assert_int_eq(tusk_cl_kernels_new(cl, &src, NULL, &ks, &err), TUSK_EBUILD); /* WG undefined */
+    tu_assert_error(&err, TUSK_EBUILD, "program 'set.cl' did not build");
+    tu_assert_error(&err, TUSK_EBUILD, "WG");
+    ck_assert_ptr_null(ks);
+
+    /* Fitting: a group the kernels can run is built once; a larger one is
+     * built again for the largest power of two they all can, and that is
+     * what the kernels are compiled for. */
+    fit_log_t log = {{0}, 0};
+    unsigned group = 4;
+    ck_assert_int_eq(tusk_cl_kernels_fit(cl, &src, TUSK_CL_ALL_KERNELS, fit_options, &log, &group, &ks, &err), TUSK_OK);
+    ck_assert_int_eq(log.n, 1);
+    ck_assert_uint_eq(group, 4);
+    size_t least = tusk_cl_kernels_limit(ks, 0) < tusk_cl_kernels_limit(ks, 1) ? tusk_cl_kernels_limit(ks, 0)
+                                                                                : tusk_cl_kernels_limit(ks, 1);
+    tusk_cl_kernels_destroy(&ks);
+    log.n = 0;
+    group = (unsigned)tusk_cl_floor_pow2(least) * 4;
+    ck_assert_int_eq(tusk_cl_kernels_fit(cl, &src, TUSK_CL_ALL_KERNELS, fit_options, &log, &group, &ks, &err), TUSK_OK);
+    ck_assert_int_ge(log.n, 2);
+    ck_assert_uint_eq(log.asked[0], (unsigned)tusk_cl_floor_pow2(least) * 4);
+    ck_assert_uint_eq(group, log.asked[log.n - 1]);
+    ck_assert_uint_le(group, tusk_cl_kernels_limit(ks, 0));
+    ck_assert_uint_le(group, tusk_cl_kernels_limit(ks, 1));
+    ck_assert_int_eq(group & (group - 1), 0);
+    ck_assert_int_eq(tusk_cl_buffer_room(cl, "out", CL_MEM_WRITE_ONLY, sizeof(cl_int), &room, &err), TUSK_OK);
+    out = room.mem;
+    ck_assert_int_eq(tusk_cl_kernels_args(ks, 0, args, 2, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_cl_kernels_launch(ks, 0, NULL, 1, 1, NULL, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_cl_check(clEnqueueReadBuffer(tusk_cl_queue(cl), out, CL_TRUE, 0, sizeof(cl_int), host, 0,
+                                                       NULL, NULL),
+                                   &err, "clEnqueueReadBuffer"),
+                     TUSK_OK);
+    ck_assert_int_eq(host[0], (int)group * 1000 + 5);
+    tusk_cl_kernels_destroy(&ks);
+    /* only the sized kernels count: none, built once as asked */
+    log.n = 0;
+    group = (unsigned)tusk_cl_floor_pow2(least) * 4;
+    ck_assert_int_eq(tusk_cl_kernels_fit(cl, &src, 0, fit_options, &log, &group, &ks, &err), TUSK_OK);
+    ck_assert_int_eq(log.n, 1);
+    ck_assert_uint_eq(group, (unsigned)tusk_cl_floor_pow2(least) * 4);
+    tusk_cl_kernels_destroy(&ks);
+    tusk_cl_release_all(cl, &room, 1, NULL, 0);
+
+    /* Pinned rooms: kept while large enough, replaced when not. */
+    tusk_cl_pinned_t *pin = NULL;
+    ck_assert_int_eq(tusk_cl_pinned_room(cl, "staging", 100, &pin, &err), TUSK_OK);
+    ck_assert_uint_eq(tusk_cl_pinned_size(pin), 100 + 25 + 4096);
+    tusk_cl_pinned_t *was = pin;
+    ck_assert_int_eq(tusk_cl_pinned_room(cl, "staging", 4000, &pin, &err), TUSK_OK);
+    ck_assert_ptr_eq(pin, was);
+    ck_assert_int_eq(tusk_cl_pinned_room(cl, "staging", 8000, &pin, &err), TUSK_OK);
+    ck_assert_uint_eq(tusk_cl_pinned_size(pin), 8000 + 2000 + 4096);
+    tusk_cl_release_all(cl, NULL, 0, &pin, 1);
+    ck_assert_ptr_null(pin);
+    ck_assert_uint_eq(tusk_cl_allocated(cl), 0);
+
+    /* The division option for this device. */
+    char opt[96] = "";
+    bool via = false;
+    int rc = tusk_cl_exact_division(cl, "test", "the CPU", "T_DIV", opt, sizeof opt, &via, &err);
+    ck_assert_msg(rc == TUSK_OK || rc == TUSK_ENODEV, "%s", err.message);
+    if (rc == TUSK_OK)
+        ck_assert_str_eq(opt, via ? "-DT_DIV=1" : "-cl-fp32-correctly-rounded-divide-sqrt");
+    tusk_cl_destroy(&cl);
+}
+END_TEST
+
 START_TEST(selftest_matches_cpu)
 {
     tusk_cl_t *cl = open_cl(NULL, NULL);
@@ -454,6 +610,7 @@ int main(void)
     tcase_add_test(tc, binary_cache);
     tcase_add_test(tc, limits_and_buffers);
     tcase_add_test(tc, bad_launch_names_kernel);
+    tcase_add_test(tc, kernel_sets);
     tcase_add_test(tc, selftest_matches_cpu);
     suite_add_tcase(s, tc);
     return tu_run(s);

@@ -41,21 +41,16 @@ static const char *const pin_names[N_PINNED] = {
     "TPC grids (pinned)",  "TPC counters (pinned)", "TPC tracks (pinned)", "TPC track parameters (pinned)",
     "TPC track clusters (pinned)"};
 
-typedef struct dbuf {
-    cl_mem mem;
-    size_t cap;
-} dbuf_t;
-
 struct tpc_cl {
     tpc_config_t cfg;
     tpc_params_t p;
     tpc_cl_config_t clc;
     tusk_cl_t *cl;
-    cl_program program;
-    cl_kernel k[N_KERNELS];
+    tusk_cl_kernels_t *k;
     unsigned wg;              /* work-items a group, as built */
-    char extra[128];          /* the division option */
-    dbuf_t d[N_BUFS];
+    char division[64];        /* the division option (tusk_cl_exact_division) */
+    bool via_double;
+    tusk_cl_room_t d[N_BUFS];
     tusk_cl_pinned_t *pin[N_PINNED];
     tusk_pool_t *pool;
     tpc_data_t data;
@@ -78,32 +73,13 @@ void tpc_cl_config_default(tpc_cl_config_t *c)
     c->group_size = 128;
 }
 
-static void release_program(tpc_cl_t *c)
-{
-    for (int i = 0; i < N_KERNELS; i++)
-        if (c->k[i]) {
-            clReleaseKernel(c->k[i]);
-            c->k[i] = NULL;
-        }
-    if (c->program) {
-        clReleaseProgram(c->program);
-        c->program = NULL;
-    }
-}
-
 void tpc_cl_destroy(tpc_cl_t **cl)
 {
     if (!cl || !*cl)
         return;
     tpc_cl_t *c = *cl;
-    if (c->cl) {
-        clFinish(tusk_cl_queue(c->cl));
-        for (int i = 0; i < N_BUFS; i++)
-            tusk_cl_buffer_release(c->cl, &c->d[i].mem);
-        for (int i = 0; i < N_PINNED; i++)
-            tusk_cl_pinned_destroy(&c->pin[i]);
-    }
-    release_program(c);
+    tusk_cl_release_all(c->cl, c->d, N_BUFS, c->pin, N_PINNED);
+    tusk_cl_kernels_destroy(&c->k);
     tusk_cl_destroy(&c->cl);
     tusk_pool_destroy(&c->pool);
     tpc_data_free(&c->data);
@@ -112,44 +88,14 @@ void tpc_cl_destroy(tpc_cl_t **cl)
     *cl = NULL;
 }
 
-/* Build the kernels for c->wg work-items a group; when a kernel cannot run
- * that many, the largest power of two it can, and build again. */
-static int build(tpc_cl_t *c, tusk_error_t *err)
+/* The kernels' options for `wg` work-items a group. */
+static int options(void *ctx, unsigned wg, char *opt, size_t cap, tusk_error_t *err)
 {
-    for (;;) {
-        release_program(c);
-        char opt[512], v[32];
-        snprintf(opt, sizeof opt, "%s", c->extra);
-        int st;
-        snprintf(v, sizeof v, "%u", c->wg);
-        if ((st = tusk_cl_define(opt, sizeof opt, "TPC_WG", v, err)))
-            return st;
-        if ((st = tusk_cl_program_build(c->cl, "tpc.cl", tusk_tpc_kernel_source, (size_t)tusk_tpc_kernel_source_size,
-                                        opt, &c->program, err)))
-            return st;
-        size_t least = c->wg;
-        for (int i = 0; i < N_KERNELS; i++) {
-            if ((st = tusk_cl_kernel_new(c->cl, c->program, kernel_names[i], &c->k[i], err)))
-                return st;
-            size_t kwg = 0;
-            if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->k[i], tusk_cl_device(c->cl)->device,
-                                                             CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL),
-                                    err, "clGetKernelWorkGroupInfo(%s) on %s", kernel_names[i],
-                                    tusk_cl_describe(c->cl))))
-                return st;
-            if (kwg < least)
-                least = kwg;
-        }
-        if (least >= c->wg)
-            return TUSK_OK;
-        unsigned p2 = 1;
-        while (p2 * 2 <= least)
-            p2 *= 2;
-        if (least < 1)
-            return tusk_error_set(err, TUSK_ELIMIT, "tpc.cl on %s: a kernel cannot run at all",
-                                  tusk_cl_describe(c->cl));
-        c->wg = p2;
-    }
+    const tpc_cl_t *c = ctx;
+    char v[32];
+    snprintf(opt, cap, "%s", c->division);
+    snprintf(v, sizeof v, "%u", wg);
+    return tusk_cl_define(opt, cap, "TPC_WG", v, err);
 }
 
 int tpc_cl_new(tpc_cl_t **out, const tpc_config_t *cfg, const tpc_cl_config_t *clc, tusk_error_t *err)
@@ -161,8 +107,6 @@ int tpc_cl_new(tpc_cl_t **out, const tpc_config_t *cfg, const tpc_cl_config_t *c
     if (clc->group_size < 1 || clc->group_size > 4096 || (clc->group_size & (clc->group_size - 1)))
         return tusk_error_set(err, TUSK_EINVAL, "TPC opencl: group_size %u, expected a power of two from 1 to 4096",
                               clc->group_size);
-    if ((st = tusk_cl_refuse_inexact(clc->options, "TPC", "the CPU backends (tpc/README.md)", err)) != TUSK_OK)
-        return st;
     tpc_cl_t *c = calloc(1, sizeof *c);
     if (!c)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -170,41 +114,23 @@ int tpc_cl_new(tpc_cl_t **out, const tpc_config_t *cfg, const tpc_cl_config_t *c
     tpc_params_of(cfg, &c->p);
     c->clc = *clc;
     c->clc.device = c->clc.options = NULL; /* not kept */
-    tusk_cl_config_t tc;
-    memset(&tc, 0, sizeof tc);
-    tc.device = clc->device;
-    tc.instance = clc->instance;
-    tc.build_options = clc->options;
-    tc.no_cache = clc->no_cache;
-    if ((st = tusk_cl_new(&c->cl, &tc, err)) || (st = tusk_pool_new(&c->pool, clc->threads, err)))
+    if ((st = tusk_cl_new_exact(&c->cl, clc->device, clc->instance, clc->options, clc->no_cache, "TPC",
+                                "the CPU backends (tpc/README.md)", err)) ||
+        (st = tusk_pool_new(&c->pool, clc->threads, err)))
         goto fail;
     const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
-    cl_device_fp_config fp = 0;
-    if ((st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL), err,
-                            "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on %s", tusk_cl_describe(c->cl))))
+    if ((st = tusk_cl_exact_division(c->cl, "TPC", "the CPU backends'", "TPC_DIV_VIA_DOUBLE", c->division,
+                                     sizeof c->division, &c->via_double, err)))
         goto fail;
-    if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
-        snprintf(c->extra, sizeof c->extra, "-cl-fp32-correctly-rounded-divide-sqrt");
-    } else if (dev->fp64) {
-        snprintf(c->extra, sizeof c->extra, "-DTPC_DIV_VIA_DOUBLE=1");
-    } else {
-        st = tusk_error_set(err, TUSK_ENODEV,
-                            "TPC on %s: the device divides floats and takes roots without correct rounding and has no "
-                            "fp64, so its tracks could differ from the CPU backends'",
-                            tusk_cl_describe(c->cl));
-        goto fail;
-    }
     c->wg = clc->group_size;
-    if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size) {
-        unsigned p2 = 1;
-        while (p2 * 2 <= dev->max_work_group_size)
-            p2 *= 2;
-        c->wg = p2;
-    }
-    if ((st = build(c, err)))
+    if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size)
+        c->wg = (unsigned)tusk_cl_floor_pow2(dev->max_work_group_size);
+    tusk_cl_source_t src = {"tpc.cl", tusk_tpc_kernel_source, (size_t)tusk_tpc_kernel_source_size, kernel_names,
+                            N_KERNELS};
+    if ((st = tusk_cl_kernels_fit(c->cl, &src, TUSK_CL_ALL_KERNELS, options, c, &c->wg, &c->k, err)))
         goto fail;
     snprintf(c->describe, sizeof c->describe, "%s; %u work-items a group%s", tusk_cl_describe(c->cl), c->wg,
-             c->extra[0] == '-' && c->extra[1] == 'D' ? "; division and roots via double" : "");
+             c->via_double ? "; division and roots via double" : "");
     *out = c;
     return TUSK_OK;
 fail:
@@ -222,86 +148,41 @@ void tpc_cl_times(const tpc_cl_t *c, tpc_times_t *t)
     *t = c->t;
 }
 
-/* Room for `bytes` in device buffer i (contents not kept). */
+/* Room for `bytes` in device buffer i, pinned buffer i (contents not kept). */
 static int droom(tpc_cl_t *c, int i, size_t bytes, tusk_error_t *err)
 {
-    dbuf_t *b = &c->d[i];
-    if (bytes <= b->cap && b->mem)
-        return TUSK_OK;
-    size_t cap = bytes + bytes / 4 + 4096;
-    tusk_cl_buffer_release(c->cl, &b->mem);
-    b->cap = 0;
-    int st = tusk_cl_buffer_new(c->cl, buf_names[i], CL_MEM_READ_WRITE, cap, NULL, &b->mem, err);
-    if (st == TUSK_OK)
-        b->cap = cap;
-    return st;
+    return tusk_cl_buffer_room(c->cl, buf_names[i], CL_MEM_READ_WRITE, bytes, &c->d[i], err);
 }
 
 static int proom(tpc_cl_t *c, int i, size_t bytes, tusk_error_t *err)
 {
-    if (c->pin[i] && tusk_cl_pinned_size(c->pin[i]) >= bytes)
-        return TUSK_OK;
-    tusk_cl_pinned_destroy(&c->pin[i]);
-    size_t cap = bytes + bytes / 4 + 4096;
-    return tusk_cl_pinned_new(c->cl, pin_names[i], cap, &c->pin[i], err);
+    return tusk_cl_pinned_room(c->cl, pin_names[i], bytes, &c->pin[i], err);
 }
 
 #define PIN(i) tusk_cl_pinned_ptr(c->pin[i])
 #define MEM(i) (c->d[i].mem)
 
 /* Kernel arguments: (size, pointer) pairs. */
-typedef struct arg {
-    size_t size;
-    const void *ptr;
-} arg_t;
+typedef tusk_cl_arg_t arg_t;
 #define AM(i) {sizeof(cl_mem), &c->d[i].mem}
 #define AU(v) {sizeof(cl_uint), &(v)}
 
 static int set_args(tpc_cl_t *c, int k, const arg_t *a, int n, tusk_error_t *err)
 {
-    for (int i = 0; i < n; i++) {
-        int st = tusk_cl_check(clSetKernelArg(c->k[k], (cl_uint)i, a[i].size, a[i].ptr), err,
-                               "clSetKernelArg(%s, %d) on %s", kernel_names[k], i, tusk_cl_describe(c->cl));
-        if (st)
-            return st;
-    }
-    return TUSK_OK;
+    return tusk_cl_kernels_args(c->k, k, a, (size_t)n, err);
 }
 
 /* items work-items (rounded up to whole groups), or `groups` groups when items is 0. */
 static int launch(tpc_cl_t *c, int k, size_t items, size_t groups, cl_event *ev, tusk_error_t *err)
 {
-    size_t local = c->wg;
-    size_t global = items ? (items + local - 1) / local * local : groups * local;
-    if (global == 0)
-        global = local;
-    return tusk_cl_check(clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), c->k[k], 1, NULL, &global, &local, 0, NULL, ev),
-                         err, "clEnqueueNDRangeKernel(%s, %zu work-items in groups of %zu) on %s", kernel_names[k],
-                         global, local, tusk_cl_describe(c->cl));
-}
-
-/* ms of a finished event. */
-static double ev_ms(cl_event ev)
-{
-    cl_ulong a = 0, b = 0;
-    if (!ev || clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) != CL_SUCCESS ||
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) != CL_SUCCESS)
-        return 0.0;
-    return b > a ? (double)(b - a) * 1e-6 : 0.0;
+    if (items)
+        groups = (items + c->wg - 1) / c->wg;
+    return tusk_cl_kernels_launch(c->k, k, NULL, groups ? groups : 1, c->wg, ev, err);
 }
 
 enum { E_UP0, E_UP1, E_UP2, E_UP3, E_UP4, E_NF, E_NC, E_START, E_SCAN0, E_SCAN1, E_SCAN2, E_SWRITE, E_SSTARTS,
        E_DOWN1, E_TC, E_SCOUNT, E_SCAN3, E_SCAN4, E_SCAN5, E_SCAN6, E_SCAN7, E_SCAN8, E_DOWN2, E_SWRITE2, E_DOWN3,
        E_DOWN4, E_DOWN5, N_EVENTS };
-
-static void release_events(cl_event *ev)
-{
-    for (int i = 0; i < N_EVENTS; i++)
-        if (ev[i]) {
-            clReleaseEvent(ev[i]);
-            ev[i] = NULL;
-        }
-}
 
 /* The exclusive prefix sum of n words of buffer `in` into `out`; the total
  * into counters word `which`. Three events from ev. */
@@ -394,29 +275,20 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
         (st = droom(c, B_START, n1 * 4, err)) || (st = droom(c, B_COUNTERS, sizeof(tpc_counters_t), err)))
         return st;
     cl_event ev[N_EVENTS] = {NULL};
-    const cl_uint zero = 0;
     tpc_counters_t *cnt = PIN(P_COUNTERS);
     tpc_dev_slice_t *sl = PIN(P_SLICES);
-    if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_ROWS), CL_FALSE, 0, S * TPC_ROWS * sizeof(tpc_row_t),
-                                                 PIN(P_ROWS), 0, NULL, &ev[E_UP0]),
-                            err, "clEnqueueWriteBuffer(TPC rows) on %s", dev)) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_SLICES), CL_FALSE, 0, S * sizeof(tpc_dev_slice_t), sl, 0,
-                                                 NULL, &ev[E_UP1]),
-                            err, "clEnqueueWriteBuffer(TPC slices) on %s", dev)) ||
-        (N && (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_ROW_OF), CL_FALSE, 0, (size_t)N * 4, PIN(P_ROW_OF), 0,
-                                                       NULL, &ev[E_UP2]),
-                                  err, "clEnqueueWriteBuffer(TPC cluster rows) on %s", dev))) ||
-        (N && (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_YZ), CL_FALSE, 0, (size_t)N * 4, PIN(P_YZ), 0, NULL,
-                                                       &ev[E_UP3]),
-                                  err, "clEnqueueWriteBuffer(TPC clusters, %u) on %s", (unsigned)N, dev))) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_FBIN), CL_FALSE, 0, (size_t)NB * 2, PIN(P_FBIN), 0, NULL,
-                                                 &ev[E_UP4]),
-                            err, "clEnqueueWriteBuffer(TPC grids) on %s", dev)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_COUNTERS), &zero, sizeof zero, 0, sizeof(tpc_counters_t), 0,
-                                                NULL, NULL),
-                            err, "clEnqueueFillBuffer(TPC counters) on %s", dev)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_WEIGHT), &zero, sizeof zero, 0, n1 * 4, 0, NULL, NULL), err,
-                            "clEnqueueFillBuffer(TPC cluster weights) on %s", dev)))
+    if ((st = tusk_cl_write(c->cl, q, MEM(B_ROWS), CL_FALSE, S * TPC_ROWS * sizeof(tpc_row_t), PIN(P_ROWS),
+                            &ev[E_UP0], "TPC rows", err)) ||
+        (st = tusk_cl_write(c->cl, q, MEM(B_SLICES), CL_FALSE, S * sizeof(tpc_dev_slice_t), sl, &ev[E_UP1],
+                            "TPC slices", err)) ||
+        (N && (st = tusk_cl_write(c->cl, q, MEM(B_ROW_OF), CL_FALSE, (size_t)N * 4, PIN(P_ROW_OF), &ev[E_UP2],
+                                  "TPC cluster rows", err))) ||
+        (N && (st = tusk_cl_write(c->cl, q, MEM(B_YZ), CL_FALSE, (size_t)N * 4, PIN(P_YZ), &ev[E_UP3], "TPC clusters",
+                                  err))) ||
+        (st = tusk_cl_write(c->cl, q, MEM(B_FBIN), CL_FALSE, (size_t)NB * 2, PIN(P_FBIN), &ev[E_UP4], "TPC grids",
+                            err)) ||
+        (st = tusk_cl_zero(c->cl, q, MEM(B_COUNTERS), sizeof(tpc_counters_t), "TPC counters", err)) ||
+        (st = tusk_cl_zero(c->cl, q, MEM(B_WEIGHT), n1 * 4, "TPC cluster weights", err)))
         goto done;
     /* steps I-III */
     {
@@ -434,9 +306,7 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
             (st = launch(c, K_SLICE_STARTS, NS, 0, &ev[E_SSTARTS], err)))
             goto done;
     }
-    if ((st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTERS), CL_TRUE, 0, sizeof *cnt, cnt, 0, NULL,
-                                                &ev[E_DOWN1]),
-                            err, "clEnqueueReadBuffer(TPC counters) on %s", dev)))
+    if ((st = tusk_cl_read(c->cl, q, MEM(B_COUNTERS), CL_TRUE, sizeof *cnt, cnt, &ev[E_DOWN1], "TPC counters", err)))
         goto done;
     if (cnt->status & TPC_STATUS_TRACKLETS) {
         st = tusk_error_set(err, TUSK_ELIMIT, "TPC on %s: a slice has more than %u start hits (the cluster weights' "
@@ -467,11 +337,8 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
             (st = scan(c, B_NHI, B_HIAT, T, 3, &ev[E_SCAN6], err)))
             goto done;
     }
-    if ((st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNTERS), CL_FALSE, 0, sizeof *cnt, cnt, 0, NULL,
-                                                &ev[E_DOWN2]),
-                            err, "clEnqueueReadBuffer(TPC counters) on %s", dev)) ||
-        (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_SLICES), CL_TRUE, 0, S * sizeof *sl, sl, 0, NULL, NULL), err,
-                            "clEnqueueReadBuffer(TPC slices) on %s", dev)))
+    if ((st = tusk_cl_read(c->cl, q, MEM(B_COUNTERS), CL_FALSE, sizeof *cnt, cnt, &ev[E_DOWN2], "TPC counters", err)) ||
+        (st = tusk_cl_read(c->cl, q, MEM(B_SLICES), CL_TRUE, S * sizeof *sl, sl, NULL, "TPC slices", err)))
         goto done;
     cl_uint NT = cnt->n_tracks, NH = cnt->n_hits;
     if ((st = droom(c, B_OUT_TRACKS, ((size_t)NT + 1) * sizeof(tpc_sel_track_t), err)) ||
@@ -488,17 +355,12 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
                       AM(B_HIAT),      AM(B_OUT_TRACKS), AM(B_OUT_PARAMS), AM(B_OUT_HITS)};
         if ((st = set_args(c, K_SEL_WRITE, a8, 14, err)) || (st = launch(c, K_SEL_WRITE, T, 0, &ev[E_SWRITE2], err)))
             goto done;
-        if ((NT && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT_TRACKS), CL_FALSE, 0,
-                                                           (size_t)NT * sizeof(tpc_sel_track_t), PIN(P_OUT_TRACKS), 0,
-                                                           NULL, &ev[E_DOWN3]),
-                                       err, "clEnqueueReadBuffer(TPC tracks) on %s", dev))) ||
-            (NT && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT_PARAMS), CL_FALSE, 0,
-                                                           (size_t)NT * sizeof(tpc_tracklet_t), PIN(P_OUT_PARAMS), 0,
-                                                           NULL, &ev[E_DOWN4]),
-                                       err, "clEnqueueReadBuffer(TPC track parameters) on %s", dev))) ||
-            (NH && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT_HITS), CL_FALSE, 0, (size_t)NH * 4,
-                                                           PIN(P_OUT_HITS), 0, NULL, &ev[E_DOWN5]),
-                                       err, "clEnqueueReadBuffer(TPC track clusters) on %s", dev))) ||
+        if ((NT && (st = tusk_cl_read(c->cl, q, MEM(B_OUT_TRACKS), CL_FALSE, (size_t)NT * sizeof(tpc_sel_track_t),
+                                      PIN(P_OUT_TRACKS), &ev[E_DOWN3], "TPC tracks", err))) ||
+            (NT && (st = tusk_cl_read(c->cl, q, MEM(B_OUT_PARAMS), CL_FALSE, (size_t)NT * sizeof(tpc_tracklet_t),
+                                      PIN(P_OUT_PARAMS), &ev[E_DOWN4], "TPC track parameters", err))) ||
+            (NH && (st = tusk_cl_read(c->cl, q, MEM(B_OUT_HITS), CL_FALSE, (size_t)NH * 4, PIN(P_OUT_HITS),
+                                      &ev[E_DOWN5], "TPC track clusters", err))) ||
             (st = tusk_cl_check(clFinish(q), err, "clFinish after the TPC tracks on %s", dev)))
             goto done;
     }
@@ -544,17 +406,15 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
             goto done;
         }
     c->t.output = (tusk_clock_s() - t6) * 1e3;
-    c->t.upload = ev_ms(ev[E_UP0]) + ev_ms(ev[E_UP1]) + ev_ms(ev[E_UP2]) + ev_ms(ev[E_UP3]) + ev_ms(ev[E_UP4]);
-    c->t.neighbours = ev_ms(ev[E_NF]);
-    c->t.clean = ev_ms(ev[E_NC]);
-    c->t.start = ev_ms(ev[E_START]) + ev_ms(ev[E_SCAN0]) + ev_ms(ev[E_SCAN1]) + ev_ms(ev[E_SCAN2]) +
-                 ev_ms(ev[E_SWRITE]) + ev_ms(ev[E_SSTARTS]);
-    c->t.construct = ev_ms(ev[E_TC]);
-    c->t.select = ev_ms(ev[E_SCOUNT]) + ev_ms(ev[E_SWRITE2]);
-    for (int e = E_SCAN3; e <= E_SCAN8; e++)
-        c->t.select += ev_ms(ev[e]);
-    c->t.download = ev_ms(ev[E_DOWN1]) + ev_ms(ev[E_DOWN2]) + ev_ms(ev[E_DOWN3]) + ev_ms(ev[E_DOWN4]) +
-                    ev_ms(ev[E_DOWN5]);
+    c->t.upload = tusk_cl_events_ms(&ev[E_UP0], E_UP4 - E_UP0 + 1);
+    c->t.neighbours = tusk_cl_event_ms(ev[E_NF]);
+    c->t.clean = tusk_cl_event_ms(ev[E_NC]);
+    c->t.start = tusk_cl_events_ms(&ev[E_START], E_SSTARTS - E_START + 1);
+    c->t.construct = tusk_cl_event_ms(ev[E_TC]);
+    c->t.select = tusk_cl_event_ms(ev[E_SCOUNT]) + tusk_cl_event_ms(ev[E_SWRITE2]) +
+                  tusk_cl_events_ms(&ev[E_SCAN3], E_SCAN8 - E_SCAN3 + 1);
+    c->t.download = tusk_cl_event_ms(ev[E_DOWN1]) + tusk_cl_event_ms(ev[E_DOWN2]) +
+                    tusk_cl_events_ms(&ev[E_DOWN3], E_DOWN5 - E_DOWN3 + 1);
     c->t.bytes_up = S * (TPC_ROWS * sizeof(tpc_row_t) + sizeof(tpc_dev_slice_t)) + (uint64_t)N * 8 + (uint64_t)NB * 2;
     c->t.bytes_down = 2 * sizeof(tpc_counters_t) + S * sizeof(tpc_dev_slice_t) +
                       (uint64_t)NT * (sizeof(tpc_sel_track_t) + sizeof(tpc_tracklet_t)) + (uint64_t)NH * 4;
@@ -566,55 +426,10 @@ int tpc_cl_run(tpc_cl_t *c, const tpc_batch_t *b, tpc_result_t *res, tusk_error_
                         (uint64_t)NT * (sizeof(tpc_sel_track_t) + sizeof(tpc_tracklet_t)) + (uint64_t)NH * 4;
     c->t.total = (tusk_clock_s() - t_start) * 1e3;
 done:
-    if (st != TUSK_OK)
-        clFinish(q);
-    release_events(ev);
-    return st;
+    return tusk_cl_run_end(q, st, ev, N_EVENTS);
 }
 
 int tpc_cl_bandwidth(tpc_cl_t *c, size_t bytes, unsigned repeat, double *gb_s, tusk_error_t *err)
 {
-    const tusk_cl_device_info_t *d = tusk_cl_device(c->cl);
-    bytes = bytes / 16 * 16;
-    if (bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc / 16 * 16;
-    if (bytes < 16 || repeat < 1)
-        return tusk_error_set(err, TUSK_EINVAL, "TPC bandwidth probe: %zu bytes, %u runs", bytes, repeat);
-    cl_mem a = NULL, bm = NULL;
-    int st;
-    cl_uint n = (cl_uint)(bytes / 16 < UINT32_MAX ? bytes / 16 : UINT32_MAX);
-    const cl_uint zero = 0;
-    double best = 0;
-    if ((st = tusk_cl_buffer_new(c->cl, "TPC bandwidth source", CL_MEM_READ_ONLY, bytes, NULL, &a, err)) ||
-        (st = tusk_cl_buffer_new(c->cl, "TPC bandwidth target", CL_MEM_WRITE_ONLY, bytes, NULL, &bm, err)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(tusk_cl_queue(c->cl), a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL),
-                            err, "clEnqueueFillBuffer(TPC bandwidth source) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 0, sizeof a, &a), err, "clSetKernelArg(tpc_copy, 0)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 1, sizeof bm, &bm), err, "clSetKernelArg(tpc_copy, 1)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 2, sizeof n, &n), err, "clSetKernelArg(tpc_copy, 2)")))
-        goto done;
-    size_t groups = (size_t)d->compute_units * 16;
-    if (groups < 1)
-        groups = 1;
-    for (unsigned r = 0; r <= repeat; r++) {
-        cl_event ev = NULL;
-        if ((st = launch(c, K_COPY, 0, groups, &ev, err)) ||
-            (st = tusk_cl_check(clWaitForEvents(1, &ev), err, "waiting for tpc_copy on %s", tusk_cl_describe(c->cl)))) {
-            if (ev)
-                clReleaseEvent(ev);
-            goto done;
-        }
-        double ms = ev_ms(ev);
-        clReleaseEvent(ev);
-        if (r > 0 && ms > 0) { /* the first run warms up */
-            double g = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
-            if (g > best)
-                best = g;
-        }
-    }
-    *gb_s = best;
-done:
-    tusk_cl_buffer_release(c->cl, &a);
-    tusk_cl_buffer_release(c->cl, &bm);
-    return st;
+    return tusk_cl_kernels_bandwidth(c->k, K_COPY, c->wg, bytes, repeat, "TPC", gb_s, err);
 }

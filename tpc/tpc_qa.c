@@ -18,25 +18,27 @@
  *     going inwards is seen reversed, as the tracker parametrises it).
  * Events are complete when they have had as many slices as their
  * data:tpc_clusters frames announce. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adf/adf_frames.h"
 #include "base/fs.h"
+#include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/stats.h"
 #include "tpc_private.h"
 
 #define PI 3.14159265358979323846
 
 enum { F_CLUSTERS = 1, F_TRUTH = 2, F_TRACKS = 4, F_ALL = 7 };
 
+/* A slice of an event, its frames gathered (base/gather.h: unit the
+ * event, part the slice, have the F_* bits). */
 typedef struct pending {
-    uint32_t event;
-    unsigned slice;
-    unsigned have;
+    tusk_part_t head;
     uint32_t n_clusters;      /* from data:tpc_clusters */
     float bz;
     uint32_t truth_clusters, track_clusters;
@@ -50,49 +52,17 @@ typedef struct pending {
     int backend;
 } pending_t;
 
-typedef struct event_seen {
-    uint32_t event;
-    uint32_t expected, seen;
-} event_seen_t;
-
-typedef struct moments {
-    double n, s, s2;
-} moments_t;
-
-static void mom_add(moments_t *m, double x)
-{
-    m->n += 1;
-    m->s += x;
-    m->s2 += x * x;
-}
-
-static double mom_mean(const moments_t *m)
-{
-    return m->n > 0 ? m->s / m->n : 0.0;
-}
-
-static double mom_rms(const moments_t *m)
-{
-    if (m->n <= 0)
-        return 0.0;
-    double mu = m->s / m->n, v = m->s2 / m->n - mu * mu;
-    return v > 0 ? sqrt(v) : 0.0;
-}
-
 static const double p_edges[TPC_QA_PBINS + 1] = {0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 5.0, 20.0};
 
 struct tpc_qa {
     tpc_qa_config_t cfg;
     uint32_t digest;
-    pending_t *pend;
-    size_t n_pend, cap_pend;
-    event_seen_t *ev;
-    size_t n_ev, cap_ev;
+    tusk_gather_t g;          /* the slices still open; events as units */
     bool finished;
     int backend;
     uint64_t slices, clusters, noise, tracks, hits, fakes, matched_other;
     tpc_qa_eff_t all, ref, extra, pbin[TPC_QA_PBINS];
-    moments_t res[5], pull[5], ptres, purity;
+    tusk_moments_t res[5], pull[5], ptres, purity; /* their "RMS" is the standard deviation */
     double *pulls[5];         /* every pull, for the core width */
     size_t n_pulls[5], cap_pulls[5];
     double pull_core[5];      /* set by tpc_qa_finish */
@@ -109,6 +79,15 @@ void tpc_qa_config_default(tpc_qa_config_t *c)
     c->match = 0.9;
     c->ref_p_gev = 1.0;
     snprintf(c->label, sizeof c->label, "sample");
+}
+
+static void free_pending(void *rec)
+{
+    pending_t *p = rec;
+    free(p->pt);
+    free(p->cp);
+    free(p->tr);
+    free(p->hit);
 }
 
 int tpc_qa_new(tpc_qa_t **out, const tpc_qa_config_t *cfg, tusk_error_t *err)
@@ -130,17 +109,10 @@ int tpc_qa_new(tpc_qa_t **out, const tpc_qa_config_t *cfg, tusk_error_t *err)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     q->cfg = *cfg;
     q->cfg.label[sizeof q->cfg.label - 1] = '\0';
+    tusk_gather_init(&q->g, sizeof(pending_t), free_pending, "event", "slice");
     q->digest = tpc_config_digest(&cfg->alg);
     *out = q;
     return TUSK_OK;
-}
-
-static void free_pending(pending_t *p)
-{
-    free(p->pt);
-    free(p->cp);
-    free(p->tr);
-    free(p->hit);
 }
 
 void tpc_qa_destroy(tpc_qa_t **qa)
@@ -148,32 +120,13 @@ void tpc_qa_destroy(tpc_qa_t **qa)
     if (!qa || !*qa)
         return;
     tpc_qa_t *q = *qa;
-    for (size_t i = 0; i < q->n_pend; i++)
-        free_pending(&q->pend[i]);
-    free(q->pend);
-    free(q->ev);
+    tusk_gather_free(&q->g);
     free(q->count);
     free(q->first);
     for (int k = 0; k < 5; k++)
         free(q->pulls[k]);
     free(q);
     *qa = NULL;
-}
-
-static pending_t *find_pending(tpc_qa_t *q, uint32_t event, unsigned slice, tusk_error_t *err)
-{
-    for (size_t i = 0; i < q->n_pend; i++)
-        if (q->pend[i].event == event && q->pend[i].slice == slice)
-            return &q->pend[i];
-    if (tusk_grow(&q->pend, &q->cap_pend, q->n_pend + 1, sizeof *q->pend) != 0) {
-        tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        return NULL;
-    }
-    pending_t *p = &q->pend[q->n_pend++];
-    memset(p, 0, sizeof *p);
-    p->event = event;
-    p->slice = slice;
-    return p;
 }
 
 /* ---- the truth's helix in a slice ------------------------------------------------------------- */
@@ -287,7 +240,7 @@ static int analyse(tpc_qa_t *q, const pending_t *p, tusk_error_t *err)
             q->fakes++;
             continue;
         }
-        mom_add(&q->purity, (double)most / (double)n);
+        tusk_moments_add(&q->purity, (double)most / (double)n);
         if (q->count[best] < q->cfg.min_clusters) {
             q->matched_other++;
             continue;
@@ -305,20 +258,20 @@ static int analyse(tpc_qa_t *q, const pending_t *p, tusk_error_t *err)
         }
         q->first[best] = t;
         double st[5];
-        if (true_state(pt, p->bz, p->slice, tr->x, tr->param[0], tr->param[1], st)) {
+        if (true_state(pt, p->bz, p->head.part, tr->x, tr->param[0], tr->param[1], st)) {
             static const int diag[5] = {0, 2, 5, 9, 14};
             for (int k = 0; k < 5; k++) {
                 double r = (double)tr->param[k] - st[k], v = tr->cov[diag[k]];
-                mom_add(&q->res[k], r);
+                tusk_moments_add(&q->res[k], r);
                 if (v > 0) {
                     if (tusk_grow(&q->pulls[k], &q->cap_pulls[k], q->n_pulls[k] + 1, sizeof *q->pulls[k]) != 0)
                         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
                     q->pulls[k][q->n_pulls[k]++] = r / sqrt(v);
-                    mom_add(&q->pull[k], r / sqrt(v));
+                    tusk_moments_add(&q->pull[k], r / sqrt(v));
                 }
             }
             if (tr->param[4] != 0.0f && st[4] != 0.0)
-                mom_add(&q->ptres, (1.0 / fabs((double)tr->param[4]) - 1.0 / fabs(st[4])) * fabs(st[4]));
+                tusk_moments_add(&q->ptres, (1.0 / fabs((double)tr->param[4]) - 1.0 / fabs(st[4])) * fabs(st[4]));
         }
     }
     /* the particles */
@@ -344,30 +297,15 @@ static int analyse(tpc_qa_t *q, const pending_t *p, tusk_error_t *err)
 
 /* ---- frames ----------------------------------------------------------------------------------------- */
 
-static int note_event(tpc_qa_t *q, uint32_t event, uint32_t slices, tusk_error_t *err)
-{
-    for (size_t i = 0; i < q->n_ev; i++)
-        if (q->ev[i].event == event) {
-            if (q->ev[i].expected != slices)
-                return tusk_error_set(err, TUSK_EINVAL, "event %u: slices announce %u and %u slices", (unsigned)event,
-                                      (unsigned)q->ev[i].expected, (unsigned)slices);
-            q->ev[i].seen++;
-            return TUSK_OK;
-        }
-    if (tusk_grow(&q->ev, &q->cap_ev, q->n_ev + 1, sizeof *q->ev) != 0)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    q->ev[q->n_ev++] = (event_seen_t){event, slices, 1};
-    return TUSK_OK;
-}
-
 static int twice(const adf_frame_t *f, unsigned slice, const char *what, tusk_error_t *err)
 {
     return tusk_error_set(err, TUSK_EINVAL, "event %u: slice %u's %s came twice (offset %llu)", (unsigned)f->key.event,
                           slice, what, (unsigned long long)f->offset);
 }
 
-static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
+static int on_frame(void *ctx, const adf_frame_t *f, tusk_error_t *err)
 {
+    tpc_qa_t *q = ctx;
     adf_error_t e;
     pending_t *p = NULL;
     switch (f->key.type) {
@@ -375,14 +313,14 @@ static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_tpc_clusters_t c;
         if (adf_tpc_clusters_decode(f, &c, &e) != ADF_OK)
             return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-        if (!(p = find_pending(q, f->key.event, c.slice, err)))
-            return err->code;
-        if (p->have & F_CLUSTERS)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, c.slice, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_CLUSTERS)
             return twice(f, c.slice, "clusters", err);
         p->n_clusters = c.n_clusters;
         p->bz = c.bz;
-        p->have |= F_CLUSTERS;
-        int st = note_event(q, f->key.event, c.slices, err);
+        p->head.have |= F_CLUSTERS;
+        int st = tusk_gather_unit(&q->g, f->key.event, c.slices, err);
         if (st != TUSK_OK)
             return st;
         break;
@@ -391,9 +329,9 @@ static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_tpc_truth_t t;
         if (adf_tpc_truth_decode(f, &t, &e) != ADF_OK)
             return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-        if (!(p = find_pending(q, f->key.event, t.slice, err)))
-            return err->code;
-        if (p->have & F_TRUTH)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, t.slice, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_TRUTH)
             return twice(f, t.slice, "truth", err);
         p->pt = malloc((t.n_particles ? t.n_particles : 1) * sizeof *p->pt);
         p->cp = malloc((t.n_clusters ? t.n_clusters : 1) * sizeof *p->cp);
@@ -404,7 +342,7 @@ static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         adf_tpc_truth_clusters(&t, 0, t.n_clusters, p->cp);
         p->n_pt = t.n_particles;
         p->truth_clusters = t.n_clusters;
-        p->have |= F_TRUTH;
+        p->head.have |= F_TRUTH;
         break;
     }
     case ADF_TYPE_DATA_TPC_TRACKS: {
@@ -418,9 +356,9 @@ static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
                 "this analysis (digest 0x%08X, here 0x%08X): give the analysis the tracker's keys",
                 (unsigned long long)f->offset, (unsigned)f->key.event, (unsigned)t.slice, (unsigned)t.settings,
                 (unsigned)q->digest);
-        if (!(p = find_pending(q, f->key.event, t.slice, err)))
-            return err->code;
-        if (p->have & F_TRACKS)
+        if (!(p = tusk_gather_part(&q->g, f->key.event, t.slice, err)))
+            return TUSK_ENOMEM;
+        if (p->head.have & F_TRACKS)
             return twice(f, t.slice, "tracks", err);
         p->tr = malloc((t.n_tracks ? t.n_tracks : 1) * sizeof *p->tr);
         p->hit = malloc((t.n_hits ? t.n_hits : 1) * sizeof *p->hit);
@@ -434,24 +372,22 @@ static int on_frame(tpc_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         p->n_hit = t.n_hits;
         p->track_clusters = t.n_clusters;
         p->backend = t.backend;
-        p->have |= F_TRACKS;
+        p->head.have |= F_TRACKS;
         break;
     }
     default: return TUSK_OK;
     }
-    if (p->have != F_ALL)
+    if (p->head.have != F_ALL)
         return TUSK_OK;
     int st = TUSK_OK;
     if (p->truth_clusters != p->n_clusters || p->track_clusters != p->n_clusters)
         st = tusk_error_set(err, TUSK_EINVAL,
                             "event %u, slice %u: %u clusters, but truth for %u and tracks of a slice of %u",
-                            (unsigned)p->event, p->slice, (unsigned)p->n_clusters, (unsigned)p->truth_clusters,
-                            (unsigned)p->track_clusters);
+                            (unsigned)p->head.unit, (unsigned)p->head.part, (unsigned)p->n_clusters,
+                            (unsigned)p->truth_clusters, (unsigned)p->track_clusters);
     if (st == TUSK_OK)
         st = analyse(q, p, err);
-    size_t i = (size_t)(p - q->pend);
-    free_pending(p);
-    q->pend[i] = q->pend[--q->n_pend];
+    tusk_gather_close(&q->g, p);
     return st;
 }
 
@@ -459,19 +395,7 @@ int tpc_qa_feed(tpc_qa_t *q, const void *buf, size_t size, uint64_t base, tusk_e
 {
     if (q->finished)
         return tusk_error_set(err, TUSK_EINVAL, "TPC analysis: frames after the end");
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK)
-        if ((st = on_frame(q, &f, err)) != TUSK_OK)
-            break;
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    adf_reader_destroy(&r);
-    return st;
+    return adf_frames_read(buf, size, base, ADF_FRAMES_ALL, on_frame, q, err);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -496,31 +420,22 @@ int tpc_qa_finish(tpc_qa_t *q, tusk_error_t *err)
 {
     if (q->finished)
         return TUSK_OK;
-    if (q->n_pend > 0) {
-        const pending_t *p = &q->pend[0];
-        char missing[96] = "";
+    const tusk_part_t *p = tusk_gather_open(&q->g);
+    const tusk_unit_t *u = tusk_gather_short(&q->g);
+    if (p) {
         static const char *const names[] = {"data:tpc_clusters", "data:tpc_truth", "data:tpc_tracks"};
-        for (int k = 0; k < 3; k++)
-            if (!(p->have & (1u << k))) {
-                size_t l = strlen(missing);
-                snprintf(missing + l, sizeof missing - l, "%s%s", l ? ", " : "", names[k]);
-            }
+        char missing[96];
+        tusk_gather_missing(p->have, names, 3, missing, sizeof missing);
         return tusk_error_set(err, TUSK_EINVAL, "event %u, slice %u: no %s came (%zu slices incomplete)",
-                              (unsigned)p->event, p->slice, missing, q->n_pend);
+                              (unsigned)p->unit, (unsigned)p->part, missing, q->g.n);
     }
-    for (size_t i = 0; i < q->n_ev; i++)
-        if (q->ev[i].seen != q->ev[i].expected)
-            return tusk_error_set(err, TUSK_EINVAL, "event %u: %u of its %u slices came", (unsigned)q->ev[i].event,
-                                  (unsigned)q->ev[i].seen, (unsigned)q->ev[i].expected);
+    if (u)
+        return tusk_error_set(err, TUSK_EINVAL, "event %u: %u of its %u slices came", (unsigned)u->unit,
+                              (unsigned)u->seen, (unsigned)u->expected);
     for (int k = 0; k < 5; k++)
         q->pull_core[k] = core_width(q->pulls[k], q->n_pulls[k]);
     q->finished = true;
     return TUSK_OK;
-}
-
-static double pct(uint64_t a, uint64_t b)
-{
-    return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
 void tpc_qa_summary(const tpc_qa_t *q, tpc_qa_summary_t *s)
@@ -528,7 +443,7 @@ void tpc_qa_summary(const tpc_qa_t *q, tpc_qa_summary_t *s)
     memset(s, 0, sizeof *s);
     snprintf(s->label, sizeof s->label, "%s", q->cfg.label);
     s->backend = q->backend;
-    s->events = q->n_ev;
+    s->events = q->g.n_units;
     s->slices = q->slices;
     s->clusters = q->clusters;
     s->noise_clusters = q->noise;
@@ -539,23 +454,23 @@ void tpc_qa_summary(const tpc_qa_t *q, tpc_qa_summary_t *s)
     s->all = q->all;
     s->ref = q->ref;
     s->extra = q->extra;
-    s->efficiency = pct(q->all.found, q->all.particles);
-    s->clone_rate = pct(q->all.clones, q->all.found + q->all.clones);
-    s->fake_rate = pct(q->fakes, q->tracks);
-    s->ref_efficiency = pct(q->ref.found, q->ref.particles);
+    s->efficiency = tusk_pct(q->all.found, q->all.particles);
+    s->clone_rate = tusk_pct(q->all.clones, q->all.found + q->all.clones);
+    s->fake_rate = tusk_pct(q->fakes, q->tracks);
+    s->ref_efficiency = tusk_pct(q->ref.found, q->ref.particles);
     for (int k = 0; k < 5; k++) {
         s->res[k].n = (uint64_t)q->res[k].n;
-        s->res[k].mean = mom_mean(&q->res[k]);
-        s->res[k].rms = mom_rms(&q->res[k]);
-        s->res[k].pull_mean = mom_mean(&q->pull[k]);
-        s->res[k].pull_rms = mom_rms(&q->pull[k]);
+        s->res[k].mean = tusk_moments_mean(&q->res[k]);
+        s->res[k].rms = tusk_moments_std(&q->res[k]);
+        s->res[k].pull_mean = tusk_moments_mean(&q->pull[k]);
+        s->res[k].pull_rms = tusk_moments_std(&q->pull[k]);
         s->res[k].pull_core = q->pull_core[k];
     }
-    s->pt_res = mom_rms(&q->ptres);
+    s->pt_res = tusk_moments_std(&q->ptres);
     memcpy(s->p_edge, p_edges, sizeof s->p_edge);
     memcpy(s->pbin, q->pbin, sizeof s->pbin);
     s->hits_per_track = q->tracks ? (double)q->hits / (double)q->tracks : 0.0;
-    s->purity = mom_mean(&q->purity);
+    s->purity = tusk_moments_mean(&q->purity);
 }
 
 void tpc_qa_print(const tpc_qa_t *q, FILE *out)
@@ -566,7 +481,7 @@ void tpc_qa_print(const tpc_qa_t *q, FILE *out)
             "%s (%s): %llu events, %llu slices, %llu clusters (%.2f %% noise), %llu tracks (%.1f clusters a track, "
             "purity %.4f)\n",
             s.label, tpc_backend_name(s.backend), (unsigned long long)s.events, (unsigned long long)s.slices,
-            (unsigned long long)s.clusters, pct(s.noise_clusters, s.clusters), (unsigned long long)s.tracks,
+            (unsigned long long)s.clusters, tusk_pct(s.noise_clusters, s.clusters), (unsigned long long)s.tracks,
             s.hits_per_track, s.purity);
     fprintf(out, "  %-26s %10s %10s %9s %8s %9s\n", "category", "particles", "found", "eff %", "clones", "clone %");
     const struct {
@@ -576,8 +491,8 @@ void tpc_qa_print(const tpc_qa_t *q, FILE *out)
     for (int k = 0; k < 3; k++)
         fprintf(out, "  %-26s %10llu %10llu %9.3f %8llu %9.3f\n", cats[k].name,
                 (unsigned long long)cats[k].e->particles, (unsigned long long)cats[k].e->found,
-                pct(cats[k].e->found, cats[k].e->particles), (unsigned long long)cats[k].e->clones,
-                pct(cats[k].e->clones, cats[k].e->found + cats[k].e->clones));
+                tusk_pct(cats[k].e->found, cats[k].e->particles), (unsigned long long)cats[k].e->clones,
+                tusk_pct(cats[k].e->clones, cats[k].e->found + cats[k].e->clones));
     fprintf(out, "  fakes: %llu of %llu tracks (%.3f %%); tracks of particles not reconstructible: %llu\n",
             (unsigned long long)s.fakes, (unsigned long long)s.tracks, s.fake_rate,
             (unsigned long long)s.matched_other);
@@ -596,34 +511,19 @@ void tpc_qa_print(const tpc_qa_t *q, FILE *out)
             q->cfg.min_clusters, 100.0 * q->cfg.match, q->cfg.ref_p_gev);
 }
 
+/* The picture, its data and script (in the caller's C numeric locale). */
 static int write_plot(const tpc_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
 {
-    int svg = format && !strcmp(format, "svg");
-    if (format && !svg && strcmp(format, "png"))
-        return tusk_error_set(err, TUSK_EINVAL, "picture format '%s': png or svg", format);
-    char gp[1200], pic[1200];
-    snprintf(gp, sizeof gp, "%s/efficiency.gp", dir);
-    snprintf(pic, sizeof pic, "%s/efficiency.%s", dir, svg ? "svg" : "png");
-    int st = tusk_gnuplot_check_path("picture", pic, err);
+    bool svg;
+    char path[1200], pic[1200];
+    FILE *fp;
+    int st = tusk_gnuplot_picture(dir, "efficiency", format, &svg, pic, sizeof pic, err);
     if (st != TUSK_OK)
         return st;
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp = fopen(gp, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", gp, strerror(errno));
-        goto done;
-    }
-    fprintf(fp, "# efficiency.gp - written by tusk (tpc/tpc_qa.c); data in momentum.csv.\n"
-                "# Redraw by hand: cd to this folder, then: gnuplot efficiency.gp\n");
-    if (svg)
-        fprintf(fp, "set terminal svg size 900,600 dynamic font 'Sans,12'\n");
-    else
-        fprintf(fp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                    "    set terminal pngcairo size 900,600 font 'Sans,11'\n"
-                    "} else {\n"
-                    "    set terminal png size 900,600\n"
-                    "}\n");
-    fprintf(fp, "set output 'efficiency.%s'\nset datafile separator ','\nset title ", svg ? "svg" : "png");
+    if ((st = tusk_file_create(dir, "efficiency.gp", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
+    tusk_gnuplot_head(fp, "efficiency", "tpc/tpc_qa.c", "momentum.csv", svg, 900, 600);
+    fprintf(fp, "set datafile separator ','\nset title ");
     char title[160];
     snprintf(title, sizeof title, "%s: TPC slice tracker efficiency and clone rate against momentum (%s)",
              q->cfg.label, tpc_backend_name(q->backend));
@@ -636,16 +536,9 @@ static int write_plot(const tpc_qa_t *q, const char *dir, const char *format, tu
         "title 'efficiency', \\\n"
         "     '' every ::1 using 4:($6 + $7 > 0 ? 100.0 * $7 / ($6 + $7) : 1/0) with linespoints pt 5 "
         "title 'clone rate'\n");
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", gp);
-        goto done;
-    }
-    const char *pictures[] = {pic, NULL};
-    st = tusk_gnuplot_run(dir, "efficiency.gp", "efficiency.log", pictures, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
+        return st;
+    return tusk_gnuplot_draw(dir, "efficiency", pic, err);
 }
 
 int tpc_qa_write(const tpc_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
@@ -659,12 +552,9 @@ int tpc_qa_write(const tpc_qa_t *q, const char *dir, bool plot, const char *form
     tpc_qa_summary(q, &s);
     char path[1200];
     locale_t prev, c = tusk_c_numeric_begin(&prev);
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    FILE *fp;
+    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
     fprintf(fp, "sample,backend,events,slices,clusters,noise_clusters,tracks,hits,fakes,matched_other,"
                 "reconstructible,found,clones,reference,reference_found,reference_clones,efficiency_pct,"
                 "reference_efficiency_pct,fake_pct,clone_pct,res_y_mm,res_z_mm,res_sinphi,res_lambda,res_qpt,"
@@ -685,24 +575,16 @@ int tpc_qa_write(const tpc_qa_t *q, const char *dir, bool plot, const char *form
     for (int k = 0; k < 5; k++)
         fprintf(fp, ",%.6g", s.res[k].pull_core);
     fputc('\n', fp);
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "momentum.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
-    snprintf(path, sizeof path, "%s/momentum.csv", dir);
-    if (!(fp = fopen(path, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-        goto done;
-    }
     fprintf(fp, "sample,p_low,p_high,p_centre,particles,found,clones\n");
     for (int b = 0; b < TPC_QA_PBINS; b++)
         fprintf(fp, "%s,%g,%g,%.6g,%llu,%llu,%llu\n", s.label, s.p_edge[b], s.p_edge[b + 1],
                 sqrt(s.p_edge[b] * s.p_edge[b + 1]), (unsigned long long)s.pbin[b].particles,
                 (unsigned long long)s.pbin[b].found, (unsigned long long)s.pbin[b].clones);
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
         goto done;
-    }
     if (plot)
         st = write_plot(q, dir, format, err);
 done:

@@ -32,11 +32,6 @@ static const char *const buf_names[N_BUFS] = {
     "UT hit z0",      "UT hit y begin",  "UT hit y end",    "UT hit weights", "UT hit LHCbIDs", "UT group offsets",
     "UT windows",     "UT window masks", "UT tracks",       "UT track counts", "UT active tracks"};
 
-typedef struct dbuf {
-    cl_mem mem;
-    size_t cap;
-} dbuf_t;
-
 enum { P_EV, P_BINFO, P_BFIRST, P_WORDS, P_VELO, P_OUT, P_COUNT, P_HITS, N_PINNED };
 static const char *const pin_names[N_PINNED] = {"UT events (pinned)", "UT bank sectors (pinned)",
                                                 "UT bank offsets (pinned)", "UT hit words (pinned)",
@@ -47,11 +42,11 @@ struct ut_cl {
     ut_cpu_t c;               /* the settings, geometry and tables (its hits are unused) */
     ut_cl_config_t clc;
     tusk_cl_t *cl;
-    cl_program program;
-    cl_kernel k[N_KERNELS];
+    tusk_cl_kernels_t *k;
     unsigned wg;
-    char extra[128];          /* the division option */
-    dbuf_t d[N_BUFS];
+    char division[64];        /* the division option (tusk_cl_exact_division) */
+    bool via_double;
+    tusk_cl_room_t d[N_BUFS];
     tusk_cl_pinned_t *pin[N_PINNED];
     tusk_pool_t *pool;
     /* the device holds the decoding of this batch (for Compass alone) */
@@ -71,32 +66,13 @@ void ut_cl_config_default(ut_cl_config_t *c)
     c->group_size = 128;
 }
 
-static void release_program(ut_cl_t *c)
-{
-    for (int i = 0; i < N_KERNELS; i++)
-        if (c->k[i]) {
-            clReleaseKernel(c->k[i]);
-            c->k[i] = NULL;
-        }
-    if (c->program) {
-        clReleaseProgram(c->program);
-        c->program = NULL;
-    }
-}
-
 void ut_cl_destroy(ut_cl_t **cl)
 {
     if (!cl || !*cl)
         return;
     ut_cl_t *c = *cl;
-    if (c->cl) {
-        clFinish(tusk_cl_queue(c->cl));
-        for (int i = 0; i < N_BUFS; i++)
-            tusk_cl_buffer_release(c->cl, &c->d[i].mem);
-        for (int i = 0; i < N_PINNED; i++)
-            tusk_cl_pinned_destroy(&c->pin[i]);
-    }
-    release_program(c);
+    tusk_cl_release_all(c->cl, c->d, N_BUFS, c->pin, N_PINNED);
+    tusk_cl_kernels_destroy(&c->k);
     tusk_cl_destroy(&c->cl);
     tusk_pool_destroy(&c->pool);
     ut_cpu_free(&c->c);
@@ -104,70 +80,29 @@ void ut_cl_destroy(ut_cl_t **cl)
     *cl = NULL;
 }
 
-/* Build the kernels for c->wg work-items a group; when a kernel cannot run
- * that many, the largest power of two it can, and build again. */
-static int build(ut_cl_t *c, tusk_error_t *err)
+/* The kernels' options for `wg` work-items a group. */
+static int options(void *ctx, unsigned wg, char *opt, size_t cap, tusk_error_t *err)
 {
-    for (;;) {
-        release_program(c);
-        char opt[512], v[32];
-        snprintf(opt, sizeof opt, "%s", c->extra);
-        int st;
-        snprintf(v, sizeof v, "%u", c->wg);
-        if ((st = tusk_cl_define(opt, sizeof opt, "UT_WG", v, err)))
-            return st;
-        snprintf(v, sizeof v, "%u", c->c.cfg.sectors);
-        if ((st = tusk_cl_define(opt, sizeof opt, "UT_S", v, err)))
-            return st;
-        if ((st = tusk_cl_program_build(c->cl, "ut.cl", tusk_ut_kernel_source, (size_t)tusk_ut_kernel_source_size, opt,
-                                        &c->program, err)))
-            return st;
-        size_t least = c->wg;
-        for (int i = 0; i < N_KERNELS; i++) {
-            if ((st = tusk_cl_kernel_new(c->cl, c->program, kernel_names[i], &c->k[i], err)))
-                return st;
-            size_t kwg = 0;
-            if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->k[i], tusk_cl_device(c->cl)->device,
-                                                             CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL),
-                                    err, "clGetKernelWorkGroupInfo(%s) on %s", kernel_names[i],
-                                    tusk_cl_describe(c->cl))))
-                return st;
-            if (kwg < least)
-                least = kwg;
-        }
-        if (least >= c->wg)
-            return TUSK_OK;
-        unsigned p2 = 1;
-        while (p2 * 2 <= least)
-            p2 *= 2;
-        if (least < 1 || p2 == c->wg)
-            return tusk_error_set(err, TUSK_ELIMIT, "ut.cl on %s: a kernel cannot run a work-group", tusk_cl_describe(c->cl));
-        c->wg = p2;
-    }
+    ut_cl_t *c = ctx;
+    char v[32];
+    int st;
+    snprintf(opt, cap, "%s", c->division);
+    snprintf(v, sizeof v, "%u", wg);
+    if ((st = tusk_cl_define(opt, cap, "UT_WG", v, err)))
+        return st;
+    snprintf(v, sizeof v, "%u", c->c.cfg.sectors);
+    return tusk_cl_define(opt, cap, "UT_S", v, err);
 }
 
-/* Room for `bytes` in device buffer i (contents not kept). */
+/* Room for `bytes` in device buffer i, pinned buffer i (contents not kept). */
 static int droom(ut_cl_t *c, int i, size_t bytes, cl_mem_flags flags, tusk_error_t *err)
 {
-    dbuf_t *b = &c->d[i];
-    if (bytes <= b->cap && b->mem)
-        return TUSK_OK;
-    size_t cap = bytes + bytes / 4 + 4096;
-    tusk_cl_buffer_release(c->cl, &b->mem);
-    b->cap = 0;
-    int st = tusk_cl_buffer_new(c->cl, buf_names[i], flags, cap, NULL, &b->mem, err);
-    if (st == TUSK_OK)
-        b->cap = cap;
-    return st;
+    return tusk_cl_buffer_room(c->cl, buf_names[i], flags, bytes, &c->d[i], err);
 }
 
 static int proom(ut_cl_t *c, int i, size_t bytes, tusk_error_t *err)
 {
-    if (c->pin[i] && tusk_cl_pinned_size(c->pin[i]) >= bytes)
-        return TUSK_OK;
-    tusk_cl_pinned_destroy(&c->pin[i]);
-    size_t cap = bytes + bytes / 4 + 4096;
-    return tusk_cl_pinned_new(c->cl, pin_names[i], cap, &c->pin[i], err);
+    return tusk_cl_pinned_room(c->cl, pin_names[i], bytes, &c->pin[i], err);
 }
 
 #define MEM(i) (c->d[i].mem)
@@ -178,9 +113,7 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
     if (clc->group_size < 32 || clc->group_size > 1024 || (clc->group_size & (clc->group_size - 1)))
         return tusk_error_set(err, TUSK_EINVAL, "UT opencl: group_size %u, expected a power of two from 32 to 1024",
                               clc->group_size);
-    int st = tusk_cl_refuse_inexact(clc->options, "UT", "the CPU backends (ut/README.md)", err);
-    if (st != TUSK_OK)
-        return st;
+    int st;
     ut_cl_t *c = calloc(1, sizeof *c);
     if (!c)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -190,20 +123,13 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
     }
     c->clc = *clc;
     c->clc.device = c->clc.options = NULL; /* not kept */
-    tusk_cl_config_t tc;
-    memset(&tc, 0, sizeof tc);
-    tc.device = clc->device;
-    tc.instance = clc->instance;
-    tc.build_options = clc->options;
-    tc.no_cache = clc->no_cache;
-    if ((st = tusk_cl_new(&c->cl, &tc, err)) || (st = tusk_pool_new(&c->pool, clc->threads, err)))
+    if ((st = tusk_cl_new_exact(&c->cl, clc->device, clc->instance, clc->options, clc->no_cache, "UT",
+                                "the CPU backends (ut/README.md)", err)) ||
+        (st = tusk_pool_new(&c->pool, clc->threads, err)))
         goto fail;
     const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
-    cl_device_fp_config fp = 0;
     cl_bool little = CL_FALSE;
-    if ((st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL), err,
-                            "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_ENDIAN_LITTLE, sizeof little, &little, NULL), err,
+    if ((st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_ENDIAN_LITTLE, sizeof little, &little, NULL), err,
                             "clGetDeviceInfo(CL_DEVICE_ENDIAN_LITTLE) on %s", tusk_cl_describe(c->cl))))
         goto fail;
     if (!little) {
@@ -211,17 +137,9 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
                             tusk_cl_describe(c->cl));
         goto fail;
     }
-    if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
-        snprintf(c->extra, sizeof c->extra, "-cl-fp32-correctly-rounded-divide-sqrt");
-    } else if (dev->fp64) {
-        snprintf(c->extra, sizeof c->extra, "-DUT_DIV_VIA_DOUBLE=1");
-    } else {
-        st = tusk_error_set(err, TUSK_ENODEV,
-                            "UT on %s: the device divides floats without correct rounding and has no fp64, so its "
-                            "tracks could differ from the CPU backends'",
-                            tusk_cl_describe(c->cl));
+    if ((st = tusk_cl_exact_division(c->cl, "UT", "the CPU backends'", "UT_DIV_VIA_DOUBLE", c->division,
+                                     sizeof c->division, &c->via_double, err)))
         goto fail;
-    }
     c->wg = clc->group_size;
     if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size) {
         unsigned p2 = 32;
@@ -238,7 +156,9 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
                             tusk_cl_describe(c->cl), local, (unsigned long long)dev->local_mem);
         goto fail;
     }
-    if ((st = build(c, err)))
+    tusk_cl_source_t src = {"ut.cl", tusk_ut_kernel_source, (size_t)tusk_ut_kernel_source_size, kernel_names,
+                            N_KERNELS};
+    if ((st = tusk_cl_kernels_fit(c->cl, &src, TUSK_CL_ALL_KERNELS, options, c, &c->wg, &c->k, err)))
         goto fail;
     /* the tables, once */
     ut_geometry_t *g = c->c.geo;
@@ -248,21 +168,16 @@ int ut_cl_new(ut_cl_t **out, const ut_config_t *cfg, const ut_cl_config_t *clc, 
         (st = droom(c, B_PARAMS, sizeof c->c.p, CL_MEM_READ_ONLY, err)) ||
         (st = droom(c, B_NACT, sizeof(cl_uint), CL_MEM_READ_WRITE, err)))
         goto fail;
-    cl_command_queue q = tusk_cl_queue(c->cl);
-    if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_SECTORS), CL_TRUE, 0, g->n_sectors * sizeof(ut_dev_sector_t),
-                                                 c->c.sectors, 0, NULL, NULL),
-                            err, "clEnqueueWriteBuffer(UT sectors) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_GROUPS), CL_TRUE, 0, g->n_groups * sizeof(float),
-                                                 g->group_u_lo, 0, NULL, NULL),
-                            err, "clEnqueueWriteBuffer(UT group edges) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_PLANES), CL_TRUE, 0, sizeof c->c.planes, c->c.planes, 0,
-                                                 NULL, NULL),
-                            err, "clEnqueueWriteBuffer(UT planes) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(B_PARAMS), CL_TRUE, 0, sizeof c->c.p, &c->c.p, 0, NULL, NULL),
-                            err, "clEnqueueWriteBuffer(UT settings) on %s", tusk_cl_describe(c->cl))))
+    if ((st = tusk_cl_write(c->cl, NULL, MEM(B_SECTORS), CL_TRUE, g->n_sectors * sizeof(ut_dev_sector_t),
+                            c->c.sectors, NULL, "UT sectors", err)) ||
+        (st = tusk_cl_write(c->cl, NULL, MEM(B_GROUPS), CL_TRUE, g->n_groups * sizeof(float), g->group_u_lo, NULL,
+                            "UT group edges", err)) ||
+        (st = tusk_cl_write(c->cl, NULL, MEM(B_PLANES), CL_TRUE, sizeof c->c.planes, c->c.planes, NULL, "UT planes",
+                            err)) ||
+        (st = tusk_cl_write(c->cl, NULL, MEM(B_PARAMS), CL_TRUE, sizeof c->c.p, &c->c.p, NULL, "UT settings", err)))
         goto fail;
     snprintf(c->describe, sizeof c->describe, "%s; %u work-items an event%s", tusk_cl_describe(c->cl), c->wg,
-             c->extra[0] == '-' && c->extra[1] == 'D' ? "; float division via double" : "");
+             c->via_double ? "; float division via double" : "");
     *out = c;
     return TUSK_OK;
 fail:
@@ -280,33 +195,11 @@ void ut_cl_times(const ut_cl_t *c, ut_cl_times_t *t)
     *t = c->t;
 }
 
-static int set_args(ut_cl_t *c, int k, int n, const cl_mem *mems, tusk_error_t *err)
+/* Kernel k's buffer arguments, then k over `groups` events. */
+static int run(ut_cl_t *c, int k, size_t n, const cl_mem *mems, size_t groups, cl_event *ev, tusk_error_t *err)
 {
-    for (int i = 0; i < n; i++) {
-        int st = tusk_cl_check(clSetKernelArg(c->k[k], (cl_uint)i, sizeof(cl_mem), &mems[i]), err,
-                               "clSetKernelArg(%s, %d) on %s", kernel_names[k], i, tusk_cl_describe(c->cl));
-        if (st)
-            return st;
-    }
-    return TUSK_OK;
-}
-
-static int launch(ut_cl_t *c, int k, size_t groups, cl_event *ev, tusk_error_t *err)
-{
-    size_t global = groups * c->wg, local = c->wg;
-    return tusk_cl_check(clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), c->k[k], 1, NULL, &global, &local, 0, NULL, ev),
-                         err, "clEnqueueNDRangeKernel(%s, %zu groups of %zu) on %s", kernel_names[k], groups, local,
-                         tusk_cl_describe(c->cl));
-}
-
-/* ms of a finished event. */
-static double ev_ms(cl_event ev)
-{
-    cl_ulong a = 0, b = 0;
-    if (!ev || clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) != CL_SUCCESS ||
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) != CL_SUCCESS)
-        return 0.0;
-    return b > a ? (double)(b - a) * 1e-6 : 0.0;
+    int st = tusk_cl_kernels_buffers(c->k, k, mems, n, err);
+    return st ? st : tusk_cl_kernels_launch(c->k, k, NULL, groups, c->wg, ev, err);
 }
 
 /* ---- packing and unpacking on the host's threads ---- */
@@ -387,7 +280,6 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
     if (E > UINT32_MAX / (G + 1))
         return tusk_error_set(err, TUSK_ELIMIT, "UT opencl: %zu events in one launch", E);
     cl_event ev[N_EVENTS] = {NULL};
-    const cl_uint zero = 0;
     if (stages & UT_DECODE) {
         c->decoded = NULL;
         if ((st = droom(c, B_EV, E * sizeof(ut_dev_event_t), CL_MEM_READ_ONLY, err)) ||
@@ -424,17 +316,15 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
         for (int i = 0; i < 5; i++) {
             if (!up[i].bytes)
                 continue;
-            if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, MEM(up[i].buf), CL_FALSE, 0, up[i].bytes,
-                                                         tusk_cl_pinned_ptr(c->pin[up[i].pin]), 0, NULL,
-                                                         &ev[E_UP0 + i]),
-                                    err, "clEnqueueWriteBuffer(%s, %zu bytes) on %s", buf_names[up[i].buf],
-                                    up[i].bytes, dev)))
+            void *from = tusk_cl_pinned_ptr(c->pin[up[i].pin]);
+            if ((st = tusk_cl_write(c->cl, q, MEM(up[i].buf), CL_FALSE, up[i].bytes, from, &ev[E_UP0 + i],
+                                    buf_names[up[i].buf], err)))
                 goto done;
             c->t.bytes_up += up[i].bytes;
         }
         cl_mem a[] = {MEM(B_EV), MEM(B_BINFO), MEM(B_BFIRST), MEM(B_WORDS), MEM(B_SECTORS), MEM(B_PARAMS), MEM(B_KEY),
                       MEM(B_POS), MEM(B_X0), MEM(B_Z0), MEM(B_YB), MEM(B_YE), MEM(B_W), MEM(B_ID), MEM(B_GF)};
-        if ((st = set_args(c, K_DECODE, 15, a, err)) || (st = launch(c, K_DECODE, E, &ev[E_DECODE], err)))
+        if ((st = run(c, K_DECODE, 15, a, E, &ev[E_DECODE], err)))
             goto done;
     }
     if (stages & UT_COMPASS) {
@@ -448,23 +338,17 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
                        MEM(B_YB), MEM(B_YE), MEM(B_GF), MEM(B_WIN), MEM(B_MASK), MEM(B_NACT)};
         cl_mem a2[] = {MEM(B_EV), MEM(B_VELO), MEM(B_PLANES), MEM(B_PARAMS), MEM(B_X0), MEM(B_W),
                        MEM(B_ID), MEM(B_WIN), MEM(B_MASK), MEM(B_OUT), MEM(B_COUNT)};
-        if ((st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_COUNT), &zero, sizeof zero, 0, E * 4, 0, NULL, NULL), err,
-                                "clEnqueueFillBuffer(UT track counts) on %s", dev)) ||
-            (st = tusk_cl_check(clEnqueueFillBuffer(q, MEM(B_NACT), &zero, sizeof zero, 0, 4, 0, NULL, NULL), err,
-                                "clEnqueueFillBuffer(UT active tracks) on %s", dev)) ||
-            (st = set_args(c, K_WINDOWS, 12, a1, err)) || (st = launch(c, K_WINDOWS, E, &ev[E_WINDOWS], err)) ||
-            (st = set_args(c, K_TRACKLETS, 11, a2, err)) || (st = launch(c, K_TRACKLETS, E, &ev[E_TRACKLETS], err)))
+        if ((st = tusk_cl_zero(c->cl, q, MEM(B_COUNT), E * 4, "UT track counts", err)) ||
+            (st = tusk_cl_zero(c->cl, q, MEM(B_NACT), 4, "UT active tracks", err)) ||
+            (st = run(c, K_WINDOWS, 12, a1, E, &ev[E_WINDOWS], err)) ||
+            (st = run(c, K_TRACKLETS, 11, a2, E, &ev[E_TRACKLETS], err)))
             goto done;
         cl_uint n_active = 0;
-        if ((st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_COUNT), CL_FALSE, 0, E * 4,
-                                                    tusk_cl_pinned_ptr(c->pin[P_COUNT]), 0, NULL, &ev[E_DOWN_COUNT]),
-                                err, "clEnqueueReadBuffer(UT track counts) on %s", dev)) ||
-            (b->n_velo &&
-             (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_OUT), CL_FALSE, 0, b->n_velo * sizeof(ut_dev_track_t),
-                                                     tusk_cl_pinned_ptr(c->pin[P_OUT]), 0, NULL, &ev[E_DOWN_OUT]),
-                                 err, "clEnqueueReadBuffer(UT tracks) on %s", dev))) ||
-            (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_NACT), CL_TRUE, 0, 4, &n_active, 0, NULL, NULL), err,
-                                "clEnqueueReadBuffer(UT active tracks) on %s", dev)))
+        if ((st = tusk_cl_read(c->cl, q, MEM(B_COUNT), CL_FALSE, E * 4, tusk_cl_pinned_ptr(c->pin[P_COUNT]),
+                               &ev[E_DOWN_COUNT], "UT track counts", err)) ||
+            (b->n_velo && (st = tusk_cl_read(c->cl, q, MEM(B_OUT), CL_FALSE, b->n_velo * sizeof(ut_dev_track_t),
+                                             tusk_cl_pinned_ptr(c->pin[P_OUT]), &ev[E_DOWN_OUT], "UT tracks", err))) ||
+            (st = tusk_cl_read(c->cl, q, MEM(B_NACT), CL_TRUE, 4, &n_active, NULL, "UT active tracks", err)))
             goto done;
         c->t.active_tracks = n_active;
         c->t.bytes_down += E * 4 + b->n_velo * sizeof(ut_dev_track_t);
@@ -489,13 +373,11 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
         char *h = tusk_cl_pinned_ptr(c->pin[P_HITS]);
         const int bufs[6] = {B_X0, B_Z0, B_YB, B_YE, B_W, B_ID};
         for (int i = 0; i < 6; i++)
-            if (nh && (st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(bufs[i]), CL_FALSE, 0, nh * 4, h + i * nh * 4, 0,
-                                                              NULL, &ev[E_DOWN_HITS + i]),
-                                          err, "clEnqueueReadBuffer(%s) on %s", buf_names[bufs[i]], dev)))
+            if (nh && (st = tusk_cl_read(c->cl, q, MEM(bufs[i]), CL_FALSE, nh * 4, h + i * nh * 4,
+                                         &ev[E_DOWN_HITS + i], buf_names[bufs[i]], err)))
                 goto done;
-        if ((st = tusk_cl_check(clEnqueueReadBuffer(q, MEM(B_GF), CL_TRUE, 0, ng * 4, h + 6 * nh * 4, 0, NULL,
-                                                    &ev[E_DOWN_HITS + 6]),
-                                err, "clEnqueueReadBuffer(UT group offsets) on %s", dev)))
+        if ((st = tusk_cl_read(c->cl, q, MEM(B_GF), CL_TRUE, ng * 4, h + 6 * nh * 4, &ev[E_DOWN_HITS + 6],
+                               "UT group offsets", err)))
             goto done;
         memcpy(res->hits.x0, h, nh * 4);
         memcpy(res->hits.z0, h + nh * 4, nh * 4);
@@ -515,13 +397,11 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
         c->decoded = b;
         c->decoded_hits = ut_batch_hits(b);
     }
-    for (int i = E_UP0; i <= E_UP4; i++)
-        c->t.upload += ev_ms(ev[i]);
-    c->t.decode = ev_ms(ev[E_DECODE]);
-    c->t.windows = ev_ms(ev[E_WINDOWS]);
-    c->t.tracklets = ev_ms(ev[E_TRACKLETS]);
-    for (int i = E_DOWN_COUNT; i < N_EVENTS; i++)
-        c->t.download += ev_ms(ev[i]);
+    c->t.upload = tusk_cl_events_ms(&ev[E_UP0], E_UP4 - E_UP0 + 1);
+    c->t.decode = tusk_cl_event_ms(ev[E_DECODE]);
+    c->t.windows = tusk_cl_event_ms(ev[E_WINDOWS]);
+    c->t.tracklets = tusk_cl_event_ms(ev[E_TRACKLETS]);
+    c->t.download = tusk_cl_events_ms(&ev[E_DOWN_COUNT], N_EVENTS - E_DOWN_COUNT);
     /* the kernels' least traffic (ut/README.md): decoding reads a word, its
      * bank's two words and sector (16 B), writes and reads the placed key
      * and word (16 B), writes the hit (24 B); the windows read a track (24 B)
@@ -533,60 +413,10 @@ int ut_cl_run_stages(ut_cl_t *c, const ut_batch_t *b, int stages, ut_result_t *r
         c->t.kernel_bytes += (uint64_t)b->n_velo * (24 + 2 * win_bytes + 8 + 24) + ut_result_total(res) * 32;
     c->t.total = (tusk_clock_s() - t_start) * 1e3;
 done:
-    if (st != TUSK_OK)
-        clFinish(q);
-    for (int i = 0; i < N_EVENTS; i++)
-        if (ev[i])
-            clReleaseEvent(ev[i]);
-    return st;
+    return tusk_cl_run_end(q, st, ev, N_EVENTS);
 }
 
 int ut_cl_bandwidth(ut_cl_t *c, size_t bytes, unsigned repeat, double *gb_s, tusk_error_t *err)
 {
-    const tusk_cl_device_info_t *d = tusk_cl_device(c->cl);
-    bytes = bytes / 16 * 16;
-    if (bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc / 16 * 16;
-    if (bytes < 16 || repeat < 1)
-        return tusk_error_set(err, TUSK_EINVAL, "UT bandwidth probe: %zu bytes, %u runs", bytes, repeat);
-    cl_mem a = NULL, bm = NULL;
-    int st;
-    cl_uint n = (cl_uint)(bytes / 16 < UINT32_MAX ? bytes / 16 : UINT32_MAX);
-    const cl_uint zero = 0;
-    double best = 0;
-    if ((st = tusk_cl_buffer_new(c->cl, "UT bandwidth source", CL_MEM_READ_ONLY, bytes, NULL, &a, err)) ||
-        (st = tusk_cl_buffer_new(c->cl, "UT bandwidth target", CL_MEM_WRITE_ONLY, bytes, NULL, &bm, err)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(tusk_cl_queue(c->cl), a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL),
-                            err, "clEnqueueFillBuffer(UT bandwidth source) on %s", tusk_cl_describe(c->cl))) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 0, sizeof a, &a), err, "clSetKernelArg(ut_copy, 0)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 1, sizeof bm, &bm), err, "clSetKernelArg(ut_copy, 1)")) ||
-        (st = tusk_cl_check(clSetKernelArg(c->k[K_COPY], 2, sizeof n, &n), err, "clSetKernelArg(ut_copy, 2)")))
-        goto done;
-    size_t groups = (size_t)d->compute_units * 16;
-    if (groups < 1)
-        groups = 1;
-    for (unsigned r = 0; r <= repeat; r++) {
-        cl_event ev = NULL;
-        size_t global = groups * c->wg, local = c->wg;
-        if ((st = tusk_cl_check(clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), c->k[K_COPY], 1, NULL, &global, &local, 0,
-                                                       NULL, &ev),
-                                err, "clEnqueueNDRangeKernel(ut_copy) on %s", tusk_cl_describe(c->cl))) ||
-            (st = tusk_cl_check(clWaitForEvents(1, &ev), err, "waiting for ut_copy on %s", tusk_cl_describe(c->cl)))) {
-            if (ev)
-                clReleaseEvent(ev);
-            goto done;
-        }
-        double ms = ev_ms(ev);
-        clReleaseEvent(ev);
-        if (r > 0 && ms > 0) { /* the first run warms up */
-            double g = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
-            if (g > best)
-                best = g;
-        }
-    }
-    *gb_s = best;
-done:
-    tusk_cl_buffer_release(c->cl, &a);
-    tusk_cl_buffer_release(c->cl, &bm);
-    return st;
+    return tusk_cl_kernels_bandwidth(c->k, K_COPY, c->wg, bytes, repeat, "UT", gb_s, err);
 }

@@ -17,15 +17,17 @@
  * An event's frames may come in any order and over any buffers; an event
  * is analysed when its four have come, and the sums do not depend on the
  * order events come in. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adf/adf_frames.h"
 #include "base/fs.h"
+#include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/stats.h"
 #include "tusk/adf.h"
 #include "ut_private.h"
 
@@ -297,8 +299,9 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
 }
 
 /* One frame of an event into its pending record. */
-static int take(ut_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
+static int take(void *ctx, const adf_frame_t *f, tusk_error_t *err)
 {
+    ut_qa_t *q = ctx;
     adf_error_t e;
     unsigned what = f->key.type == ADF_TYPE_DATA_UT_RAW ? HAS_RAW
                     : f->key.type == ADF_TYPE_DATA_VELO_TRACKS ? HAS_VELO
@@ -388,40 +391,19 @@ static int take(ut_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
     return st;
 }
 
+/* A frame, or an event's frames together in its composite. */
+static int take_any(void *ctx, const adf_frame_t *f, tusk_error_t *err)
+{
+    if (f->key.type != ADF_TYPE_EVENT_DATA_UT)
+        return take(ctx, f, err);
+    return adf_frames_read(f->payload, f->payload_size, f->offset + ADF_KEY_SIZE, ADF_FRAMES_ALL, take, ctx, err);
+}
+
 int ut_qa_feed(ut_qa_t *q, const void *buf, size_t size, uint64_t base, tusk_error_t *err)
 {
     if (q->finished)
         return tusk_error_set(err, TUSK_EINVAL, "UT analysis: data after the end");
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_t *sub = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!sub) {
-        adf_reader_destroy(&r);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    }
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f, g;
-    int rc, st = TUSK_OK;
-    while (st == TUSK_OK && (rc = adf_reader_next(r, &f)) == ADF_OK) {
-        if (f.key.type != ADF_TYPE_EVENT_DATA_UT) {
-            st = take(q, &f, err);
-            continue;
-        }
-        /* an event's frames, together */
-        adf_reader_open_composite(sub, &f);
-        int rs;
-        while ((rs = adf_reader_next(sub, &g)) == ADF_OK)
-            if ((st = take(q, &g, err)) != TUSK_OK)
-                break;
-        if (st == TUSK_OK && rs != ADF_END)
-            st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(sub)->message);
-    }
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    adf_reader_destroy(&r);
-    adf_reader_destroy(&sub);
-    return st;
+    return adf_frames_read(buf, size, base, ADF_FRAMES_ALL, take_any, q, err);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -443,11 +425,8 @@ int ut_qa_finish(ut_qa_t *q, tusk_error_t *err)
     if (q->n_pend > 0) {
         const pending_t *p = &q->pend[0];
         static const char *const names[4] = {"data:ut_raw", "data:velo_tracks", "data:ut_tracks", "data:ut_truth"};
-        char missing[96] = "";
-        for (int k = 0; k < 4; k++)
-            if (!(p->has & (1u << k)))
-                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", missing[0] ? ", " : "",
-                         names[k]);
+        char missing[96];
+        tusk_gather_missing(p->has, names, 4, missing, sizeof missing);
         return tusk_error_set(err, TUSK_EINVAL, "UT analysis: event %u (and %zu more) never got its %s",
                               (unsigned)p->event, q->n_pend - 1, missing);
     }
@@ -461,13 +440,11 @@ int ut_qa_finish(ut_qa_t *q, tusk_error_t *err)
             return tusk_error_set(err, TUSK_EINVAL, "UT analysis: event %u came twice", (unsigned)q->done[i]);
     /* the momentum resolution */
     if (q->n_dp > 0) {
-        double s = 0, s2 = 0;
-        for (size_t i = 0; i < q->n_dp; i++) {
-            s += q->dp[i];
-            s2 += q->dp[i] * q->dp[i];
-        }
-        q->s.dp_mean = s / (double)q->n_dp;
-        q->s.dp_rms = sqrt(fmax(0.0, s2 / (double)q->n_dp - q->s.dp_mean * q->s.dp_mean));
+        tusk_moments_t m = {0};
+        for (size_t i = 0; i < q->n_dp; i++)
+            tusk_moments_add(&m, q->dp[i]);
+        q->s.dp_mean = tusk_moments_mean(&m);
+        q->s.dp_rms = tusk_moments_std(&m);
         qsort(q->dp, q->n_dp, sizeof *q->dp, cmp_double);
         double med = q->dp[q->n_dp / 2];
         for (size_t i = 0; i < q->n_dp; i++)
@@ -482,11 +459,6 @@ int ut_qa_finish(ut_qa_t *q, tusk_error_t *err)
 void ut_qa_summary(const ut_qa_t *q, ut_qa_summary_t *s)
 {
     *s = q->s;
-}
-
-static double pct(uint64_t a, uint64_t b)
-{
-    return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
 void ut_qa_print(const ut_qa_t *q, FILE *out)
@@ -509,73 +481,47 @@ void ut_qa_print(const ut_qa_t *q, FILE *out)
             snprintf(name, sizeof name, "%s", cat_names[c]);
         fprintf(out, "  %-22s %15llu %10llu %9.2f%% %10llu %9.2f%%\n", name,
                 (unsigned long long)s->reconstructible[c], (unsigned long long)s->found[c],
-                pct(s->found[c], s->reconstructible[c]), (unsigned long long)s->clones[c],
-                pct(s->clones[c], s->matched[c]));
+                tusk_pct(s->found[c], s->reconstructible[c]), (unsigned long long)s->clones[c],
+                tusk_pct(s->clones[c], s->matched[c]));
     }
-    fprintf(out, "  fake (ghost) rate: %.2f%% of %llu tracks\n", pct(s->fakes, s->tracks), (unsigned long long)s->tracks);
+    fprintf(out, "  fake (ghost) rate: %.2f%% of %llu tracks\n", tusk_pct(s->fakes, s->tracks),
+            (unsigned long long)s->tracks);
     fprintf(out,
             "  momentum: (p - p_true) / p_true of matched tracks: mean %+.4f, RMS %.4f, 68%% within %.4f of the median; "
             "charge right %.2f%%\n",
-            s->dp_mean, s->dp_rms, s->dp_core, pct(s->charge_right, s->charge_tried));
+            s->dp_mean, s->dp_rms, s->dp_core, tusk_pct(s->charge_right, s->charge_tried));
 }
 
+/* The picture, its data and script (in the caller's C numeric locale). */
 static int write_plot(const ut_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
 {
-    int svg = format && !strcmp(format, "svg");
-    if (format && !svg && strcmp(format, "png"))
-        return tusk_error_set(err, TUSK_EINVAL, "picture format '%s': png or svg", format);
-    char dat[1200], dat2[1200], gp[1200], pic[1200];
-    snprintf(dat, sizeof dat, "%s/ut-qa-eff.dat", dir);
-    snprintf(dat2, sizeof dat2, "%s/ut-qa-dp.dat", dir);
-    snprintf(gp, sizeof gp, "%s/ut-qa.gp", dir);
-    snprintf(pic, sizeof pic, "%s/ut-qa.%s", dir, svg ? "svg" : "png");
-    int st = tusk_gnuplot_check_path("picture", pic, err);
+    bool svg;
+    char path[1200], pic[1200];
+    FILE *fp;
+    int st = tusk_gnuplot_picture(dir, "ut-qa", format, &svg, pic, sizeof pic, err);
     if (st != TUSK_OK)
         return st;
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp = fopen(dat, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", dat, strerror(errno));
-        goto done;
-    }
+    if ((st = tusk_file_create(dir, "ut-qa-eff.dat", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
     fprintf(fp, "# p bin centre (GeV), long: reconstructible found efficiency %%, VELO+UT: the same\n");
     for (int b = 0; b < PBINS; b++) {
         double pc = pow(10.0, (b + 0.5) / 6.0 - 1.0);
         fprintf(fp, "%.4g %llu %llu %.4g %llu %llu %.4g\n", pc, (unsigned long long)q->p_reco[0][b],
-                (unsigned long long)q->p_found[0][b], pct(q->p_found[0][b], q->p_reco[0][b]),
+                (unsigned long long)q->p_found[0][b], tusk_pct(q->p_found[0][b], q->p_reco[0][b]),
                 (unsigned long long)q->p_reco[1][b], (unsigned long long)q->p_found[1][b],
-                pct(q->p_found[1][b], q->p_reco[1][b]));
+                tusk_pct(q->p_found[1][b], q->p_reco[1][b]));
     }
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", dat);
-        goto done;
-    }
-    if (!(fp = fopen(dat2, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", dat2, strerror(errno));
-        goto done;
-    }
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "ut-qa-dp.dat", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
     fprintf(fp, "# (p - p_true) / p_true, bin centre, and matched tracks (under- and overflow not drawn)\n");
     for (int b = 0; b < DBINS; b++)
         fprintf(fp, "%.4g %llu\n", -0.4 + (b + 0.5) * 0.8 / DBINS, (unsigned long long)q->dhist[b + 1]);
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", dat2);
-        goto done;
-    }
-    if (!(fp = fopen(gp, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", gp, strerror(errno));
-        goto done;
-    }
-    fprintf(fp, "# ut-qa.gp - written by tusk (ut/ut_qa.c); data in ut-qa-eff.dat and ut-qa-dp.dat.\n"
-                "# Redraw by hand: cd to this folder, then: gnuplot ut-qa.gp\n");
-    if (svg)
-        fprintf(fp, "set terminal svg size 1100,450 dynamic font 'Sans,12'\n");
-    else
-        fprintf(fp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                    "    set terminal pngcairo size 1100,450 font 'Sans,11'\n"
-                    "} else {\n"
-                    "    set terminal png size 1100,450\n"
-                    "}\n");
-    fprintf(fp, "set output 'ut-qa.%s'\nset multiplot layout 1,2 title ", svg ? "svg" : "png");
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "ut-qa.gp", &fp, path, sizeof path, err)) != TUSK_OK)
+        return st;
+    tusk_gnuplot_head(fp, "ut-qa", "ut/ut_qa.c", "ut-qa-eff.dat and ut-qa-dp.dat", svg, 1100, 450);
+    fprintf(fp, "set multiplot layout 1,2 title ");
     char title[200];
     snprintf(title, sizeof title, "%s: Compass, %s, %u sectors, %u candidates (%llu events)", q->s.label,
              ut_backend_name(q->s.backend), q->s.sectors, q->s.candidates, (unsigned long long)q->s.events);
@@ -588,16 +534,9 @@ static int write_plot(const ut_qa_t *q, const char *dir, const char *format, tus
                 "set ylabel 'matched tracks'\nset style fill solid 0.6 noborder\n"
                 "plot 'ut-qa-dp.dat' using 1:2 with boxes lc rgb '#208040' notitle\n"
                 "unset multiplot\n");
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", gp);
-        goto done;
-    }
-    const char *pictures[] = {pic, NULL};
-    st = tusk_gnuplot_run(dir, "ut-qa.gp", "ut-qa.log", pictures, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
+        return st;
+    return tusk_gnuplot_draw(dir, "ut-qa", pic, err);
 }
 
 int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
@@ -610,12 +549,9 @@ int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format
     char path[1200];
     const ut_qa_summary_t *s = &q->s;
     locale_t prev, c = tusk_c_numeric_begin(&prev);
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    FILE *fp;
+    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
     fprintf(fp, "sample,backend,sectors,candidates,events,velo_tracks,hits,tracks");
     for (int k = 0; k < UT_QA_CATEGORIES; k++)
         fprintf(fp, ",%s_reconstructible,%s_found,%s_efficiency,%s_clones,%s_clone_rate",
@@ -630,28 +566,20 @@ int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format
             (unsigned long long)s->tracks);
     for (int k = 0; k < UT_QA_CATEGORIES; k++)
         fprintf(fp, ",%llu,%llu,%.4f,%llu,%.4f", (unsigned long long)s->reconstructible[k],
-                (unsigned long long)s->found[k], pct(s->found[k], s->reconstructible[k]),
-                (unsigned long long)s->clones[k], pct(s->clones[k], s->matched[k]));
-    fprintf(fp, ",%llu,%.4f,%.6f,%.6f,%.6f,%.4f\n", (unsigned long long)s->fakes, pct(s->fakes, s->tracks), s->dp_mean,
-            s->dp_rms, s->dp_core, pct(s->charge_right, s->charge_tried));
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+                (unsigned long long)s->found[k], tusk_pct(s->found[k], s->reconstructible[k]),
+                (unsigned long long)s->clones[k], tusk_pct(s->clones[k], s->matched[k]));
+    fprintf(fp, ",%llu,%.4f,%.6f,%.6f,%.6f,%.4f\n", (unsigned long long)s->fakes, tusk_pct(s->fakes, s->tracks),
+            s->dp_mean, s->dp_rms, s->dp_core, tusk_pct(s->charge_right, s->charge_tried));
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "momentum.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
-    snprintf(path, sizeof path, "%s/momentum.csv", dir);
-    if (!(fp = fopen(path, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-        goto done;
-    }
     fprintf(fp, "p_gev,long_reconstructible,long_found,up_reconstructible,up_found\n");
     for (int b = 0; b < PBINS; b++)
         fprintf(fp, "%.4g,%llu,%llu,%llu,%llu\n", pow(10.0, (b + 0.5) / 6.0 - 1.0),
                 (unsigned long long)q->p_reco[0][b], (unsigned long long)q->p_found[0][b],
                 (unsigned long long)q->p_reco[1][b], (unsigned long long)q->p_found[1][b]);
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
         goto done;
-    }
     if (plot)
         st = write_plot(q, dir, format, err);
 done:

@@ -23,6 +23,7 @@
  * kernels/zfinder.cl by tools/embed-text.sh. */
 
 #define MAX_SLOTS 2
+enum { EV_FIND, EV_PEAK, EV_DONE, EV_N };
 #define ALIGN 64u
 
 typedef struct slot {
@@ -35,7 +36,7 @@ typedef struct slot {
     tusk_cl_pinned_t *res, *nh, *zs;
     size_t rois_cap;
     size_t first, n;           /* the batch's RoIs in flight */
-    cl_event ev_find, ev_peak, ev_done;
+    cl_event ev[EV_N];         /* EV_FIND, EV_PEAK, EV_DONE */
     bool busy;
 } slot_t;
 
@@ -54,9 +55,9 @@ struct zf_cl {
     zf_cl_config_t clc;
     zf_consts_t k;
     tusk_cl_t *cl;
-    cl_program program;
-    cl_kernel find, peak;
+    tusk_cl_kernels_t *ks;     /* K_FIND, K_PEAK */
     unsigned wg, peak_wg;
+    char division[64];         /* the division option (tusk_cl_exact_division) */
     size_t rsize;              /* bytes of ZF_R */
     bool atom64;               /* zHisto's sums by 64-bit atomics (else two 32-bit words) */
     slot_t slot[MAX_SLOTS];
@@ -92,25 +93,18 @@ static size_t round_up(size_t n, size_t a)
     return (n + a - 1) / a * a;
 }
 
-static unsigned floor_pow2(size_t n)
+/* Let slot s finish and forget what it held. */
+static void settle(slot_t *s)
 {
-    unsigned p = 1;
-    while ((size_t)p * 2 <= n && p < (1u << 30))
-        p *= 2;
-    return p;
+    if (s->q)
+        clFinish(s->q);
+    tusk_cl_events_release(s->ev, EV_N);
+    s->busy = false;
 }
 
 static void release_slot(zf_cl_t *c, slot_t *s)
 {
-    if (s->q)
-        clFinish(s->q);
-    if (s->ev_find)
-        clReleaseEvent(s->ev_find);
-    if (s->ev_peak)
-        clReleaseEvent(s->ev_peak);
-    if (s->ev_done)
-        clReleaseEvent(s->ev_done);
-    s->ev_find = s->ev_peak = s->ev_done = NULL;
+    settle(s);
     tusk_cl_pinned_destroy(&s->in);
     tusk_cl_pinned_destroy(&s->res);
     tusk_cl_pinned_destroy(&s->nh);
@@ -123,7 +117,6 @@ static void release_slot(zf_cl_t *c, slot_t *s)
         clReleaseCommandQueue(s->q);
     s->q = NULL;
     s->in_cap = s->rois_cap = 0;
-    s->busy = false;
 }
 
 void zf_cl_destroy(zf_cl_t **cl)
@@ -134,12 +127,7 @@ void zf_cl_destroy(zf_cl_t **cl)
     if (c->cl)
         for (unsigned i = 0; i < MAX_SLOTS; i++)
             release_slot(c, &c->slot[i]);
-    if (c->find)
-        clReleaseKernel(c->find);
-    if (c->peak)
-        clReleaseKernel(c->peak);
-    if (c->program)
-        clReleaseProgram(c->program);
+    tusk_cl_kernels_destroy(&c->ks);
     tusk_cl_destroy(&c->cl);
     tusk_pool_destroy(&c->pool);
     for (unsigned t = 0; t < c->n_scratch; t++) {
@@ -154,56 +142,33 @@ void zf_cl_destroy(zf_cl_t **cl)
     *cl = NULL;
 }
 
-/* Build the program for c->peak_wg work-items in zf_peak. */
-static int build(zf_cl_t *c, const char *extra, tusk_error_t *err)
+enum { K_FIND, K_PEAK, N_KERNELS };
+static const char *const kernel_names[N_KERNELS] = {"zf_find", "zf_peak"};
+
+/* The program's options for `peak_wg` work-items in zf_peak. */
+static int options(void *ctx, unsigned peak_wg, char *opt, size_t cap, tusk_error_t *err)
 {
-    for (;;) {
-        char opt[1024], v[32];
-        snprintf(opt, sizeof opt, "%s", extra);
-        int st;
-#define DEF(name, val)                                                                                                 \
-    do {                                                                                                               \
-        snprintf(v, sizeof v, "%u", (unsigned)(val));                                                                  \
-        if ((st = tusk_cl_define(opt, sizeof opt, name, v, err)) != TUSK_OK)                                          \
-            return st;                                                                                                 \
-    } while (0)
-        DEF("ZF_DOUBLE", c->cfg.precision == ZF_PREC_DOUBLE);
-        DEF("ZF_NBINS", c->k.bins);
-        DEF("ZF_CAP", c->clc.group_points);
-        DEF("ZF_PEAK_WG", c->peak_wg);
-        DEF("ZF_TRIPLETS", c->cfg.mode == ZF_TRIPLETS);
-        DEF("ZF_SECOND", c->cfg.second_vertex);
-        DEF("ZF_BARE", c->clc.bare);
-        DEF("ZF_ATOM64", c->atom64);
-#undef DEF
-        if ((st = tusk_cl_program_build(c->cl, "zfinder.cl", tusk_zfinder_kernel_source,
-                                        (size_t)tusk_zfinder_kernel_source_size, opt, &c->program, err)) ||
-            (st = tusk_cl_kernel_new(c->cl, c->program, "zf_find", &c->find, err)) ||
-            (st = tusk_cl_kernel_new(c->cl, c->program, "zf_peak", &c->peak, err)))
+    const zf_cl_t *c = ctx;
+    const struct {
+        const char *name;
+        unsigned value;
+    } defs[] = {{"ZF_DOUBLE", c->cfg.precision == ZF_PREC_DOUBLE},
+                {"ZF_NBINS", c->k.bins},
+                {"ZF_CAP", c->clc.group_points},
+                {"ZF_PEAK_WG", peak_wg},
+                {"ZF_TRIPLETS", c->cfg.mode == ZF_TRIPLETS},
+                {"ZF_SECOND", c->cfg.second_vertex},
+                {"ZF_BARE", c->clc.bare},
+                {"ZF_ATOM64", c->atom64}};
+    snprintf(opt, cap, "%s", c->division);
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+        char v[32];
+        snprintf(v, sizeof v, "%u", defs[i].value);
+        int st = tusk_cl_define(opt, cap, defs[i].name, v, err);
+        if (st != TUSK_OK)
             return st;
-        cl_device_id dev = tusk_cl_device(c->cl)->device;
-        size_t kfind = 0, kpeak = 0;
-        if ((st = tusk_cl_check(clGetKernelWorkGroupInfo(c->find, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kfind, &kfind,
-                                                         NULL),
-                                err, "clGetKernelWorkGroupInfo(zf_find) on %s", tusk_cl_describe(c->cl))) ||
-            (st = tusk_cl_check(clGetKernelWorkGroupInfo(c->peak, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kpeak, &kpeak,
-                                                         NULL),
-                                err, "clGetKernelWorkGroupInfo(zf_peak) on %s", tusk_cl_describe(c->cl))))
-            return st;
-        if (kfind < 1 || kpeak < 1)
-            return tusk_error_set(err, TUSK_ELIMIT, "zfinder.cl on %s: a kernel cannot run at all",
-                                  tusk_cl_describe(c->cl));
-        if (c->wg > kfind)
-            c->wg = (unsigned)kfind;
-        if (kpeak >= c->peak_wg)
-            return TUSK_OK;
-        clReleaseKernel(c->find);
-        clReleaseKernel(c->peak);
-        clReleaseProgram(c->program);
-        c->find = c->peak = NULL;
-        c->program = NULL;
-        c->peak_wg = floor_pow2(kpeak);
     }
+    return TUSK_OK;
 }
 
 int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, tusk_error_t *err)
@@ -218,8 +183,6 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
                               "z-finder opencl: chunk %u, slots %u (1 or 2), group_size %u, group_points %u: each must "
                               "be at least 1 (group_points 3 to %u)",
                               clc->chunk, clc->slots, clc->group_size, clc->group_points, ZF_MAX_GROUP_POINTS);
-    if ((st = tusk_cl_refuse_inexact(clc->options, "z-finder", "the reference (zfinder/README.md)", err)) != TUSK_OK)
-        return st;
     zf_cl_t *c = calloc(1, sizeof *c);
     if (!c)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -231,17 +194,13 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     c->rsize = cfg->precision == ZF_PREC_DOUBLE ? sizeof(cl_double) : sizeof(cl_float);
     tusk_cl_timing_reset(&c->t_find);
     tusk_cl_timing_reset(&c->t_peak);
-    tusk_cl_config_t tc;
-    memset(&tc, 0, sizeof tc);
-    tc.device = clc->device;
-    tc.instance = clc->instance;
-    tc.build_options = clc->options;
-    tc.no_cache = clc->no_cache;
-    if ((st = tusk_cl_new(&c->cl, &tc, err)) || (st = tusk_pool_new(&c->pool, clc->threads, err)))
+    if ((st = tusk_cl_new_exact(&c->cl, clc->device, clc->instance, clc->options, clc->no_cache, "z-finder",
+                                "the reference (zfinder/README.md)", err)) ||
+        (st = tusk_pool_new(&c->pool, clc->threads, err)))
         goto fail;
     const tusk_cl_device_info_t *dev = tusk_cl_device(c->cl);
     /* what the device needs to reproduce the reference */
-    char extra[256] = "";
+    bool via_double = false;
     c->atom64 = dev->int64_atomics && !clc->no_int64_atomics;
     if (cfg->precision == ZF_PREC_DOUBLE) {
         if (!dev->fp64) {
@@ -250,22 +209,9 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
                                 tusk_cl_describe(c->cl));
             goto fail;
         }
-    } else {
-        cl_device_fp_config fp = 0;
-        if ((st = tusk_cl_check(clGetDeviceInfo(dev->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL), err,
-                                "clGetDeviceInfo(CL_DEVICE_SINGLE_FP_CONFIG) on %s", tusk_cl_describe(c->cl))))
-            goto fail;
-        if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
-            snprintf(extra, sizeof extra, "-cl-fp32-correctly-rounded-divide-sqrt");
-        } else if (dev->fp64) {
-            snprintf(extra, sizeof extra, "-DZF_DIV_VIA_DOUBLE=1");
-        } else {
-            st = tusk_error_set(err, TUSK_ENODEV,
-                                "z-finder on %s: the device divides floats without correct rounding and has no fp64, so "
-                                "it cannot put every intercept into the reference's bin",
-                                tusk_cl_describe(c->cl));
-            goto fail;
-        }
+    } else if ((st = tusk_cl_exact_division(c->cl, "z-finder", "the reference's", "ZF_DIV_VIA_DOUBLE", c->division,
+                                            sizeof c->division, &via_double, err))) {
+        goto fail;
     }
     /* local memory of zf_find: the points, the histograms, the scans */
     size_t local = (size_t)clc->group_points * (2 * sizeof(cl_float) + (cfg->mode == ZF_TRIPLETS ? c->rsize + 1 : 0)) +
@@ -281,10 +227,15 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     c->wg = clc->group_size;
     if (dev->max_work_group_size > 0 && c->wg > dev->max_work_group_size)
         c->wg = (unsigned)dev->max_work_group_size;
-    c->peak_wg = floor_pow2(dev->max_work_group_size > 0 && dev->max_work_group_size < 128 ? dev->max_work_group_size
-                                                                                             : 128);
-    if ((st = build(c, extra, err)))
+    c->peak_wg = (unsigned)tusk_cl_floor_pow2(
+        dev->max_work_group_size > 0 && dev->max_work_group_size < 128 ? dev->max_work_group_size : 128);
+    /* zf_peak is built for peak_wg work-items; zf_find runs what it can */
+    tusk_cl_source_t src = {"zfinder.cl", tusk_zfinder_kernel_source, (size_t)tusk_zfinder_kernel_source_size,
+                            kernel_names, N_KERNELS};
+    if ((st = tusk_cl_kernels_fit(c->cl, &src, 1u << K_PEAK, options, c, &c->peak_wg, &c->ks, err)))
         goto fail;
+    if (c->wg > tusk_cl_kernels_limit(c->ks, K_FIND))
+        c->wg = (unsigned)tusk_cl_kernels_limit(c->ks, K_FIND);
     /* a queue per slot: the first is libtusk-cl's own */
     for (unsigned i = 0; i < c->slots; i++) {
         slot_t *s = &c->slot[i];
@@ -308,7 +259,7 @@ int zf_cl_new(zf_cl_t **out, const zf_config_t *cfg, const zf_cl_config_t *clc, 
     c->n_scratch = tusk_pool_threads(c->pool);
     snprintf(c->describe, sizeof c->describe, "%s; %u work-items a slice, %u RoIs a launch, %u slot%s%s%s",
              tusk_cl_describe(c->cl), c->wg, clc->chunk, c->slots, c->slots == 1 ? "" : "s",
-             extra[0] == '-' && extra[1] == 'D' ? "; float division via double" : "",
+             via_double ? "; float division via double" : "",
              c->atom64 ? "" : "; zHisto sums by 32-bit atomics");
     *out = c;
     return TUSK_OK;
@@ -443,17 +394,13 @@ static int collect(zf_cl_t *c, slot_t *s, zf_result_t *res, tusk_error_t *err)
     if (!s->busy)
         return TUSK_OK;
     s->busy = false;
-    int st = tusk_cl_check(clWaitForEvents(1, &s->ev_done), err, "waiting for the z-finder on %s",
+    int st = tusk_cl_check(clWaitForEvents(1, &s->ev[EV_DONE]), err, "waiting for the z-finder on %s",
                            tusk_cl_describe(c->cl));
     if (!st)
-        st = tusk_cl_timing_add(&c->t_find, s->ev_find, err);
-    if (!st && s->ev_peak)
-        st = tusk_cl_timing_add(&c->t_peak, s->ev_peak, err);
-    clReleaseEvent(s->ev_find);
-    clReleaseEvent(s->ev_done);
-    if (s->ev_peak)
-        clReleaseEvent(s->ev_peak);
-    s->ev_find = s->ev_peak = s->ev_done = NULL;
+        st = tusk_cl_timing_add(&c->t_find, s->ev[EV_FIND], err);
+    if (!st && s->ev[EV_PEAK])
+        st = tusk_cl_timing_add(&c->t_peak, s->ev[EV_PEAK], err);
+    tusk_cl_events_release(s->ev, EV_N);
     if (st)
         return st;
     const zf_dev_result_t *dr = tusk_cl_pinned_ptr(s->res);
@@ -497,22 +444,17 @@ static int collect(zf_cl_t *c, slot_t *s, zf_result_t *res, tusk_error_t *err)
     return TUSK_OK;
 }
 
-static int set_arg(zf_cl_t *c, cl_kernel k, const char *name, cl_uint i, size_t size, const void *value,
-                   tusk_error_t *err)
+/* Set kernel k's arguments first .. first + n - 1 to v[0 .. n), in the arithmetic's precision. */
+static int set_reals(zf_cl_t *c, int k, cl_uint first, const double *v, size_t n, tusk_error_t *err)
 {
-    return tusk_cl_check(clSetKernelArg(k, i, size, value), err, "clSetKernelArg(%s, %u) on %s", name, (unsigned)i,
-                         tusk_cl_describe(c->cl));
-}
-
-/* Set a kernel argument of the arithmetic's precision. */
-static int set_real(zf_cl_t *c, cl_kernel k, const char *name, cl_uint i, double v, tusk_error_t *err)
-{
-    if (c->rsize == sizeof(cl_double)) {
-        cl_double d = v;
-        return set_arg(c, k, name, i, sizeof d, &d, err);
+    int st = TUSK_OK;
+    for (size_t i = 0; i < n && st == TUSK_OK; i++) {
+        cl_double d = v[i];
+        cl_float f = (cl_float)v[i];
+        st = c->rsize == sizeof d ? tusk_cl_kernels_arg(c->ks, k, first + (cl_uint)i, sizeof d, &d, err)
+                                  : tusk_cl_kernels_arg(c->ks, k, first + (cl_uint)i, sizeof f, &f, err);
     }
-    cl_float f = (cl_float)v;
-    return set_arg(c, k, name, i, sizeof f, &f, err);
+    return st;
 }
 
 /* Pack RoIs [first, first + n) into slot s and start them on its queue. */
@@ -577,65 +519,40 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
         return err ? err->code : TUSK_EINVAL;
 
     const char *dev = tusk_cl_describe(c->cl);
-    const cl_uint zero = 0;
     size_t hb = n * c->k.bins;
     cl_uint a_slices = (cl_uint)off_slices, a_points = (cl_uint)off_points, a_n = (cl_uint)n;
-    if ((st = tusk_cl_check(clEnqueueWriteBuffer(s->q, s->d_in, CL_FALSE, 0, bytes, base, 0, NULL, NULL), err,
-                            "clEnqueueWriteBuffer(z-finder input, %zu bytes) on %s", bytes, dev)) ||
-        (st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_res, &zero, sizeof zero, 0, n * sizeof(zf_dev_result_t), 0,
-                                                NULL, NULL),
-                            err, "clEnqueueFillBuffer(z-finder results) on %s", dev)))
+    if ((st = tusk_cl_write(c->cl, s->q, s->d_in, CL_FALSE, bytes, base, NULL, "z-finder input", err)) ||
+        (st = tusk_cl_zero(c->cl, s->q, s->d_res, n * sizeof(zf_dev_result_t), "z-finder results", err)))
         return st;
-    if (!c->clc.bare &&
-        ((st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_nh, &zero, sizeof zero, 0, hb * sizeof(cl_uint), 0, NULL,
-                                                 NULL),
-                             err, "clEnqueueFillBuffer(z-finder nHisto) on %s", dev)) ||
-         (st = tusk_cl_check(clEnqueueFillBuffer(s->q, s->d_zs, &zero, sizeof zero, 0, hb * 2 * sizeof(cl_uint), 0, NULL,
-                                                 NULL),
-                             err, "clEnqueueFillBuffer(z-finder zHisto) on %s", dev))))
+    if (!c->clc.bare && ((st = tusk_cl_zero(c->cl, s->q, s->d_nh, hb * sizeof(cl_uint), "z-finder nHisto", err)) ||
+                         (st = tusk_cl_zero(c->cl, s->q, s->d_zs, hb * 2 * sizeof(cl_uint), "z-finder zHisto", err))))
         return st;
-    if ((st = set_arg(c, c->find, "zf_find", 0, sizeof s->d_in, &s->d_in, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 1, sizeof a_slices, &a_slices, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 2, sizeof a_points, &a_points, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 3, sizeof a_n, &a_n, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 4, sizeof s->d_nh, &s->d_nh, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 5, sizeof s->d_zs, &s->d_zs, err)) ||
-        (st = set_arg(c, c->find, "zf_find", 6, sizeof s->d_res, &s->d_res, err)) ||
-        (st = set_real(c, c->find, "zf_find", 7, c->k.z_min, err)) ||
-        (st = set_real(c, c->find, "zf_find", 8, c->k.inv_bin, err)) ||
-        (st = set_real(c, c->find, "zf_find", 9, c->k.n_bins, err)) ||
-        (st = set_real(c, c->find, "zf_find", 10, c->k.tol_z, err)) ||
-        (st = set_real(c, c->find, "zf_find", 11, c->k.tol_phi, err)))
-        return st;
-    size_t global = groups * c->wg, local = c->wg;
-    if ((st = tusk_cl_check(clEnqueueNDRangeKernel(s->q, c->find, 1, NULL, &global, &local, 0, NULL, &s->ev_find), err,
-                            "clEnqueueNDRangeKernel(zf_find, %zu groups of %zu) on %s", groups, local, dev)))
+    const tusk_cl_arg_t a_find[] = {TUSK_CL_ARG(s->d_in), TUSK_CL_ARG(a_slices), TUSK_CL_ARG(a_points),
+                                    TUSK_CL_ARG(a_n),    TUSK_CL_ARG(s->d_nh),  TUSK_CL_ARG(s->d_zs),
+                                    TUSK_CL_ARG(s->d_res)};
+    const double r_find[] = {c->k.z_min, c->k.inv_bin, c->k.n_bins, c->k.tol_z, c->k.tol_phi};
+    if ((st = tusk_cl_kernels_args(c->ks, K_FIND, a_find, 7, err)) || (st = set_reals(c, K_FIND, 7, r_find, 5, err)) ||
+        (st = tusk_cl_kernels_launch(c->ks, K_FIND, s->q, groups, c->wg, &s->ev[EV_FIND], err)))
         return st;
     s->busy = true; /* from here on the slot holds events to wait for */
     s->first = first;
     s->n = n;
     if (!c->clc.bare) {
-        size_t pg = n * c->peak_wg, pl = c->peak_wg;
-        if ((st = set_arg(c, c->peak, "zf_peak", 0, sizeof s->d_nh, &s->d_nh, err)) ||
-            (st = set_arg(c, c->peak, "zf_peak", 1, sizeof s->d_zs, &s->d_zs, err)) ||
-            (st = set_arg(c, c->peak, "zf_peak", 2, sizeof s->d_res, &s->d_res, err)) ||
-            (st = set_real(c, c->peak, "zf_peak", 3, c->k.z_min, err)) ||
-            (st = set_real(c, c->peak, "zf_peak", 4, c->k.bin, err)) ||
-            (st = tusk_cl_check(clEnqueueNDRangeKernel(s->q, c->peak, 1, NULL, &pg, &pl, 0, NULL, &s->ev_peak), err,
-                                "clEnqueueNDRangeKernel(zf_peak, %zu RoIs) on %s", n, dev)))
+        const cl_mem a_peak[] = {s->d_nh, s->d_zs, s->d_res};
+        const double r_peak[] = {c->k.z_min, c->k.bin};
+        if ((st = tusk_cl_kernels_buffers(c->ks, K_PEAK, a_peak, 3, err)) ||
+            (st = set_reals(c, K_PEAK, 3, r_peak, 2, err)) ||
+            (st = tusk_cl_kernels_launch(c->ks, K_PEAK, s->q, n, c->peak_wg, &s->ev[EV_PEAK], err)))
             return st;
     }
     if (c->clc.keep_histograms && !c->clc.bare &&
-        ((st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_nh, CL_FALSE, 0, hb * sizeof(cl_uint),
-                                                 tusk_cl_pinned_ptr(s->nh), 0, NULL, NULL),
-                             err, "clEnqueueReadBuffer(z-finder nHisto) on %s", dev)) ||
-         (st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_zs, CL_FALSE, 0, hb * 2 * sizeof(cl_uint),
-                                                 tusk_cl_pinned_ptr(s->zs), 0, NULL, NULL),
-                             err, "clEnqueueReadBuffer(z-finder zHisto) on %s", dev))))
+        ((st = tusk_cl_read(c->cl, s->q, s->d_nh, CL_FALSE, hb * sizeof(cl_uint), tusk_cl_pinned_ptr(s->nh), NULL,
+                            "z-finder nHisto", err)) ||
+         (st = tusk_cl_read(c->cl, s->q, s->d_zs, CL_FALSE, hb * 2 * sizeof(cl_uint), tusk_cl_pinned_ptr(s->zs), NULL,
+                            "z-finder zHisto", err))))
         return st;
-    if ((st = tusk_cl_check(clEnqueueReadBuffer(s->q, s->d_res, CL_FALSE, 0, n * sizeof(zf_dev_result_t),
-                                                tusk_cl_pinned_ptr(s->res), 0, NULL, &s->ev_done),
-                            err, "clEnqueueReadBuffer(z-finder results) on %s", dev)) ||
+    if ((st = tusk_cl_read(c->cl, s->q, s->d_res, CL_FALSE, n * sizeof(zf_dev_result_t), tusk_cl_pinned_ptr(s->res),
+                           &s->ev[EV_DONE], "z-finder results", err)) ||
         (st = tusk_cl_check(clFlush(s->q), err, "clFlush on %s", dev)))
         return st;
     c->stats.launches++;
@@ -647,19 +564,8 @@ static int launch(zf_cl_t *c, slot_t *s, size_t first, size_t n, tusk_error_t *e
 /* After a failure: let every slot finish, forget what it held. */
 static void drain(zf_cl_t *c)
 {
-    for (unsigned i = 0; i < c->slots; i++) {
-        slot_t *s = &c->slot[i];
-        if (s->q)
-            clFinish(s->q);
-        if (s->ev_find)
-            clReleaseEvent(s->ev_find);
-        if (s->ev_peak)
-            clReleaseEvent(s->ev_peak);
-        if (s->ev_done)
-            clReleaseEvent(s->ev_done);
-        s->ev_find = s->ev_peak = s->ev_done = NULL;
-        s->busy = false;
-    }
+    for (unsigned i = 0; i < c->slots; i++)
+        settle(&c->slot[i]);
 }
 
 int zf_cl_run(zf_cl_t *c, const zf_batch_t *b, zf_result_t *res, tusk_error_t *err)

@@ -3,53 +3,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adf/adf_frames.h"
 #include "base/grow.h"
-#include "tusk/adf.h"
 #include "zf_private.h"
 
-/* Read every frame of buf; call fn for each data:id_spacepoints. */
-static int read_points(zf_batch_t *b, const void *buf, size_t size, uint64_t base, tusk_error_t *err)
+typedef struct read_job {
+    zf_batch_t *b;
+    adf_idsp_point_t *pts;
+    size_t cap;
+} read_job_t;
+
+/* One data:id_spacepoints frame into the batch. */
+static int read_roi(void *ctx, const adf_frame_t *f, tusk_error_t *err)
 {
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f;
-    adf_idsp_point_t *pts = NULL;
-    size_t cap = 0;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK) {
-        if (f.key.type != ADF_TYPE_DATA_ID_SPACEPOINTS)
-            continue;
-        adf_idsp_t sp;
-        adf_error_t e;
-        if (adf_idsp_decode(&f, &sp, &e) != ADF_OK) {
-            st = tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-            break;
-        }
-        if (tusk_grow(&pts, &cap, sp.n_points, sizeof *pts) != 0) {
-            st = tusk_error_set(err, TUSK_ENOMEM, "out of memory (%u spacepoints)", (unsigned)sp.n_points);
-            break;
-        }
-        for (uint32_t i = 0; i < sp.n_points; i++)
-            adf_idsp_point(&sp, i, &pts[i]);
-        zf_roi_t roi = {f.key.event, f.key.timestamp, sp.phi_min, sp.phi_width, sp.n_points, pts};
-        if ((st = zf_batch_add(b, &roi, err)) != TUSK_OK)
-            break;
-    }
-    if (st == TUSK_OK && rc != ADF_END) {
-        const adf_error_t *e = adf_reader_error(r);
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", e->message);
-    }
-    free(pts);
-    adf_reader_destroy(&r);
-    return st;
+    read_job_t *j = ctx;
+    adf_idsp_t sp;
+    adf_error_t e;
+    if (adf_idsp_decode(f, &sp, &e) != ADF_OK)
+        return adf_frames_error(&e, err);
+    if (tusk_grow(&j->pts, &j->cap, sp.n_points, sizeof *j->pts) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%u spacepoints)", (unsigned)sp.n_points);
+    for (uint32_t i = 0; i < sp.n_points; i++)
+        adf_idsp_point(&sp, i, &j->pts[i]);
+    zf_roi_t roi = {f->key.event, f->key.timestamp, sp.phi_min, sp.phi_width, sp.n_points, j->pts};
+    return zf_batch_add(j->b, &roi, err);
 }
 
 int zf_frames_read(zf_batch_t *b, const void *buf, size_t size, uint64_t base_offset, tusk_error_t *err)
 {
     zf_batch_clear(b);
-    return read_points(b, buf, size, base_offset, err);
+    read_job_t j = {b, NULL, 0};
+    int st = adf_frames_read(buf, size, base_offset, ADF_TYPE_DATA_ID_SPACEPOINTS, read_roi, &j, err);
+    free(j.pts);
+    return st;
 }
 
 size_t zf_frames_extra(size_t n)
@@ -74,40 +60,27 @@ void zf_result_frame(const zf_result_t *res, const zf_config_t *cfg, int backend
     }
 }
 
+typedef struct write_job {
+    const zf_result_t *res;
+    const zf_config_t *cfg;
+    int backend;
+} write_job_t;
+
+/* RoI k's data:zvertex, after its spacepoints. */
+static int write_roi(void *ctx, size_t k, const adf_frame_t *f, adf_writer_t *w, tusk_error_t *err)
+{
+    const write_job_t *j = ctx;
+    adf_zvertex_t zv;
+    adf_error_t e;
+    zf_result_frame(&j->res[k], j->cfg, j->backend, &zv);
+    if (adf_zvertex_encode(w, f->key.event, f->key.timestamp, &zv, &e) != ADF_OK)
+        return adf_frames_error(&e, err);
+    return TUSK_OK;
+}
+
 int zf_frames_write(const void *buf, size_t size, const zf_result_t *res, size_t n, const zf_config_t *cfg,
                     int backend, bool keep_points, adf_writer_t *w, tusk_error_t *err)
 {
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, 0);
-    adf_frame_t f;
-    size_t k = 0;
-    int rc, st = TUSK_OK;
-    while ((rc = adf_reader_next(r, &f)) == ADF_OK) {
-        bool sp = f.key.type == ADF_TYPE_DATA_ID_SPACEPOINTS;
-        if ((!sp || keep_points) && adf_writer_put_frame(w, &f) != ADF_OK) {
-            st = tusk_error_set(err, TUSK_ELIMIT, "%s", adf_writer_error(w)->message);
-            break;
-        }
-        if (!sp)
-            continue;
-        if (k >= n) {
-            st = tusk_error_set(err, TUSK_EINVAL, "the buffer holds more RoIs than the %zu results", n);
-            break;
-        }
-        adf_zvertex_t zv;
-        adf_error_t e;
-        zf_result_frame(&res[k++], cfg, backend, &zv);
-        if (adf_zvertex_encode(w, f.key.event, f.key.timestamp, &zv, &e) != ADF_OK) {
-            st = tusk_error_set(err, TUSK_ELIMIT, "%s", e.message);
-            break;
-        }
-    }
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    if (st == TUSK_OK && k != n)
-        st = tusk_error_set(err, TUSK_EINVAL, "the buffer holds %zu RoIs, not the %zu of the results", k, n);
-    adf_reader_destroy(&r);
-    return st;
+    write_job_t j = {res, cfg, backend};
+    return adf_frames_write(buf, size, ADF_TYPE_DATA_ID_SPACEPOINTS, keep_points, n, "RoIs", write_roi, &j, w, err);
 }

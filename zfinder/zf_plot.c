@@ -37,11 +37,9 @@ static int histogram(const zf_config_t *cfg, int mode, const zf_roi_t *roi, uint
 int zf_plot_roi(const zf_config_t *cfg, const zf_roi_t *roi, double z_true, const char *title, const char *dir,
                 const char *stem, const char *format, tusk_error_t *err)
 {
-    int svg = format && !strcmp(format, "svg");
-    if (format && !svg && strcmp(format, "png"))
-        return tusk_error_set(err, TUSK_EINVAL, "picture format '%s': png or svg", format);
-    int st = zf_config_check(cfg, err);
-    if (st != TUSK_OK)
+    bool svg;
+    int st = tusk_gnuplot_format(format, &svg, err);
+    if (st != TUSK_OK || (st = zf_config_check(cfg, err)) != TUSK_OK)
         return st;
     unsigned bins = zf_config_bins(cfg);
     uint32_t *hp = calloc(bins, sizeof *hp), *ht = calloc(bins, sizeof *ht);
@@ -75,18 +73,8 @@ int zf_plot_roi(const zf_config_t *cfg, const zf_roi_t *roi, double z_true, cons
         st = tusk_error_set(err, TUSK_EIO, "%s: %s", gp, strerror(errno));
         goto done;
     }
-    fprintf(fp, "# %s.gp - written by tusk (zfinder/zf_plot.c); data in %s.dat.\n"
-                "# Redraw by hand: cd to this folder, then: gnuplot %s.gp\n",
-            stem, stem, stem);
-    if (svg)
-        fprintf(fp, "set terminal svg size 900,700 dynamic font 'Sans,12'\n");
-    else
-        fprintf(fp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                    "    set terminal pngcairo size 900,700 font 'Sans,11'\n"
-                    "} else {\n"
-                    "    set terminal png size 900,700\n"
-                    "}\n");
-    fprintf(fp, "set output '%s.%s'\nset multiplot layout 2,1 title ", stem, svg ? "svg" : "png");
+    tusk_gnuplot_head(fp, stem, "zfinder/zf_plot.c", dat + strlen(dir) + 1 /* STEM.dat */, svg, 900, 700);
+    fprintf(fp, "set multiplot layout 2,1 title ");
     tusk_gnuplot_quote(fp, title ? title : "");
     fprintf(fp, "\nset style fill solid 0.6 noborder\nset xlabel 'z_V (mm)'\nset ylabel 'entries'\n"
                 "set xrange [%g:%g]\nset yrange [0:*]\nset key top left\n",

@@ -12,21 +12,21 @@
  * closes its RoI as unmatched and nothing is held for it. Everything is kept per RoI and summed only at the end,
  * in RoI order, so the numbers do not depend on the order buffers came in
  * (tusk-run's load-shared filters). */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "adf/adf_frames.h"
+#include "base/fs.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/stats.h"
 #include "tusk/adf.h"
 #include "zf_private.h"
-#include "base/fs.h"
 
 typedef struct pending {
-    uint32_t event;
+    uint64_t event;           /* the key (tusk_grow_find) */
     bool have_sp, have_zv, have_truth;
     float phi_min, phi_width;
     adf_idsp_point_t *pt;     /* the spacepoints, for the reference (NULL when not needed) */
@@ -54,6 +54,7 @@ struct zf_qa {
     uint64_t unmatched;
     uint64_t truth_only;      /* RoIs whose truth came without a vertex before it */
     bool finished;
+    adf_idtruth_t *truth;     /* a decoded data:id_truth (large: made once) */
     /* the RoI to draw */
     adf_idsp_point_t *plot_pt;
     zf_roi_t plot_roi;
@@ -107,31 +108,23 @@ void zf_qa_destroy(zf_qa_t **qa)
     free(q->res);
     free(q->rows);
     free(q->plot_pt);
+    free(q->truth);
     free(q);
     *qa = NULL;
 }
 
-static pending_t *find(zf_qa_t *q, uint32_t event, bool make, tusk_error_t *err, int *st)
+static pending_t *find(zf_qa_t *q, uint32_t event, tusk_error_t *err, int *st)
 {
-    for (size_t i = 0; i < q->n_pend; i++)
-        if (q->pend[i].event == event)
-            return &q->pend[i];
-    if (!make)
-        return NULL;
-    if (tusk_grow(&q->pend, &q->cap_pend, q->n_pend + 1, sizeof *q->pend) != 0) {
+    pending_t *p = tusk_grow_find(&q->pend, &q->n_pend, &q->cap_pend, sizeof *q->pend, event);
+    if (!p)
         *st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        return NULL;
-    }
-    pending_t *p = &q->pend[q->n_pend++];
-    memset(p, 0, sizeof *p);
-    p->event = event;
     return p;
 }
 
 static void drop(zf_qa_t *q, pending_t *p)
 {
     free(p->pt);
-    *p = q->pend[--q->n_pend];
+    tusk_grow_drop(q->pend, &q->n_pend, sizeof *q->pend, (size_t)(p - q->pend));
 }
 
 /* A RoI with vertex and truth: its result. */
@@ -150,7 +143,7 @@ static int complete(zf_qa_t *q, pending_t *p, tusk_error_t *err)
     if (tusk_grow(&q->res, &q->cap_res, q->n_res + 1, sizeof *q->res) != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     result_t *r = &q->res[q->n_res];
-    r->event = p->event;
+    r->event = (uint32_t)p->event;
     r->mode = zv->mode;
     r->precision = zv->precision;
     r->backend = zv->backend;
@@ -159,7 +152,7 @@ static int complete(zf_qa_t *q, pending_t *p, tusk_error_t *err)
     r->z_true = p->z_true;
     r->z_ref = NAN;
     if (q->cfg.reference && p->have_sp) {
-        zf_roi_t roi = {p->event, 0, p->phi_min, p->phi_width, p->n, p->pt};
+        zf_roi_t roi = {(uint32_t)p->event, 0, p->phi_min, p->phi_width, p->n, p->pt};
         zf_result_t rr;
         int st = zf_ref_roi(q->ref[zv->mode], &roi, &rr, err);
         if (st != TUSK_OK)
@@ -171,6 +164,13 @@ static int complete(zf_qa_t *q, pending_t *p, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* A RoI's frame of a type it had already. */
+static int second(const adf_frame_t *f, tusk_error_t *err)
+{
+    return tusk_error_set(err, TUSK_EINVAL, "RoI %u: a second %s (at offset %llu): RoI numbers must be unique",
+                          (unsigned)f->key.event, adf_type_name(f->key.type), (unsigned long long)f->offset);
+}
+
 static int on_points(zf_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
 {
     adf_idsp_t sp;
@@ -179,13 +179,11 @@ static int on_points(zf_qa_t *q, const adf_frame_t *f, tusk_error_t *err)
         return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
     bool plot = q->cfg.plot_roi >= 0 && (uint64_t)q->cfg.plot_roi == f->key.event;
     int st = TUSK_OK;
-    pending_t *p = find(q, f->key.event, true, err, &st);
+    pending_t *p = find(q, f->key.event, err, &st);
     if (!p)
         return st;
     if (p->have_sp)
-        return tusk_error_set(err, TUSK_EINVAL,
-                              "RoI %u: a second data:id_spacepoints (at offset %llu): RoI numbers must be unique",
-                              (unsigned)f->key.event, (unsigned long long)f->offset);
+        return second(f, err);
     p->have_sp = true;
     p->phi_min = sp.phi_min;
     p->phi_width = sp.phi_width;
@@ -217,82 +215,56 @@ static int try_complete(zf_qa_t *q, pending_t *p, tusk_error_t *err)
     return st;
 }
 
+static int on_frame(void *ctx, const adf_frame_t *f, tusk_error_t *err)
+{
+    zf_qa_t *q = ctx;
+    adf_error_t e;
+    pending_t *p;
+    int st = TUSK_OK;
+    switch (f->key.type) {
+    case ADF_TYPE_DATA_ID_SPACEPOINTS: return on_points(q, f, err);
+    case ADF_TYPE_DATA_ZVERTEX: {
+        adf_zvertex_t zv;
+        if (adf_zvertex_decode(f, &zv, &e) != ADF_OK)
+            return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
+        if (!(p = find(q, f->key.event, err, &st)))
+            return st;
+        if (p->have_zv)
+            return second(f, err);
+        p->zv = zv;
+        p->have_zv = true;
+        return try_complete(q, p, err);
+    }
+    case ADF_TYPE_DATA_ID_TRUTH:
+        if (!q->truth && !(q->truth = malloc(sizeof *q->truth)))
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        if (adf_idtruth_decode(f, q->truth, &e) != ADF_OK)
+            return tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
+        if (q->have_plot && q->plot_roi.event == f->key.event)
+            q->plot_z_true = q->truth->z_signal;
+        if (!(p = find(q, f->key.event, err, &st)))
+            return st;
+        if (p->have_truth)
+            return second(f, err);
+        p->z_true = q->truth->z_signal;
+        p->have_truth = true;
+        if (!p->have_zv) {
+            /* the truth comes after the vertex (the z-finder writes the
+             * vertex right after the spacepoints): none came for it */
+            q->truth_only++;
+            drop(q, p);
+            return TUSK_OK;
+        }
+        return try_complete(q, p, err);
+    default: return TUSK_OK;
+    }
+}
+
 int zf_qa_feed(zf_qa_t *q, const void *buf, size_t size, uint64_t base, tusk_error_t *err)
 {
     if (q->finished)
         return tusk_error_set(err, TUSK_EINVAL, "z-finder analysis: data after zf_qa_finish");
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    if (!r)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    adf_reader_reset(r, buf, size, base);
-    adf_frame_t f;
-    int rc, st = TUSK_OK;
-    adf_idtruth_t *truth = NULL;
-    while (st == TUSK_OK && (rc = adf_reader_next(r, &f)) == ADF_OK) {
-        adf_error_t e;
-        pending_t *p;
-        switch (f.key.type) {
-        case ADF_TYPE_DATA_ID_SPACEPOINTS:
-            st = on_points(q, &f, err);
-            break;
-        case ADF_TYPE_DATA_ZVERTEX: {
-            adf_zvertex_t zv;
-            if (adf_zvertex_decode(&f, &zv, &e) != ADF_OK) {
-                st = tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-                break;
-            }
-            if (!(p = find(q, f.key.event, true, err, &st)))
-                break;
-            if (p->have_zv) {
-                st = tusk_error_set(err, TUSK_EINVAL,
-                                    "RoI %u: a second data:zvertex (at offset %llu): RoI numbers must be unique",
-                                    (unsigned)f.key.event, (unsigned long long)f.offset);
-                break;
-            }
-            p->zv = zv;
-            p->have_zv = true;
-            st = try_complete(q, p, err);
-            break;
-        }
-        case ADF_TYPE_DATA_ID_TRUTH:
-            if (!truth && !(truth = malloc(sizeof *truth))) {
-                st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-                break;
-            }
-            if (adf_idtruth_decode(&f, truth, &e) != ADF_OK) {
-                st = tusk_error_set(err, TUSK_EINVAL, "%s", e.message);
-                break;
-            }
-            if (q->have_plot && q->plot_roi.event == f.key.event)
-                q->plot_z_true = truth->z_signal;
-            if (!(p = find(q, f.key.event, true, err, &st)))
-                break;
-            if (p->have_truth) {
-                st = tusk_error_set(err, TUSK_EINVAL,
-                                    "RoI %u: a second data:id_truth (at offset %llu): RoI numbers must be unique",
-                                    (unsigned)f.key.event, (unsigned long long)f.offset);
-                break;
-            }
-            p->z_true = truth->z_signal;
-            p->have_truth = true;
-            if (!p->have_zv) {
-                /* the truth comes after the vertex (the z-finder writes the
-                 * vertex right after the spacepoints): none came for it */
-                q->truth_only++;
-                drop(q, p);
-                break;
-            }
-            st = try_complete(q, p, err);
-            break;
-        default:
-            break;
-        }
-    }
-    if (st == TUSK_OK && rc != ADF_END)
-        st = tusk_error_set(err, TUSK_EINVAL, "%s", adf_reader_error(r)->message);
-    free(truth);
-    adf_reader_destroy(&r);
-    return st;
+    return adf_frames_read(buf, size, base, ADF_FRAMES_ALL, on_frame, q, err);
 }
 
 static int by_group(const void *a, const void *b)
@@ -307,12 +279,11 @@ static int by_group(const void *a, const void *b)
     return x->event < y->event ? -1 : x->event > y->event;
 }
 
-/* mean and standard deviation of n values summed as s and s2 */
-static void mean_std(double s, double s2, uint64_t n, double *mean, double *std)
+/* mean and standard deviation, not a number without values */
+static void mean_std(const tusk_moments_t *m, double *mean, double *std)
 {
-    *mean = n ? s / (double)n : NAN;
-    double v = n ? s2 / (double)n - *mean * *mean : NAN;
-    *std = n ? sqrt(v > 0 ? v : 0) : NAN;
+    *mean = m->n > 0 ? tusk_moments_mean(m) : NAN;
+    *std = m->n > 0 ? tusk_moments_std(m) : NAN;
 }
 
 int zf_qa_finish(zf_qa_t *q, tusk_error_t *err)
@@ -336,7 +307,7 @@ int zf_qa_finish(zf_qa_t *q, tusk_error_t *err)
         row->mode = q->res[i].mode;
         row->precision = q->res[i].precision;
         row->backend = q->res[i].backend;
-        double st = 0, st2 = 0, sr = 0, sr2 = 0, sc = 0, sc2 = 0;
+        tusk_moments_t t = {0}, ref = {0}, core = {0}; /* |dz| against truth, reference; truth within 1 mm */
         for (; j < q->n_res && q->res[j].mode == row->mode && q->res[j].precision == row->precision &&
                q->res[j].backend == row->backend;
              j++) {
@@ -346,23 +317,19 @@ int zf_qa_finish(zf_qa_t *q, tusk_error_t *err)
                 continue;
             row->found++;
             double dt = fabs(r->z0 - r->z_true);
-            st += dt;
-            st2 += dt * dt;
+            tusk_moments_add(&t, dt);
             if (dt < 1.0) {
                 row->within_1mm++;
-                sc += dt;
-                sc2 += dt * dt;
+                tusk_moments_add(&core, dt);
             }
             if (!isnan(r->z_ref)) {
-                double dr = fabs(r->z0 - r->z_ref);
                 row->ref_rois++;
-                sr += dr;
-                sr2 += dr * dr;
+                tusk_moments_add(&ref, fabs(r->z0 - r->z_ref));
             }
         }
-        mean_std(st, st2, row->found, &row->true_mean, &row->true_std);
-        mean_std(sr, sr2, row->ref_rois, &row->ref_mean, &row->ref_std);
-        mean_std(sc, sc2, row->within_1mm, &row->core_mean, &row->core_std);
+        mean_std(&t, &row->true_mean, &row->true_std);
+        mean_std(&ref, &row->ref_mean, &row->ref_std);
+        mean_std(&core, &row->core_mean, &row->core_std);
         i = j;
     }
     return TUSK_OK;
@@ -395,7 +362,7 @@ void zf_qa_print(const zf_qa_t *q, FILE *out)
         snprintf(core, sizeof core, "%.3f +- %.3f", r->core_mean, r->core_std);
         fprintf(out, "%-10s %-9s %-17s %6llu %6llu  %-21s %-23s %8.1f%%  %-19s\n", r->label, zf_mode_name(r->mode),
                 code, (unsigned long long)r->rois, (unsigned long long)r->found, t, ref,
-                r->rois ? 100.0 * (double)r->within_1mm / (double)r->rois : 0.0, core);
+                tusk_pct(r->within_1mm, r->rois), core);
     }
     if (q->unmatched)
         fprintf(out, "%llu RoIs had a vertex without truth or truth without a vertex (left out)\n",
@@ -409,12 +376,9 @@ int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format
         return st;
     char path[1200];
     locale_t prev, c = tusk_c_numeric_begin(&prev);
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
+    FILE *fp;
+    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
     fprintf(fp, "sample,mode,precision,backend,rois,found,true_mean_mm,true_std_mm,ref_rois,ref_mean_mm,ref_std_mm,"
                 "within_1mm,fraction_1mm,core_mean_mm,core_std_mm\n");
     for (size_t i = 0; i < q->n_rows; i++) {
@@ -425,25 +389,17 @@ int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format
                 (unsigned long long)r->ref_rois, r->ref_mean, r->ref_std, (unsigned long long)r->within_1mm,
                 r->rois ? (double)r->within_1mm / (double)r->rois : 0.0, r->core_mean, r->core_std);
     }
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
+        (st = tusk_file_create(dir, "rois.csv", &fp, path, sizeof path, err)) != TUSK_OK)
         goto done;
-    }
-    snprintf(path, sizeof path, "%s/rois.csv", dir);
-    if (!(fp = fopen(path, "w"))) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: %s", path, strerror(errno));
-        goto done;
-    }
     fprintf(fp, "sample,roi,mode,precision,backend,vertices,z0_mm,z_true_mm,z_ref_mm\n");
     for (size_t i = 0; i < q->n_res; i++) {
         const result_t *r = &q->res[i];
         fprintf(fp, "%s,%u,%s,%s,%s,%u,%.9g,%.9g,%.9g\n", q->cfg.label, (unsigned)r->event, zf_mode_name(r->mode),
                 zf_precision_name(r->precision), zf_backend_name(r->backend), r->vertices, r->z0, r->z_true, r->z_ref);
     }
-    if (fclose(fp) != 0) {
-        st = tusk_error_set(err, TUSK_EIO, "%s: cannot write", path);
+    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
         goto done;
-    }
     if (plot && q->cfg.plot_roi >= 0) {
         if (!q->have_plot) {
             st = tusk_error_set(err, TUSK_EINVAL, "no RoI %lld came, so its histograms cannot be drawn",

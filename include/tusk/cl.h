@@ -6,6 +6,7 @@
  *     environment's TUSK_CL_DEVICE): gpu, cpu, any, an index, a name;
  *   - build programs from sources embedded in the library, with build
  *     options and -D constants, reporting the device and the build log;
+ *     create their kernels by name, each sized to what it can run;
  *   - cache program binaries per device, driver, source and options;
  *   - create buffers checked against device limits, pinned host buffers;
  *   - time kernels with profiling events.
@@ -175,6 +176,14 @@ TUSK_API int tusk_cl_new(tusk_cl_t **out, const tusk_cl_config_t *config, tusk_e
 #define TUSK_CL_PARAM_KEYS "device", "cl.options", "cl.cache", "cl.define.*"
 TUSK_API int tusk_cl_new_from_params(tusk_cl_t **out, const tusk_params_t *params, tusk_error_t *err);
 
+/* tusk_cl_new for a kernel family whose results are compared bit for bit
+ * with a CPU: `options` refused first when inexact (tusk_cl_refuse_inexact,
+ * naming `who` and `oracle`; no device is touched then), else the device
+ * of `setting` (`instance` for ":instance") with those build options, and
+ * the binary cache unless no_cache. */
+TUSK_API int tusk_cl_new_exact(tusk_cl_t **out, const char *setting, unsigned instance, const char *options,
+                               bool no_cache, const char *who, const char *oracle, tusk_error_t *err);
+
 TUSK_API void tusk_cl_destroy(tusk_cl_t **cl);
 
 TUSK_API const tusk_cl_device_info_t *tusk_cl_device(const tusk_cl_t *cl);
@@ -215,6 +224,97 @@ TUSK_API const char *tusk_cl_build_log(const tusk_cl_t *cl);
 TUSK_API int tusk_cl_kernel_new(tusk_cl_t *cl, cl_program program, const char *kernel_name, cl_kernel *out,
                                 tusk_error_t *err);
 
+/* The largest power of two not above n (1 for n < 2). */
+TUSK_API size_t tusk_cl_floor_pow2(size_t n);
+
+/* Options for kernels whose results must equal a CPU's bit for bit: float
+ * division and square root rounded as on the CPU. Appends to the options
+ * in buf (cap bytes) -cl-fp32-correctly-rounded-divide-sqrt where the
+ * device has it (CL_DEVICE_SINGLE_FP_CONFIG), else -D`via_double`=1 where
+ * it has fp64 (the kernels then divide in double; *via_double_used true);
+ * TUSK_ENODEV naming `who`, the device and `oracle` where it has neither. */
+TUSK_API int tusk_cl_exact_division(tusk_cl_t *cl, const char *who, const char *oracle, const char *via_double,
+                                    char *buf, size_t cap, bool *via_double_used, tusk_error_t *err);
+
+/* ---- a program and its kernels ------------------------------------------
+ *
+ * A kernel family's program, built from its embedded source, with the
+ * kernels it names and each one's work-group limit on the device
+ * (CL_KERNEL_WORK_GROUP_SIZE, which on a GPU falls with the registers the
+ * kernel needs). Kernels are addressed by their index in `kernels`; one
+ * call releases everything. Errors name the cl* call, its status, the
+ * kernel or program and the device; a failed build carries its log. */
+
+typedef struct tusk_cl_source {
+    const char *name;            /* "sts.cl", in messages */
+    const char *text;            /* the source (tools/embed-text.sh's array) */
+    size_t size;
+    const char *const *kernels;  /* the kernels' names; must outlive the program */
+    size_t n_kernels;
+} tusk_cl_source_t;
+
+typedef struct tusk_cl_kernels tusk_cl_kernels_t;
+
+/* Build src with `options` (tusk_cl_program_build) and create its kernels.
+ * TUSK_ELIMIT when a kernel cannot run even one work-item. */
+TUSK_API int tusk_cl_kernels_new(tusk_cl_t *cl, const tusk_cl_source_t *src, const char *options,
+                                 tusk_cl_kernels_t **out, tusk_error_t *err);
+
+/* The options of a build whose kernels are compiled for work-groups of
+ * `group` work-items, written into buf (cap bytes, empty on entry). */
+typedef int (*tusk_cl_options_fn)(void *ctx, unsigned group, char *buf, size_t cap, tusk_error_t *err);
+
+#define TUSK_CL_ALL_KERNELS UINT64_MAX
+
+/* Build src for work-groups of *group work-items (options(ctx, *group)):
+ * while a kernel of `sized` (bit i: kernel i; TUSK_CL_ALL_KERNELS) cannot
+ * run that many, *group becomes the largest power of two they all can
+ * and the program is built again. */
+TUSK_API int tusk_cl_kernels_fit(tusk_cl_t *cl, const tusk_cl_source_t *src, uint64_t sized, tusk_cl_options_fn options,
+                                 void *ctx, unsigned *group, tusk_cl_kernels_t **out, tusk_error_t *err);
+
+/* Release the kernels and the program; *ks becomes NULL. */
+TUSK_API void tusk_cl_kernels_destroy(tusk_cl_kernels_t **ks);
+
+TUSK_API cl_kernel tusk_cl_kernels_get(const tusk_cl_kernels_t *ks, size_t i);
+TUSK_API const char *tusk_cl_kernels_name(const tusk_cl_kernels_t *ks, size_t i);
+/* Kernel i's CL_KERNEL_WORK_GROUP_SIZE (at least 1). */
+TUSK_API size_t tusk_cl_kernels_limit(const tusk_cl_kernels_t *ks, size_t i);
+/* `want` work-items when kernel i can run them, else the largest power
+ * of two it can. */
+TUSK_API size_t tusk_cl_kernels_group(const tusk_cl_kernels_t *ks, size_t i, size_t want);
+
+/* A kernel argument: its size and where its value is. */
+typedef struct tusk_cl_arg {
+    size_t size;
+    const void *value;
+} tusk_cl_arg_t;
+#define TUSK_CL_ARG(x) {sizeof(x), &(x)}
+
+/* clSetKernelArg of kernel i: argument `index`; arguments 0 .. n-1 from
+ * args; arguments 0 .. n-1 the buffers mems. */
+TUSK_API int tusk_cl_kernels_arg(tusk_cl_kernels_t *ks, size_t i, cl_uint index, size_t size, const void *value,
+                                 tusk_error_t *err);
+TUSK_API int tusk_cl_kernels_args(tusk_cl_kernels_t *ks, size_t i, const tusk_cl_arg_t *args, size_t n,
+                                  tusk_error_t *err);
+TUSK_API int tusk_cl_kernels_buffers(tusk_cl_kernels_t *ks, size_t i, const cl_mem *mems, size_t n,
+                                     tusk_error_t *err);
+
+/* Enqueue kernel i over `groups` work-groups of `local` work-items (one
+ * dimension) on queue q (NULL: cl's queue); *ev, when ev is not NULL,
+ * receives the kernel's event. */
+TUSK_API int tusk_cl_kernels_launch(tusk_cl_kernels_t *ks, size_t i, cl_command_queue q, size_t groups, size_t local,
+                                    cl_event *ev, tusk_error_t *err);
+
+/* The device memory's bandwidth in GB/s (bytes read and written), the
+ * best of `repeat` runs after a warm-up, of kernel i: a copy of n 16-byte
+ * words, (__global const uint4 *src, __global uint4 *dst, uint n), over
+ * 16 work-groups a compute unit of `local` work-items. `bytes` is rounded
+ * down to 16 and to the device's largest allocation; `who` names the
+ * buffers in messages. */
+TUSK_API int tusk_cl_kernels_bandwidth(tusk_cl_kernels_t *ks, size_t i, size_t local, size_t bytes, unsigned repeat,
+                                       const char *who, double *gb_s, tusk_error_t *err);
+
 typedef struct tusk_cl_cache_stats {
     unsigned long hits;       /* programs built from a cached binary */
     unsigned long misses;     /* programs built from source */
@@ -236,6 +336,29 @@ TUSK_API int tusk_cl_buffer_new(tusk_cl_t *cl, const char *what, cl_mem_flags fl
                                 cl_mem *out, tusk_error_t *err);
 /* Release a buffer made by tusk_cl_buffer_new; *mem becomes NULL. */
 TUSK_API void tusk_cl_buffer_release(tusk_cl_t *cl, cl_mem *mem);
+/* A device buffer that grows with the batches it serves: {NULL, 0} at
+ * first. */
+typedef struct tusk_cl_room {
+    cl_mem mem;
+    size_t cap; /* bytes */
+} tusk_cl_room_t;
+
+/* Make room->mem hold at least `bytes` (contents not kept): when it is
+ * smaller or none, it is released and one of bytes + a quarter + 4 KiB
+ * made. */
+TUSK_API int tusk_cl_buffer_room(tusk_cl_t *cl, const char *what, cl_mem_flags flags, size_t bytes,
+                                 tusk_cl_room_t *room, tusk_error_t *err);
+/* clEnqueueWriteBuffer, clEnqueueReadBuffer of `bytes` from the buffer's
+ * start, and a fill of them with zeros, on queue q (NULL: cl's queue),
+ * waiting for it when `blocking`; *ev its event (ev may be NULL). The
+ * error names the call, `what`, the bytes and the device. */
+TUSK_API int tusk_cl_write(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, cl_bool blocking, size_t bytes,
+                           const void *src, cl_event *ev, const char *what, tusk_error_t *err);
+TUSK_API int tusk_cl_read(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, cl_bool blocking, size_t bytes, void *dst,
+                          cl_event *ev, const char *what, tusk_error_t *err);
+TUSK_API int tusk_cl_zero(tusk_cl_t *cl, cl_command_queue q, cl_mem mem, size_t bytes, const char *what,
+                          tusk_error_t *err);
+
 /* Bytes currently allocated through tusk_cl_buffer_new. */
 TUSK_API size_t tusk_cl_allocated(const tusk_cl_t *cl);
 
@@ -249,6 +372,13 @@ TUSK_API void tusk_cl_pinned_destroy(tusk_cl_pinned_t **pinned);
 TUSK_API void *tusk_cl_pinned_ptr(const tusk_cl_pinned_t *pinned);
 TUSK_API cl_mem tusk_cl_pinned_mem(const tusk_cl_pinned_t *pinned);
 TUSK_API size_t tusk_cl_pinned_size(const tusk_cl_pinned_t *pinned);
+/* The same for a pinned buffer (*pinned NULL or smaller than bytes). */
+TUSK_API int tusk_cl_pinned_room(tusk_cl_t *cl, const char *what, size_t bytes, tusk_cl_pinned_t **pinned,
+                                 tusk_error_t *err);
+/* Wait for cl's queue, then release rooms[0 .. n_rooms) and pinned[0 ..
+ * n_pinned); each becomes empty. Nothing when cl is NULL. */
+TUSK_API void tusk_cl_release_all(tusk_cl_t *cl, tusk_cl_room_t *rooms, size_t n_rooms, tusk_cl_pinned_t **pinned,
+                                  size_t n_pinned);
 
 /* ---- kernels and timing ---------------------------------------------------- */
 
@@ -266,6 +396,18 @@ TUSK_API void tusk_cl_timing_reset(tusk_cl_timing_t *timing);
 TUSK_API int tusk_cl_timing_add(tusk_cl_timing_t *timing, cl_event event, tusk_error_t *err);
 /* "N runs, mean X ms, min X ms, max X ms, total X ms" */
 TUSK_API void tusk_cl_timing_format(const tusk_cl_timing_t *timing, char *buf, size_t cap);
+
+/* Milliseconds from START to END of a finished event of a profiling
+ * queue; 0 for NULL or when the driver gives no times. */
+TUSK_API double tusk_cl_event_ms(cl_event event);
+/* The sum of tusk_cl_event_ms over ev[0 .. n). */
+TUSK_API double tusk_cl_events_ms(const cl_event *ev, size_t n);
+/* Release the events of ev[0 .. n) that are not NULL; each becomes NULL. */
+TUSK_API void tusk_cl_events_release(cl_event *ev, size_t n);
+/* The end of a run of enqueued work: when `status` is a failure, wait for
+ * queue q so that nothing enqueued still uses the buffers; then release
+ * the events ev[0 .. n). Returns status. */
+TUSK_API int tusk_cl_run_end(cl_command_queue q, int status, cl_event *ev, size_t n);
 
 /* clEnqueueNDRangeKernel on cl's queue (local may be NULL); when timing is
  * not NULL, waits for the kernel and adds its time. The error names the
