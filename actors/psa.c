@@ -20,16 +20,33 @@
  *   (psa/README.md)
  *
  * Every input buffer is one batch (or batches of `batch` crystals): its
- * data:crystal frames are analysed together (one search for the OpenCL
- * backend), then the
- * output holds, in input order, a data:psa frame for each data:crystal
- * frame and every other frame (data:truth, meta frames) unchanged. When
- * the output buffer is full the call returns TUSK_ACTOR_MORE_OUTPUT and
- * goes on with the same input. A malformed frame or a data:crystal that
- * does not decode loses nothing before it: the frames before it are
- * analysed and their output goes out, then the call fails
- * (TUSK_ACTOR_EDATA) naming the frame's number in the input, its offset
- * and what is wrong, and accounting for the input's bytes.
+ * data:crystal frames are read in place (adf_crystal_view: no decoded
+ * copy of their traces) and analysed together (psa_analyse_start: the
+ * preprocessing on `threads` threads, then one search), then the output
+ * holds, in input order, a data:psa frame for each data:crystal frame
+ * and every other frame (data:truth, meta frames) unchanged. The output
+ * is written once, straight into the output buffer when it fits; when it
+ * does not, into a staging buffer, and the call returns
+ * TUSK_ACTOR_MORE_OUTPUT and goes on copying with the same input.
+ *
+ * A pipeline with the opencl backend (full mode, no residual, batch = 0):
+ * the call that takes input k prepares it and submits its search, then
+ * waits for the search of input k - 1 and writes k - 1's output; the
+ * device searches k while the host returns, takes input k + 1 and
+ * prepares it. So the actor holds one input's analysis (as the event
+ * builder holds events): the first call writes nothing, and
+ * process_flush writes the last one's output at the end of the data. The
+ * output is the same, frame for frame and byte for byte, as without the
+ * pipeline (the CPU backends, or batch > 0, write each input's output in
+ * its own call). The records' bytes are read only while their call runs:
+ * the other frames of a held input are copied.
+ *
+ * A malformed frame or a data:crystal that does not decode loses nothing
+ * before it: the frames before it are analysed and their output goes out
+ * (after any held input's), then the call fails (TUSK_ACTOR_EDATA) naming
+ * the frame's number in the input, its offset and what is wrong, and
+ * accounting for the input's bytes. An input that is malformed from its
+ * first byte fails its call, after the held input's output has gone out.
  *
  * Nothing is dropped silently. A data:crystal record with a non-finite
  * energy, or one beyond +-max_kev, is rejected: no data:psa for it, the
@@ -39,7 +56,8 @@
  * frame arrived but data of other types did (say data:psa, from a wrong
  * topology) fails in process_stop (TUSK_ACTOR_EDATA, naming the types
  * that came); one with no data:crystal and nothing else either (no input,
- * or only frames passed on by design) ends with a WARNING line.
+ * or only frames passed on by design) ends with a WARNING line. A run
+ * stopped with an input still held (no process_flush) says so on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +82,28 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 
+/* A frame of an input, in order: a data:crystal (its record's index) or
+ * another frame (its payload's place in the arena). */
+typedef struct item {
+    adf_key_t key;
+    uint64_t offset;          /* in the input */
+    size_t at;
+    bool crystal;
+} item_t;
+
+/* One input's analysis, from the call that takes the input until its
+ * output is written (a later call, or process_flush, when it is held). */
+typedef struct slot {
+    psa_job_t *job;
+    adf_crystal_view_t *views;  /* valid while the input's call runs */
+    adf_psa_t *results;
+    size_t n, cap;              /* records */
+    item_t *items;
+    size_t n_items, items_cap;
+    uint8_t *arena;             /* the other frames' payloads */
+    size_t arena_used, arena_cap;
+} slot_t;
+
 typedef struct filter {
     ak_base_t base;
     det_basis_t *basis;
@@ -73,14 +113,13 @@ typedef struct filter {
     adf_reader_t *reader;
     adf_writer_t *writer;
     ak_copier_t copier;
-    adf_crystal_t *crystals;  /* decoded records of one input buffer */
-    adf_psa_t *results;
-    size_t cap;
-    uint8_t *staged;          /* the output of one input buffer */
+    slot_t slot[2];
+    int held;                 /* the slot whose input waits for its output (-1: none) */
+    uint8_t *staged;          /* output that did not fit the output buffer */
     size_t staged_cap, staged_size;
+    bool refail;              /* a held output went out in place of an input's failure: take that input again */
     psa_stats_t stats;
-    uint64_t batch;           /* crystals per psa_analyse call, 0: all */
-    uint64_t *offsets;        /* input offset of each decoded record */
+    uint64_t batch;           /* crystals per psa_analyse_start, 0: all */
     ak_types_t types;         /* what arrived */
     bool described;           /* the first rejected record was described */
     bool summary;             /* print the summary line in process_stop */
@@ -108,19 +147,42 @@ static const ak_param_t params[] = {
 
 AK_STANDARD_HOOKS(filter_t)
 
+static void free_slot(slot_t *s)
+{
+    psa_job_destroy(&s->job);
+    free(s->views);
+    free(s->results);
+    free(s->items);
+    free(s->arena);
+    memset(s, 0, sizeof *s);
+}
+
+/* Wait for a held input's search and forget it (its output is not wanted:
+ * a reset, or the end). */
+static void drop_held(filter_t *f)
+{
+    if (f->held < 0)
+        return;
+    tusk_error_t err;
+    if (psa_analyse_finish(f->engine, &f->backend, f->slot[f->held].job, &err) != TUSK_OK)
+        fprintf(stderr, "psa %s: the held input's search failed: %s\n", f->base.label, err.message);
+    f->held = -1;
+}
+
 static void free_filter(filter_t *f)
 {
     if (!f)
         return;
+    if (f->engine && f->slot[0].job)
+        drop_held(f);
+    for (int k = 0; k < 2; k++)
+        free_slot(&f->slot[k]);
     psa_cl_destroy(&f->cl);
     psa_engine_destroy(&f->engine);
     det_basis_destroy(&f->basis);
     adf_reader_destroy(&f->reader);
     adf_writer_destroy(&f->writer);
     ak_copier_free(&f->copier);
-    free(f->crystals);
-    free(f->results);
-    free(f->offsets);
     free(f->staged);
     free(f);
 }
@@ -139,6 +201,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
+    f->held = -1;
     const char *basis = set.basis;
     int backend = set.backend;
     f->batch = set.batch;
@@ -162,6 +225,11 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s: %s", basis, err.message);
         goto fail;
     }
+    for (int k = 0; k < 2; k++)
+        if (psa_job_new(&f->slot[k].job, f->engine, &err) != TUSK_OK) {
+            ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "%s", err.message);
+            goto fail;
+        }
     if (backend == BACKEND_OPENCL) {
         const char *dev = set.device;
         if (pc.mode == PSA_MODE_ADAPTIVE) {
@@ -195,7 +263,9 @@ void process_reset(void *algo_data, unsigned int *error_code)
 {
     filter_t *f = algo_data;
     ak_ok(error_code);
+    drop_held(f);
     ak_copier_reset(&f->copier);
+    f->refail = false;
     memset(&f->stats, 0, sizeof f->stats);
     ak_types_reset(&f->types);
     f->described = false;
@@ -205,6 +275,11 @@ void process_stop(void *algo_data, unsigned int *error_code)
 {
     filter_t *f = algo_data;
     ak_ok(error_code);
+    if (f->held >= 0)
+        fprintf(stderr,
+                "psa %s: WARNING: the run stopped with the analysis of an input held (%zu data:crystal records): "
+                "no process_flush, so its output was not written\n",
+                f->base.label, f->slot[f->held].n);
     const psa_stats_t *st = &f->stats;
     const uint64_t rejected = st->rejected_nonfinite + st->rejected_range;
     if (f->summary)
@@ -229,100 +304,226 @@ void process_unload(void *algo_data, unsigned int *error_code)
     free_filter(algo_data);
 }
 
-static bool reserve(filter_t *f, size_t n)
+static unsigned fail_with(filter_t *f, unsigned *error_code, const tusk_error_t *err)
 {
-    if (n <= f->cap)
-        return true;
-    size_t cap = f->cap ? f->cap : 16;
-    while (cap < n)
-        cap *= 2;
-    adf_crystal_t *c = realloc(f->crystals, cap * sizeof *c);
-    if (c)
-        f->crystals = c;
-    adf_psa_t *r = realloc(f->results, cap * sizeof *r);
-    if (r)
-        f->results = r;
-    uint64_t *o = realloc(f->offsets, cap * sizeof *o);
-    if (o)
-        f->offsets = o;
-    if (!c || !r || !o)
-        return false;
-    f->cap = cap;
-    return true;
+    return ak_fail(&f->base, error_code, err->code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR, "%s",
+                   err->message);
 }
 
-/* Analyse one input buffer into f->staged: its frames up to the first one
- * that is malformed or a data:crystal that does not decode (the failure
- * follows their output; see ak_input_check). */
-static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
+/* The frames of in[0, valid) into the slot: views of the data:crystal
+ * records, the other frames' payloads copied. A data:crystal that does not
+ * decode ends the valid part there (ak_input_damage). */
+static unsigned take_frames(filter_t *f, slot_t *s, const void *in, unsigned in_size, unsigned *valid,
+                            unsigned *error_code)
 {
-    unsigned valid;
-    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
-    if (code != TUSK_ACTOR_OK) {
-        *error_code = code;
-        return code;
-    }
-    size_t n = 0;
+    s->n = 0;
+    s->n_items = 0;
+    s->arena_used = 0;
     uint64_t index = 0;
     adf_frame_t fr;
     adf_error_t ae;
-    adf_reader_reset(f->reader, in, valid, 0);
+    adf_reader_reset(f->reader, in, *valid, 0);
     for (; adf_reader_next(f->reader, &fr) == ADF_OK; index++) {
-        if (fr.key.type != ADF_TYPE_DATA_CRYSTAL)
-            continue;
-        if (!reserve(f, n + 1))
-            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu crystals)", n + 1);
-        if (adf_crystal_decode(&fr, &f->crystals[n], &ae) != ADF_OK) {
-            ak_input_damage(&f->copier, in_size, fr.offset, index, ae.message);
-            valid = (unsigned)fr.offset;
-            break;
-        }
-        f->offsets[n++] = fr.offset;
-    }
-    ak_types_tally(&f->types, &f->copier, in, valid);
-    tusk_error_t err;
-    size_t step = f->batch ? (size_t)f->batch : (n ? n : 1);
-    for (size_t first = 0; first < n; first += step) {
-        size_t count = n - first < step ? n - first : step;
-        if (psa_analyse(f->engine, &f->backend, f->crystals + first, count, f->results + first, &f->stats, &err) !=
-            TUSK_OK)
-            return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
-                           "%s", err.message);
-    }
-    /* Output in input order: data:psa for data:crystal, the rest as it is.
-     * A data:psa frame is mostly smaller than its data:crystal frame, but
-     * not for very short traces with many hits: room for the largest. */
-    size_t need = (size_t)valid + n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
-    if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
-        return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
-    adf_writer_reset(f->writer, f->staged, f->staged_cap);
-    adf_reader_reset(f->reader, in, valid, 0);
-    size_t k = 0;
-    while (adf_reader_next(f->reader, &fr) == ADF_OK) {
-        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL && (f->results[k].psa_status & PSA_REJECTED)) {
-            if (!f->described) {
-                f->described = true;
-                char why[160];
-                psa_record_check(psa_engine_config(f->engine), &f->crystals[k], why, sizeof why);
-                fprintf(stderr,
-                        "psa %s: WARNING: input offset %llu (event %u, crystal %u): %s: record rejected, no "
-                        "data:psa for it (further rejections are counted in the summary)\n",
-                        f->base.label, (unsigned long long)f->offsets[k], (unsigned)fr.key.event,
-                        (unsigned)f->crystals[k].crystal_id, why);
+        if (tusk_grow(&s->items, &s->items_cap, s->n_items + 1, sizeof *s->items) != 0)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu frames)", s->n_items + 1);
+        item_t *it = &s->items[s->n_items];
+        it->key = fr.key;
+        it->offset = fr.offset;
+        it->crystal = fr.key.type == ADF_TYPE_DATA_CRYSTAL;
+        if (it->crystal) {
+            if (s->n == s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 64;
+                adf_crystal_view_t *v = realloc(s->views, cap * sizeof *v);
+                if (v)
+                    s->views = v;
+                adf_psa_t *r = realloc(s->results, cap * sizeof *r);
+                if (r)
+                    s->results = r;
+                if (!v || !r)
+                    return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu crystals)",
+                                   cap);
+                s->cap = cap;
             }
-            k++;
-            continue;
+            if (adf_crystal_view(&fr, &s->views[s->n], &ae) != ADF_OK) {
+                ak_input_damage(&f->copier, in_size, fr.offset, index, ae.message);
+                *valid = (unsigned)fr.offset;
+                break;
+            }
+            it->at = s->n++;
+        } else {
+            if (tusk_grow(&s->arena, &s->arena_cap, s->arena_used + fr.payload_size + 1, 1) != 0)
+                return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)",
+                               s->arena_used + fr.payload_size);
+            if (fr.payload_size)
+                memcpy(s->arena + s->arena_used, fr.payload, fr.payload_size);
+            it->at = s->arena_used;
+            s->arena_used += fr.payload_size;
         }
-        int rc = fr.key.type == ADF_TYPE_DATA_CRYSTAL
-                     ? adf_psa_encode(f->writer, fr.key.event, fr.key.timestamp, &f->results[k++], &ae)
-                     : adf_writer_put_frame(f->writer, &fr);
+        s->n_items++;
+    }
+    return TUSK_ACTOR_OK;
+}
+
+/* Analyse the slot's records: the search submitted and left running
+ * (psa_analyse_start with the opencl backend, batch = 0), or done. */
+static unsigned analyse(filter_t *f, slot_t *s, unsigned *error_code)
+{
+    tusk_error_t err;
+    size_t step = f->batch ? (size_t)f->batch : (s->n ? s->n : 1);
+    for (size_t first = 0; first < s->n; first += step) {
+        size_t count = s->n - first < step ? s->n - first : step;
+        if (psa_analyse_start(f->engine, &f->backend, s->job, s->views + first, count, s->results + first,
+                              &f->stats, &err) != TUSK_OK)
+            return fail_with(f, error_code, &err);
+        if (f->batch && psa_analyse_finish(f->engine, &f->backend, s->job, &err) != TUSK_OK)
+            return fail_with(f, error_code, &err);
+    }
+    /* The first rejected record, described while its frame is at hand. */
+    for (size_t k = 0; k < s->n_items && !f->described; k++) {
+        const item_t *it = &s->items[k];
+        if (!it->crystal || !(s->results[it->at].psa_status & PSA_REJECTED))
+            continue;
+        f->described = true;
+        char why[160];
+        psa_record_check_view(psa_engine_config(f->engine), &s->views[it->at], why, sizeof why);
+        fprintf(stderr,
+                "psa %s: WARNING: input offset %llu (event %u, crystal %u): %s: record rejected, no data:psa for it "
+                "(further rejections are counted in the summary)\n",
+                f->base.label, (unsigned long long)it->offset, (unsigned)it->key.event,
+                (unsigned)s->views[it->at].crystal_id, why);
+    }
+    return TUSK_ACTOR_OK;
+}
+
+/* Bytes of a slot's output. */
+static size_t output_size(const slot_t *s)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < s->n_items; k++) {
+        const item_t *it = &s->items[k];
+        if (!it->crystal)
+            total += it->key.length;
+        else if (!(s->results[it->at].psa_status & PSA_REJECTED))
+            total += ADF_KEY_SIZE + adf_psa_payload_size(s->results[it->at].n_hits, s->results[it->at].has_fom);
+    }
+    return total;
+}
+
+/* A slot's output, in input order: data:psa for data:crystal (none for a
+ * rejected record), the other frames as they came. */
+static unsigned write_slot(filter_t *f, const slot_t *s, unsigned *error_code)
+{
+    adf_error_t ae;
+    for (size_t k = 0; k < s->n_items; k++) {
+        const item_t *it = &s->items[k];
+        int rc;
+        if (it->crystal) {
+            const adf_psa_t *r = &s->results[it->at];
+            if (r->psa_status & PSA_REJECTED)
+                continue;
+            rc = adf_psa_encode(f->writer, it->key.event, it->key.timestamp, r, &ae);
+        } else {
+            rc = adf_writer_put(f->writer, &it->key, s->arena + it->at, it->key.length - ADF_KEY_SIZE);
+        }
         if (rc != ADF_OK)
             return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "input offset %llu: writing the output: %s",
-                           (unsigned long long)fr.offset,
-                           fr.key.type == ADF_TYPE_DATA_CRYSTAL ? ae.message : adf_writer_error(f->writer)->message);
+                           (unsigned long long)it->offset,
+                           it->crystal ? ae.message : adf_writer_error(f->writer)->message);
     }
-    f->staged_size = adf_writer_used(f->writer);
     return TUSK_ACTOR_OK;
+}
+
+/* Write the output of slots `which[0..n)` (in that order): straight into
+ * `out` when it fits (*used), else staged for ak_copy_frames (*staged). */
+static unsigned write_out(filter_t *f, const int *which, int n, void *out, unsigned out_size, unsigned *used,
+                          bool *staged, unsigned *error_code)
+{
+    size_t total = 0;
+    for (int k = 0; k < n; k++)
+        total += output_size(&f->slot[which[k]]);
+    *used = 0;
+    *staged = total > out_size;
+    if (*staged) {
+        if (tusk_grow(&f->staged, &f->staged_cap, total, 1) != 0)
+            return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", total);
+        adf_writer_reset(f->writer, f->staged, f->staged_cap);
+    } else {
+        adf_writer_reset(f->writer, total ? out : NULL, total ? out_size : 0);
+    }
+    for (int k = 0; k < n; k++) {
+        unsigned code = write_slot(f, &f->slot[which[k]], error_code);
+        if (code != TUSK_ACTOR_OK)
+            return code;
+    }
+    if (*staged)
+        f->staged_size = adf_writer_used(f->writer);
+    else
+        *used = (unsigned)adf_writer_used(f->writer);
+    return TUSK_ACTOR_OK;
+}
+
+/* Finish the held input's search; its slot number (-1: none held). */
+static int finish_held(filter_t *f, unsigned *error_code)
+{
+    int h = f->held;
+    if (h < 0)
+        return -1;
+    f->held = -1;
+    tusk_error_t err;
+    if (psa_analyse_finish(f->engine, &f->backend, f->slot[h].job, &err) != TUSK_OK) {
+        fail_with(f, error_code, &err);
+        return -2;
+    }
+    return h;
+}
+
+/* Take a new input: analyse it into the free slot; write the held input's
+ * output, then this one's unless it is held now. */
+static unsigned take_input(filter_t *f, const void *in, unsigned in_size, void *out, unsigned out_size,
+                           unsigned *used, bool *staged, unsigned *error_code)
+{
+    *staged = false;
+    int which[2], n = 0;
+    unsigned valid;
+    const int k = f->held == 0 ? 1 : 0;
+    slot_t *s = &f->slot[k];
+    unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
+    if (code == TUSK_ACTOR_OK)
+        code = take_frames(f, s, in, in_size, &valid, error_code);
+    if (code == TUSK_ACTOR_OK)
+        code = analyse(f, s, error_code);
+    if (code != TUSK_ACTOR_OK) {
+        *error_code = code;
+        if (f->held < 0)
+            return code;
+        /* Nothing of this input goes out, but the held input's output
+         * does, first: this input fails when it comes again. */
+        char why[AK_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", f->base.message);
+        int h = finish_held(f, error_code);
+        if (h < 0) /* that failed too: this input's failure is the one reported */
+            return ak_fail(&f->base, error_code, code, "%s", why);
+        ak_copier_reset(&f->copier);
+        which[n++] = h;
+        f->refail = true;
+        *error_code = TUSK_ACTOR_OK;
+        return write_out(f, which, n, out, out_size, used, staged, error_code);
+    }
+    ak_types_tally(&f->types, &f->copier, in, valid);
+    int h = finish_held(f, error_code);
+    if (h == -2)
+        return *error_code;
+    if (h >= 0)
+        which[n++] = h;
+    tusk_error_t err;
+    if (psa_job_pending(s->job) && f->copier.damaged_size == 0) {
+        f->held = k; /* written by the next call, or process_flush */
+    } else {
+        if (psa_analyse_finish(f->engine, &f->backend, s->job, &err) != TUSK_OK)
+            return fail_with(f, error_code, &err);
+        which[n++] = k;
+    }
+    return write_out(f, which, n, out, out_size, used, staged, error_code);
 }
 
 void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
@@ -337,10 +538,46 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     /* A damaged input whose valid part went out: now its failure. */
     if (ak_input_failed(&f->copier, &f->base, error_code))
         return;
-    /* A call after MORE_OUTPUT goes on copying what this input gave. */
-    if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
-        return;
-    unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
-                                   size_of_output_buffer, used_size_of_output_buffer);
-    *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
+    unsigned code;
+    bool staged = true;
+    /* A call after MORE_OUTPUT goes on copying what was staged. */
+    if (f->copier.resume_size == 0) {
+        f->refail = false;
+        if (take_input(f, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer,
+                       used_size_of_output_buffer, &staged, error_code) != TUSK_ACTOR_OK)
+            return;
+    }
+    code = TUSK_ACTOR_OK;
+    if (staged)
+        code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                              size_of_output_buffer, used_size_of_output_buffer);
+    code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);
+    if (code == TUSK_ACTOR_OK && f->refail) {
+        f->refail = false;
+        code = TUSK_ACTOR_MORE_OUTPUT; /* the same input again: it fails then */
+    }
+    *error_code = code;
+}
+
+/* End of data: the held input's output. */
+void process_flush(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                   unsigned int *used_size_of_output_buffer, unsigned int *error_code)
+{
+    filter_t *f = algo_data;
+    ak_ok(error_code);
+    *used_size_of_output_buffer = 0;
+    bool staged = true;
+    if (f->copier.resume_size == 0) {
+        int h = finish_held(f, error_code);
+        if (h == -2)
+            return;
+        if (h < 0)
+            return;
+        if (write_out(f, &h, 1, output_buffer, size_of_output_buffer, used_size_of_output_buffer, &staged,
+                      error_code) != TUSK_ACTOR_OK)
+            return;
+    }
+    if (staged)
+        *error_code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
+                                     size_of_output_buffer, used_size_of_output_buffer);
 }

@@ -1,4 +1,6 @@
 /* adf_crystal.c - data:crystal codec (layout in adf/FORMAT.md). */
+#include <string.h>
+
 #include "base/bytes.h"
 #include "adf_codec.h"
 #include "adf_private.h"
@@ -48,7 +50,7 @@ int adf_crystal_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
     return ADF_OK;
 }
 
-int adf_crystal_decode(const adf_frame_t *f, adf_crystal_t *c, adf_error_t *err)
+int adf_crystal_view(const adf_frame_t *f, adf_crystal_view_t *v, adf_error_t *err)
 {
     int rc = adf_expect_type(f, ADF_TYPE_DATA_CRYSTAL, err);
     if (rc != ADF_OK)
@@ -74,16 +76,36 @@ int adf_crystal_decode(const adf_frame_t *f, adf_crystal_t *c, adf_error_t *err)
                              "data:crystal at offset %llu: payload is %u bytes, %zu expected for %u samples",
                              off, (unsigned)f->payload_size, adf_crystal_payload_size(n_samples),
                              n_samples);
-    c->crystal_id = tusk_get_u16(p + OFF_CRYSTAL_ID);
-    c->status = tusk_get_u16(p + OFF_STATUS);
-    c->n_samples = (uint16_t)n_samples;
+    v->crystal_id = tusk_get_u16(p + OFF_CRYSTAL_ID);
+    v->status = tusk_get_u16(p + OFF_STATUS);
+    v->n_samples = (uint16_t)n_samples;
     for (int i = 0; i < ADF_CRYSTAL_SEGMENTS; i++)
-        c->segment_energy[i] = tusk_get_f32(p + OFF_SEG_ENERGY + 4 * i);
+        v->segment_energy[i] = tusk_get_f32(p + OFF_SEG_ENERGY + 4 * i);
     for (int i = 0; i < ADF_CRYSTAL_CORES; i++)
-        c->core_energy[i] = tusk_get_f32(p + OFF_CORE_ENERGY + 4 * i);
-    const uint8_t *t = p + OFF_TRACES;
+        v->core_energy[i] = tusk_get_f32(p + OFF_CORE_ENERGY + 4 * i);
+    v->traces = p + OFF_TRACES;
+    return ADF_OK;
+}
+
+int16_t adf_crystal_view_sample(const adf_crystal_view_t *v, unsigned ch, unsigned s)
+{
+    return tusk_get_i16(v->traces + 2 * ((size_t)ch * v->n_samples + s));
+}
+
+int adf_crystal_decode(const adf_frame_t *f, adf_crystal_t *c, adf_error_t *err)
+{
+    adf_crystal_view_t v;
+    int rc = adf_crystal_view(f, &v, err);
+    if (rc != ADF_OK)
+        return rc;
+    c->crystal_id = v.crystal_id;
+    c->status = v.status;
+    c->n_samples = v.n_samples;
+    memcpy(c->segment_energy, v.segment_energy, sizeof c->segment_energy);
+    memcpy(c->core_energy, v.core_energy, sizeof c->core_energy);
+    const uint8_t *t = v.traces;
     for (int ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++)
-        for (unsigned s = 0; s < n_samples; s++, t += 2)
+        for (unsigned s = 0; s < v.n_samples; s++, t += 2)
             c->trace[ch][s] = tusk_get_i16(t);
     return ADF_OK;
 }

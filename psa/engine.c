@@ -1,10 +1,12 @@
 /* engine.c - PSA settings, search batches and the engine: masks, the
- * adaptive mode's coarse sub-grids, the basis' own T0 (see tusk/psa.h). */
+ * adaptive mode's coarse sub-grids, the basis' own T0, the record check,
+ * the analyses' thread pool (see tusk/psa.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "psa_private.h"
 #include "tusk/crystal.h"
 
@@ -161,6 +163,13 @@ void psa_batch_destroy(psa_batch_t **batch)
     *batch = NULL;
 }
 
+int psa_batch_reserve(psa_batch_t *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    return grow(b, n > 2 * b->cap ? n : 2 * b->cap);
+}
+
 long psa_batch_add(psa_batch_t *b, unsigned segment)
 {
     if (b->n == b->cap && grow(b, 2 * b->cap) != 0)
@@ -241,8 +250,19 @@ unsigned psa_engine_mask(const psa_engine_t *e, unsigned s, const bool other_hit
 
 unsigned psa_record_check(const psa_config_t *cfg, const adf_crystal_t *rec, char *why, size_t cap)
 {
+    return psa_energies_check(cfg, rec->segment_energy, rec->core_energy, why, cap);
+}
+
+unsigned psa_record_check_view(const psa_config_t *cfg, const adf_crystal_view_t *rec, char *why, size_t cap)
+{
+    return psa_energies_check(cfg, rec->segment_energy, rec->core_energy, why, cap);
+}
+
+unsigned psa_energies_check(const psa_config_t *cfg, const float segment_energy[PSA_SEGMENTS],
+                            const float core_energy[ADF_CRYSTAL_CORES], char *why, size_t cap)
+{
     for (unsigned c = 0; c < PSA_SEGMENTS + ADF_CRYSTAL_CORES; c++) {
-        float v = c < PSA_SEGMENTS ? rec->segment_energy[c] : rec->core_energy[c - PSA_SEGMENTS];
+        float v = c < PSA_SEGMENTS ? segment_energy[c] : core_energy[c - PSA_SEGMENTS];
         unsigned bad = !isfinite(v) ? PSA_REJECT_NONFINITE : fabs(v) > cfg->max_kev ? PSA_REJECT_RANGE : 0;
         if (!bad)
             continue;
@@ -391,7 +411,7 @@ int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_confi
     if (st == TUSK_OK)
         st = basis_offsets(e, err);
     if (st == TUSK_OK)
-        st = psa_batch_new(&e->batch, e->samples, 256, err);
+        st = psa_job_new(&e->job, e, err);
     if (st != TUSK_OK) {
         psa_engine_destroy(&e);
         return st;
@@ -408,11 +428,18 @@ void psa_engine_destroy(psa_engine_t **engine)
     det_grid_destroy(&e->grid);
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
         free(e->coarse[s]);
-    free(e->work);
-    psa_batch_destroy(&e->batch);
-    free(e->slots);
+    psa_job_destroy(&e->job);
+    tusk_pool_destroy(&e->pool);
     free(e);
     *engine = NULL;
+}
+
+struct tusk_pool *psa_engine_pool(psa_engine_t *e)
+{
+    if (!e->pool && psa_threads(e->cfg.threads, SIZE_MAX) > 1 &&
+        tusk_pool_new(&e->pool, psa_threads(e->cfg.threads, SIZE_MAX), NULL) != TUSK_OK)
+        e->pool = NULL;
+    return e->pool;
 }
 
 const psa_config_t *psa_engine_config(const psa_engine_t *e)

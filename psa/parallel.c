@@ -1,6 +1,7 @@
 /* parallel.c - a parallel for over problems or crystals, for the fast
  * search and the preprocessing (see psa_private.h): `threads` stripes
- * (first, first + threads, ...) run on a pool of threads (base/pool.h). */
+ * (first, first + threads, ...) run on a pool of threads (base/pool.h):
+ * the engine's, which lives as long as it does, or one for the call. */
 #include <unistd.h>
 
 #include "base/pool.h"
@@ -34,12 +35,16 @@ unsigned psa_threads(unsigned threads, size_t items)
     return threads;
 }
 
-void psa_parallel(size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx)
+void psa_parallel(tusk_pool_t *given, size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx)
 {
     if (end <= begin)
         return;
     threads = psa_threads(threads, end - begin);
     stripes_t s = {fn, ctx, begin, threads, end};
+    if (threads > 1 && given) {
+        tusk_pool_run(given, threads, stripe, &s);
+        return;
+    }
     tusk_pool_t *pool = NULL;
     if (threads > 1 && tusk_pool_new(&pool, threads, NULL) == TUSK_OK) {
         tusk_pool_run(pool, threads, stripe, &s);

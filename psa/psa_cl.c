@@ -41,6 +41,7 @@
 #define CHUNK_PARTS 4
 #define CHUNK_FLOATS ((size_t)1 << 24) /* trace floats per chunk, at most (64 MiB) */
 #define REDUCE_ROUND 64
+#define PSA_CL_FLIGHTS 2        /* batches searched at once (psa_cl_submit) */
 /* The power function's check: |d|^p for |d| from POW_CHECK_LO to
  * POW_CHECK_HI (log-spaced) and 0, each within POW_TERM_TOLERANCE
  * (relative) of the exact value, or the search falls back to powr. A FoM's
@@ -79,6 +80,23 @@ typedef struct event_list {
     size_t n, cap;
 } event_list_t;
 
+/* A batch being searched, from psa_cl_submit to psa_cl_collect: its plan,
+ * its staging area, its commands' events and its results. */
+typedef struct flight {
+    psa_batch_t *batch;         /* NULL: the flight is free */
+    size_t n, nchunks;
+    uint32_t *perm;             /* perm[k]: the batch index of sorted problem k */
+    psa_dev_result_t *result;   /* per sorted problem */
+    size_t perm_cap, result_cap;
+    chunk_t *chunks;
+    size_t chunks_cap;
+    event_list_t up_ev, k_ev;   /* uploads; kernels */
+    cl_event read;              /* the results' download */
+    cl_mem out;                 /* psa_dev_result_t per sorted problem */
+    size_t out_cap;
+    tusk_cl_pinned_t *stage;    /* the packed problems, pinned */
+} flight_t;
+
 struct psa_cl {
     const psa_engine_t *e;
     tusk_cl_t *cl;
@@ -93,21 +111,17 @@ struct psa_cl {
     unsigned nparts;
     unsigned seg_part[PSA_SEGMENTS];
     cl_mem seg_n;               /* uint[PSA_SEGMENTS] */
+    /* The chunks' device buffers: chunk after chunk, of every batch in
+     * flight, takes the next set; its uploads wait for the reduction of
+     * the set's last chunk (set_free, retained). */
     buffer_set_t set[2];
-    cl_mem out;                 /* psa_dev_result_t per problem of the batch */
-    size_t out_cap;
-    tusk_cl_pinned_t *stage;
+    cl_event set_free[2];
+    unsigned next_set;
     size_t chunk_override;      /* $TUSK_PSA_CL_CHUNK, 0: automatic */
     size_t part_limit;          /* bytes a basis buffer: the largest allocation, or $TUSK_PSA_CL_PART_BYTES */
-    /* host scratch, grown with the batches */
-    uint32_t *perm;
-    psa_dev_result_t *result;   /* per problem */
-    size_t perm_cap, result_cap;
-    chunk_t *chunks;
-    size_t chunks_cap;
-    event_list_t up_ev, k_ev;
-    cl_event *done;             /* per chunk: its reduction (owned by k_ev) */
-    size_t done_cap;
+    /* Batches in flight: `flying` of them, the oldest at `head`. */
+    flight_t flight[PSA_CL_FLIGHTS];
+    unsigned head, flying;
     psa_cl_stats_t stats;
     char describe[3 * TUSK_CL_TEXT_MAX + 160];
 };
@@ -507,21 +521,30 @@ void psa_cl_destroy(psa_cl_t **cl)
             tusk_cl_buffer_release(c->cl, &c->set[i].part);
         }
         tusk_cl_buffer_release(c->cl, &c->seg_n);
-        tusk_cl_buffer_release(c->cl, &c->out);
-        tusk_cl_pinned_destroy(&c->stage);
+        for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
+            tusk_cl_buffer_release(c->cl, &c->flight[f].out);
+            tusk_cl_pinned_destroy(&c->flight[f].stage);
+        }
     }
-    events_release(&c->up_ev);
-    events_release(&c->k_ev);
+    for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
+        flight_t *fl = &c->flight[f];
+        events_release(&fl->up_ev);
+        events_release(&fl->k_ev);
+        if (fl->read)
+            clReleaseEvent(fl->read);
+        free(fl->up_ev.ev);
+        free(fl->k_ev.ev);
+        free(fl->perm);
+        free(fl->result);
+        free(fl->chunks);
+    }
+    for (int i = 0; i < 2; i++)
+        if (c->set_free[i])
+            clReleaseEvent(c->set_free[i]);
     unbuild(c);
     if (c->upq)
         clReleaseCommandQueue(c->upq);
     tusk_cl_destroy(&c->cl);
-    free(c->up_ev.ev);
-    free(c->k_ev.ev);
-    free(c->done);
-    free(c->perm);
-    free(c->result);
-    free(c->chunks);
     free(c);
     *cl = NULL;
 }
@@ -560,13 +583,13 @@ static size_t tiles_of(const psa_cl_t *c, unsigned s)
 }
 
 /* Sort by segment and cut into chunks; sizes of everything. */
-static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *groups_total, size_t *floats_total,
+static int plan(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t *groups_total, size_t *floats_total,
                 tusk_error_t *err)
 {
     const size_t n = b->n, S = c->samples;
-    if (grow_array((void **)&c->perm, &c->perm_cap, n, sizeof *c->perm) != 0)
+    if (grow_array((void **)&fl->perm, &fl->perm_cap, n, sizeof *fl->perm) != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu problems)", n);
-    if (grow_array((void **)&c->result, &c->result_cap, n, sizeof *c->result) != 0)
+    if (grow_array((void **)&fl->result, &fl->result_cap, n, sizeof *fl->result) != 0)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu problems)", n);
     size_t count[PSA_SEGMENTS] = {0}, start[PSA_SEGMENTS];
     for (size_t i = 0; i < n; i++)
@@ -577,7 +600,7 @@ static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *grou
         at += count[s];
     }
     for (size_t i = 0; i < n; i++)
-        c->perm[start[b->segment[i]]++] = (uint32_t)i;
+        fl->perm[start[b->segment[i]]++] = (uint32_t)i;
 
     size_t per = c->chunk_override;
     if (!per) {
@@ -586,9 +609,9 @@ static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *grou
     }
     size_t k = 0, i = 0, G = 0, F = 0;
     while (i < n) {
-        if (grow_array((void **)&c->chunks, &c->chunks_cap, k + 1, sizeof *c->chunks) != 0)
+        if (grow_array((void **)&fl->chunks, &fl->chunks_cap, k + 1, sizeof *fl->chunks) != 0)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        chunk_t *ch = &c->chunks[k];
+        chunk_t *ch = &fl->chunks[k];
         ch->begin = i;
         ch->floats = 0;
         ch->groups = 0;
@@ -596,11 +619,11 @@ static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *grou
         ch->work_at = G;
         size_t run = 0; /* problems of the current segment so far in this chunk */
         while (i < n && i - ch->begin < per) {
-            const size_t pi = c->perm[i];
+            const size_t pi = fl->perm[i];
             size_t f = (size_t)b->n_channels[pi] * S;
             if (i > ch->begin && ch->floats + f > CHUNK_FLOATS)
                 break;
-            if (i > ch->begin && b->segment[c->perm[i - 1]] != b->segment[pi])
+            if (i > ch->begin && b->segment[fl->perm[i - 1]] != b->segment[pi])
                 run = 0;
             if (run % c->pg == 0)
                 ch->groups += tiles_of(c, b->segment[pi]);
@@ -613,26 +636,28 @@ static int plan(psa_cl_t *c, const psa_batch_t *b, size_t *nchunks, size_t *grou
         F += ch->floats;
         k++;
     }
-    if (k > 0 && grow_array((void **)&c->done, &c->done_cap, k, sizeof *c->done) != 0)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    *nchunks = k;
+    fl->n = n;
+    fl->nchunks = k;
     *groups_total = G;
     *floats_total = F;
     return TUSK_OK;
 }
 
-/* Device and pinned memory for the plan (the device is idle). */
-static int reserve(psa_cl_t *c, size_t n, size_t nchunks, size_t G, size_t F, tusk_error_t *err)
+/* Device and pinned memory for the flight's plan. A set's buffers may
+ * still be read by the kernels of a batch in flight when they grow: the
+ * old buffers go when those are done (clReleaseMemObject), and the new
+ * ones are not in use. */
+static int reserve(psa_cl_t *c, flight_t *fl, size_t G, size_t F, tusk_error_t *err)
 {
     size_t mp = 0, mf = 0, mg = 0;
-    for (size_t k = 0; k < nchunks; k++) {
-        const chunk_t *ch = &c->chunks[k];
+    for (size_t k = 0; k < fl->nchunks; k++) {
+        const chunk_t *ch = &fl->chunks[k];
         mp = ch->end - ch->begin > mp ? ch->end - ch->begin : mp;
         mf = ch->floats > mf ? ch->floats : mf;
         mg = ch->groups > mg ? ch->groups : mg;
     }
     int st = TUSK_OK;
-    for (int s = 0; s < 2 && s < (int)nchunks && !st; s++) {
+    for (int s = 0; s < 2 && !st; s++) {
         buffer_set_t *b = &c->set[s];
         char what[4][48];
         snprintf(what[0], sizeof what[0], "PSA problem info %d", s);
@@ -648,33 +673,58 @@ static int reserve(psa_cl_t *c, size_t n, size_t nchunks, size_t G, size_t F, tu
                                 CL_MEM_READ_WRITE, what[3], err)))
             return st;
     }
-    if ((st = ensure_buffer(c, &c->out, &c->out_cap, n, sizeof(psa_dev_result_t), CL_MEM_WRITE_ONLY, "PSA results",
-                            err)))
+    if ((st = ensure_buffer(c, &fl->out, &fl->out_cap, fl->n, sizeof(psa_dev_result_t), CL_MEM_WRITE_ONLY,
+                            "PSA results", err)))
         return st;
-    size_t need = n * sizeof(psa_dev_problem_t) + G * sizeof(psa_dev_work_t) + F * sizeof(float);
-    if (!c->stage || tusk_cl_pinned_size(c->stage) < need) {
-        tusk_cl_pinned_destroy(&c->stage);
+    size_t need = fl->n * sizeof(psa_dev_problem_t) + G * sizeof(psa_dev_work_t) + F * sizeof(float);
+    if (!fl->stage || tusk_cl_pinned_size(fl->stage) < need) {
+        tusk_cl_pinned_destroy(&fl->stage);
         size_t want = need + need / 4;
-        st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", want, &c->stage, err);
+        st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", want, &fl->stage, err);
         if (st == TUSK_ELIMIT)
-            st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", need, &c->stage, err);
+            st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", need, &fl->stage, err);
     }
     return st;
 }
 
-/* Chunk k's info, traces and work list into the staging area; the work
- * list's range for each basis part. */
-static void pack(psa_cl_t *c, const psa_batch_t *b, size_t k, psa_dev_problem_t *info, psa_dev_work_t *work,
-                 float *trace, size_t pbegin[PSA_SEGMENTS], size_t pend[PSA_SEGMENTS])
+/* The traces of a chunk's problems into the staging area. */
+typedef struct copy_job {
+    const psa_batch_t *b;
+    const uint32_t *perm;       /* from the chunk's first problem */
+    const psa_dev_problem_t *info;
+    float *trace;
+    size_t S;
+} copy_job_t;
+
+static void copy_traces(void *ctx, size_t first, size_t step, size_t end)
 {
-    const chunk_t *ch = &c->chunks[k];
+    const copy_job_t *j = ctx;
+    for (size_t r = first; r < end; r += step) {
+        const size_t pi = j->perm[r];
+        memcpy(j->trace + j->info[r].trace_at, j->b->trace + pi * PSA_CHANNELS * j->S,
+               (size_t)j->b->n_channels[pi] * j->S * sizeof(float));
+    }
+}
+
+/* Problems a chunk at least for the traces to be copied on the engine's
+ * threads. */
+#define COPY_PARALLEL_MIN 256
+
+/* Chunk k's info, traces and work list into the staging area; the work
+ * list's range for each basis part. The traces are copied on the engine's
+ * threads where its analyses made them (this runs between analyses, on
+ * the thread that runs them). */
+static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k, psa_dev_problem_t *info,
+                 psa_dev_work_t *work, float *trace, size_t pbegin[PSA_SEGMENTS], size_t pend[PSA_SEGMENTS])
+{
+    const chunk_t *ch = &fl->chunks[k];
     const size_t S = c->samples;
     bool seen[PSA_SEGMENTS] = {false};
     for (unsigned p = 0; p < c->nparts; p++)
         pbegin[p] = pend[p] = 0;
     size_t f = 0, g = 0;
     for (size_t i = ch->begin; i < ch->end; i++) {
-        const size_t pi = c->perm[i], r = i - ch->begin;
+        const size_t pi = fl->perm[i], r = i - ch->begin;
         const unsigned nch = b->n_channels[pi], s = b->segment[pi];
         uint64_t mask = 0;
         for (unsigned j = 0; j < nch; j++)
@@ -684,16 +734,19 @@ static void pack(psa_cl_t *c, const psa_batch_t *b, size_t k, psa_dev_problem_t 
         in->mask_lo = (tusk_u32)(mask & 0xFFFFFFFFu);
         in->mask_hi = (tusk_u32)(mask >> 32);
         in->segment = s;
-        memcpy(trace + f, b->trace + pi * PSA_CHANNELS * S, (size_t)nch * S * sizeof(float));
         f += (size_t)nch * S;
     }
+    const size_t np = ch->end - ch->begin;
+    copy_job_t cj = {b, fl->perm + ch->begin, info, trace, S};
+    psa_parallel(c->e->pool, 0, np, np >= COPY_PARALLEL_MIN && c->e->pool ? c->e->cfg.threads : 1, copy_traces,
+                 &cj);
     /* Work list: for each run of one segment, groups of pg problems, each
      * over every tile of the segment. */
     size_t i = ch->begin;
     while (i < ch->end) {
-        const unsigned s = b->segment[c->perm[i]], part = c->seg_part[s];
+        const unsigned s = b->segment[fl->perm[i]], part = c->seg_part[s];
         size_t e = i;
-        while (e < ch->end && b->segment[c->perm[e]] == s)
+        while (e < ch->end && b->segment[fl->perm[e]] == s)
             e++;
         if (!seen[part])
             pbegin[part] = g;
@@ -714,32 +767,52 @@ static void pack(psa_cl_t *c, const psa_batch_t *b, size_t k, psa_dev_problem_t 
     }
 }
 
-/* Everything enqueued is finished or abandoned; events released. */
+/* Everything enqueued is finished or abandoned, every flight free (after
+ * a failure: the batches in flight are lost). */
 static void settle(psa_cl_t *c)
 {
     clFinish(c->upq);
     clFinish(tusk_cl_queue(c->cl));
-    events_release(&c->up_ev);
-    events_release(&c->k_ev);
+    for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
+        flight_t *fl = &c->flight[f];
+        events_release(&fl->up_ev);
+        events_release(&fl->k_ev);
+        if (fl->read)
+            clReleaseEvent(fl->read);
+        fl->read = NULL;
+        fl->batch = NULL;
+    }
+    c->head = 0;
+    c->flying = 0;
 }
 
-static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, size_t n, tusk_error_t *err)
+/* The set for the next chunk: the event its uploads wait for (NULL: none). */
+static unsigned take_set(psa_cl_t *c, cl_event *wait_free)
 {
-    const chunk_t *ch = &c->chunks[k];
-    const buffer_set_t *bs = &c->set[k & 1];
+    const unsigned s = c->next_set;
+    c->next_set ^= 1u;
+    *wait_free = c->set_free[s];
+    return s;
+}
+
+static int enqueue_chunk(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t k, size_t G, tusk_error_t *err)
+{
+    const chunk_t *ch = &fl->chunks[k];
+    cl_event wait_free;
+    const unsigned set = take_set(c, &wait_free);
+    const buffer_set_t *bs = &c->set[set];
     const char *dev = tusk_cl_describe(c->cl);
-    char *base = tusk_cl_pinned_ptr(c->stage);
+    char *base = tusk_cl_pinned_ptr(fl->stage);
     psa_dev_problem_t *info_all = (psa_dev_problem_t *)(void *)base;
-    psa_dev_work_t *work_all = (psa_dev_work_t *)(void *)(info_all + n);
+    psa_dev_work_t *work_all = (psa_dev_work_t *)(void *)(info_all + fl->n);
     float *trace_all = (float *)(void *)(work_all + G);
     psa_dev_problem_t *info = info_all + ch->begin;
     psa_dev_work_t *work = work_all + ch->work_at;
     float *trace = trace_all + ch->trace_at;
     size_t pbegin[PSA_SEGMENTS], pend[PSA_SEGMENTS];
-    pack(c, b, k, info, work, trace, pbegin, pend);
+    pack(c, fl, b, k, info, work, trace, pbegin, pend);
 
     const size_t np = ch->end - ch->begin;
-    cl_event wait_free = k >= 2 ? c->done[k - 2] : NULL;
     cl_event ev[3] = {NULL, NULL, NULL};
     int nev = 0, st;
     cl_int rc = clEnqueueWriteBuffer(c->upq, bs->info, CL_FALSE, 0, np * sizeof *info, info, wait_free ? 1 : 0,
@@ -751,7 +824,7 @@ static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, 
     rc = clEnqueueWriteBuffer(c->upq, bs->work, CL_FALSE, 0, ch->groups * sizeof *work, work, 0, NULL, &ev[nev]);
     if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA work list, chunk %zu, %zu groups) on %s", k,
                             ch->groups, dev))) {
-        events_push(&c->up_ev, ev[0]);
+        events_push(&fl->up_ev, ev[0]);
         return st;
     }
     nev++;
@@ -761,13 +834,13 @@ static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, 
         if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA problem traces, chunk %zu, %zu floats) on %s", k,
                                 ch->floats, dev))) {
             for (int i = 0; i < nev; i++)
-                events_push(&c->up_ev, ev[i]);
+                events_push(&fl->up_ev, ev[i]);
             return st;
         }
         nev++;
     }
     for (int i = 0; i < nev; i++)
-        if (events_push(&c->up_ev, ev[i]) != 0) {
+        if (events_push(&fl->up_ev, ev[i]) != 0) {
             for (int j = i; j < nev; j++)
                 clReleaseEvent(ev[j]);
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
@@ -802,7 +875,7 @@ static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, 
                                 "%zu) on %s",
                                 k, c->part[p].first, c->part[p].last, global, local, dev)))
             return st;
-        if (events_push(&c->k_ev, kev) != 0) {
+        if (events_push(&fl->k_ev, kev) != 0) {
             clReleaseEvent(kev);
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
         }
@@ -816,7 +889,7 @@ static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, 
         (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof stride, &stride, err)) ||
         (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof(cl_mem), &bs->part, err)) ||
         (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof obase, &obase, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof(cl_mem), &c->out, err)))
+        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof(cl_mem), &fl->out, err)))
         return st;
     const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
     cl_event rev = NULL;
@@ -824,70 +897,148 @@ static int enqueue_chunk(psa_cl_t *c, const psa_batch_t *b, size_t k, size_t G, 
     if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, chunk %zu, global %zu) on %s", k, global,
                             dev)))
         return st;
-    if (events_push(&c->k_ev, rev) != 0) {
+    if (events_push(&fl->k_ev, rev) != 0) {
         clReleaseEvent(rev);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
     }
     c->stats.launches++;
-    c->done[k] = rev;
+    /* The set is free again once this reduction has run. */
+    if ((st = tusk_cl_check(clRetainEvent(rev), err, "clRetainEvent (PSA reduction) on %s", dev)))
+        return st;
+    if (c->set_free[set])
+        clReleaseEvent(c->set_free[set]);
+    c->set_free[set] = rev;
     return tusk_cl_check(clFlush(q), err, "clFlush (PSA kernels) on %s", dev);
+}
+
+/* Plan, pack and enqueue a checked batch into the next free flight, the
+ * results' download last. */
+static int launch(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
+    size_t G = 0, F = 0;
+    int st;
+    fl->n = 0;
+    fl->nchunks = 0;
+    if (b->n > 0 && ((st = plan(c, fl, b, &G, &F, err)) || (st = reserve(c, fl, G, F, err))))
+        return st;
+    /* From here on the flight holds events: it is taken (settled on failure). */
+    fl->batch = b;
+    c->flying++;
+    for (size_t k = 0; k < fl->nchunks; k++)
+        if ((st = enqueue_chunk(c, fl, b, k, G, err)))
+            return st;
+    if (fl->n == 0)
+        return TUSK_OK;
+    cl_int rc = clEnqueueReadBuffer(tusk_cl_queue(c->cl), fl->out, CL_FALSE, 0, fl->n * sizeof *fl->result,
+                                    fl->result, 0, NULL, &fl->read);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueReadBuffer(PSA results, %zu problems) on %s", fl->n,
+                            tusk_cl_describe(c->cl))))
+        return st;
+    return tusk_cl_check(clFlush(tusk_cl_queue(c->cl)), err, "clFlush (PSA results) on %s",
+                         tusk_cl_describe(c->cl));
+}
+
+int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    if (c->flying == PSA_CL_FLIGHTS)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_submit: %d batches are being searched already; collect one "
+                              "first", PSA_CL_FLIGHTS);
+    for (unsigned f = 0; f < c->flying; f++)
+        if (c->flight[(c->head + f) % PSA_CL_FLIGHTS].batch == b)
+            return tusk_error_set(err, TUSK_EINVAL, "psa_cl_submit: that batch is being searched already");
+    int st = check_batch(c, b, err);
+    if (st)
+        return st;
+    if (b->n > UINT32_MAX / 4)
+        return tusk_error_set(err, TUSK_EINVAL, "a batch of %zu problems: too many for one search", b->n);
+    const unsigned before = c->flying;
+    if ((st = launch(c, b, err)) && c->flying != before)
+        settle(c); /* commands of this batch were enqueued: everything in flight is abandoned */
+    return st;
+}
+
+int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    if (c->flying == 0)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: no batch is being searched");
+    flight_t *fl = &c->flight[c->head];
+    if (fl->batch != b)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: not the oldest batch being searched (batches are "
+                              "collected in the order they were submitted)");
+    const char *dev = tusk_cl_describe(c->cl);
+    int st = TUSK_OK;
+    if (fl->read) {
+        st = tusk_cl_check(clWaitForEvents(1, &fl->read), err, "clWaitForEvents (PSA results, %zu problems) on %s",
+                           fl->n, dev);
+        if (!st && fl->up_ev.n)
+            st = tusk_cl_check(clWaitForEvents((cl_uint)fl->up_ev.n, fl->up_ev.ev), err,
+                               "clWaitForEvents (PSA uploads) on %s", dev);
+        event_list_t r = {&fl->read, 1, 1};
+        if (!st)
+            st = events_ms(c, &fl->up_ev, "PSA upload", &c->stats.upload_ms, err);
+        if (!st)
+            st = events_ms(c, &fl->k_ev, "PSA kernel", &c->stats.kernel_ms, err);
+        if (!st)
+            st = events_ms(c, &r, "PSA result download", &c->stats.download_ms, err);
+    }
+    if (st) {
+        settle(c);
+        return st;
+    }
+    events_release(&fl->up_ev);
+    events_release(&fl->k_ev);
+    if (fl->read)
+        clReleaseEvent(fl->read);
+    fl->read = NULL;
+    for (size_t k = 0; k < fl->n; k++) {
+        const size_t i = fl->perm[k];
+        b->best[i] = fl->result[k].best;
+        b->fom[i] = tusk_bits_f32(fl->result[k].fom_bits);
+    }
+    c->stats.problems += fl->n;
+    fl->batch = NULL;
+    c->head = (c->head + 1) % PSA_CL_FLIGHTS;
+    c->flying--;
+    return TUSK_OK;
 }
 
 int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
 {
-    int st = check_batch(c, b, err);
-    if (st || b->n == 0)
-        return st;
-    if (b->n > UINT32_MAX / 4)
-        return tusk_error_set(err, TUSK_EINVAL, "a batch of %zu problems: too many for one search", b->n);
-    const size_t n = b->n;
-    size_t nchunks, G, F;
-    if ((st = plan(c, b, &nchunks, &G, &F, err)) || (st = reserve(c, n, nchunks, G, F, err)))
-        return st;
-    for (size_t k = 0; k < nchunks && !st; k++)
-        st = enqueue_chunk(c, b, k, G, n, err);
-    cl_event rev = NULL;
-    if (!st) {
-        cl_int rc = clEnqueueReadBuffer(tusk_cl_queue(c->cl), c->out, CL_TRUE, 0, n * sizeof *c->result, c->result,
-                                        0, NULL, &rev);
-        st = tusk_cl_check(rc, err, "clEnqueueReadBuffer(PSA results, %zu problems) on %s", n,
-                           tusk_cl_describe(c->cl));
-    }
-    if (!st)
-        st = tusk_cl_check(clFinish(c->upq), err, "clFinish (PSA uploads) on %s", tusk_cl_describe(c->cl));
-    if (!st) {
-        event_list_t r = {&rev, 1, 1};
-        st = events_ms(c, &c->up_ev, "PSA upload", &c->stats.upload_ms, err);
-        if (!st)
-            st = events_ms(c, &c->k_ev, "PSA kernel", &c->stats.kernel_ms, err);
-        if (!st)
-            st = events_ms(c, &r, "PSA result download", &c->stats.download_ms, err);
-    }
-    if (rev)
-        clReleaseEvent(rev);
-    settle(c);
-    if (st)
-        return st;
-    for (size_t k = 0; k < n; k++) {
-        const size_t i = c->perm[k];
-        b->best[i] = c->result[k].best;
-        b->fom[i] = tusk_bits_f32(c->result[k].fom_bits);
-    }
-    c->stats.problems += n;
-    return TUSK_OK;
+    if (c->flying)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_search: %u batch%s submitted and not collected yet",
+                              c->flying, c->flying == 1 ? " is" : "es are");
+    int st = psa_cl_submit(c, b, err);
+    return st ? st : psa_cl_collect(c, b, err);
 }
 
 /* ---- as a psa_analyse backend --------------------------------------------------- */
 
-static int backend_search(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+static int backend_check(const psa_cl_t *c, const psa_engine_t *e, tusk_error_t *err)
 {
-    psa_cl_t *c = ctx;
     if (e != c->e)
         return tusk_error_set(err, TUSK_EINVAL, "psa_backend_cl: the engine is not the one the device was set up for");
-    return psa_cl_search(c, b, err);
+    return TUSK_OK;
+}
+
+static int backend_search(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+{
+    int st = backend_check(ctx, e, err);
+    return st ? st : psa_cl_search(ctx, b, err);
+}
+
+static int backend_submit(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+{
+    int st = backend_check(ctx, e, err);
+    return st ? st : psa_cl_submit(ctx, b, err);
+}
+
+static int backend_collect(void *ctx, psa_batch_t *b, tusk_error_t *err)
+{
+    return psa_cl_collect(ctx, b, err);
 }
 
 psa_backend_t psa_backend_cl(psa_cl_t *cl)
 {
-    return (psa_backend_t){backend_search, cl, false};
+    return (psa_backend_t){backend_search, cl, false, backend_submit, backend_collect};
 }

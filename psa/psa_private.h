@@ -21,22 +21,38 @@ struct psa_engine {
     uint32_t *coarse[PSA_SEGMENTS];      /* adaptive: the coarse sub-grid's points */
     size_t coarse_n[PSA_SEGMENTS];
     double basis_t0;                     /* mean leading-edge offset of the basis' core, samples */
-    /* psa_analyse's working memory */
-    float *work;                         /* per crystal: calibrated traces, 37 x n_samples */
-    size_t work_cap;
-    psa_batch_t *batch;
-    struct slot *slots;                  /* which crystal, hit and shift each problem is */
-    size_t slot_cap;
+    psa_job_t *job;                      /* psa_analyse's working memory */
+    struct tusk_pool *pool;              /* cfg.threads threads, made by the first analysis that needs
+                                            them (NULL: one thread, or not yet) */
 };
 
 /* A parallel for over items begin .. end - 1: fn(ctx, first, step, end)
  * handles items first, first + step, ... < end; one call per thread
  * (threads 0: one per online CPU, at most one per item), the calling
- * thread taking part. Should a thread not start, its share runs on the
- * calling thread. */
+ * thread taking part. They run on `pool` when there is one (a job at a
+ * time: the engine's pool serves its analyses, which run one at a time),
+ * else on threads started for the call; should none start, every share
+ * runs on the calling thread. */
 typedef void (*psa_work_fn)(void *ctx, size_t first, size_t step, size_t end);
-void psa_parallel(size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx);
+void psa_parallel(struct tusk_pool *pool, size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx);
 unsigned psa_threads(unsigned threads, size_t items);
+
+/* The engine's pool, made now if cfg.threads needs one and it is not
+ * there yet (NULL: one thread, or the threads did not start: psa_parallel
+ * then starts its own). */
+struct tusk_pool *psa_engine_pool(psa_engine_t *e);
+
+/* Room for n problems in the batch (its arrays grown; b->n unchanged):
+ * 0, or -1 when out of memory. */
+int psa_batch_reserve(psa_batch_t *b, size_t n);
+
+/* The fast search on `pool` (NULL: threads started for the call). */
+int psa_search_fast_on(const psa_engine_t *e, psa_batch_t *b, unsigned threads, struct tusk_pool *pool,
+                       tusk_error_t *err);
+
+/* psa_record_check on the energies of a record. */
+unsigned psa_energies_check(const psa_config_t *cfg, const float segment_energy[PSA_SEGMENTS],
+                            const float core_energy[ADF_CRYSTAL_CORES], char *why, size_t cap);
 
 /* What every backend refuses before searching (tusk/psa.h): other
  * samples than the basis', a segment without points, no channel, too

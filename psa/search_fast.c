@@ -204,12 +204,18 @@ static void run(void *ctx, size_t first, size_t step, size_t end)
     }
 }
 
-int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err)
+int psa_search_fast_on(const psa_engine_t *e, psa_batch_t *b, unsigned threads, struct tusk_pool *pool,
+                       tusk_error_t *err)
 {
     int st = psa_batch_check(e, b, err);
     if (st != TUSK_OK)
         return st;
     job_t job = {e, b, pick_accumulate()};
-    psa_parallel(0, b->n, threads, run, &job);
+    psa_parallel(pool, 0, b->n, threads, run, &job);
     return TUSK_OK;
+}
+
+int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err)
+{
+    return psa_search_fast_on(e, b, threads, NULL, err);
 }

@@ -25,6 +25,8 @@
 #include "tusk/actor_host.h"
 #include "tusk/adf_crystal.h"
 #include "tusk/adf_psa.h"
+#include "tusk/psa.h"
+#include "tusk/psa_cl.h"
 #include "tusk/basis.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -974,6 +976,287 @@ START_TEST(psa_keeps_frames_before_damage)
 }
 END_TEST
 
+/* ---- psa: the output it gave before issue 21, and its pipeline ------------- */
+
+/* n frames into buf (bytes returned): data:crystal records of 10 to 60
+ * samples (traces with a step at a random time and noise, 0 to 3 hits,
+ * now and then a non-finite energy: rejected) and now and then a meta
+ * frame. */
+static size_t psa_random_input(uint8_t *buf, size_t cap, unsigned n)
+{
+    adf_writer_t *w = adf_writer_new();
+    adf_crystal_t *c = malloc(sizeof *c);
+    ck_assert(w && c);
+    adf_writer_reset(w, buf, cap);
+    for (unsigned i = 0; i < n; i++) {
+        if (tu_below(5) == 0) {
+            adf_key_t meta = {0, 0xFA0000F1u, i, 100 + i};
+            ck_assert_int_eq(adf_writer_put(w, &meta, "meta", 4), ADF_OK);
+            continue;
+        }
+        memset(c, 0, sizeof *c);
+        c->crystal_id = (uint16_t)tu_below(15);
+        c->n_samples = (uint16_t)(10 + tu_below(51));
+        float total = 0.0f;
+        for (unsigned h = tu_below(4); h > 0; h--) {
+            unsigned seg = tu_below(36);
+            c->segment_energy[seg] = 20.0f + (float)tu_below(1500);
+            total += c->segment_energy[seg];
+        }
+        c->segment_energy[tu_below(36)] += (float)tu_below(20);
+        c->core_energy[0] = c->core_energy[1] = total;
+        if (tu_below(15) == 0)
+            c->segment_energy[tu_below(36)] = NAN;
+        const double edge = 2.0 + tu_uniform() * (c->n_samples - 2), rise = 1.0 + tu_below(8);
+        for (unsigned ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++) {
+            double amp = ch < 36 ? 2.0 * c->segment_energy[ch] + 30.0 * (tu_uniform() - 0.5) : 2.0 * total;
+            for (unsigned t = 0; t < c->n_samples; t++) {
+                double x = (t - edge) / rise, ramp = x <= 0.0 ? 0.0 : x >= 1.0 ? 1.0 : x;
+                c->trace[ch][t] = (int16_t)(2000.0 + amp * ramp + tu_below(11) - 5.0);
+            }
+        }
+        ck_assert_int_eq(adf_crystal_encode(w, i, 1000 + i, c, NULL), ADF_OK);
+    }
+    size_t used = adf_writer_used(w);
+    free(c);
+    adf_writer_destroy(&w);
+    return used;
+}
+
+/* What the psa actor wrote for one input before issue 21, appended to
+ * out: the records decoded into adf_crystal_t, analysed together by
+ * psa_analyse, a data:psa frame for each one not rejected, the other
+ * frames copied, in input order. */
+static size_t psa_old_output(psa_engine_t *e, const psa_backend_t *be, const uint8_t *in, size_t size, uint8_t *out,
+                             size_t cap)
+{
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    adf_writer_t *w = adf_writer_new();
+    adf_crystal_t *rec = malloc(64 * sizeof *rec);
+    adf_psa_t *res = malloc(64 * sizeof *res);
+    ck_assert(r && w && rec && res);
+    adf_frame_t f;
+    size_t n = 0;
+    adf_reader_reset(r, size ? in : NULL, size, 0);
+    while (adf_reader_next(r, &f) == ADF_OK)
+        if (f.key.type == ADF_TYPE_DATA_CRYSTAL) {
+            ck_assert_uint_lt(n, 64);
+            ck_assert_int_eq(adf_crystal_decode(&f, &rec[n++], NULL), ADF_OK);
+        }
+    tusk_error_t err;
+    ck_assert_msg(psa_analyse(e, be, rec, n, res, NULL, &err) == TUSK_OK, "%s", err.message);
+    adf_writer_reset(w, out, cap);
+    adf_reader_reset(r, size ? in : NULL, size, 0);
+    size_t k = 0;
+    while (adf_reader_next(r, &f) == ADF_OK) {
+        if (f.key.type != ADF_TYPE_DATA_CRYSTAL)
+            ck_assert_int_eq(adf_writer_put_frame(w, &f), ADF_OK);
+        else if (!(res[k++].psa_status & PSA_REJECTED))
+            ck_assert_int_eq(adf_psa_encode(w, f.key.event, f.key.timestamp, &res[k - 1], NULL), ADF_OK);
+    }
+    size_t used = adf_writer_used(w);
+    adf_reader_destroy(&r);
+    adf_writer_destroy(&w);
+    free(rec);
+    free(res);
+    return used;
+}
+
+/* Whether the input holds a record that makes a search (a hit). */
+static bool psa_input_searches(psa_engine_t *e, const uint8_t *in, size_t size)
+{
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert_ptr_nonnull(r);
+    adf_frame_t f;
+    adf_crystal_view_t v;
+    bool any = false;
+    adf_reader_reset(r, size ? in : NULL, size, 0);
+    while (adf_reader_next(r, &f) == ADF_OK)
+        if (f.key.type == ADF_TYPE_DATA_CRYSTAL && adf_crystal_view(&f, &v, NULL) == ADF_OK &&
+            psa_record_check_view(psa_engine_config(e), &v, NULL, 0) == 0)
+            for (unsigned s = 0; s < 36; s++)
+                any |= v.segment_energy[s] >= psa_engine_config(e)->threshold_kev;
+    adf_reader_destroy(&r);
+    return any;
+}
+
+/* Filter one input through the actor, output buffers of out_size, the
+ * output appended to acc. */
+static void psa_filter(fx_t *a, uint8_t *in, size_t size, uint32_t out_size, uint8_t *acc, size_t cap, size_t *len)
+{
+    uint8_t *out = malloc(out_size);
+    ck_assert_ptr_nonnull(out);
+    tusk_flow_t flow = TUSK_FLOW_MORE;
+    unsigned calls = 0;
+    while (flow == TUSK_FLOW_MORE) {
+        uint32_t used = 0;
+        ck_assert_msg(tusk_actor_filter(a->actor, 0, size ? in : NULL, (uint32_t)size, out, out_size, &used, &flow,
+                                        &a->err) == TUSK_OK,
+                      "%s", a->err.message);
+        tu_check(*len + used <= cap);
+        memcpy(acc + *len, out, used);
+        *len += used;
+        tu_check(++calls < 10000);
+    }
+    free(out);
+}
+
+static void psa_flush(fx_t *a, uint32_t out_size, uint8_t *acc, size_t cap, size_t *len)
+{
+    uint8_t *out = malloc(out_size);
+    ck_assert_ptr_nonnull(out);
+    tusk_flow_t flow = TUSK_FLOW_MORE;
+    while (flow == TUSK_FLOW_MORE) {
+        uint32_t used = 0;
+        ck_assert_msg(tusk_actor_flush(a->actor, out, out_size, &used, &flow, &a->err) == TUSK_OK, "%s",
+                      a->err.message);
+        tu_check(*len + used <= cap);
+        memcpy(acc + *len, out, used);
+        *len += used;
+    }
+    free(out);
+}
+
+/* The psa actor, reading the records in place and (opencl) holding one
+ * input while the device searches it, writes byte for byte what it wrote
+ * before issue 21 (psa_old_output, the same backend): random records in 1
+ * to 6 inputs, output buffers of random sizes (straight or staged), then
+ * process_flush; with the opencl backend (where there is a device) the
+ * first input that searches writes nothing until the next input comes.
+ * After a held input, an input malformed from its first byte lets the held
+ * output out, then fails; one damaged at frame k lets out the held output
+ * and that of the frames before k, then fails. */
+START_TEST(psa_output_as_before)
+{
+    char dir[256], basis[512];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(basis, sizeof basis, "%s/synthetic.basis", dir);
+    write_psa_basis(basis);
+    tusk_error_t err;
+    det_basis_t *b = NULL;
+    ck_assert_msg(det_basis_load(&b, basis, NULL, &err) == TUSK_OK, "%s", err.message);
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    psa_engine_t *e = NULL;
+    ck_assert_msg(psa_engine_new(&e, b, &cfg, &err) == TUSK_OK, "%s", err.message);
+    const size_t cap = 1u << 20;
+    uint8_t *in = malloc(cap), *want = malloc(4 * cap), *got = malloc(4 * cap);
+    ck_assert(in && want && got);
+    static const char *const backends[] = {"reference", "fast", "opencl"};
+    /* Under valgrind (CK_FORK=no: make memcheck) PoCL compiles for minutes
+     * and what valgrind reports lies in LLVM and PoCL: the opencl backend
+     * is left to the forked runs (and ASan/UBSan), as check_psa_cl is. */
+    const char *fork_mode = getenv("CK_FORK");
+    const bool memcheck = fork_mode && strcmp(fork_mode, "no") == 0;
+    for (int k = 0; k < 3; k++) {
+        psa_cl_t *cl = NULL;
+        psa_backend_t be = k == 0 ? psa_backend_reference() : psa_backend_fast(2);
+        if (k == 2 && memcheck) {
+            printf("psa_output_as_before: CK_FORK=no (valgrind): the opencl backend is not tried\n");
+            continue;
+        }
+        if (k == 2) {
+            if (psa_cl_new(&cl, e, "any", 0, &err) != TUSK_OK) {
+                printf("psa_output_as_before: no OpenCL device (%s): the opencl backend is not tried\n", err.message);
+                continue;
+            }
+            be = psa_backend_cl(cl);
+        }
+        char threads[8];
+        snprintf(threads, sizeof threads, "%u", 1 + tu_below(3));
+        const char *kv[] = {"basis", basis, "backend", backends[k], "threads", threads, "device", "any", NULL};
+        fx_t a;
+        fx_start(&a, "psa", TUSK_FILTER, 1, 0, kv);
+        size_t want_len = 0, got_len = 0;
+        const unsigned inputs = 1 + tu_below(6);
+        bool held_seen = false;
+        for (unsigned i = 0; i < inputs; i++) {
+            size_t size = psa_random_input(in, cap, tu_below(30));
+            want_len += psa_old_output(e, &be, in, size, want + want_len, 4 * cap - want_len);
+            size_t before = got_len;
+            psa_filter(&a, in, size, 256 + tu_below(4000), got, 4 * cap, &got_len);
+            if (k == 2 && !held_seen && psa_input_searches(e, in, size)) {
+                ck_assert_uint_eq(got_len, before); /* held: its output comes with the next input */
+                held_seen = true;
+            }
+        }
+        psa_flush(&a, 256 + tu_below(4000), got, 4 * cap, &got_len);
+        ck_assert_uint_eq(got_len, want_len);
+        ck_assert_msg(memcmp(got, want, want_len) == 0, "backend %s: other bytes than before", backends[k]);
+        printf("psa_output_as_before: %s, %u inputs: %zu bytes as before\n", backends[k], inputs, want_len);
+        if (k == 2) {
+            /* A held input, then one malformed from its first byte, one damaged
+             * inside its second frame, one with a record too short to analyse:
+             * the held output (and the first frame's), then the failure. */
+            for (int bad = 0; bad < 3; bad++) {
+                size_t size;
+                do
+                    size = psa_random_input(in, cap, 1 + tu_below(20));
+                while (!psa_input_searches(e, in, size));
+                want_len = psa_old_output(e, &be, in, size, want, 4 * cap);
+                got_len = 0;
+                psa_filter(&a, in, size, 256 + tu_below(4000), got, 4 * cap, &got_len);
+                ck_assert_uint_eq(got_len, 0);
+                size_t at = 0;
+                if (bad == 1) { /* damaged inside its second frame: the first goes out */
+                    size = psa_random_input(in, cap, 2 + tu_below(10));
+                    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+                    adf_frame_t f;
+                    adf_reader_reset(r, in, size, 0);
+                    ck_assert_int_eq(adf_reader_next(r, &f), ADF_OK);
+                    at = f.key.length;
+                    adf_reader_destroy(&r);
+                    want_len += psa_old_output(e, &be, in, at, want + want_len, 4 * cap - want_len);
+                    in[at + 7] = 0x00; /* the second frame's key */
+                } else if (bad == 2) {
+                    adf_crystal_t *c = calloc(1, sizeof *c);
+                    adf_writer_t *w = adf_writer_new();
+                    ck_assert(c && w);
+                    c->n_samples = 5;
+                    c->segment_energy[3] = c->core_energy[0] = c->core_energy[1] = 100.0f;
+                    adf_writer_reset(w, in, cap);
+                    ck_assert_int_eq(adf_crystal_encode(w, 1, 2, c, NULL), ADF_OK);
+                    size = adf_writer_used(w);
+                    adf_writer_destroy(&w);
+                    free(c);
+                } else {
+                    in[7] = 0x00;
+                }
+                uint8_t out[8192];
+                uint32_t used;
+                tusk_flow_t flow = TUSK_FLOW_MORE;
+                int rc;
+                while ((rc = tusk_actor_filter(a.actor, 0, in, (uint32_t)size, out, sizeof out, &used, &flow,
+                                               &a.err)) == TUSK_OK) {
+                    ck_assert_int_eq(flow, TUSK_FLOW_MORE);
+                    memcpy(got + got_len, out, used);
+                    got_len += used;
+                    tu_check(got_len <= want_len);
+                }
+                ck_assert_int_eq(rc, TUSK_EACTOR);
+                assert_contains(a.err.message, bad == 2   ? "5 samples per channel; PSA needs more than"
+                                               : bad == 1 ? "frame 1: offset"
+                                                          : "frame 0: offset 0: malformed key");
+                ck_assert_uint_eq(got_len, want_len);
+                ck_assert_msg(memcmp(got, want, want_len) == 0, "the held output before the failure");
+                got_len = 0;
+                psa_flush(&a, 4096, got, 4 * cap, &got_len);
+                ck_assert_uint_eq(got_len, 0);
+            }
+        }
+        fx_close(&a);
+        psa_cl_destroy(&cl);
+    }
+    free(in);
+    free(want);
+    free(got);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+    unlink(basis);
+    tu_remove_dir(dir);
+}
+END_TEST
+
 /* n event:data:psa composites of crystals 0-14 of the demonstrator, sane
  * hits; offsets[0..n]. Frame `bad` (if < n) gets a hit of `bad_kev`. */
 static size_t tracking_input(uint8_t *buf, size_t cap, unsigned n, size_t *offsets, unsigned bad, float bad_kev)
@@ -1670,6 +1953,7 @@ int main(void)
     tcase_add_test(tc, psa_keeps_frames_before_damage);
     tcase_add_test(tc, tracking_keeps_events_before_damage);
     tcase_add_test(tc, zfinder_and_sts_keep_frames_before_damage);
+    tcase_add_test(tc, psa_output_as_before);
     suite_add_tcase(s, tc);
     tc = tcase_create("parameters");
     tcase_add_test(tc, every_actor_names_unknown_keys);

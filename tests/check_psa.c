@@ -644,6 +644,242 @@ START_TEST(test_modes)
 }
 END_TEST
 
+/* ---- straight from ADF frames: the same output, bit for bit ------------------ */
+
+/* A random record: 10 to 120 samples a channel; traces of baselines near
+ * 2000 ADC with a step of random height and rise at a random time, and
+ * noise; 0 to 5 hit segments (20 keV to 2 MeV, now and then two of equal
+ * energy), the others 0 or below the threshold; now and then a core
+ * without an edge, or a non-finite or absurd energy (rejected). */
+static void random_record(adf_crystal_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->crystal_id = (uint16_t)tu_below(180);
+    c->status = (uint16_t)tu_below(4);
+    c->n_samples = (uint16_t)(10 + tu_below(111));
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        c->segment_energy[s] = tu_below(3) ? 0.0f : (float)(19.9 * tu_uniform());
+    unsigned hits = tu_below(6);
+    float total = 0.0f;
+    for (unsigned h = 0; h < hits; h++) {
+        unsigned s = tu_below(PSA_SEGMENTS);
+        c->segment_energy[s] = (float)(20.0 + 1980.0 * tu_uniform());
+        if (h > 0 && tu_below(6) == 0)
+            c->segment_energy[s] = c->segment_energy[(s + 1) % PSA_SEGMENTS] = 500.0f;
+        total += c->segment_energy[s];
+    }
+    c->core_energy[0] = c->core_energy[1] = total + (float)tu_uniform();
+    const double edge = 3.0 + tu_uniform() * (c->n_samples - 3), rise = 1.0 + tu_below(12);
+    const bool flat = tu_below(25) == 0;
+    for (unsigned ch = 0; ch < ADF_CRYSTAL_CHANNELS; ch++) {
+        double amp = ch < PSA_SEGMENTS ? 2.0 * c->segment_energy[ch] + 40.0 * (tu_uniform() - 0.5)
+                                       : (flat ? 0.0 : 2.0 * total * (ch == 36 ? 0.25 : 1.0));
+        int base = 1990 + (int)tu_below(20);
+        for (unsigned t = 0; t < c->n_samples; t++) {
+            double x = (t - edge) / rise, ramp = x <= 0.0 ? 0.0 : x >= 1.0 ? 1.0 : x;
+            double v = base + amp * ramp + (double)tu_below(21) - 10.0;
+            c->trace[ch][t] = (int16_t)(v > 32767.0 ? 32767 : v < -32768.0 ? -32768 : v);
+        }
+    }
+    if (tu_below(20) == 0) {
+        static const float bad[] = {NAN, INFINITY, -INFINITY, 3e38f, -2e5f};
+        float v = bad[tu_below(5)];
+        unsigned at = tu_below(PSA_SEGMENTS + 2);
+        if (at < PSA_SEGMENTS)
+            c->segment_energy[at] = v;
+        else
+            c->core_energy[at - PSA_SEGMENTS] = v;
+    }
+}
+
+/* A backend that searches when collected (with `inner`): submit and
+ * collect as a device's, in order, two at a time, for the pipeline on the
+ * CPU. */
+typedef struct deferred {
+    psa_backend_t inner;
+    const psa_engine_t *e;
+    psa_batch_t *queue[2];
+    unsigned n, submitted;
+} deferred_t;
+
+static int deferred_search(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+{
+    deferred_t *d = ctx;
+    return d->inner.search(d->inner.ctx, e, b, err);
+}
+
+static int deferred_submit(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err)
+{
+    deferred_t *d = ctx;
+    if (d->n == 2)
+        return tusk_error_set(err, TUSK_EINVAL, "two batches in flight already");
+    d->e = e;
+    d->queue[d->n++] = b;
+    d->submitted++;
+    return TUSK_OK;
+}
+
+static int deferred_collect(void *ctx, psa_batch_t *b, tusk_error_t *err)
+{
+    deferred_t *d = ctx;
+    if (d->n == 0 || d->queue[0] != b)
+        return tusk_error_set(err, TUSK_EINVAL, "not the oldest batch in flight");
+    d->queue[0] = d->queue[1];
+    d->n--;
+    return d->inner.search(d->inner.ctx, d->e, b, err);
+}
+
+/* data:psa frames of the records that are not rejected, into w. */
+static void encode_results(adf_writer_t *w, const adf_psa_t *out, size_t n)
+{
+    adf_error_t ae;
+    for (size_t i = 0; i < n; i++)
+        if (!(out[i].psa_status & PSA_REJECTED))
+            ck_assert_msg(adf_psa_encode(w, (uint32_t)i, 100 + i, &out[i], &ae) == ADF_OK, "%s", ae.message);
+}
+
+static bool same_stats(const psa_stats_t *a, const psa_stats_t *b)
+{
+    return a->crystals == b->crystals && a->hits == b->hits && a->problems == b->problems &&
+           a->fom_terms == b->fom_terms && a->own_trace == b->own_trace &&
+           a->rejected_nonfinite == b->rejected_nonfinite && a->rejected_range == b->rejected_range;
+}
+
+/* Random records as data:crystal frames (meta frames between them): read
+ * in place (adf_crystal_view) and analysed by psa_analyse_start /
+ * psa_analyse_finish (the core and the masks' channels calibrated), they
+ * give the data:psa bytes and the stats that decoding them into
+ * adf_crystal_t and psa_analyse give (every channel calibrated: the
+ * actor's way before issue 21), for every setting that changes the
+ * problems; also in two jobs searched by a deferred backend, the second
+ * started before the first is finished (the actor's pipeline). */
+START_TEST(test_views_match_decoded)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.threads = 1 + tu_below(4);
+    const char *what = "default";
+    switch (_i) {
+    case 1: cfg.t0_search = 2; cfg.mask = PSA_MASK_SQUARE; cfg.include_core = true; what = "t0_search 2, square, core"; break;
+    case 2: cfg.residual = true; cfg.t0_search = 1; what = "residual, t0_search 1"; break;
+    case 3: cfg.mode = PSA_MODE_ADAPTIVE; cfg.mask = PSA_MASK_ALL; cfg.include_hit = true; what = "adaptive, all, hit"; break;
+    case 4:
+        cfg.gain = 1.5;
+        cfg.baseline_samples = 1 + tu_below(8);
+        cfg.threshold_kev = 35.0;
+        cfg.max_kev = 1800.0;
+        cfg.p = 0.7;
+        what = "gain, baseline, threshold, max_kev, p";
+        break;
+    default: break;
+    }
+    psa_engine_t *e = engine_of(b, &cfg);
+    const bool reference = _i == 0;
+    const size_t n = reference ? 12 + tu_below(12) : 40 + tu_below(120);
+    adf_crystal_t *rec = malloc(sizeof *rec), *dec = malloc(n * sizeof *dec);
+    adf_crystal_view_t *views = malloc(n * sizeof *views);
+    adf_psa_t *out_a = malloc(n * sizeof *out_a), *out_b = malloc(n * sizeof *out_b);
+    const size_t cap = n * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES) + 64),
+                 ocap = n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    uint8_t *in = malloc(cap), *bytes_a = malloc(ocap), *bytes_b = malloc(ocap);
+    adf_writer_t *w = adf_writer_new(), *wa = adf_writer_new(), *wb = adf_writer_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert(rec && dec && views && out_a && out_b && in && bytes_a && bytes_b && w && wa && wb && r);
+    adf_writer_reset(w, in, cap);
+    for (size_t i = 0; i < n; i++) {
+        random_record(rec);
+        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, 1000 + i, rec, NULL), ADF_OK);
+        if (tu_below(5) == 0) {
+            adf_key_t meta = {0, 0xFA0000F1u, (uint32_t)i, 1000 + i};
+            ck_assert_int_eq(adf_writer_put(w, &meta, "meta", 4), ADF_OK);
+        }
+    }
+    const size_t size = adf_writer_used(w);
+    /* Decoded, psa_analyse. */
+    adf_frame_t fr;
+    adf_error_t ae;
+    size_t k = 0;
+    adf_reader_reset(r, in, size, 0);
+    while (adf_reader_next(r, &fr) == ADF_OK)
+        if (fr.key.type == ADF_TYPE_DATA_CRYSTAL) {
+            ck_assert_int_eq(adf_crystal_decode(&fr, &dec[k], &ae), ADF_OK);
+            ck_assert_int_eq(adf_crystal_view(&fr, &views[k], &ae), ADF_OK);
+            k++;
+        }
+    ck_assert_uint_eq(k, n);
+    tusk_error_t err;
+    psa_backend_t be = reference ? psa_backend_reference() : psa_backend_fast(cfg.threads);
+    psa_stats_t st_a = {0}, st_b = {0};
+    ck_assert_msg(psa_analyse(e, &be, dec, n, out_a, &st_a, &err) == TUSK_OK, "%s", err.message);
+    adf_writer_reset(wa, bytes_a, ocap);
+    encode_results(wa, out_a, n);
+    /* In place, one job. */
+    psa_job_t *job = NULL, *job2 = NULL;
+    ck_assert_int_eq(psa_job_new(&job, e, &err), TUSK_OK);
+    ck_assert_int_eq(psa_job_new(&job2, e, &err), TUSK_OK);
+    ck_assert_msg(psa_analyse_start(e, &be, job, views, n, out_b, &st_b, &err) == TUSK_OK, "%s", err.message);
+    ck_assert(!psa_job_pending(job));
+    ck_assert_int_eq(psa_analyse_finish(e, &be, job, &err), TUSK_OK); /* nothing pending: a no-op */
+    adf_writer_reset(wb, bytes_b, ocap);
+    encode_results(wb, out_b, n);
+    ck_assert_uint_gt(adf_writer_used(wa), 0);
+    ck_assert_uint_eq(adf_writer_used(wa), adf_writer_used(wb));
+    ck_assert_msg(memcmp(bytes_a, bytes_b, adf_writer_used(wa)) == 0, "%s: the data:psa bytes differ", what);
+    ck_assert_msg(same_stats(&st_a, &st_b), "%s: the stats differ", what);
+    /* Two jobs on a backend that searches when collected: split at m. */
+    deferred_t d = {be, NULL, {NULL, NULL}, 0, 0};
+    psa_backend_t def = {deferred_search, &d, true, deferred_submit, deferred_collect};
+    const size_t m = tu_below((uint32_t)n + 1);
+    memset(&st_b, 0, sizeof st_b);
+    memset(out_b, 0xA5, n * sizeof *out_b);
+    ck_assert_msg(psa_analyse_start(e, &def, job, views, m, out_b, &st_b, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse_start(e, &def, job2, views + m, n - m, out_b + m, &st_b, &err) == TUSK_OK, "%s",
+                  err.message);
+    const bool pipelined = cfg.mode == PSA_MODE_FULL && !cfg.residual;
+    unsigned searched[2] = {0, 0}; /* which part has a hit: a search */
+    for (size_t i = 0; i < n; i++)
+        searched[i >= m] |= out_a[i].n_hits > 0;
+    ck_assert_uint_eq(d.n, pipelined ? searched[0] + searched[1] : 0);
+    if (pipelined && searched[0]) {
+        /* A pending job is not started again. */
+        ck_assert(psa_job_pending(job));
+        ck_assert_int_eq(psa_analyse_start(e, &def, job, views, 1, out_a, NULL, &err), TUSK_EINVAL);
+        tu_assert_error(&err, TUSK_EINVAL, "psa_analyse_finish it first");
+        ck_assert(psa_job_pending(job));
+    }
+    ck_assert_msg(psa_analyse_finish(e, &def, job, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse_finish(e, &def, job2, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(d.n, 0);
+    adf_writer_reset(wb, bytes_b, ocap);
+    encode_results(wb, out_b, n);
+    ck_assert_uint_eq(adf_writer_used(wa), adf_writer_used(wb));
+    ck_assert_msg(memcmp(bytes_a, bytes_b, adf_writer_used(wa)) == 0, "%s, two jobs split at %zu: the data:psa "
+                  "bytes differ", what, m);
+    ck_assert_msg(same_stats(&st_a, &st_b), "%s, two jobs: the stats differ", what);
+    printf("%s: %zu records, %llu hits, %llu rejected: the same data:psa bytes (%zu) read in place%s\n", what, n,
+           (unsigned long long)st_a.hits, (unsigned long long)(st_a.rejected_nonfinite + st_a.rejected_range),
+           adf_writer_used(wa), pipelined ? ", also pipelined" : "");
+    psa_job_destroy(&job);
+    psa_job_destroy(&job2);
+    psa_job_destroy(&job2);
+    adf_writer_destroy(&w);
+    adf_writer_destroy(&wa);
+    adf_writer_destroy(&wb);
+    adf_reader_destroy(&r);
+    free(rec);
+    free(dec);
+    free(views);
+    free(out_a);
+    free(out_b);
+    free(in);
+    free(bytes_a);
+    free(bytes_b);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
 static void make_files(void)
 {
     su_make_dir(dir, sizeof dir, "check_psa");
@@ -674,6 +910,10 @@ int main(void)
     tcase_add_test(tc, test_analyse_rejects_bad_energies);
     tcase_add_test(tc, test_analyse_finds_truth);
     tcase_add_test(tc, test_modes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("frames");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_views_match_decoded, 0, 5);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
     remove(basis_path);

@@ -496,6 +496,87 @@ START_TEST(test_chunks_and_growth)
 }
 END_TEST
 
+/* Batches in flight (psa_cl_submit / psa_cl_collect): two at a time, of
+ * random sizes, one empty, in small chunks, so that the two buffer sets
+ * pass from one batch to the next and grow while the other batch's
+ * kernels may run: each batch gets, bit for bit, what psa_cl_search gives
+ * it alone. Refused: a third batch, the same batch twice, collecting out
+ * of order or with none in flight, psa_cl_search while one is. */
+START_TEST(test_submit_collect)
+{
+    setenv("TUSK_PSA_CL_CHUNK", "61", 1);
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    unsetenv("TUSK_PSA_CL_CHUNK");
+    tusk_error_t err;
+    enum { B = 5 };
+    static const uint32_t lo[B] = {1, 100, 0, 1, 200}, span[B] = {100, 600, 1, 300, 700};
+    psa_batch_t *b[B];
+    uint32_t *best[B];
+    float *fom[B];
+    size_t total = 0;
+    for (int k = 0; k < B; k++) {
+        b[k] = batch_new(1);
+        size_t n = lo[k] + tu_below(span[k]);
+        for (size_t i = 0; i < n; i++)
+            add_problem(e, b[k], tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+        total += n;
+        ck_assert_msg(psa_cl_search(cl, b[k], &err) == TUSK_OK, "%s", err.message);
+        best[k] = malloc((n ? n : 1) * sizeof *best[k]);
+        fom[k] = malloc((n ? n : 1) * sizeof *fom[k]);
+        ck_assert(best[k] && fom[k]);
+        memcpy(best[k], b[k]->best, n * sizeof *best[k]);
+        memcpy(fom[k], b[k]->fom, n * sizeof *fom[k]);
+        for (size_t i = 0; i < n; i++) {
+            b[k]->best[i] = UINT32_MAX;
+            b[k]->fom[i] = NAN;
+        }
+    }
+    psa_cl_stats_t st0, st1;
+    psa_cl_stats(cl, &st0);
+    ck_assert_int_eq(psa_cl_collect(cl, b[0], &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "no batch is being searched");
+    ck_assert_msg(psa_cl_submit(cl, b[0], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(psa_cl_submit(cl, b[0], &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "being searched already");
+    ck_assert_msg(psa_cl_submit(cl, b[1], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(psa_cl_submit(cl, b[2], &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "collect one first");
+    ck_assert_int_eq(psa_cl_collect(cl, b[1], &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "not the oldest");
+    ck_assert_int_eq(psa_cl_search(cl, b[2], &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "submitted and not collected");
+    /* In order, a new one submitted after each collect. */
+    ck_assert_msg(psa_cl_collect(cl, b[0], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_submit(cl, b[2], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, b[1], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_submit(cl, b[3], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, b[2], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_submit(cl, b[4], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, b[3], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, b[4], &err) == TUSK_OK, "%s", err.message);
+    psa_cl_stats(cl, &st1);
+    ck_assert_uint_eq(st1.problems - st0.problems, total);
+    for (int k = 0; k < B; k++) {
+        ck_assert_msg(memcmp(best[k], b[k]->best, b[k]->n * sizeof *best[k]) == 0 &&
+                          memcmp(fom[k], b[k]->fom, b[k]->n * sizeof *fom[k]) == 0,
+                      "batch %d (%zu problems): other results in flight than alone", k, b[k]->n);
+        free(best[k]);
+        free(fom[k]);
+        psa_batch_destroy(&b[k]);
+    }
+    printf("%zu problems in 5 batches, two in flight: the results of each alone\n", total);
+    /* Again usable for a plain search, and destroyed with a batch in flight. */
+    psa_batch_t *one = batch_new(1);
+    add_problem(e, one, 3, PLANTED, NULL);
+    ck_assert_msg(psa_cl_search(cl, one, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_submit(cl, one, &err) == TUSK_OK, "%s", err.message);
+    psa_cl_destroy(&cl);
+    psa_batch_destroy(&one);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
 /* A basis split over several device buffers (as when it exceeds the
  * device's largest allocation): a search launch per buffer. */
 START_TEST(test_split_basis)
@@ -828,7 +909,7 @@ START_TEST(test_analyse_matches_reference)
     ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
     sim_t *sim = NULL;
     ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
-    const size_t want = 120;
+    const size_t want = 300; /* about 500 problems: the traces packed on the engine's threads */
     adf_crystal_t *rec = malloc(want * sizeof *rec);
     ck_assert_ptr_nonnull(rec);
     size_t n = 0;
@@ -922,6 +1003,110 @@ START_TEST(test_analyse_matches_reference)
 }
 END_TEST
 
+/* psa_analyse_start / psa_analyse_finish on simulated records read in
+ * place (data:crystal frames), with the device's backend: each buffer's
+ * search submitted before the previous one is collected, as the actor
+ * does, in buffers of random sizes; the data:psa bytes are those of
+ * psa_analyse on the decoded records with the same backend. */
+START_TEST(test_analyse_pipelined_same_bytes)
+{
+    tusk_error_t err;
+    det_basis_t *rb = NULL;
+    ck_assert_msg(det_basis_load(&rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    tusk_params_t *p = tusk_params_new();
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
+             real_basis_path, array_path, (unsigned long long)tu_rand());
+    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
+    sim_t *sim = NULL;
+    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
+    const size_t want = 150;
+    adf_crystal_t *rec = malloc(want * sizeof *rec);
+    adf_crystal_view_t *views = malloc(want * sizeof *views);
+    adf_psa_t *out_a = malloc(want * sizeof *out_a), *out_b = malloc(want * sizeof *out_b);
+    const size_t cap = want * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES)),
+                 ocap = want * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    uint8_t *in = malloc(cap), *bytes_a = malloc(ocap), *bytes_b = malloc(ocap);
+    adf_writer_t *w = adf_writer_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert(rec && views && out_a && out_b && in && bytes_a && bytes_b && w && r);
+    size_t n = 0;
+    const sim_event_t *ev;
+    while (n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
+        for (size_t i = 0; i < ev->n_crystals && n < want; i++)
+            rec[n++] = ev->crystal[i];
+    ck_assert_uint_eq(n, want);
+    adf_writer_reset(w, in, cap);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, i, &rec[i], NULL), ADF_OK);
+    adf_frame_t fr;
+    size_t k = 0;
+    adf_reader_reset(r, in, adf_writer_used(w), 0);
+    while (adf_reader_next(r, &fr) == ADF_OK)
+        ck_assert_int_eq(adf_crystal_view(&fr, &views[k++], NULL), ADF_OK);
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.threads = 1 + tu_below(3);
+    psa_engine_t *e = NULL;
+    ck_assert_msg(psa_engine_new(&e, rb, &cfg, &err) == TUSK_OK, "%s", err.message);
+    psa_cl_t *cl = cl_of(e);
+    psa_backend_t be = psa_backend_cl(cl);
+    psa_stats_t st_a = {0}, st_b = {0};
+    ck_assert_msg(psa_analyse(e, &be, rec, n, out_a, &st_a, &err) == TUSK_OK, "%s", err.message);
+    /* Buffers of 1 to 40 records, alternating between two jobs. */
+    psa_job_t *job[2];
+    ck_assert_int_eq(psa_job_new(&job[0], e, &err), TUSK_OK);
+    ck_assert_int_eq(psa_job_new(&job[1], e, &err), TUSK_OK);
+    size_t at = 0, buffers = 0, pending = 0;
+    int held = -1;
+    while (at < n) {
+        size_t m = 1 + tu_below(40);
+        m = m > n - at ? n - at : m;
+        const int j = held == 0 ? 1 : 0;
+        ck_assert_msg(psa_analyse_start(e, &be, job[j], views + at, m, out_b + at, &st_b, &err) == TUSK_OK, "%s",
+                      err.message);
+        if (held >= 0)
+            ck_assert_msg(psa_analyse_finish(e, &be, job[held], &err) == TUSK_OK, "%s", err.message);
+        pending += psa_job_pending(job[j]);
+        held = psa_job_pending(job[j]) ? j : -1;
+        at += m;
+        buffers++;
+    }
+    if (held >= 0)
+        ck_assert_msg(psa_analyse_finish(e, &be, job[held], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_gt(pending, buffers / 2);
+    adf_writer_reset(w, bytes_a, ocap);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(adf_psa_encode(w, (uint32_t)i, i, &out_a[i], NULL), ADF_OK);
+    const size_t used_a = adf_writer_used(w);
+    adf_writer_reset(w, bytes_b, ocap);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(adf_psa_encode(w, (uint32_t)i, i, &out_b[i], NULL), ADF_OK);
+    ck_assert_uint_eq(used_a, adf_writer_used(w));
+    ck_assert_msg(memcmp(bytes_a, bytes_b, used_a) == 0, "pipelined: other data:psa bytes");
+    ck_assert(st_a.crystals == st_b.crystals && st_a.hits == st_b.hits && st_a.problems == st_b.problems &&
+              st_a.fom_terms == st_b.fom_terms && st_a.own_trace == st_b.own_trace);
+    printf("%zu simulated records in %zu buffers, %zu searches left running: the data:psa bytes of psa_analyse\n", n,
+           buffers, pending);
+    psa_job_destroy(&job[0]);
+    psa_job_destroy(&job[1]);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+    adf_writer_destroy(&w);
+    adf_reader_destroy(&r);
+    free(rec);
+    free(views);
+    free(out_a);
+    free(out_b);
+    free(in);
+    free(bytes_a);
+    free(bytes_b);
+    sim_destroy(&sim);
+    tusk_params_destroy(&p);
+    det_basis_destroy(&rb);
+}
+END_TEST
+
 int main(void)
 {
     tu_seed();
@@ -965,6 +1150,11 @@ int main(void)
     tc = tcase_create("analyse");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_analyse_matches_reference);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pipeline");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_submit_collect);
+    tcase_add_test(tc, test_analyse_pipelined_same_bytes);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
 

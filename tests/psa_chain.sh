@@ -2,11 +2,13 @@
 # psa_chain.sh - config/psa-demo.xml (gamma_sim -> psa x2 -> file_writer)
 # run by tusk-emulate and by tusk-run: every data:crystal the simulation
 # makes becomes one data:psa frame, data:truth frames pass through, both
-# runs give the same frames, and the psa actor's backends (reference,
-# fast, opencl on PoCL when present) give the same output. Nothing is
-# dropped silently: records with NaN, infinite or absurd energies are
-# rejected, described and counted (the actor and tusk-psa run alike); the
-# wrong frame type fails the run naming what came; an empty run warns.
+# runs give the same frames (also with the opencl backend, whose actors
+# hold an input while the device searches it), and the psa actor's
+# backends (reference, fast, opencl on PoCL when present) give the same
+# output. Nothing is dropped silently: records with NaN, infinite or
+# absurd energies are rejected, described and counted (the actor and
+# tusk-psa run alike); the wrong frame type fails the run naming what
+# came; an empty run warns.
 set -eu
 b=${abs_top_builddir:?run through make check}
 s=${abs_top_srcdir:?run through make check}
@@ -81,6 +83,11 @@ if "$b/tusk-cl" which cpu >/dev/null 2>&1; then
     chain opencl '<parameter name="device">cpu</parameter>' >cl.xml
     "$b/tusk-emulate" -q cl.xml 2>err.txt || fail "tusk-emulate (opencl)"
     same_hits out-fast.adf out-opencl.adf "opencl against fast"
+    step "tusk-run, opencl: each psa holds an input while the device searches it, flushed at the end: the same frames"
+    mv out-opencl.adf emulated-cl.adf
+    timeout 300 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" -q cl.xml 2>err.txt || fail "tusk-run (opencl)"
+    "$b/tusk-adf" diff --unordered emulated-cl.adf out-opencl.adf >out.txt ||
+        fail "tusk-run's output (opencl) differs from the emulator's"
 else
     echo "psa_chain: no OpenCL CPU device: the opencl step is skipped"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-bench.sh OUTDIR SYSTEM... - the GPU machine's figures of BENCHMARKS.md,
 # run on an installed tusk (tools/device-bundle.sh here, then on the GPU
-# machine: source .device/device-env.sh; tools/gpu-bench.sh "$OUT" zfinder sts ut tpc).
+# machine: source .device/device-env.sh; tools/gpu-bench.sh "$OUT" zfinder sts ut tpc psa).
 #
 # For every system it writes OUTDIR/SYSTEM-*.txt: the kernel benchmark
 # (tusk-bench, every backend in one run, with the device's own limit) and
@@ -231,6 +231,251 @@ tpc() {
                 $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
         done
     done
+}
+
+# track: tusk-bench track at multiplicity 1 (TRACK_M1_EVENTS, 100,000
+# events a batch) and 30 (TRACK_M30_EVENTS, 20,000) in the 86-crystal
+# shell, truth_segments points, every backend in one run: the reference
+# (one thread), fast and opencl on 1, 4 and every CPU's host threads
+# (track-bench-m1.txt, track-bench-m30.txt: events/s; for opencl the
+# kernels and the rest of a batch). Then the tracking actor in a chain:
+# TRACK_CHAIN_EVENTS (20,000) M30 decays simulated into a file (data:truth
+# frames, and data:crystal frames of 2 samples, which the actor passes on)
+# replayed by file_producer -> tracking (truth_segments; opencl on the
+# GPU, then fast; threads 0: every CPU) -> null_consumer, first once, then
+# `repeat` times for about TRACK_CHAIN_SECONDS (8) of run time. In
+# track-chains.txt: events/s = events / run time (tusk-run) or / wall time
+# (tusk-emulate), cores used = CPU time / wall time, GPU busy = the mean sm
+# % of nvidia-smi dmon over the tusk-run. About 2.5 minutes on the 16-core
+# H200 host.
+track() {
+    local summary=$out/track-chains.txt target=${TRACK_CHAIN_SECONDS:-8} conf=$share/array-shell.conf
+    local basis=$work/track-coarse.tbs data=$work/track-m30.adf tracked frames m
+    tusk-basis gen -c "$share/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o "$basis" \
+        > "$out/track-basis.txt" 2>&1
+    for m in 1 30; do
+        local n=${TRACK_M1_EVENTS:-100000}
+        [ $m = 1 ] || n=${TRACK_M30_EVENTS:-20000}
+        tusk-bench track --basis "$basis" --array "$conf" --multiplicity $m --events "$n" --device "$gpu" \
+            --threads 1 --threads 4 --threads 0 > "$out/track-bench-m$m.txt" 2>&1
+        echo "exit status $?" >> "$out/track-bench-m$m.txt"
+    done
+    tusk-sim run "$share/sim-m30.conf" --set "basis=$basis" --set "array=$conf" --set samples=2 --set pretrigger=1 \
+        --events "${TRACK_CHAIN_EVENTS:-20000}" -q -o "$data" > "$out/track-sim.txt" 2>&1
+    tracked=$(tusk-adf stats "$data" 2>/dev/null | awk '$1 == "data:truth" { print $2 }')
+    frames=$(tusk-adf stats "$data" 2>/dev/null | awk '$1 == "frames:" { print $2 }')
+    printf '%-8s %-8s %7s %9s %9s %9s %6s %9s\n' backend runner repeat events seconds events/s cores "GPU busy" \
+        > "$summary"
+    if [ -z "$tracked" ] || [ -z "$frames" ]; then
+        echo "no input: tusk-sim failed (track-sim.txt)" >> "$summary"
+        return
+    fi
+    for backend in opencl fast; do
+        local name=track-$backend repeat t1 runner
+        track_topo "$backend" 1 $((frames + tracked)) > "$work/$name-pass1.xml"
+        ( cd "$work" && time tusk-emulate "$work/$name-pass1.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
+        echo "exit status $?" >> "$out/$name-pass1-emulate.txt"
+        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate "$tracked" | awk '{ print $1 }')
+        if [ "$t1" = failed ]; then
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 "$tracked" failed - >> "$summary"
+            continue
+        fi
+        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
+        track_topo "$backend" "$repeat" $(((frames + tracked) * repeat)) > "$work/$name.xml"
+        chain "$name" "$work/$name.xml"
+        for runner in run emulate; do
+            local busy=-
+            [ $runner = run ] && busy=$(gpu_busy "$out/$name-gpu-load.txt")
+            printf '%-8s %-8s %7s %9s %9s %9s %6s %9s\n' "$backend" "$runner" "$repeat" $((tracked * repeat)) \
+                $(zf_rate "$out/$name-$runner.txt" "$runner" $((tracked * repeat))) \
+                "$(cores_used "$out/$name-$runner.txt")" "$busy" >> "$summary"
+        done
+    done
+}
+
+# track_topo BACKEND REPEAT FRAMES: the chain of track() (buffers of 32 MiB:
+# a batch of about 4,000 events).
+track_topo() {
+    cat <<EOF
+<configuration>
+  <producer>
+    <name>reader</name>
+    <binary_code>file_producer</binary_code>
+    <size>33554432</size>
+    <parameter name="file">$work/track-m30.adf</parameter>
+    <parameter name="repeat">$2</parameter>
+  </producer>
+  <intermediary>
+    <name>tracker</name>
+    <binary_code>tracking</binary_code>
+    <data_source>reader</data_source>
+    <size>33554432</size>
+    <parameter name="array">$share/array-shell.conf</parameter>
+    <parameter name="points">truth_segments</parameter>
+    <parameter name="backend">$1</parameter>
+    <parameter name="device">$gpu</parameter>
+    <parameter name="threads">0</parameter>
+  </intermediary>
+  <consumer>
+    <name>sink</name>
+    <binary_code>null_consumer</binary_code>
+    <data_source>tracker</data_source>
+    <parameter name="expect_frames">$3</parameter>
+  </consumer>
+</configuration>
+EOF
+}
+
+# cores_used FILE: CPU time over wall time of the `time` line in FILE.
+cores_used() {
+    sed -n 's/^wall \([0-9.]*\) s, cpu user \([0-9.]*\) s, sys \([0-9.]*\) s$/\1 \2 \3/p' "$1" |
+        awk 'END { if (NR && $1 > 0) printf "%.1f\n", ($2 + $3) / $1; else print "-" }'
+}
+
+# gpu_busy FILE: the mean of the sm column of nvidia-smi dmon's lines in FILE.
+gpu_busy() {
+    awk '/^#/ { for (i = 1; i <= NF; i++) if ($i == "sm") col = $1 == "#" ? i - 1 : i; next }
+        col && $col ~ /^[0-9]+$/ { s += $col; n++ }
+        END { if (n) printf "%.0f %%\n", s / n; else print "-" }' "$1" 2>/dev/null || echo -
+}
+
+# psa: the psa actor in tusk-run with the opencl backend on the GPU (issue
+# 21). The coarse basis (tusk-basis gen -c crystal-coarse.conf, as the
+# demo makes it) and two files of data:crystal records simulated with it:
+# single-hit records (a 100 keV line: one hit segment in nearly every
+# record) and the 60Co mix. Each chain is file_producer (PSA_PRODUCERS
+# instances, 2, each replaying the file) -> psa -> null_consumer, buffers
+# of PSA_BUFFER bytes (8 MiB, about 1,500 records); psa is opencl on $gpu
+# with 1, 2 and 4 instances sharing the GPU (PSA_THREADS, 8,
+# preprocessing threads in all), then the fast CPU backend (1 instance,
+# every core). A chain runs once over its file (pass 1: the rate), then
+# replays it for about PSA_CHAIN_SECONDS (10) of tusk-run's run time.
+# psa-chains.txt, a line a chain: records/s = records / run time; hits a
+# record and FoM terms/s from the psa instances' summaries; cores and GPU
+# busy as cores_used and gpu_busy say (the whole tusk-run, start-up
+# included); then GPU chain / CPU chain. NAME-run.txt: tusk-run's summary,
+# its time, the psa instances' summaries. psa-bench.txt: tusk-bench psa
+# (its end-to-end rows start from ADF buffers, as the actor does; the
+# tables below them give the host's time per record by step, and the
+# steps before and after issue 21 on one thread). About 3 minutes on the
+# 16-core H200 host.
+psa() {
+    local summary=$out/psa-chains.txt basis=$work/crystal-coarse.tbs target=${PSA_CHAIN_SECONDS:-10}
+    local threads=${PSA_THREADS:-8} producers=${PSA_PRODUCERS:-3} size=${PSA_BUFFER:-8388608} spec
+    local format='%-8s %-7s %4s %7s %6s %10s %8s %10s %8s %11s %6s %8s %s\n'
+    printf "$format" data backend inst threads repeat records seconds records/s hits/rec 'FoM terms/s' cores \
+        'GPU busy' status > "$summary"
+    if ! tusk-basis gen -c "$share/crystal-coarse.conf" --int16 -q -o "$basis" > "$out/psa-basis.txt" 2>&1; then
+        echo "no basis: tusk-basis gen failed (psa-basis.txt)" >> "$summary"
+        return
+    fi
+    if ! ( cd "$work" &&
+           tusk-sim run "$share/sim-co60.conf" --set "basis=$basis" --set source=line --set energy=100 \
+               --set truth=no --events "${PSA_LINE_EVENTS:-150000}" -q -o psa-line100.adf &&
+           tusk-sim run "$share/sim-co60.conf" --set "basis=$basis" --set truth=no \
+               --events "${PSA_CO60_EVENTS:-90000}" -q -o psa-co60.adf ) > "$out/psa-sim.txt" 2>&1; then
+        echo "no input: tusk-sim failed (psa-sim.txt)" >> "$summary"
+        return
+    fi
+    tusk-bench psa --basis "$basis" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" > "$out/psa-bench.txt" 2>&1
+    echo "exit status $?" >> "$out/psa-bench.txt"
+    for spec in "line100 opencl 1" "co60 opencl 1" "line100 opencl 2" "line100 opencl 4" "line100 fast 1" \
+        "co60 fast 1"; do
+        # shellcheck disable=SC2086
+        psa_chain $spec
+    done
+    awk '$2 == "opencl" && $3 == 1 && $1 == "line100" { g = $8 } $2 == "fast" && $1 == "line100" { c = $8 }
+         END { if (g > 0 && c > 0) printf "\nsingle-hit records/s, GPU chain / CPU chain (1 psa each): %.1f\n", g / c }' \
+        "$summary" >> "$summary"
+    {
+        echo
+        echo "file_producer x$producers -> psa -> null_consumer in tusk-run, buffers of $size bytes, device $gpu;"
+        echo "records/s over tusk-run's run time; cores (CPU time / wall) and GPU busy (nvidia-smi dmon's mean sm %)"
+        echo "over the whole tusk-run, start-up included."
+    } >> "$summary"
+}
+
+# psa_topology FILE REPEAT BACKEND INSTANCES THREADS FRAMES: psa()'s chain.
+psa_topology() {
+    cat <<EOF
+<configuration>
+  <producer instances="$producers">
+    <name>reader</name>
+    <binary_code>file_producer</binary_code>
+    <size>$size</size>
+    <parameter name="file">$1</parameter>
+    <parameter name="repeat">$2</parameter>
+  </producer>
+  <intermediary instances="$4">
+    <name>psa</name>
+    <binary_code>psa</binary_code>
+    <data_source>reader</data_source>
+    <size>$size</size>
+    <parameter name="basis">$basis</parameter>
+    <parameter name="backend">$3</parameter>
+    <parameter name="device">$gpu</parameter>
+    <parameter name="threads">$5</parameter>
+  </intermediary>
+  <consumer>
+    <name>sink</name>
+    <binary_code>null_consumer</binary_code>
+    <data_source>psa</data_source>
+    <parameter name="expect_frames">$6</parameter>
+  </consumer>
+</configuration>
+EOF
+}
+
+# psa_chain DATA BACKEND INSTANCES: pass 1, then the long run with the
+# GPU's load sampled; its line in psa-chains.txt.
+psa_chain() {
+    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3 file=$work/psa-$1.adf
+    local records th t1 repeat frames status secs dmon=
+    records=$(tusk-adf stats "$file" | awk '$1 == "data:crystal" { print $2 }')
+    if [ "$backend" = fast ]; then th=0; else th=$((threads / n)); [ "$th" -ge 1 ] || th=1; fi
+    psa_topology "$file" 1 "$backend" "$n" "$th" $((records * producers)) > "$work/$name-pass1.xml"
+    ( cd "$work" && tusk-run --no-live --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) \
+        > "$out/$name-pass1.txt" 2>&1
+    t1=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name-pass1.report" 2>/dev/null)
+    if [ -z "$t1" ]; then
+        printf "$format" "$data" "$backend" "$n" "$th" 1 $((records * producers)) - - - - - - \
+            "FAILED (pass 1: $name-pass1.txt)" >> "$summary"
+        return
+    fi
+    repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 5000 ? 5000 : r) }')
+    frames=$((records * producers * repeat))
+    psa_topology "$file" "$repeat" "$backend" "$n" "$th" "$frames" > "$work/$name.xml"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi dmon -s u -o T > "$out/$name-gpu-load.txt" 2>&1 &
+        dmon=$!
+    fi
+    rm -rf "$work/$name-rundir"
+    ( cd "$work" && time tusk-run --no-live --run-dir "$work/$name-rundir" --report "$work/$name.report" \
+        "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
+    status=$?
+    [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
+    echo "exit status $status" >> "$out/$name-run.txt"
+    cat "$work/$name-rundir"/psa.*.log >> "$out/$name-run.txt" 2>/dev/null
+    rm -rf "$work/$name-rundir"
+    secs=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name.report" 2>/dev/null)
+    [ "$status" = 0 ] || secs=
+    # The psa instances' summaries: "psa psa[i]: N crystals, H hits (...), T FoM terms ...".
+    awk -v format="$format" -v data="$data" -v be="$backend" -v n="$n" -v th="$th" -v rep="$repeat" \
+        -v frames="$frames" -v secs="$secs" -v cores="$(cores_used "$out/$name-run.txt")" \
+        -v busy="$([ -n "$dmon" ] && gpu_busy "$out/$name-gpu-load.txt" | tr -d ' ' || echo -)" -v name="$name" '
+        /^psa psa\[[0-9]+\]: [0-9]+ crystals, [0-9]+ hits/ {
+            crystals += $3; hits += $5
+            for (i = 1; i + 2 <= NF; i++) if ($(i + 1) == "FoM" && $(i + 2) == "terms") fom += $i
+        }
+        END {
+            ok = secs != "" && secs > 0
+            s = ok ? sprintf("%.2f", secs) : "-"
+            rate = ok ? sprintf("%.0f", frames / secs) : "-"
+            per = crystals ? sprintf("%.2f", hits / crystals) : "-"
+            terms = (ok && fom > 0) ? sprintf("%.3g", fom / secs) : "-"
+            how = ok ? "ok" : "FAILED (" name "-run.txt)"
+            printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, busy, how
+        }' "$out/$name-run.txt" >> "$summary"
 }
 
 machine

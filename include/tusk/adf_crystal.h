@@ -43,6 +43,25 @@ TUSK_API int adf_crystal_encode(adf_writer_t *writer, uint32_t event, uint64_t t
                                 const adf_crystal_t *crystal, adf_error_t *err);
 TUSK_API int adf_crystal_decode(const adf_frame_t *frame, adf_crystal_t *crystal, adf_error_t *err);
 
+/* A data:crystal frame read in place: the header decoded (the same checks
+ * as adf_crystal_decode), the traces left in the frame's payload, where
+ * `traces` points (valid while the frame's buffer is): int16 little-endian,
+ * channel-major, ADF_CRYSTAL_CHANNELS x n_samples; sample s of channel ch
+ * is adf_crystal_view_sample(view, ch, s). For readers that take a few
+ * samples of a record (psa: no 78 kB adf_crystal_t per record). */
+typedef struct adf_crystal_view {
+    uint16_t crystal_id;
+    uint16_t status;
+    uint16_t n_samples;
+    float segment_energy[ADF_CRYSTAL_SEGMENTS];
+    float core_energy[ADF_CRYSTAL_CORES];
+    const uint8_t *traces;
+} adf_crystal_view_t;
+
+TUSK_API int adf_crystal_view(const adf_frame_t *frame, adf_crystal_view_t *view, adf_error_t *err);
+/* Sample s of channel ch (both within range: not checked). */
+TUSK_API int16_t adf_crystal_view_sample(const adf_crystal_view_t *view, unsigned ch, unsigned s);
+
 #ifdef __cplusplus
 }
 #endif

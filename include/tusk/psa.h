@@ -181,11 +181,17 @@ TUSK_API float psa_fom(const psa_engine_t *e, const psa_batch_t *b, size_t i, ui
 TUSK_API int psa_search_reference(const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
 TUSK_API int psa_search_fast(const psa_engine_t *e, psa_batch_t *b, unsigned threads, tusk_error_t *err);
 
-/* A backend for psa_analyse. */
+/* A backend for psa_analyse. A backend may also search in two halves
+ * (psa_cl: the device works while the host prepares the next batch):
+ * submit starts a batch's search and returns, the batch left untouched
+ * until collect, which waits for the oldest batch submitted and fills its
+ * best[] and fom[]. NULL for the CPU backends. */
 typedef struct psa_backend {
     int (*search)(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
     void *ctx;
     bool candidates;           /* supports candidate lists (adaptive mode) */
+    int (*submit)(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
+    int (*collect)(void *ctx, psa_batch_t *b, tusk_error_t *err);
 } psa_backend_t;
 
 /* The CPU backends as psa_backend_t (threads 0: one per online CPU). */
@@ -206,6 +212,45 @@ typedef struct psa_stats {
  * crystal and index; adaptive mode needs backend->candidates. */
 TUSK_API int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n,
                          adf_psa_t *out, psa_stats_t *stats, tusk_error_t *err);
+
+/* ---- straight from ADF frames, in a pipeline --------------------------------- */
+
+/* psa_record_check of a record read in place (tusk/adf_crystal.h). */
+TUSK_API unsigned psa_record_check_view(const psa_config_t *cfg, const adf_crystal_view_t *rec, char *why,
+                                        size_t cap);
+
+/* One batch of records under analysis: its working memory, problems and
+ * where its results go, from psa_analyse_start to psa_analyse_finish.
+ * Reused from batch to batch (the memory grows with them), with an
+ * engine whose basis has as many samples as the one it was made with
+ * (TUSK_EINVAL otherwise). */
+typedef struct psa_job psa_job_t;
+
+TUSK_API int psa_job_new(psa_job_t **out, const psa_engine_t *e, tusk_error_t *err);
+TUSK_API void psa_job_destroy(psa_job_t **job);
+/* Whether the job's search was submitted and is not finished yet. */
+TUSK_API bool psa_job_pending(const psa_job_t *job);
+
+/* psa_analyse on n records read in place (adf_crystal_view), in two
+ * halves. psa_analyse_start runs steps 1 - 3 on the engine's threads,
+ * reading of each record's traces only the samples it uses (the core's,
+ * and the mask channels' of its hits; every channel with residual), then
+ * the search: with a backend that has submit, in full mode without
+ * residual, the search is submitted and psa_analyse_finish (same engine,
+ * backend and job) waits for it and completes out[] and stats; otherwise
+ * it is done when psa_analyse_start returns (out[] complete, finish a
+ * no-op). The records' bytes are not read after psa_analyse_start; out
+ * and stats must stay until finish. The headers of out[] (crystal id,
+ * status, core energies and times, psa_status of a rejected record) are
+ * set by psa_analyse_start. Jobs submitted to one backend are finished in
+ * the order they started; psa_cl takes two at a time, so that one batch
+ * is searched while the next is prepared. A failed psa_analyse_finish
+ * leaves the job finished, its results incomplete. The results are those
+ * of psa_analyse on the decoded records, bit for bit. */
+TUSK_API int psa_analyse_start(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job,
+                               const adf_crystal_view_t *in, size_t n, adf_psa_t *out, psa_stats_t *stats,
+                               tusk_error_t *err);
+TUSK_API int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job, tusk_error_t *err);
 
 /* Steps 1 - 3 of psa_analyse without the search: append to `batch` the
  * problems of n crystals (every hit segment, every T0 shift; no residual

@@ -75,8 +75,23 @@ TUSK_API void psa_cl_destroy(psa_cl_t **cl);
  * TUSK_ECL from the device. Device buffers grow with the batches. */
 TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 
+/* psa_cl_search in two halves, so that the device searches one batch
+ * while the host prepares the next: psa_cl_submit checks the batch as
+ * psa_cl_search does (nothing is changed when it is refused), packs and
+ * enqueues its search and returns; the batch must be left unchanged until
+ * psa_cl_collect, which waits for the OLDEST batch submitted (TUSK_EINVAL
+ * for another one) and fills its best[] and fom[]. Two batches may be
+ * submitted at once (TUSK_EINVAL for a third): the second's packing and
+ * uploads overlap the first's kernels, and its kernels follow them on the
+ * device without a gap. A failure of the device (TUSK_ECL) abandons every
+ * batch in flight. psa_cl_search refuses to run while a batch is in
+ * flight. */
+TUSK_API int psa_cl_submit(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
+TUSK_API int psa_cl_collect(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
+
 /* The backend for psa_analyse (its engine must be cl's); .candidates is
- * false. */
+ * false; .submit and .collect are psa_cl_submit and psa_cl_collect (so
+ * psa_analyse_start leaves the search running). */
 TUSK_API psa_backend_t psa_backend_cl(psa_cl_t *cl);
 
 /* The device and the kernel's settings in words, for logs:
