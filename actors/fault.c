@@ -6,7 +6,10 @@
  *                    error    fail with TUSK_ACTOR_ERROR, message
  *                             "fault injected: error at block N" (or
  *                             "... error in process_start", ...)
- *                    crash    raise(SIGSEGV)
+ *                    crash    raise(SIGSEGV), its default action restored first
+ *                    segv     a write through a null pointer: a real
+ *                             SIGSEGV, which any handler of the host sees
+ *                             (tusk-emulate's crash report)
  *                    stall    sleep stall_seconds, then carry on (a hook call
  *                             that takes that long: the process stays alive)
  *                    freeze   raise(SIGSTOP): the whole process stops, as a
@@ -16,6 +19,9 @@
  *                    exit     _exit(3)
  *                    kill     raise(SIGKILL): what `kill -9` does, at a
  *                             known point of the run
+ *                    interrupt raise(SIGINT), then carry on as a
+ *                             passthrough: Ctrl-C at a known point of the
+ *                             run
  *   hook           block | initialise | start | stop (block): where
  *   at_block       1-based process_block call at which to act (1); only
  *                  with hook=block. Calls are counted as the host counts
@@ -49,8 +55,11 @@
 #include "actorkit.h"
 #include "base/grow.h"
 
-TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, freezes, corrupts, exits or is killed on purpose",
-                   "action: error | crash | stall | freeze | corrupt | exit | kill: what to do (required)\n"
+TUSK_ACTOR_DECLARE("fault",
+                   "a passthrough that fails, crashes, stalls, freezes, corrupts, exits, is killed or interrupted on "
+                   "purpose",
+                   "action: error | crash | segv | stall | freeze | corrupt | exit | kill | interrupt: what to do "
+                   "(required)\n"
                    "hook: block | initialise | start | stop: the hook in which to act (block)\n"
                    "at_block: 1-based process_block call at which to act, with hook=block (1)\n"
                    "only_instance: only this instance (0-based) misbehaves (all instances)\n"
@@ -58,10 +67,11 @@ TUSK_ACTOR_DECLARE("fault", "a passthrough that fails, crashes, stalls, freezes,
                    "stall_seconds: how long a stall lasts, in seconds (3600)\n"
                    "hold: true: no output until the flush, which gives out everything (false)\n");
 
-enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL, ACT_FREEZE };
+enum action { ACT_ERROR, ACT_CRASH, ACT_STALL, ACT_CORRUPT, ACT_EXIT, ACT_KILL, ACT_FREEZE, ACT_SEGV, ACT_INTERRUPT };
 enum hook { HOOK_BLOCK, HOOK_INITIALISE, HOOK_START, HOOK_STOP };
 
-static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", "kill", "freeze", NULL};
+static const char *const action_names[] = {"error", "crash", "stall", "corrupt", "exit", "kill", "freeze", "segv",
+                                           "interrupt", NULL};
 static const char *const hook_names[] = {"block", "initialise", "start", "stop", NULL};
 static const char *const hook_functions[] = {"process_block", "process_initialise", "process_start",
                                              "process_stop"};
@@ -91,7 +101,8 @@ typedef struct settings {
 } settings_t;
 
 static const ak_param_t params[] = {
-    AK_REQUIRED("action", settings_t, action_text, "error, crash, stall, freeze, corrupt, exit or kill"),
+    AK_REQUIRED("action", settings_t, action_text,
+                "error, crash, segv, stall, freeze, corrupt, exit, kill or interrupt"),
     AK_CHOICE("action", settings_t, action, action_names, -1),
     AK_CHOICE("hook", settings_t, hook, hook_names, HOOK_BLOCK),
     AK_U64("at_block", settings_t, at_block, 1, 1, UINT64_MAX),
@@ -173,6 +184,10 @@ static void sleep_seconds(double seconds)
         continue;
 }
 
+/* The address segv writes to: zero, read at run time so that the
+ * compiler cannot see a null pointer (and make the write a trap). */
+static volatile uintptr_t segv_address;
+
 /* Misbehave in `hook` (corrupt is handled by process_block). */
 static void act(fault_t *f, enum hook hook, unsigned *error_code)
 {
@@ -199,6 +214,12 @@ static void act(fault_t *f, enum hook hook, unsigned *error_code)
     case ACT_FREEZE:
         raise(SIGSTOP); /* until a SIGCONT or a SIGKILL */
         break;
+    case ACT_SEGV:
+        *(volatile char *)segv_address = 1;
+        ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "fault injected: the write to address 0 in %s went through",
+                hook_functions[hook]);
+        break;
+    case ACT_INTERRUPT: raise(SIGINT); break;
     case ACT_CORRUPT: break;
     }
 }

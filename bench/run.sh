@@ -17,6 +17,13 @@
 #   BENCH_IDLE      wait up to this many seconds for the 1-minute load
 #                   average to fall below 0.5 before starting [120]
 #   BENCH_KEEP      1: keep the temporary folder (topologies, raw outputs)
+#   BENCH_CURVE_ONLY  1: only the cost of CURVE (issue 23): tcp throughput
+#                   with every link authenticated and encrypted, and
+#                   without, raw and tusk, then that table alone [0]
+#
+# tusk-run authenticates and encrypts tcp with CURVE by default; the rows
+# of issue 4 run it with --security none, like for like with raw libzmq
+# (no CURVE); the CURVE table has both.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -121,15 +128,16 @@ topology() {
     } >"$1"
 }
 
-# tusk NAME TRANSPORT TOPOLOGY: one tusk-run. NAME gets the steady MB/s
-# (bench_consumer: first to last buffer), NAME.run the whole-run MB/s (the
-# producer's out_bytes / `seconds` of --report), NAME.lines the figures.
+# tusk NAME TRANSPORT TOPOLOGY [SECURITY]: one tusk-run (SECURITY: curve or
+# none, the default here). NAME gets the steady MB/s (bench_consumer: first
+# to last buffer), NAME.run the whole-run MB/s (the producer's out_bytes /
+# `seconds` of --report), NAME.lines the figures.
 tusk() {
     tname=$1 ttr=$2 topo=$3
     rep=$tmp/report.txt
     rm -f "$rep" "$tmp/consumer.txt"
-    extra=
-    if [ "$ttr" = tcp ]; then next_port; extra="--base-port $port"; fi
+    extra="--security ${4:-none}"
+    if [ "$ttr" = tcp ]; then next_port; extra="$extra --base-port $port"; fi
     # shellcheck disable=SC2086
     if ! "$build/tusk-run" --no-live -q --actor-bin "$build/tusk-actor" --transport "$ttr" $extra \
         --report "$rep" "$topo" >"$tmp/tusk.out" 2>"$tmp/tusk.err"; then
@@ -155,6 +163,47 @@ topology "$tmp/t3keys.xml" $MiB "$(p count "$N")$(p stamp true)$(p fill keys)" b
 topology "$tmp/t3fwd.xml" $MiB "$(p count "$N")$(p stamp true)$(p fill keys)" passthrough "$(p forward true)" "$cons"
 topology "$tmp/t2.xml" $MiB "$(p count "$N")$(p stamp true)" "" "" "$cons"
 topology "$tmp/s3.xml" 4096 "$(p count "$K")$(p stamp true)" passthrough "" "$cons"
+if [ "${BENCH_CURVE_ONLY:-0}" = 1 ]; then
+    # Each round: without CURVE and with it, back to back.
+    r=1
+    while [ "$r" -le "$REPEAT" ]; do
+        log "CURVE on and off over tcp, round $r of $REPEAT"
+        raw raw2_tcp tcp -s $MiB -n "$N"
+        raw raw2curve_tcp tcp -s $MiB -n "$N" --curve
+        tusk tusk2_tcp tcp "$tmp/t2.xml" none
+        tusk tusk2curve_tcp tcp "$tmp/t2.xml" curve
+        raw raw3_tcp tcp -s $MiB -n "$N" --relay
+        raw raw3curve_tcp tcp -s $MiB -n "$N" --relay --curve
+        tusk tusk3_tcp tcp "$tmp/t3.xml" none
+        tusk tusk3curve_tcp tcp "$tmp/t3.xml" curve
+        tusk tusk3fwd_tcp tcp "$tmp/t3fwd.xml" none
+        tusk tusk3fwdcurve_tcp tcp "$tmp/t3fwd.xml" curve
+        r=$((r + 1))
+    done
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+    cat <<EOF
+### Machine and command
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC'); source: $rev
+- CPU: $model, $cores cores${virt:+, virtualised ($virt)}, memory $mem
+- OS: $os, kernel $kernel
+- libzmq $zmqv (CURVE: libsodium), $ccv, CFLAGS $cflags
+- load average (1, 5, 15 min) before: $load_before; after: $load_after
+- command: \`BENCH_CURVE_ONLY=1 bench/run.sh${arg:+ $arg}\` (BENCH_BUFFERS=$N, BENCH_REPEAT=$REPEAT, BENCH_HWM=$HWM)
+
+### The cost of CURVE: tcp loopback, 1 MiB buffers, MB/s (10^6 bytes), median of $REPEAT (every run in brackets)
+
+| chain | processes | without CURVE | with CURVE | with / without, per round |
+| --- | ---: | ---: | ---: | ---: |
+| raw libzmq PUSH -> PULL, zero-copy | 2 | $(cell raw2_tcp) | $(cell raw2curve_tcp) | $(ratio raw2curve_tcp raw2_tcp) |
+| tusk: bench_producer -> bench_consumer | 2 | $(cell tusk2_tcp) | $(cell tusk2curve_tcp) | $(ratio tusk2curve_tcp tusk2_tcp) |
+| raw PUSH -> relay -> PULL | 3 | $(cell raw3_tcp) | $(cell raw3curve_tcp) | $(ratio raw3curve_tcp raw3_tcp) |
+| tusk: bench_producer -> passthrough -> bench_consumer | 3 | $(cell tusk3_tcp) | $(cell tusk3curve_tcp) | $(ratio tusk3curve_tcp tusk3_tcp) |
+| tusk, fill=keys -> passthrough forward=true | 3 | $(cell tusk3fwd_tcp) | $(cell tusk3fwdcurve_tcp) | $(ratio tusk3fwdcurve_tcp tusk3fwd_tcp) |
+| tusk with CURVE / raw with CURVE, 3 processes | | | | $(ratio tusk3curve_tcp raw3curve_tcp) |
+EOF
+    exit 0
+fi
 for t in ipc tcp; do
     r=1
     while [ "$r" -le "$REPEAT" ]; do

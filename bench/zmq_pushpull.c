@@ -20,6 +20,9 @@
  *                 forwarding the received message untouched
  *   --header      each message is two frames, a 48-byte header then the
  *                 payload (tusk's wire format)
+ *   --curve       every link authenticated and encrypted with CURVE, as
+ *                 tusk-run's tcp links are by default (one key pair made
+ *                 here; the receiving side is the CURVE server)
  *
  * Timing: from the sender's clock just before its first send (after the
  * connection is up) to the receiver's clock after its last message, both
@@ -60,7 +63,8 @@ typedef struct options {
     size_t size;
     uint64_t count;
     int hwm;
-    bool relay, copy, fill, relay_copy, header, kv;
+    bool relay, copy, fill, relay_copy, header, kv, curve;
+    char public_key[41], secret_key[41]; /* --curve */
     uint64_t rate, skip;
     unsigned timeout_s;
 } options_t;
@@ -143,6 +147,16 @@ static void *new_socket(void *ctx, int type, const options_t *o, const char *who
         die(who, "high-water mark");
     if (type == ZMQ_PUSH && zmq_setsockopt(s, ZMQ_IMMEDIATE, &one, sizeof one) != 0)
         die(who, "ZMQ_IMMEDIATE");
+    if (o->curve) {
+        /* Receivers bind and are the servers; senders are the clients. */
+        bool server = type == ZMQ_PULL;
+        if ((server && (zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+                        zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, o->secret_key, 40) != 0)) ||
+            (!server && (zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, o->public_key, 40) != 0 ||
+                         zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, o->public_key, 40) != 0 ||
+                         zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, o->secret_key, 40) != 0)))
+            die(who, "CURVE keys");
+    }
     return s;
 }
 
@@ -377,6 +391,7 @@ static void usage(FILE *out)
             "      --copy          zmq_send (copying) instead of zero-copy zmq_msg_init_data\n"
             "      --fill          the sender copies its image into a pooled buffer per message\n"
             "      --header        send a 48-byte header frame before each payload\n"
+            "      --curve         authenticate and encrypt every link with CURVE\n"
             "      --rate R        R messages per second, time-stamped: latency statistics\n"
             "      --skip K        leave the first K messages out of the latency statistics\n"
             "      --timeout S     kill a process still running after S seconds (default 300)\n"
@@ -431,6 +446,7 @@ int main(int argc, char **argv)
         {"header", no_argument, NULL, 'h' + 256},   {"rate", required_argument, NULL, 'r'},
         {"skip", required_argument, NULL, 'k'},     {"timeout", required_argument, NULL, 'T'},
         {"kv", no_argument, NULL, 'K'},             {"help", no_argument, NULL, 'h'},
+        {"curve", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     options_t o = {.size = 1048576, .count = 1000, .hwm = 8, .timeout_s = 300};
     const char *endpoint = NULL;
@@ -456,6 +472,7 @@ int main(int argc, char **argv)
         case 'k': o.skip = v; break;
         case 'T': o.timeout_s = (unsigned)v; break;
         case 'K': o.kv = true; break;
+        case 'V': o.curve = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -464,6 +481,10 @@ int main(int argc, char **argv)
         (o.rate && o.rate > 1000000000u)) {
         usage(stderr);
         return 2;
+    }
+    if (o.curve && zmq_curve_keypair(o.public_key, o.secret_key) != 0) {
+        fprintf(stderr, "zmq_pushpull: --curve: %s (libzmq without CURVE?)\n", zmq_strerror(errno));
+        return 1;
     }
     if (endpoint) {
         snprintf(o.ep_in, sizeof o.ep_in, "%s", endpoint);
@@ -538,9 +559,9 @@ int main(int argc, char **argv)
     const char *transport = strncmp(o.ep_in, "tcp://", 6) == 0 ? "tcp" : "ipc";
     if (o.kv) {
         printf("processes=%d transport=%s size=%zu count=%llu hwm=%d zero_copy=%d fill=%d relay_copy=%d header=%d "
-               "seconds=%.6f mb_per_s=%.1f msg_per_s=%.1f steady_mb_per_s=%.1f",
+               "curve=%d seconds=%.6f mb_per_s=%.1f msg_per_s=%.1f steady_mb_per_s=%.1f",
                o.relay ? 3 : 2, transport, o.size, (unsigned long long)rr.messages, o.hwm, !o.copy, o.fill,
-               o.relay_copy, o.header, seconds, mbps, msgps, steady_mbps);
+               o.relay_copy, o.header, o.curve, seconds, mbps, msgps, steady_mbps);
         if (rr.samples)
             printf(" samples=%llu min_ns=%llu median_ns=%llu p90_ns=%llu p99_ns=%llu max_ns=%llu mean_ns=%.0f",
                    (unsigned long long)rr.samples, (unsigned long long)rr.lat_min,
@@ -548,9 +569,10 @@ int main(int argc, char **argv)
                    (unsigned long long)rr.lat_p99, (unsigned long long)rr.lat_max, rr.lat_mean);
         printf("\n");
     } else {
-        printf("%d processes over %s: %llu messages of %zu bytes in %.3f s: %.1f MB/s, %.0f msg/s "
+        printf("%d processes over %s%s: %llu messages of %zu bytes in %.3f s: %.1f MB/s, %.0f msg/s "
                "(steady %.1f MB/s)\n",
-               o.relay ? 3 : 2, transport, (unsigned long long)rr.messages, o.size, seconds, mbps, msgps, steady_mbps);
+               o.relay ? 3 : 2, transport, o.curve ? " with CURVE" : "", (unsigned long long)rr.messages, o.size,
+               seconds, mbps, msgps, steady_mbps);
         if (rr.samples)
             printf("latency over %llu messages: min %.1f us, median %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us\n",
                    (unsigned long long)rr.samples, (double)rr.lat_min / 1e3, (double)rr.lat_median / 1e3,

@@ -2,6 +2,7 @@
  *
  * Started by tusk-run (locally, or on another host through ssh); it
  * connects to the controller and takes its orders from there. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <limits.h>
@@ -9,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cli.h"
 #include "base/exit.h"
 #include "base/parse.h"
 #include "config.h"
 #include "node.h"
+#include "security.h"
 
 #define PROG "tusk-actor"
 
@@ -26,7 +29,37 @@ static void help(FILE *out)
                  "for MS milliseconds (default 10000; tusk-run passes its --orphan-ms), even\n"
                  "inside a hook: an orphan does not go on producing.\n"
                  "\n"
+                 "  --secrets FILE|-   the run's keys and this instance's token: what\n"
+                 "                     tusk-run writes to its standard input ('-'), or a\n"
+                 "                     file only you can read (RUN_FOLDER/keys, to debug)\n"
+                 "  --security none    no keys: tcp without authentication\n"
+                 "\n"
                  "Exit status: 0 told to end, 2 bad usage, another the controller was lost.\n");
+}
+
+/* The secrets tusk-run writes to our standard input, up to its end. */
+static int read_stdin(char **text, size_t *size, tusk_error_t *err)
+{
+    char *buf = malloc(TUSK_SECRETS_MAX + 1);
+    size_t got = 0;
+    if (!buf)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    while (got <= TUSK_SECRETS_MAX) {
+        ssize_t r = read(STDIN_FILENO, buf + got, TUSK_SECRETS_MAX + 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got > TUSK_SECRETS_MAX) {
+        free(buf);
+        return tusk_error_set(err, TUSK_EINVAL, "more than %u bytes on standard input", TUSK_SECRETS_MAX);
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *size = got;
+    return TUSK_OK;
 }
 
 static int run(const tusk_cli_t *cli, int argc, char **argv)
@@ -36,12 +69,15 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
                                              {"instance", required_argument, NULL, 'i'},
                                              {"incarnation", required_argument, NULL, 'n'},
                                              {"orphan-ms", required_argument, NULL, 'o'},
+                                             {"secrets", required_argument, NULL, 's'},
+                                             {"security", required_argument, NULL, 'S'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     tusk_node_options_t opt = {.orphan_ms = 10000};
     int c;
-    bool have_instance = false;
+    bool have_instance = false, insecure = false;
+    const char *secrets_from = NULL;
     while ((c = tusk_cli_getopt(cli, argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': opt.control = optarg; break;
@@ -59,6 +95,14 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
             if (!tusk_cli_unsigned(PROG, "--orphan-ms", optarg, 0, UINT_MAX, &opt.orphan_ms))
                 return TUSK_EXIT_USAGE;
             break;
+        case 's': secrets_from = optarg; break;
+        case 'S':
+            if (strcmp(optarg, "none") != 0) {
+                fprintf(stderr, PROG ": --security takes 'none' (keys come with --secrets)\n");
+                return TUSK_EXIT_USAGE;
+            }
+            insecure = true;
+            break;
         case 'h': return tusk_cli_help(cli);
         case 'V': return tusk_cli_version(cli);
         default: return TUSK_EXIT_USAGE;
@@ -71,11 +115,34 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
             fprintf(stderr, PROG ": --control, --actor and --instance are required\n");
         return TUSK_EXIT_USAGE;
     }
+    if (!secrets_from == !insecure) {
+        fprintf(stderr, PROG ": give --secrets FILE|- (tusk-run does) or --security none\n");
+        return TUSK_EXIT_USAGE;
+    }
     /* A dead downstream peer must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     tusk_error_t err;
     tusk_error_clear(&err);
+    tusk_secrets_t secrets;
+    if (secrets_from) {
+        char *text = NULL;
+        size_t size = 0;
+        int rc = strcmp(secrets_from, "-") == 0 ? read_stdin(&text, &size, &err)
+                                                : tusk_read_private(secrets_from, TUSK_SECRETS_MAX, &text, &size, &err);
+        if (rc == TUSK_OK)
+            rc = tusk_secrets_parse(text, size, &secrets, &err);
+        if (text) {
+            memset(text, 0, size);
+            free(text);
+        }
+        if (rc != TUSK_OK) {
+            fprintf(stderr, PROG ": --secrets %s: %s\n", secrets_from, err.message);
+            return TUSK_EXIT_USAGE;
+        }
+        opt.secrets = &secrets;
+    }
     int status = tusk_node_run(&opt, &err);
+    memset(&secrets, 0, sizeof secrets);
     if (status != 0)
         fprintf(stderr, "%s\n", err.message);
     return status;
@@ -84,7 +151,8 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const tusk_cli_t cli = {PROG, PACKAGE_VERSION,
-                                   "--control ENDPOINT --actor NAME --instance K [--incarnation N] [--orphan-ms MS]",
+                                   "--control ENDPOINT --actor NAME --instance K --secrets FILE|- [--incarnation N]\n"
+                                   "[--orphan-ms MS]",
                                    NULL, run, help};
     return tusk_cli_main(&cli, argc, argv);
 }

@@ -21,6 +21,7 @@
 #include <zmq.h>
 
 #include "controller.h"
+#include "security.h"
 #include "tusk/topology.h"
 #include "runtime/wire.h"
 #include "zutil.h"
@@ -49,7 +50,9 @@ static const char *const ist_names[] = {"starting", "hello", "configured", "read
 
 typedef struct inst {
     unsigned actor, k, incarnation;
-    char id[256];
+    char id[256];           /* routing id: name.k.incarnation~token */
+    char token[65];         /* handed to this incarnation only (standard input) */
+    char (*bound)[256];     /* where each input bound, as it said (n_sources of them) */
     pid_t pid;              /* local child (or the launcher's process) */
     bool local;
     ist_t st;
@@ -94,6 +97,13 @@ typedef struct ctrl {
     uint64_t fatal_at, next_ping, next_live;
     char fatal_reason[TUSK_ERROR_MESSAGE_MAX];
     int lock_fd;                   /* RUN_FOLDER/lock, locked while we live (-1: none) */
+    char private_dir[PATH_MAX];    /* the user's private folder (security.h) */
+    char registry[PATH_MAX + 32];  /* PRIVATE/run.PID: names our run folder, for --stop */
+    char keys_path[PATH_MAX + 16]; /* RUN_FOLDER/keys, for --status (0600) */
+    tusk_secrets_t secrets;        /* our own (the run's key pair, or the certificates) */
+    tusk_sec_t *sec;
+    uint64_t bad_control;          /* control messages that did not parse: dropped */
+    uint64_t refused_commands;     /* messages from a peer not allowed to send them */
 } ctrl_t;
 
 /* Set by SIGINT/SIGTERM; the loop turns it into an orderly stop. */
@@ -165,62 +175,93 @@ static bool alive(const inst_t *in)
 
 /* ---- spawning --------------------------------------------------------------- */
 
-static void quote(char *out, size_t n, const char *s)
+/* What an instance gets on its standard input: the keys (or where its
+ * certificate is) and its own token. */
+static char *instance_secrets(const ctrl_t *c, const inst_t *in, size_t *len)
 {
-    size_t j = 0;
-    if (j + 1 < n)
-        out[j++] = '\'';
-    for (; *s && j + 5 < n; s++) {
-        if (*s == '\'') {
-            memcpy(out + j, "'\\''", 4);
-            j += 4;
-        } else {
-            out[j++] = *s;
-        }
+    tusk_secrets_t sx = c->secrets;
+    if (sx.certs[0]) {
+        /* Its host's certificate, which is on its host (the secret never travels). */
+        snprintf(sx.cert, sizeof sx.cert, "%s", spec_of(c, in)->hostname);
+        snprintf(sx.server_cert, sizeof sx.server_cert, "%s", c->secrets.cert);
     }
-    if (j + 1 < n)
-        out[j++] = '\'';
-    out[j] = '\0';
+    snprintf(sx.token, sizeof sx.token, "%s", in->token);
+    char *text = tusk_secrets_format(&sx, len);
+    memset(&sx, 0, sizeof sx);
+    return text;
 }
 
 static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
 {
     const tusk_actor_spec_t *s = spec_of(c, in);
-    snprintf(in->id, sizeof in->id, "%s.%u.%u", s->name, in->k, in->incarnation);
+    int rc = tusk_random_hex(in->token, 16, err);
+    if (rc != TUSK_OK)
+        return rc;
+    snprintf(in->id, sizeof in->id, "%s.%u.%u~%s", s->name, in->k, in->incarnation, in->token);
     zu_format(in->log, sizeof in->log, "%s/%s.%u.log", c->run_dir, s->name, in->k);
     char k[16], inc[16], orphan[16];
     snprintf(k, sizeof k, "%u", in->k);
     snprintf(inc, sizeof inc, "%u", in->incarnation);
     snprintf(orphan, sizeof orphan, "%u", c->opt.orphan_ms);
     in->local = layout_host_is_local(s->hostname);
-    char cmd[8192] = "";
+    /* No shell: the launcher's words, then tusk-actor's. A remote shell
+     * (ssh) reads them once more, so they must mean nothing to it. */
+    const char *actor_args[] = {c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
+                                "--incarnation", inc, "--orphan-ms", orphan, "--secrets", "-"};
+    enum { N_ACTOR_ARGS = sizeof actor_args / sizeof actor_args[0] };
+    char **launcher = NULL;
+    size_t n_launcher = 0;
     if (!in->local) {
-        /* "ssh {host}" 'tusk-actor' '--control' ... through sh -c */
-        const char *tmpl = c->opt.launcher ? c->opt.launcher : "ssh {host}";
-        size_t j = 0;
-        for (const char *p = tmpl; *p && j + 1 < sizeof cmd;) {
-            if (strncmp(p, "{host}", 6) == 0) {
-                j += (size_t)snprintf(cmd + j, sizeof cmd - j, "%s", s->hostname);
-                p += 6;
-            } else {
-                cmd[j++] = *p++;
+        if ((rc = tusk_launcher_split(c->opt.launcher ? c->opt.launcher : "ssh {host}", s->hostname, &launcher,
+                                      &n_launcher, err)) != TUSK_OK)
+            return rc;
+        for (size_t i = 0; i < N_ACTOR_ARGS; i++)
+            if (!tusk_arg_shell_safe(actor_args[i], i > 0 && actor_args[i][0] == '-')) {
+                free(launcher);
+                return tusk_error_set(err, TUSK_EINVAL,
+                                      "cannot start %s[%u] on %s: '%s' would reach the remote shell of the "
+                                      "launcher with characters it reads as syntax (letters, digits and "
+                                      "_ . / : @ %% + = , - only)",
+                                      s->name, in->k, s->hostname, actor_args[i]);
             }
-        }
-        cmd[j] = '\0';
-        const char *args[] = {c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
-                              "--incarnation", inc, "--orphan-ms", orphan};
-        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
-            char q[PATH_MAX + 16];
-            quote(q, sizeof q, args[i]);
-            strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
-            strncat(cmd, q, sizeof cmd - strlen(cmd) - 1);
-        }
+    }
+    char *argv[4096 + N_ACTOR_ARGS + 1];
+    size_t argc = 0;
+    for (size_t i = 0; i < n_launcher && argc < 4096; i++)
+        argv[argc++] = launcher[i];
+    for (size_t i = 0; i < N_ACTOR_ARGS; i++)
+        argv[argc++] = (char *)actor_args[i];
+    argv[argc] = NULL;
+    /* Its log: in our private run folder, never through a link. */
+    int log_fd = tusk_open_nofollow(in->log, O_WRONLY | O_CREAT | O_APPEND, 0600, err);
+    if (log_fd < 0) {
+        free(launcher);
+        return TUSK_EIO;
+    }
+    size_t secrets_len = 0;
+    char *secrets = instance_secrets(c, in, &secrets_len);
+    int pipe_fd[2] = {-1, -1};
+    if (!secrets || pipe(pipe_fd) != 0) {
+        int e = errno;
+        close(log_fd);
+        free(launcher);
+        if (!secrets)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        free(secrets);
+        return tusk_error_set(err, TUSK_EIO, "cannot start %s[%u]: pipe: %s", s->name, in->k, strerror(e));
     }
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0)
-        return tusk_error_set(err, TUSK_EIO, "cannot start %s[%u]: fork: %s", s->name, in->k, strerror(errno));
+    if (pid < 0) {
+        int e = errno;
+        close(log_fd);
+        close(pipe_fd[0]);
+        close(pipe_fd[1]);
+        free(secrets);
+        free(launcher);
+        return tusk_error_set(err, TUSK_EIO, "cannot start %s[%u]: fork: %s", s->name, in->k, strerror(e));
+    }
     if (pid == 0) {
         /* Own process group: a Ctrl-C on tusk-run is for tusk-run, which
          * then stops every instance in order. */
@@ -235,22 +276,30 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
 #else
         (void)parent;
 #endif
-        int fd = open(in->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, STDIN_FILENO);
-        if (in->local)
-            execl(c->actor_bin, c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
-                  "--incarnation", inc, "--orphan-ms", orphan, (char *)NULL);
-        else
-            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        fprintf(stderr, "tusk-run: cannot execute %s: %s\n", in->local ? c->actor_bin : cmd, strerror(errno));
+        signal(SIGPIPE, SIG_DFL);
+        dup2(log_fd, STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
+        /* The secrets come on standard input (a pipe only we write). */
+        dup2(pipe_fd[0], STDIN_FILENO);
+        if (pipe_fd[0] != STDIN_FILENO)
+            close(pipe_fd[0]);
+        close(pipe_fd[1]);
+        if (log_fd > STDERR_FILENO)
+            close(log_fd);
+        execvp(argv[0], argv);
+        fprintf(stderr, "tusk-run: cannot execute %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    close(log_fd);
+    close(pipe_fd[0]);
+    /* A few hundred bytes: one write, which a new pipe always takes whole
+     * (PIPE_BUF); a child that died already is an EPIPE, not a signal. */
+    ssize_t w = write(pipe_fd[1], secrets, secrets_len);
+    (void)w; /* a dead child is noticed as such (reap) */
+    close(pipe_fd[1]);
+    memset(secrets, 0, secrets_len);
+    free(secrets);
+    free(launcher);
     in->pid = pid;
     in->failed_now = false;
     in->draining = false;
@@ -312,6 +361,34 @@ static void send_configure(ctrl_t *c, inst_t *in)
     tusk_ctl_set_u64(m, "heartbeat_ms", c->opt.heartbeat_ms);
     if (c->opt.actor_path)
         tusk_ctl_set(m, "actor_path", c->opt.actor_path);
+    const tusk_actor_spec_t *s = spec_of(c, in);
+    /* A restart binds where its predecessor did: the senders' sockets
+     * reconnect there by themselves. */
+    for (unsigned j = 0; j < s->n_sources; j++)
+        if (in->bound[j][0]) {
+            char key[32];
+            snprintf(key, sizeof key, "rebind:%u", j);
+            tusk_ctl_set(m, key, in->bound[j]);
+        }
+    /* Where each instance of each sink listens for us (sinks are
+     * configured first, so all have said where they bound). */
+    for (unsigned q = 0; q < s->n_sinks; q++) {
+        unsigned a = s->sinks[q];
+        const tusk_actor_spec_t *d = tusk_topology_actor(c->topo, a);
+        unsigned input = 0;
+        for (unsigned j = 0; j < d->n_sources; j++)
+            if (d->sources[j] == in->actor)
+                input = j;
+        for (unsigned k = 0; k < d->instances; k++) {
+            const inst_t *o = &c->inst[c->first[a] + k];
+            char key[48], ep[512];
+            if (!o->bound[input][0] ||
+                layout_connect_endpoint(c->topo, &c->layout, a, o->bound[input], ep, sizeof ep) != TUSK_OK)
+                continue; /* the instance says what is missing */
+            snprintf(key, sizeof key, "to:%u:%u", a, k);
+            tusk_ctl_set(m, key, ep);
+        }
+    }
     command(c, in, "CONFIGURE", m, c->xml, c->xml_size);
     tusk_ctl_destroy(&m);
 }
@@ -543,13 +620,35 @@ static inst_t *find_inst(ctrl_t *c, const char *id)
 
 static void status_table(ctrl_t *c, FILE *out, bool final);
 
-static void handle_cli(ctrl_t *c, const char *id, tusk_ctl_t *m)
+/* Who sent a command: what the authentication says (the key or the user
+ * id: proven), and what the sender says of itself (not proven). */
+static void who(const tusk_ctl_t *m, const char *id, const char *user, char *out, size_t n)
+{
+    static const char *const keys[] = {"user", "uid", "pid", "host"};
+    char said[4][64];
+    for (int i = 0; i < 4; i++)
+        zu_printable(said[i], sizeof said[i], tusk_ctl_get(m, keys[i]) ? tusk_ctl_get(m, keys[i]) : "?");
+    zu_format(out, n, "%.64s (authenticated as %s; it says user %s, uid %s, pid %s on %s)", id,
+              *user ? user : "nobody: no authentication", said[0], said[1], said[2], said[3]);
+}
+
+static void handle_cli(ctrl_t *c, const char *id, const char *user, tusk_ctl_t *m)
 {
     const char *cmd = tusk_ctl_get(m, "cmd");
     tusk_ctl_t *r = tusk_ctl_new("CLI_REPLY");
     char *text = NULL;
     size_t text_size = 0;
-    if (cmd && strcmp(cmd, "status") == 0) {
+    char sender[512];
+    who(m, id, user, sender, sizeof sender);
+    if (tusk_sec_curve(c->sec) && strcmp(user, tusk_sec_owner(c->sec)) != 0) {
+        /* Authenticated, but not as the run's owner (another certificate of
+         * the deployment): it may connect, not command. */
+        c->refused_commands++;
+        say(c, "refused '%s' from %s: only the run's owner (%s) commands it", cmd ? cmd : "?", sender,
+            tusk_sec_owner(c->sec));
+        tusk_ctl_set(r, "status", "error");
+        tusk_ctl_set(r, "message", "not the run's owner");
+    } else if (cmd && strcmp(cmd, "status") == 0) {
         FILE *mem = open_memstream(&text, &text_size);
         if (mem) {
             status_table(c, mem, false);
@@ -559,7 +658,7 @@ static void handle_cli(ctrl_t *c, const char *id, tusk_ctl_t *m)
     } else if (cmd && strcmp(cmd, "stop") == 0) {
         c->stop_requested = true;
         tusk_ctl_set(r, "status", "ok");
-        say(c, "stop requested (tusk-run --stop)");
+        say(c, "stop requested (tusk-run --stop) by %s", sender);
     } else if (cmd && (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)) {
         bool pause = cmd[0] == 'p';
         /* Producers first when pausing, consumers first when resuming. */
@@ -569,7 +668,7 @@ static void handle_cli(ctrl_t *c, const char *id, tusk_ctl_t *m)
                 command(c, in, pause ? "PAUSE" : "RESUME", NULL, NULL, 0);
         }
         tusk_ctl_set(r, "status", "ok");
-        say(c, "%s requested (tusk-run --%s)", cmd, cmd);
+        say(c, "%s requested (tusk-run --%s) by %s", cmd, cmd, sender);
     } else {
         tusk_ctl_set(r, "status", "error");
         tusk_ctl_set(r, "message", "unknown command");
@@ -580,14 +679,30 @@ static void handle_cli(ctrl_t *c, const char *id, tusk_ctl_t *m)
     free(text);
 }
 
+/* Is a message from instance `in` from where it should be? With
+ * configured keys, the certificate of its host; else anyone the handler
+ * let in (the run's key, or our uid). */
+static bool from_its_host(ctrl_t *c, const inst_t *in, const char *id, const char *user)
+{
+    if (!tusk_sec_curve(c->sec))
+        return true;
+    const char *want = tusk_sec_user_for(c->sec, spec_of(c, in)->hostname);
+    if (strcmp(user, want) == 0)
+        return true;
+    c->refused_commands++;
+    if (c->refused_commands <= 10)
+        say(c, "refused a message as %s from a peer authenticated as %s, not %s", id, user, want);
+    return false;
+}
+
 /* Handle one message; true when `m` was kept (as the instance's
  * statistics), so the caller must not free it. */
-static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
+static bool handle_message(ctrl_t *c, const char *id, const char *user, tusk_ctl_t *m)
 {
     const char *verb = tusk_ctl_verb(m);
     if (strncmp(id, "cli.", 4) == 0) {
         if (strcmp(verb, "CLI") == 0)
-            handle_cli(c, id, m);
+            handle_cli(c, id, user, m);
         return false;
     }
     size_t idlen = strlen(id);
@@ -596,6 +711,8 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
         char main_id[256];
         zu_format(main_id, sizeof main_id, "%.*s", (int)(idlen - 3), id);
         inst_t *in = find_inst(c, main_id);
+        if (in && !from_its_host(c, in, id, user))
+            return false;
         if (in && strcmp(verb, "ALIVE") == 0) {
             in->last_seen = tusk_clock_ms();
             const char *hook = tusk_ctl_get(m, "hook");
@@ -606,7 +723,9 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
     }
     inst_t *in = find_inst(c, id);
     if (!in)
-        return false; /* an earlier incarnation, or a stranger */
+        return false; /* an earlier incarnation (its token is not the slot's now) */
+    if (!from_its_host(c, in, id, user))
+        return false;
     in->last_seen = tusk_clock_ms();
     bool kept = tusk_ctl_get(m, "state") != NULL;
     if (kept) {
@@ -656,6 +775,22 @@ static bool handle_message(ctrl_t *c, const char *id, tusk_ctl_t *m)
         if (!ok)
             return kept;
         if (strcmp(to, "CONFIGURE") == 0) {
+            /* Where its inputs bound: its senders are told at their CONFIGURE. */
+            const tusk_actor_spec_t *s = spec_of(c, in);
+            for (unsigned j = 0; j < s->n_sources; j++) {
+                char key[32], ep[512];
+                snprintf(key, sizeof key, "bound:%u", j);
+                const char *b = tusk_ctl_get(m, key);
+                if (!b || layout_connect_endpoint(c->topo, &c->layout, in->actor, b, ep, sizeof ep) != TUSK_OK) {
+                    in->reply_error = true;
+                    zu_format(in->reply_message, sizeof in->reply_message,
+                              "CONFIGURE: its input %u did not say where it bound (%s)", j, b ? b : "nothing");
+                    if (c->running)
+                        on_reported_failure(c, in, "%s", in->reply_message);
+                    return kept;
+                }
+                zu_format(in->bound[j], sizeof in->bound[j], "%s", b);
+            }
             in->st = I_CONFIGURED;
             if (in->incarnation > 0 && c->running)
                 command(c, in, "INITIALISE", NULL, NULL, 0);
@@ -690,17 +825,21 @@ static void pump(ctrl_t *c, long timeout_ms)
     zmq_pollitem_t item = {.socket = c->router, .events = ZMQ_POLLIN};
     if (zmq_poll(&item, 1, timeout_ms) > 0) {
         while (true) {
-            char id[256];
+            char id[256], user[160];
             tusk_ctl_t *m = NULL;
             tusk_error_t err;
-            int rc = zu_recv_ctl(c->router, true, id, sizeof id, &m, NULL, NULL, &err);
+            int rc = zu_recv_ctl(c->router, true, id, sizeof id, user, sizeof user, &m, NULL, NULL, &err);
             if (rc == TUSK_EIO)
                 break;
             if (rc != TUSK_OK) {
-                say(c, "from %s: %s", id, err.message);
+                /* Dropped and counted, never fatal; the first ones said. */
+                c->bad_control++;
+                if (c->bad_control <= 10 || c->bad_control % 1000 == 0)
+                    say(c, "dropped a malformed control message (%llu so far) from %s (authenticated as %s): %s",
+                        (unsigned long long)c->bad_control, *id ? id : "?", *user ? user : "nobody", err.message);
                 continue;
             }
-            if (!handle_message(c, id, m))
+            if (!handle_message(c, id, user, m))
                 tusk_ctl_destroy(&m);
         }
     }
@@ -829,6 +968,11 @@ static bool step_all(ctrl_t *c, const char *verb, bool backwards, unsigned timeo
         }
         if (!wait_for(c, verb, timeout_ms))
             return false;
+        /* Setting up, an actor that refused goes no further, nor do the
+         * ones after it (they would only fail for want of it). */
+        for (unsigned i = 0; !c->running && i < c->n_inst; i++)
+            if (c->inst[i].actor == a && c->inst[i].reply_error)
+                return false;
     }
     return true;
 }
@@ -877,6 +1021,27 @@ static uint64_t queue_depth(const ctrl_t *c, const inst_t *in)
     return q;
 }
 
+/* What was kept out, where: one line per process with anything to say. */
+static void security_lines(ctrl_t *c, FILE *out)
+{
+    tusk_sec_counts_t sc = tusk_sec_counts(c->sec, NULL);
+    if (sc.refused || sc.denied || c->bad_control || c->refused_commands)
+        fprintf(out, "security: tusk-run's control socket: %llu connections refused (%llu denied by the "
+                     "authentication), %llu malformed messages dropped, %llu messages refused\n",
+                (unsigned long long)sc.refused, (unsigned long long)sc.denied, (unsigned long long)c->bad_control,
+                (unsigned long long)c->refused_commands);
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        uint64_t refused = slot_stat(in, "refused"), denied = slot_stat(in, "denied"),
+                 dropped = slot_stat(in, "dropped");
+        if (refused || denied || dropped)
+            fprintf(out, "security: %s[%u]'s inputs: %llu connections refused (%llu denied by the "
+                         "authentication), %llu messages dropped\n",
+                    spec_of(c, in)->name, in->k, (unsigned long long)refused, (unsigned long long)denied,
+                    (unsigned long long)dropped);
+    }
+}
+
 static void status_table(ctrl_t *c, FILE *out, bool final)
 {
     uint64_t now = tusk_clock_ms();
@@ -919,6 +1084,7 @@ static void status_table(ctrl_t *c, FILE *out, bool final)
         fprintf(out, "%s[%u] is in %s for %.1f s (hook_timeout: %s)\n", s->name, in->k, in->hook,
                 (double)in->hook_ms / 1000.0, limit);
     }
+    security_lines(c, out);
     fflush(out);
 }
 
@@ -940,6 +1106,7 @@ typedef struct link_count {
 
 typedef struct totals {
     uint64_t links, sent, lost, extra, malformed, gaps, duplicates;
+    uint64_t refused, denied, dropped; /* connections kept out, messages dropped: every process */
 } totals_t;
 
 static uint64_t sum_over(const inst_t *in, const char *key)
@@ -1080,6 +1247,23 @@ static totals_t reconcile(ctrl_t *c, FILE *out)
                         d->k);
         }
     }
+    tusk_sec_counts_t sc = tusk_sec_counts(c->sec, NULL);
+    t.refused = sc.refused;
+    t.denied = sc.denied;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        t.refused += slot_stat(&c->inst[i], "refused");
+        t.denied += slot_stat(&c->inst[i], "denied");
+        t.dropped += slot_stat(&c->inst[i], "dropped");
+    }
+    if (t.dropped)
+        fprintf(out, "dropped: %llu messages on data links were no data message of this run (see the instances' "
+                     "logs)\n",
+                (unsigned long long)t.dropped);
+    if (t.refused || c->bad_control || c->refused_commands)
+        fprintf(out, "kept out: %llu connections refused (%llu denied by the authentication), %llu malformed "
+                     "control messages, %llu messages refused\n",
+                (unsigned long long)t.refused, (unsigned long long)t.denied, (unsigned long long)c->bad_control,
+                (unsigned long long)c->refused_commands);
     fprintf(out, "links: %llu, buffers sent %llu, lost %llu", (unsigned long long)t.links,
             (unsigned long long)t.sent, (unsigned long long)t.lost);
     if (t.extra || t.duplicates)
@@ -1094,9 +1278,13 @@ static totals_t reconcile(ctrl_t *c, FILE *out)
  * one per link and a totals line, for scripts. */
 static void write_report(ctrl_t *c, const char *path, const totals_t *t, double seconds)
 {
-    FILE *fp = fopen(path, "w");
+    tusk_error_t err;
+    int fd = tusk_open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &err);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!fp) {
-        say(c, "--report %s: cannot create: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        say(c, "--report: %s", fd >= 0 ? strerror(errno) : err.message);
         return;
     }
     static const char *const keys[] = {"in_buffers", "out_buffers", "in_frames", "out_frames",
@@ -1108,6 +1296,9 @@ static void write_report(ctrl_t *c, const char *path, const totals_t *t, double 
                 tusk_actor_class_name(s->actor_class), s->hostname, in->failed_once ? 1 : 0, in->restarts);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             fprintf(fp, " %s=%llu", keys[k], (unsigned long long)slot_stat(in, keys[k]));
+        static const char *const kept_out[] = {"refused", "denied", "dropped"};
+        for (size_t k = 0; k < sizeof kept_out / sizeof kept_out[0]; k++)
+            fprintf(fp, " %s=%llu", kept_out[k], (unsigned long long)slot_stat(in, kept_out[k]));
         fprintf(fp, "\n");
     }
     for (unsigned i = 0; i < c->n_inst; i++)
@@ -1125,9 +1316,16 @@ static void write_report(ctrl_t *c, const char *path, const totals_t *t, double 
                     (unsigned long long)lc.held, (unsigned long long)lc.extra, (unsigned long long)lc.duplicates,
                     (unsigned long long)lc.gaps, (unsigned long long)lc.malformed, lc.exact ? 1 : 0);
         }
-    fprintf(fp, "run=%u seconds=%.3f extra=%llu malformed=%llu gaps=%llu lost=%llu fatal=%d\n", c->opt.run, seconds,
-            (unsigned long long)(t->extra > t->duplicates ? t->extra : t->duplicates),
-            (unsigned long long)t->malformed, (unsigned long long)t->gaps, (unsigned long long)t->lost,
+    tusk_sec_counts_t sc = tusk_sec_counts(c->sec, NULL);
+    fprintf(fp, "control=tusk-run security=%s refused=%llu denied=%llu bad_control=%llu refused_commands=%llu\n",
+            !tusk_sec_curve(c->sec) ? "none" : c->secrets.certs[0] ? "curve-certs" : "curve",
+            (unsigned long long)sc.refused, (unsigned long long)sc.denied, (unsigned long long)c->bad_control,
+            (unsigned long long)c->refused_commands);
+    fprintf(fp, "run=%u seconds=%.3f extra=%llu malformed=%llu gaps=%llu refused=%llu denied=%llu dropped=%llu "
+                "lost=%llu fatal=%d\n",
+            c->opt.run, seconds, (unsigned long long)(t->extra > t->duplicates ? t->extra : t->duplicates),
+            (unsigned long long)t->malformed, (unsigned long long)t->gaps, (unsigned long long)t->refused,
+            (unsigned long long)t->denied, (unsigned long long)t->dropped, (unsigned long long)t->lost,
             c->fatal ? 1 : 0);
     fclose(fp);
 }
@@ -1178,15 +1376,23 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
         for (unsigned j = 0; j < in->n_old; j++)
             tusk_ctl_destroy(&in->old_stats[j]);
         free(in->old_stats);
+        free(in->bound);
     }
     free(c->inst);
     free(c->first);
-    if (c->router)
-        zmq_close(c->router);
+    tusk_sec_close(c->sec, c->router);
+    /* Its sockets closed, the authentication handler may go. */
+    tusk_sec_destroy(&c->sec);
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     tusk_topology_destroy(&c->topo);
     free(c->xml);
+    memset(&c->secrets, 0, sizeof c->secrets);
+    /* The secrets and the entry for --stop go with the run. */
+    if (c->keys_path[0])
+        unlink(c->keys_path);
+    if (c->registry[0])
+        unlink(c->registry);
     if (c->lock_fd >= 0) {
         /* The run is over: a folder without a lock is nobody's. */
         char path[PATH_MAX + 16];
@@ -1209,7 +1415,7 @@ static int probe_lock(const char *dir, int *fd, long *pid)
     snprintf(path, sizeof path, "%s/lock", dir);
     *fd = -1;
     *pid = 0;
-    int f = open(path, O_RDWR | O_CLOEXEC);
+    int f = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (f < 0)
         return -1;
     char buf[32] = "";
@@ -1247,6 +1453,8 @@ static void clean_stale(ctrl_t *c, const char *dir, int fd, long pid)
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/control", dir);
     unlink(path);
+    snprintf(path, sizeof path, "%s/keys", dir);
+    unlink(path);
     snprintf(path, sizeof path, "%s/lock", dir);
     unlink(path);
     close(fd);
@@ -1254,8 +1462,8 @@ static void clean_stale(ctrl_t *c, const char *dir, int fd, long pid)
         "socket%s and its control file; its logs are kept", dir, pid, sockets, sockets == 1 ? "" : "s");
 }
 
-/* Report and clean the run folders in `tmpdir` (tusk-run.*) whose
- * tusk-run is dead. */
+/* Report and clean the run folders in our private folder (tusk-run.*)
+ * whose tusk-run is dead. */
 static void clean_stale_folders(ctrl_t *c, const char *tmpdir)
 {
     DIR *d = opendir(tmpdir);
@@ -1263,7 +1471,7 @@ static void clean_stale_folders(ctrl_t *c, const char *tmpdir)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "tusk-run.", 9) != 0 || strcmp(e->d_name, "tusk-run.last") == 0)
+        if (strncmp(e->d_name, "tusk-run.", 9) != 0)
             continue;
         char dir[PATH_MAX];
         zu_format(dir, sizeof dir, "%s/%s", tmpdir, e->d_name);
@@ -1284,9 +1492,10 @@ static int take_run_dir(ctrl_t *c, tusk_error_t *err)
     char mine[PATH_MAX + 32], lock[PATH_MAX + 16];
     snprintf(mine, sizeof mine, "%s/lock.%ld", c->run_dir, (long)getpid());
     snprintf(lock, sizeof lock, "%s/lock", c->run_dir);
-    int fd = open(mine, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    unlink(mine); /* one of a dead process that had our number */
+    int fd = tusk_open_nofollow(mine, O_RDWR | O_CREAT | O_EXCL, 0600, err);
     if (fd < 0)
-        return tusk_error_set(err, TUSK_EIO, "%s: cannot create: %s", mine, strerror(errno));
+        return TUSK_EIO;
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     if (flock(fd, LOCK_EX | LOCK_NB) != 0 || write(fd, pid, (size_t)n) != n) {
@@ -1317,6 +1526,34 @@ static int take_run_dir(ctrl_t *c, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* Our secrets: a key pair made for this run, or the configured
+ * certificates (--certs), or none (--security none). */
+static int make_secrets(ctrl_t *c, tusk_error_t *err)
+{
+    tusk_secrets_t *sx = &c->secrets;
+    memset(sx, 0, sizeof *sx);
+    if (c->opt.insecure) {
+        if (c->opt.certs)
+            return tusk_error_set(err, TUSK_EINVAL, "--certs with --security none: choose one");
+        return TUSK_OK;
+    }
+    sx->curve = 1;
+    if (c->opt.certs) {
+        if (c->opt.certs[0] != '/')
+            return tusk_error_set(err, TUSK_EINVAL, "--certs %s: give an absolute path (the instances read it on "
+                                  "their hosts)", c->opt.certs);
+        if ((size_t)snprintf(sx->certs, sizeof sx->certs, "%s", c->opt.certs) >= sizeof sx->certs)
+            return tusk_error_set(err, TUSK_EINVAL, "--certs: too long");
+        snprintf(sx->cert, sizeof sx->cert, "%s", c->opt.cert ? c->opt.cert : "controller");
+        snprintf(sx->server_cert, sizeof sx->server_cert, "%s", sx->cert);
+        return TUSK_OK;
+    }
+    int rc = tusk_keypair_new(sx->public_key, sx->secret_key, err);
+    if (rc == TUSK_OK)
+        memcpy(sx->server_key, sx->public_key, sizeof sx->server_key);
+    return rc;
+}
+
 static int setup(ctrl_t *c, tusk_error_t *err)
 {
     /* The size limit and messages of every other topology reader. */
@@ -1331,24 +1568,29 @@ static int setup(ctrl_t *c, tusk_error_t *err)
      * process starts; remote instances look theirs up on their host. */
     if (all_local && (rc = tusk_topology_resolve(c->topo, c->opt.actor_path, err)) != TUSK_OK)
         return rc;
+    /* Runtime files: in the user's private folder (security.h). */
+    if ((rc = tusk_private_dir(c->private_dir, sizeof c->private_dir, err)) != TUSK_OK)
+        return rc;
     /* Folders left by a tusk-run that died: said and cleaned, each once. */
-    const char *tmpdir = getenv("TMPDIR");
-    clean_stale_folders(c, tmpdir && *tmpdir ? tmpdir : "/tmp");
+    clean_stale_folders(c, c->private_dir);
     if (c->opt.run_dir) {
-        snprintf(c->run_dir, sizeof c->run_dir, "%s", c->opt.run_dir);
-        if (mkdir(c->run_dir, 0700) != 0 && errno != EEXIST)
-            return tusk_error_set(err, TUSK_EIO, "%s: cannot create the run folder: %s", c->run_dir, strerror(errno));
+        /* Made private, or checked to be: ours, a folder, closed to others. */
+        if ((size_t)snprintf(c->run_dir, sizeof c->run_dir, "%s", c->opt.run_dir) >= sizeof c->run_dir)
+            return tusk_error_set(err, TUSK_EINVAL, "--run-dir: too long");
+        if ((rc = tusk_private_folder(c->run_dir, true, err)) != TUSK_OK) {
+            tusk_error_prefix(err, "--run-dir");
+            return rc;
+        }
     } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(c->run_dir, sizeof c->run_dir, "%s/tusk-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(c->run_dir))
+        if ((size_t)snprintf(c->run_dir, sizeof c->run_dir, "%.*s/tusk-run.XXXXXX", PATH_MAX - 32,
+                             c->private_dir) >= sizeof c->run_dir || !mkdtemp(c->run_dir))
             return tusk_error_set(err, TUSK_EIO, "%s: cannot create the run folder: %s", c->run_dir, strerror(errno));
         c->temp_run_dir = true;
     }
     if ((rc = take_run_dir(c, err)) != TUSK_OK)
         return rc;
     c->layout.run_dir = c->run_dir;
-    c->layout.base_port = c->opt.base_port ? c->opt.base_port : 20000u + (unsigned)(getpid() % 2000) * 16u;
+    c->layout.base_port = c->opt.base_port; /* 0: the kernel picks free ports */
     if ((rc = layout_check(c->topo, &c->layout, err)) != TUSK_OK)
         return rc;
     find_actor_bin(c);
@@ -1364,31 +1606,58 @@ static int setup(ctrl_t *c, tusk_error_t *err)
                               "actors run on other hosts: give --control-address as an address of this host they "
                               "can reach (not %s)",
                               caddr);
+    if ((rc = make_secrets(c, err)) != TUSK_OK)
+        return rc;
     c->zctx = zmq_ctx_new();
-    c->router = c->zctx ? zmq_socket(c->zctx, ZMQ_ROUTER) : NULL;
+    if (!c->zctx)
+        return tusk_error_set(err, TUSK_EIO, "no ZeroMQ context: %s", zmq_strerror(errno));
+    if ((rc = tusk_sec_new(&c->sec, c->zctx, &c->secrets, "tusk-run", err)) != TUSK_OK)
+        return rc;
+    c->router = zmq_socket(c->zctx, ZMQ_ROUTER);
     char ep[256], port[16] = "*";
     if (c->opt.control_port)
         snprintf(port, sizeof port, "%u", c->opt.control_port);
     snprintf(ep, sizeof ep, "tcp://%s:%s", caddr, port);
     int linger = 0, mandatory = 0;
-    size_t len = sizeof c->endpoint;
     if (!c->router || zmq_setsockopt(c->router, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-        zmq_setsockopt(c->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory) != 0 || zmq_bind(c->router, ep) != 0 ||
-        zmq_getsockopt(c->router, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
-        return tusk_error_set(err, TUSK_EIO, "cannot bind the control socket at %s: %s", ep, zmq_strerror(errno));
-    /* Where `tusk-run --status` finds us. */
-    char path[PATH_MAX + 16];
+        zmq_setsockopt(c->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory) != 0)
+        return tusk_error_set(err, TUSK_EIO, "cannot make the control socket: %s", zmq_strerror(errno));
+    if ((rc = tusk_sec_bind(c->sec, c->router, ep, "control", c->endpoint, sizeof c->endpoint, err)) != TUSK_OK)
+        return rc;
+    if (!tusk_sec_curve(c->sec))
+        say(c, "security none: the control socket (%s)%s lets in anyone who reaches it", c->endpoint,
+            c->layout.transport == TUSK_TRANSPORT_TCP ? " and every tcp data link" : "");
+    /* Where `tusk-run --status` finds us: the endpoint, and the keys to
+     * talk there (ours only: 0600 in our private run folder). */
+    char path[PATH_MAX + 16], line[PATH_MAX + 2];
     snprintf(path, sizeof path, "%s/control", c->run_dir);
-    FILE *fp = fopen(path, "w");
-    if (fp) {
-        fprintf(fp, "%s\n", c->endpoint);
-        fclose(fp);
+    int w = snprintf(line, sizeof line, "%s\n", c->endpoint);
+    unlink(path);
+    if ((rc = tusk_write_new(path, line, (size_t)w, 0644, err)) != TUSK_OK)
+        return rc;
+    size_t len;
+    snprintf(c->keys_path, sizeof c->keys_path, "%s/keys", c->run_dir);
+    unlink(c->keys_path);
+    char *keys = tusk_secrets_format(&c->secrets, &len);
+    rc = keys ? tusk_write_new(c->keys_path, keys, len, 0600, err) : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    if (keys)
+        memset(keys, 0, len);
+    free(keys);
+    if (rc != TUSK_OK) {
+        c->keys_path[0] = '\0';
+        return rc;
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/tusk-run.last", tmp && *tmp ? tmp : "/tmp");
-    if ((fp = fopen(path, "w")) != NULL) {
-        fprintf(fp, "%s\n", c->run_dir);
-        fclose(fp);
+    /* ... and where `tusk-run --stop` without a folder finds our run. */
+    snprintf(c->registry, sizeof c->registry, "%s/run.%ld", c->private_dir, (long)getpid());
+    unlink(c->registry);
+    w = snprintf(line, sizeof line, "%s\n", c->run_dir);
+    if (w < 0 || (size_t)w >= sizeof line)
+        rc = tusk_error_set(err, TUSK_EINVAL, "run folder path too long");
+    else
+        rc = tusk_write_new(c->registry, line, (size_t)w, 0600, err);
+    if (rc != TUSK_OK) {
+        c->registry[0] = '\0';
+        return rc;
     }
 
     unsigned n = tusk_topology_count(c->topo);
@@ -1401,12 +1670,46 @@ static int setup(ctrl_t *c, tusk_error_t *err)
     unsigned i = 0;
     for (unsigned a = 0; a < n; a++) {
         c->first[a] = i;
-        for (unsigned k = 0; k < tusk_topology_actor(c->topo, a)->instances; k++, i++) {
+        const tusk_actor_spec_t *spec = tusk_topology_actor(c->topo, a);
+        for (unsigned k = 0; k < spec->instances; k++, i++) {
             c->inst[i].actor = a;
             c->inst[i].k = k;
+            c->inst[i].bound = calloc(spec->n_sources ? spec->n_sources : 1, sizeof *c->inst[i].bound);
+            if (!c->inst[i].bound)
+                return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
         }
     }
     return TUSK_OK;
+}
+
+/* RUN_FOLDER/endpoints: where every input listens, one line each
+ * (`instance=NAME[K] input=J source=ACTOR endpoint=EP`): for firewalls,
+ * and for tests that knock on every door. */
+static void write_endpoints(ctrl_t *c)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/endpoints", c->run_dir);
+    unlink(path);
+    tusk_error_t err;
+    int fd = tusk_open_nofollow(path, O_WRONLY | O_CREAT | O_EXCL, 0644, &err);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!fp) {
+        if (fd >= 0)
+            close(fd);
+        say(c, "%s", fd >= 0 ? strerror(errno) : err.message);
+        return;
+    }
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        for (unsigned j = 0; j < s->n_sources; j++) {
+            char ep[512];
+            if (layout_connect_endpoint(c->topo, &c->layout, in->actor, in->bound[j], ep, sizeof ep) == TUSK_OK)
+                fprintf(fp, "instance=%s[%u] input=%u source=%s endpoint=%s\n", s->name, in->k, j,
+                        tusk_topology_actor(c->topo, s->sources[j])->name, ep);
+        }
+    }
+    fclose(fp);
 }
 
 /* Report what went wrong during start-up, for every instance. */
@@ -1467,9 +1770,13 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         c->opt.run = 1;
     c->out = opt->out ? opt->out : stdout;
     stop_signals = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_pipe;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* Writing an instance's secrets to the pipe of one that died is an
+     * error to see (EPIPE), not a signal to die of. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ign, &old_pipe);
 
     int status = TUSK_EXIT_USAGE;
     int rc = setup(c, err);
@@ -1494,6 +1801,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         setup_failure(c, "configuration", err);
         goto done;
     }
+    write_endpoints(c);
     if (!step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED) || c->fatal ||
         !everyone_in(c, I_READY)) {
         setup_failure(c, "initialisation", err);
@@ -1569,14 +1877,17 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
     } else if (stop_signals > 1) {
         status = TUSK_EXIT_FAIL;
         tusk_error_set(err, TUSK_EACTOR, "run %u aborted", c->opt.run);
-    } else if (failures || totals.lost || extra || totals.malformed || totals.gaps) {
+    } else if (failures || totals.lost || extra || totals.malformed || totals.gaps || totals.dropped) {
         status = TUSK_EXIT_LOSS;
-        char more[160] = "";
+        char more[200] = "";
         if (extra)
             zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu extra", (unsigned long long)extra);
         if (totals.malformed)
             zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu malformed",
                       (unsigned long long)totals.malformed);
+        if (totals.dropped)
+            zu_format(more + strlen(more), sizeof more - strlen(more), ", %llu messages dropped",
+                      (unsigned long long)totals.dropped);
         tusk_error_set(err, TUSK_EACTOR, "run %u ended with failures: %llu buffers lost%s", c->opt.run,
                        (unsigned long long)totals.lost, more);
     } else {
@@ -1593,10 +1904,62 @@ done:
     ctrl_free(c, status != TUSK_EXIT_OK);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
     return status;
 }
 
 /* ---- talking to a running controller ---------------------------------------------- */
+
+/* The run folder of the user's only run going on (--stop etc. without a
+ * folder): the entries run.PID of the private folder whose tusk-run holds
+ * its folder's lock. Entries of dead runs are removed. */
+static int find_my_run(char *dir, size_t size, tusk_error_t *err)
+{
+    char priv[PATH_MAX];
+    int rc = tusk_private_dir(priv, sizeof priv, err);
+    if (rc != TUSK_OK)
+        return rc;
+    DIR *d = opendir(priv);
+    if (!d)
+        return tusk_error_set(err, TUSK_EIO, "%s: %s", priv, strerror(errno));
+    unsigned found = 0;
+    char list[1024] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t pid;
+        if (strncmp(e->d_name, "run.", 4) != 0 || tusk_parse_u64(e->d_name + 4, 1, LONG_MAX, &pid) != 0)
+            continue;
+        char entry[PATH_MAX + 300], *text = NULL, run[PATH_MAX];
+        size_t n = 0;
+        zu_format(entry, sizeof entry, "%s/%s", priv, e->d_name);
+        tusk_error_t ignored;
+        if (tusk_read_private(entry, PATH_MAX, &text, &n, &ignored) != TUSK_OK)
+            continue;
+        zu_format(run, sizeof run, "%.*s", (int)strcspn(text, "\n"), text);
+        free(text);
+        int fd;
+        long owner;
+        int held = probe_lock(run, &fd, &owner);
+        if (fd >= 0)
+            close(fd);
+        if (held != 1 || owner != (long)pid) {
+            unlink(entry); /* its run is over */
+            continue;
+        }
+        if (found++ == 0)
+            zu_format(dir, size, "%s", run);
+        size_t used = strlen(list);
+        zu_format(list + used, sizeof list - used, "%s%s (process %ld)", used ? ", " : "", run, owner);
+    }
+    closedir(d);
+    if (found == 0)
+        return tusk_error_set(err, TUSK_EIO, "no run of yours is going on (none listed in %s): give the run folder",
+                              priv);
+    if (found > 1)
+        return tusk_error_set(err, TUSK_EINVAL, "%u runs of yours are going on: give the run folder of one: %s",
+                              found, list);
+    return TUSK_OK;
+}
 
 int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, tusk_error_t *err)
 {
@@ -1604,17 +1967,14 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
     if (run_dir) {
         snprintf(dir, sizeof dir, "%s", run_dir);
     } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/tusk-run.last", tmp && *tmp ? tmp : "/tmp");
-        FILE *fp = fopen(path, "r");
-        if (!fp || !fgets(dir, sizeof dir, fp)) {
-            if (fp)
-                fclose(fp);
-            return tusk_error_set(err, TUSK_EIO, "no run found (%s): give the run folder", path);
-        }
-        fclose(fp);
-        dir[strcspn(dir, "\n")] = '\0';
+        int rc = find_my_run(dir, sizeof dir, err);
+        if (rc != TUSK_OK)
+            return rc;
     }
+    /* Only a run folder of ours: a private folder. */
+    int rc = tusk_private_folder(dir, false, err);
+    if (rc != TUSK_OK)
+        return rc;
     /* Is its tusk-run there at all? */
     int lock_fd;
     long owner;
@@ -1627,26 +1987,54 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
     if (held < 0)
         return tusk_error_set(err, TUSK_EIO, "%s: no run is going on there (it ended)", dir);
     snprintf(path, sizeof path, "%s/control", dir);
-    FILE *fp = fopen(path, "r");
+    int fd = tusk_open_nofollow(path, O_RDONLY, 0, err);
+    FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!fp || !fgets(endpoint, sizeof endpoint, fp)) {
         if (fp)
             fclose(fp);
+        else if (fd >= 0)
+            close(fd);
         return tusk_error_set(err, TUSK_EIO, "%s: no controller endpoint (is the run still going?)", path);
     }
     fclose(fp);
     endpoint[strcspn(endpoint, "\n")] = '\0';
+    /* The keys to talk there: readable by the run's owner only. */
+    snprintf(path, sizeof path, "%s/keys", dir);
+    char *text = NULL;
+    size_t size = 0;
+    tusk_secrets_t secrets;
+    rc = tusk_read_private(path, TUSK_SECRETS_MAX, &text, &size, err);
+    if (rc == TUSK_OK)
+        rc = tusk_secrets_parse(text, size, &secrets, err);
+    if (text) {
+        memset(text, 0, size);
+        free(text);
+    }
+    if (rc != TUSK_OK)
+        return rc;
     void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_DEALER);
+    tusk_sec_t *sec = NULL;
     char id[64];
     snprintf(id, sizeof id, "cli.%d", (int)getpid());
     int linger = 0;
     zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
-    int rc = TUSK_OK;
-    if (zmq_connect(s, endpoint) != 0) {
-        rc = tusk_error_set(err, TUSK_EIO, "cannot reach the controller at %s: %s", endpoint, zmq_strerror(errno));
-    } else {
+    rc = tusk_sec_new(&sec, ctx, &secrets, "tusk-run", err);
+    memset(&secrets, 0, sizeof secrets);
+    if (rc == TUSK_OK)
+        rc = tusk_sec_connect(sec, s, endpoint, NULL, err);
+    if (rc == TUSK_OK) {
+        /* Who asks (the controller says it in its log; the key is what it trusts). */
         tusk_ctl_t *m = tusk_ctl_new("CLI");
         tusk_ctl_set(m, "cmd", command_name);
+        const char *user = getenv("USER");
+        char host[256] = "?";
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = '\0';
+        tusk_ctl_set(m, "user", user && *user ? user : "?");
+        tusk_ctl_set_u64(m, "uid", (uint64_t)getuid());
+        tusk_ctl_set_u64(m, "pid", (uint64_t)getpid());
+        tusk_ctl_set(m, "host", host);
         rc = zu_send_ctl(s, NULL, m, NULL, 0, err);
         tusk_ctl_destroy(&m);
         zmq_pollitem_t item = {.socket = s, .events = ZMQ_POLLIN};
@@ -1656,8 +2044,8 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
         if (rc == TUSK_OK) {
             tusk_ctl_t *r = NULL;
             char *payload = NULL;
-            size_t size = 0;
-            rc = zu_recv_ctl(s, false, NULL, 0, &r, &payload, &size, err);
+            size = 0;
+            rc = zu_recv_ctl(s, false, NULL, 0, NULL, 0, &r, &payload, &size, err);
             if (rc == TUSK_OK) {
                 const char *st = tusk_ctl_get(r, "status");
                 if (!st || strcmp(st, "ok") != 0)
@@ -1673,6 +2061,7 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
         }
     }
     zmq_close(s);
+    tusk_sec_destroy(&sec);
     zmq_ctx_term(ctx);
     return rc;
 }

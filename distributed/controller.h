@@ -12,8 +12,16 @@
  *
  * The run folder holds a file `lock`, locked (flock) by the live tusk-run
  * and naming its process id: a run folder whose lock nobody holds belongs
- * to a tusk-run that died. The next tusk-run reports such folders (in
- * $TMPDIR, or the --run-dir it is given) and removes their sockets.
+ * to a tusk-run that died. The next tusk-run reports such folders (in the
+ * user's private folder, or the --run-dir it is given) and removes their
+ * sockets.
+ *
+ * Security (security.h, README.md): every socket authenticates its peers
+ * (CURVE on tcp with a key pair made for the run, or configured
+ * certificates; the user id on ipc); the instances get the keys and a
+ * token of their own on their standard input; control commands are taken
+ * from the run's owner only, and said with who sent them; run folders are
+ * private (0700, ours) and their files are opened without following links.
  */
 #ifndef TUSK_CONTROLLER_H
 #define TUSK_CONTROLLER_H
@@ -31,10 +39,11 @@ typedef struct tusk_run_options {
     const char *run_dir;         /* NULL: a new temporary folder */
     bool force_transport;
     tusk_transport_t transport;  /* with force_transport */
-    unsigned base_port;          /* tcp; 0: derived from the process id */
+    unsigned base_port;          /* tcp: fixed ports from here; 0: the kernel picks free ones */
     const char *control_address; /* where the control socket binds (default 127.0.0.1) */
     unsigned control_port;       /* its port (0: one the kernel picks) */
-    const char *launcher;        /* for remote hosts; {host} is replaced (default "ssh {host}") */
+    const char *launcher;        /* for remote hosts: words, run without a shell, {host} replaced
+                                    (default "ssh {host}") */
     const char *actor_bin;       /* tusk-actor to run (default: next to tusk-run, else PATH) */
     const char *actor_path;      /* actor library search path given to every instance */
     unsigned heartbeat_ms;       /* default 500 */
@@ -48,6 +57,11 @@ typedef struct tusk_run_options {
     bool quiet;                  /* no summary */
     const char *report;          /* also write the final figures as key=value lines here */
     FILE *out;                   /* summary and status (NULL: stdout) */
+    bool insecure;               /* no CURVE on tcp (--security none) */
+    const char *certs;           /* configured keys: the certificate folder (NULL: a key pair
+                                    made for the run) */
+    const char *cert;            /* with certs: tusk-run's certificate (default "controller");
+                                    an instance's is named after its <hostname> */
 } tusk_run_options_t;
 
 /* Run the topology to its end; returns tusk-run's exit status (base/exit.h):
@@ -59,7 +73,8 @@ typedef struct tusk_run_options {
 int tusk_run_topology(const tusk_run_options_t *options, tusk_error_t *err);
 
 /* --status / --stop / --pause / --resume: talk to the controller of the
- * run in `run_dir` (NULL: the last run started on this machine). */
+ * run in `run_dir` (NULL: the user's only run going on; refused when
+ * there are several, or none). */
 int tusk_run_command(const char *run_dir, const char *command, FILE *out, tusk_error_t *err);
 
 #endif

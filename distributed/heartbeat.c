@@ -10,6 +10,7 @@
 #include <zmq.h>
 
 #include "heartbeat.h"
+#include "security.h"
 #include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
@@ -107,8 +108,8 @@ static void destroy(tusk_hb_t *hb)
     free(hb);
 }
 
-int tusk_hb_start(tusk_hb_t **out, void *zctx, const char *endpoint, const char *identity, unsigned period_ms,
-                  unsigned orphan_ms, const char *label, tusk_error_t *err)
+int tusk_hb_start(tusk_hb_t **out, void *zctx, tusk_sec_t *sec, const char *endpoint, const char *identity,
+                  unsigned period_ms, unsigned orphan_ms, const char *label, tusk_error_t *err)
 {
     *out = NULL;
     tusk_hb_t *hb = calloc(1, sizeof *hb);
@@ -131,9 +132,14 @@ int tusk_hb_start(tusk_hb_t **out, void *zctx, const char *endpoint, const char 
         zmq_setsockopt(hb->sock, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_setsockopt(hb->pipe_main, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_setsockopt(hb->pipe_thread, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(hb->pipe_main, pipe) != 0 ||
-        zmq_connect(hb->pipe_thread, pipe) != 0 || zmq_connect(hb->sock, endpoint) != 0) {
+        zmq_connect(hb->pipe_thread, pipe) != 0) {
         tusk_error_set(err, TUSK_EIO, "tusk-actor %s: heartbeat connection to %s: %s", label, endpoint,
                        zmq_strerror(errno));
+        destroy(hb);
+        return TUSK_EIO;
+    }
+    if (tusk_sec_connect(sec, hb->sock, endpoint, NULL, err) != TUSK_OK) {
+        tusk_error_prefix(err, "tusk-actor %s: heartbeat connection", label);
         destroy(hb);
         return TUSK_EIO;
     }

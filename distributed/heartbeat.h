@@ -30,12 +30,13 @@
 #include "tusk/error.h"
 
 typedef struct tusk_hb tusk_hb_t;
+struct tusk_sec;
 
-/* Connect a DEALER with routing id `identity` to `endpoint` in `zctx` and
- * start the thread. `orphan_ms` 0: never orphaned. `label` names the
- * instance in messages. */
-int tusk_hb_start(tusk_hb_t **hb, void *zctx, const char *endpoint, const char *identity, unsigned period_ms,
-                  unsigned orphan_ms, const char *label, tusk_error_t *err);
+/* Connect a DEALER with routing id `identity` to `endpoint` in `zctx`
+ * (authenticated as `sec` says) and start the thread. `orphan_ms` 0:
+ * never orphaned. `label` names the instance in messages. */
+int tusk_hb_start(tusk_hb_t **hb, void *zctx, struct tusk_sec *sec, const char *endpoint, const char *identity,
+                  unsigned period_ms, unsigned orphan_ms, const char *label, tusk_error_t *err);
 
 void tusk_hb_set_period(tusk_hb_t *hb, unsigned period_ms);
 

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "security.h"
+#include "base/parse.h"
 
 bool layout_host_is_local(const char *host)
 {
@@ -46,8 +48,18 @@ static unsigned total_inputs(const tusk_topology_t *t)
 
 int layout_check(const tusk_topology_t *t, const tusk_layout_t *l, tusk_error_t *err)
 {
+    /* Host names reach a launcher (ssh) and the remote shell behind it. */
+    for (unsigned i = 0; i < tusk_topology_count(t); i++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, i);
+        if (!tusk_host_name_valid(s->hostname))
+            return tusk_error_set(err, TUSK_ETOPOLOGY,
+                                  "%s:%d: %s '%s': '%s' is not a host name (letters, digits and '-' in labels "
+                                  "separated by dots, or an IP address)",
+                                  tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
+                                  s->hostname);
+    }
     if (l->transport == TUSK_TRANSPORT_TCP) {
-        if (l->base_port == 0 || l->base_port + total_inputs(t) > 65535)
+        if (l->base_port && l->base_port + total_inputs(t) > 65535)
             return tusk_error_set(err, TUSK_EINVAL, "tcp ports %u..%u are out of range: choose another --base-port",
                                   l->base_port, l->base_port + total_inputs(t));
         for (unsigned i = 0; i < tusk_topology_count(t); i++) {
@@ -65,15 +77,15 @@ int layout_check(const tusk_topology_t *t, const tusk_layout_t *l, tusk_error_t 
             if (!s->interface)
                 return tusk_error_set(err, TUSK_ETOPOLOGY,
                                       "%s:%d: %s '%s' on %s receives data from another host: name the interface or "
-                                      "address its inputs bind to with <port> (inputs bind to loopback otherwise)",
+                                      "address its inputs bind to with <address> (inputs bind to loopback otherwise)",
                                       tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
                                       s->hostname);
-            /* Remote senders reach a local actor at its <port> address: a
+            /* Remote senders reach a local actor at its <address>: a
              * bare interface name gives them nothing to connect to. */
             if (local && !strpbrk(s->interface, ".:"))
                 return tusk_error_set(err, TUSK_ETOPOLOGY,
                                       "%s:%d: %s '%s' runs on this host (%s) and receives data from other hosts: give "
-                                      "<port> as an address they reach, not the interface name '%s'",
+                                      "<address> as an address they reach, not the interface name '%s'",
                                       tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
                                       s->hostname, s->interface);
         }
@@ -98,22 +110,33 @@ int layout_bind_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, unsig
                          unsigned input, char *out, size_t size)
 {
     const tusk_actor_spec_t *s = tusk_topology_actor(t, actor);
+    const char *addr = s->interface ? s->interface : "127.0.0.1";
     int n;
     if (l->transport == TUSK_TRANSPORT_IPC)
         n = snprintf(out, size, "ipc://%s/a%u.%u.%u", l->run_dir, actor, instance, input);
+    else if (l->base_port)
+        n = snprintf(out, size, "tcp://%s:%u", addr, l->base_port + ordinal(t, actor, instance, input));
     else
-        n = snprintf(out, size, "tcp://%s:%u", s->interface ? s->interface : "127.0.0.1",
-                     l->base_port + ordinal(t, actor, instance, input));
+        n = snprintf(out, size, "tcp://%s:*", addr); /* the kernel picks a free port */
     return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
 }
 
-int layout_connect_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, unsigned actor, unsigned instance,
-                            unsigned input, char *out, size_t size)
+int layout_connect_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, unsigned actor, const char *bound,
+                            char *out, size_t size)
 {
     const tusk_actor_spec_t *s = tusk_topology_actor(t, actor);
-    if (l->transport == TUSK_TRANSPORT_IPC)
-        return layout_bind_endpoint(t, l, actor, instance, input, out, size);
-    /* Reach an actor at the address its inputs bind to when <port> names
+    int n;
+    if (l->transport == TUSK_TRANSPORT_IPC) {
+        if (strncmp(bound, "ipc://", 6) != 0)
+            return TUSK_EINVAL;
+        n = snprintf(out, size, "%s", bound);
+        return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
+    }
+    const char *colon = strrchr(bound, ':');
+    uint64_t port;
+    if (strncmp(bound, "tcp://", 6) != 0 || !colon || tusk_parse_u64(colon + 1, 1, 65535, &port) != 0)
+        return TUSK_EINVAL;
+    /* Reach an actor at the address its inputs bind to when <address> names
      * one; else a local actor at loopback (it binds there) and a remote one
      * at its <hostname>. layout_check makes sure that reaches it. */
     const char *host = s->hostname;
@@ -121,6 +144,6 @@ int layout_connect_endpoint(const tusk_topology_t *t, const tusk_layout_t *l, un
         host = s->interface;
     else if (layout_host_is_local(host) && !s->interface)
         host = "127.0.0.1";
-    int n = snprintf(out, size, "tcp://%s:%u", host, l->base_port + ordinal(t, actor, instance, input));
+    n = snprintf(out, size, "tcp://%s:%u", host, (unsigned)port);
     return n > 0 && (size_t)n < size ? TUSK_OK : TUSK_EINVAL;
 }

@@ -1,14 +1,19 @@
 /* layout.h - where the sockets of a distributed run are.
  *
- * Every process computes the same endpoints from the topology and a few
- * run settings, so nothing has to be exchanged: input j of instance k of
- * actor a binds at bind_endpoint(a, k, j) and every sender to it connects
- * to connect_endpoint(a, k, j).
+ * Input j of instance k of actor a binds at bind_endpoint(a, k, j):
  *
- *   ipc (every actor on localhost): ipc://RUN_DIR/a<a>.<k>.<j>
- *   tcp: port = base_port + the input's ordinal (actors in topology order,
- *        then instances, then inputs); bound on the actor's <port>
- *        (interface or address) or 127.0.0.1; connected at <hostname>.
+ *   ipc (every actor on localhost): ipc://RUN_DIR/a<a>.<k>.<j>, in the
+ *        run's private folder;
+ *   tcp: on the actor's <address> (interface or address) or 127.0.0.1, at a
+ *        port the kernel picks (tcp://ADDR:*): no two runs can clash; or,
+ *        with a base port (--base-port, for firewalls), at base_port +
+ *        the input's ordinal (actors in topology order, then instances,
+ *        then inputs).
+ *
+ * The instance reports where it bound (ZMQ_LAST_ENDPOINT) and tusk-run
+ * tells its senders: they connect at connect_endpoint(a, bound), the
+ * address its senders reach (<address> when it is an address, else
+ * <hostname>, or 127.0.0.1 for an actor here) with the port it got.
  */
 #ifndef TUSK_LAYOUT_H
 #define TUSK_LAYOUT_H
@@ -33,15 +38,19 @@ bool layout_host_is_local(const char *host);
 /* ipc when every actor is local, else tcp. */
 tusk_transport_t layout_default_transport(const tusk_topology_t *topology);
 
-/* Check the topology can run distributed with this transport: a remote
- * actor that receives data must name the interface to bind to; all tcp
- * ports must fit. */
+/* Check the topology can run distributed with this transport: every host
+ * name is a host name (tusk_host_name_valid: no shell syntax); a remote
+ * actor that receives data must name the interface to bind to; with a
+ * base port, all tcp ports must fit. */
 int layout_check(const tusk_topology_t *topology, const tusk_layout_t *layout, tusk_error_t *err);
 
 int layout_bind_endpoint(const tusk_topology_t *topology, const tusk_layout_t *layout, unsigned actor,
                          unsigned instance, unsigned input, char *out, size_t size);
+/* Where senders reach an input of `actor` that bound at `bound` (what the
+ * instance reported). TUSK_EINVAL when `bound` is no endpoint of this
+ * transport. */
 int layout_connect_endpoint(const tusk_topology_t *topology, const tusk_layout_t *layout, unsigned actor,
-                            unsigned instance, unsigned input, char *out, size_t size);
+                            const char *bound, char *out, size_t size);
 
 const char *layout_transport_name(tusk_transport_t transport);
 

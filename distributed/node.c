@@ -15,6 +15,7 @@
 #include "heartbeat.h"
 #include "layout.h"
 #include "node.h"
+#include "security.h"
 #include "tusk/actor_host.h"
 #include "tusk/adf_reader.h"
 #include "runtime/wire.h"
@@ -29,6 +30,8 @@
  * an instance that exits by itself has flushed everything it sent (see
  * controller.c, on_failure_how). */
 #define DATA_LINGER_MS 5000
+/* Dropped messages said in the log: the first ones, then every 1000th. */
+#define DROPS_SAID 5
 
 typedef enum {
     ST_IDLE,       /* waiting for CONFIGURE */
@@ -86,6 +89,8 @@ typedef struct input {
     void *sock;
     unsigned actor, n;
     in_peer_t *peers;
+    char bound[512];  /* where it bound (for the controller, which tells the senders) */
+    uint64_t dropped; /* messages that were no data message of this run: dropped */
 } input_t;
 
 /* Inputs finished by source (sa, sk) in its incarnation si, per upstream
@@ -99,6 +104,7 @@ typedef struct done_entry {
 typedef struct node {
     tusk_node_options_t opt;
     void *zctx, *control;
+    tusk_sec_t *sec;      /* who may connect (security.h) */
     node_state_t state;
     char label[160];
 
@@ -186,6 +192,16 @@ static void add_stats(node_t *n, tusk_ctl_t *m)
         snprintf(key, sizeof key, "done:%u:%u:%u:%u:%u", d->sa, d->sk, d->si, d->ia, d->ik);
         tusk_ctl_set_u64(m, key, d->count);
     }
+    /* What was kept out: connections refused at the door (garbage, wrong
+     * keys, strangers) and messages dropped inside (no data message of
+     * this run). */
+    uint64_t dropped = 0;
+    for (unsigned j = 0; j < n->n_inputs; j++)
+        dropped += n->inputs[j].dropped;
+    tusk_sec_counts_t sc = tusk_sec_counts(n->sec, NULL);
+    tusk_ctl_set_u64(m, "dropped", dropped);
+    tusk_ctl_set_u64(m, "refused", sc.refused);
+    tusk_ctl_set_u64(m, "denied", sc.denied);
 }
 
 /* Send VERB with the statistics (and `extra` key/value, if any). */
@@ -221,6 +237,12 @@ static void reply(node_t *n, const char *verb, int rc, const tusk_error_t *err)
     tusk_ctl_set(m, "status", rc == TUSK_OK ? "ok" : "error");
     if (rc != TUSK_OK)
         tusk_ctl_set(m, "message", err->message);
+    if (rc == TUSK_OK && strcmp(verb, "CONFIGURE") == 0)
+        for (unsigned j = 0; j < n->n_inputs; j++) {
+            char key[32];
+            snprintf(key, sizeof key, "bound:%u", j);
+            tusk_ctl_set(m, key, n->inputs[j].bound); /* where its senders are to connect */
+        }
     add_stats(n, m);
     tusk_error_t e2;
     if (zu_send_ctl(n->control, NULL, m, NULL, 0, &e2) != TUSK_OK)
@@ -250,7 +272,7 @@ static void service_control(node_t *n)
         char *payload = NULL;
         size_t psize = 0;
         tusk_error_t err;
-        int rc = zu_recv_ctl(n->control, true, NULL, 0, &m, &payload, &psize, &err);
+        int rc = zu_recv_ctl(n->control, true, NULL, 0, NULL, 0, &m, &payload, &psize, &err);
         if (rc == TUSK_EIO && errno == EAGAIN)
             return;
         if (rc != TUSK_OK) {
@@ -748,8 +770,17 @@ static void receive_one(node_t *n, unsigned j)
         rc = tusk_error_set(&err, TUSK_EINVAL, "a data message of run %u during run %u", (unsigned)h.run,
                             (unsigned)n->run);
     if (rc != TUSK_OK) {
-        tusk_error_prefix(&err, "actor %s: input from %s", n->label, tusk_topology_actor(n->topo, in->actor)->name);
-        fail(n, &err);
+        /* Not a data message of this run: whoever sent it, it is no
+         * buffer of any link. Dropped and counted (the run does not end
+         * clean), never fatal; the first ones are said. */
+        in->dropped++;
+        if (in->dropped <= DROPS_SAID || in->dropped % 1000 == 0) {
+            const char *user = zmq_msg_gets(&hdr, "User-Id");
+            fprintf(stderr, "tusk-actor %s: input from %s: dropped a message (%llu so far; its sender: %s): %s%s\n",
+                    n->label, tusk_topology_actor(n->topo, in->actor)->name, (unsigned long long)in->dropped,
+                    user && *user ? user : "unauthenticated", err.message,
+                    in->dropped == DROPS_SAID ? " (further drops are counted, one in 1000 said)" : "");
+        }
         zmq_msg_close(&hdr);
         zmq_msg_close(&body);
         return;
@@ -807,6 +838,32 @@ static void *new_socket(node_t *n, int type, unsigned hwm)
     return s;
 }
 
+/* The run folder on this host (see configure). */
+static int local_run_dir(node_t *n, const char *run_dir, tusk_error_t *err)
+{
+    struct stat st;
+    if (lstat(run_dir, &st) == 0 || errno != ENOENT) {
+        int rc = tusk_private_folder(run_dir, false, err);
+        if (rc != TUSK_OK)
+            return rc;
+        n->run_dir = strdup(run_dir);
+    } else {
+        if (n->layout.transport == TUSK_TRANSPORT_IPC)
+            return tusk_error_set(err, TUSK_EIO, "run folder %s: not on this host (ipc needs it)", run_dir);
+        char mine[4096];
+        const char *slash = strrchr(run_dir, '/'), *base = slash ? slash + 1 : run_dir;
+        int rc = tusk_private_dir(mine, sizeof mine, err);
+        if (rc != TUSK_OK)
+            return rc;
+        size_t used = strlen(mine);
+        snprintf(mine + used, sizeof mine - used, "/%s", *base ? base : "run");
+        if ((rc = tusk_private_folder(mine, true, err)) != TUSK_OK)
+            return rc;
+        n->run_dir = strdup(mine);
+    }
+    return n->run_dir ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+}
+
 static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size, tusk_error_t *err)
 {
     if (!xml)
@@ -832,14 +889,17 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     if (n->opt.instance >= n->spec->instances)
         return tusk_error_set(err, TUSK_EINVAL, "actor %s has %u instances, not %u", n->spec->name, n->spec->instances,
                               n->opt.instance + 1);
-    n->run_dir = strdup(run_dir);
     n->layout = (tusk_layout_t){.transport = strcmp(transport, "tcp") == 0 ? TUSK_TRANSPORT_TCP : TUSK_TRANSPORT_IPC,
-                                .run_dir = n->run_dir,
                                 .base_port = (unsigned)base_port};
-    /* The instance's configuration folder, on this host. */
-    mkdir(run_dir, 0700);
+    /* The instance's configuration folder, on this host: in the run
+     * folder (here, or on a shared file system), which must be a private
+     * folder of ours; on a host without it, in our private folder there. */
+    rc = local_run_dir(n, run_dir, err);
+    if (rc != TUSK_OK)
+        return rc;
+    n->layout.run_dir = n->run_dir;
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s.%u", run_dir, n->spec->name, n->opt.instance);
+    snprintf(dir, sizeof dir, "%s/%s.%u", n->run_dir, n->spec->name, n->opt.instance);
     rc = tusk_actor_write_config(dir, n->spec, n->opt.instance, err);
     if (rc == TUSK_OK)
         rc = tusk_actor_lib_open(&n->lib, n->spec->library_path, n->spec->actor_class, err);
@@ -873,12 +933,22 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
         in->actor = n->spec->sources[j];
         in->n = tusk_topology_actor(n->topo, in->actor)->instances;
         in->peers = calloc(in->n, sizeof *in->peers);
-        char ep[512];
-        layout_bind_endpoint(n->topo, &n->layout, n->index, n->opt.instance, j, ep, sizeof ep);
+        /* Where it binds: a restart takes its predecessor's place
+         * (rebind:J), so the senders' connections find it again. */
+        char ep[512], key[32], what[64];
+        snprintf(key, sizeof key, "rebind:%u", j);
+        const char *again = tusk_ctl_get(m, key);
+        if (again)
+            snprintf(ep, sizeof ep, "%s", again);
+        else
+            layout_bind_endpoint(n->topo, &n->layout, n->index, n->opt.instance, j, ep, sizeof ep);
+        snprintf(what, sizeof what, "input %u", j);
         in->sock = new_socket(n, ZMQ_PULL, n->spec->hwm);
-        if (!in->sock || zmq_bind(in->sock, ep) != 0)
-            return tusk_error_set(err, TUSK_EIO, "actor %s: cannot bind input %u at %s: %s", n->label, j, ep,
+        if (!in->sock)
+            return tusk_error_set(err, TUSK_EIO, "actor %s: cannot make input %u: %s", n->label, j,
                                   zmq_strerror(errno));
+        if ((rc = tusk_sec_bind(n->sec, in->sock, ep, what, in->bound, sizeof in->bound, err)) != TUSK_OK)
+            return rc;
     }
     /* Outputs: one PUSH per downstream instance, connected to its input. */
     n->n_sinks = n->spec->n_sinks;
@@ -894,12 +964,21 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
             if (d->sources[j] == n->index)
                 input = j;
         for (unsigned k = 0; k < sk->n; k++) {
-            char ep[512];
-            layout_connect_endpoint(n->topo, &n->layout, sk->actor, k, input, ep, sizeof ep);
+            /* Where it bound, as the controller says (to:A:K). */
+            char key[48];
+            snprintf(key, sizeof key, "to:%u:%u", sk->actor, k);
+            const char *ep = tusk_ctl_get(m, key);
+            if (!ep)
+                return tusk_error_set(err, TUSK_EINVAL, "CONFIGURE: no %s (where %s[%u] listens, input %u)", key,
+                                      d->name, k, input);
             sk->links[k].sock = new_socket(n, ZMQ_PUSH, d->hwm);
-            if (!sk->links[k].sock || zmq_connect(sk->links[k].sock, ep) != 0)
-                return tusk_error_set(err, TUSK_EIO, "actor %s: cannot connect to %s[%u] at %s: %s", n->label,
-                                      d->name, k, ep, zmq_strerror(errno));
+            if (!sk->links[k].sock)
+                return tusk_error_set(err, TUSK_EIO, "actor %s: cannot make a socket: %s", n->label,
+                                      zmq_strerror(errno));
+            if ((rc = tusk_sec_connect(n->sec, sk->links[k].sock, ep, d->hostname, err)) != TUSK_OK) {
+                tusk_error_prefix(err, "actor %s: to %s[%u]", n->label, d->name, k);
+                return rc;
+            }
         }
     }
     return TUSK_OK;
@@ -1073,7 +1152,7 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
 /* ---- the loop --------------------------------------------------------------------- */
 
 /* Close a data socket; an orphan does not wait for its queue to leave. */
-static void close_data(void *sock, bool orphaned)
+static void close_data(tusk_sec_t *sec, void *sock, bool orphaned)
 {
     if (!sock)
         return;
@@ -1081,21 +1160,21 @@ static void close_data(void *sock, bool orphaned)
         int zero = 0;
         zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
     }
-    zmq_close(sock);
+    tusk_sec_close(sec, sock);
 }
 
 static void node_free(node_t *n)
 {
     bool orphaned = tusk_hb_orphaned(n->hb);
     for (unsigned j = 0; j < n->n_inputs; j++) {
-        close_data(n->inputs[j].sock, orphaned);
+        close_data(n->sec, n->inputs[j].sock, orphaned);
         for (unsigned k = 0; n->inputs[j].peers && k < n->inputs[j].n; k++)
             free(n->inputs[j].peers[k].incs);
         free(n->inputs[j].peers);
     }
     for (unsigned s = 0; s < n->n_sinks; s++) {
         for (unsigned k = 0; n->sinks[s].links && k < n->sinks[s].n; k++)
-            close_data(n->sinks[s].links[k].sock, orphaned);
+            close_data(n->sec, n->sinks[s].links[k].sock, orphaned);
         free(n->sinks[s].links);
     }
     if (n->control)
@@ -1106,6 +1185,8 @@ static void node_free(node_t *n)
             fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
     }
     tusk_hb_stop(&n->hb);
+    /* The sockets it guards are closed: its handler may go. */
+    tusk_sec_destroy(&n->sec);
     /* Every message is released once the context is gone. */
     if (n->zctx)
         zmq_ctx_term(n->zctx);
@@ -1130,15 +1211,31 @@ int tusk_node_run(const tusk_node_options_t *opt, tusk_error_t *err)
     gethostname(host, sizeof host);
     snprintf(n->label, sizeof n->label, "%s[%u]@%s", opt->actor, opt->instance, host);
     n->zctx = zmq_ctx_new();
-    n->control = n->zctx ? zmq_socket(n->zctx, ZMQ_DEALER) : NULL;
+    static const tusk_secrets_t none = {0};
+    const tusk_secrets_t *sx = opt->secrets ? opt->secrets : &none;
+    if (!n->zctx || tusk_sec_new(&n->sec, n->zctx, sx, n->label, err) != TUSK_OK) {
+        if (!n->zctx)
+            tusk_error_set(err, TUSK_EIO, "tusk-actor %s: no ZeroMQ context: %s", n->label, zmq_strerror(errno));
+        node_free(n);
+        return TUSK_EIO;
+    }
+    n->control = zmq_socket(n->zctx, ZMQ_DEALER);
+    /* Its routing id: the slot and incarnation, and the token tusk-run
+     * gave it, which nobody else knows: no other process can take its
+     * place (a restart's predictable name claimed first). */
     char id[256];
-    snprintf(id, sizeof id, "%s.%u.%u", opt->actor, opt->instance, opt->incarnation);
+    snprintf(id, sizeof id, "%s.%u.%u%s%s", opt->actor, opt->instance, opt->incarnation, sx->token[0] ? "~" : "",
+             sx->token);
     int linger = 1000;
     if (!n->control || zmq_setsockopt(n->control, ZMQ_ROUTING_ID, id, strlen(id)) != 0 ||
-        zmq_setsockopt(n->control, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-        zmq_connect(n->control, opt->control) != 0) {
+        zmq_setsockopt(n->control, ZMQ_LINGER, &linger, sizeof linger) != 0) {
         tusk_error_set(err, TUSK_EIO, "tusk-actor %s: cannot connect to the controller at %s: %s", n->label,
                        opt->control, zmq_strerror(errno));
+        node_free(n);
+        return TUSK_EIO;
+    }
+    if (tusk_sec_connect(n->sec, n->control, opt->control, NULL, err) != TUSK_OK) {
+        tusk_error_prefix(err, "tusk-actor %s: the controller", n->label);
         node_free(n);
         return TUSK_EIO;
     }
@@ -1153,8 +1250,8 @@ int tusk_node_run(const tusk_node_options_t *opt, tusk_error_t *err)
     /* Liveness on a connection of its own, id "<id>/hb". */
     char hb_id[272];
     snprintf(hb_id, sizeof hb_id, "%s/hb", id);
-    if (tusk_hb_start(&n->hb, n->zctx, opt->control, hb_id, n->heartbeat_ms, opt->orphan_ms, n->label, err) !=
-        TUSK_OK) {
+    if (tusk_hb_start(&n->hb, n->zctx, n->sec, opt->control, hb_id, n->heartbeat_ms, opt->orphan_ms, n->label,
+                      err) != TUSK_OK) {
         node_free(n);
         return TUSK_EIO;
     }

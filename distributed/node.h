@@ -13,15 +13,21 @@
  * thread of its own (heartbeat.h), so a long hook call is not silence.
  * Every buffer received is checked (its number on the link, its ADF
  * framing) and every input counted as finished or held back, for the
- * controller's loss accounting (see README.md).
+ * controller's loss accounting (see README.md). A message that is no data
+ * message of this run (a broken header, a stranger's) is dropped and
+ * counted, never fatal; connections that do not authenticate never get
+ * in (security.h).
  */
 #ifndef TUSK_NODE_H
 #define TUSK_NODE_H
 
 #include "tusk/error.h"
+#include "runtime/wire.h"
 
 typedef struct tusk_node_options {
     const char *control;      /* controller endpoint */
+    const tusk_secrets_t *secrets; /* what tusk-run handed over (keys, token); NULL: no
+                                      authentication on tcp, no token */
     const char *actor;        /* actor name in the topology */
     unsigned instance;
     unsigned incarnation;     /* 0, then +1 on every restart */

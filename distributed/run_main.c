@@ -12,6 +12,7 @@
 #include "base/parse.h"
 #include "config.h"
 #include "controller.h"
+#include "security.h"
 
 #define PROG "tusk-run"
 
@@ -23,17 +24,30 @@ static void help(FILE *out)
             "summary with every link's counts.\n"
             "\n"
             "  --run N                 run number (default 1)\n"
-            "  --run-dir DIR           run folder: sockets, instance folders, logs\n"
-            "                          (default: a new folder in $TMPDIR, removed after\n"
-            "                          a clean run)\n"
+            "  --run-dir DIR           run folder: sockets, instance folders, logs; made\n"
+            "                          0700, or it must be yours and closed to others\n"
+            "                          (default: a new folder in $XDG_RUNTIME_DIR/tusk,\n"
+            "                          else $TMPDIR/tusk-UID, removed after a clean run)\n"
             "  --transport ipc|tcp     data transport (default: ipc when every actor is\n"
             "                          on this host, else tcp)\n"
-            "  --base-port N           first tcp data port (one port per actor input)\n"
+            "  --base-port N           fixed tcp data ports from N (one per actor input;\n"
+            "                          default: free ones the kernel picks)\n"
             "  --control-address ADDR  where the control socket binds (default 127.0.0.1;\n"
             "                          an address the other hosts reach, for remote actors)\n"
             "  --control-port N        its port (default: one the kernel picks)\n"
-            "  --launcher CMD          how to start a remote instance, {host} replaced\n"
-            "                          (default \"ssh {host}\")\n"
+            "  --launcher CMD          how to start a remote instance: words (quoted as in\n"
+            "                          a shell, but run without one), {host} replaced, then\n"
+            "                          tusk-actor's arguments; the keys go to its standard\n"
+            "                          input (default \"ssh {host}\")\n"
+            "  --security curve|none   tcp links and the control socket authenticated and\n"
+            "                          encrypted with CURVE, keys made for the run (default),\n"
+            "                          or open to anyone who reaches them\n"
+            "  --certs DIR             configured keys instead: the certificate folder\n"
+            "                          (the same path on every host): NAME.key of every\n"
+            "                          party, NAME.key_secret of those on each host; an\n"
+            "                          instance uses its <hostname>'s, tusk-run --cert's\n"
+            "  --cert NAME             tusk-run's certificate in DIR (default controller)\n"
+            "  --new-cert PATH         write a new certificate PATH.key and PATH.key_secret\n"
             "  --actor-bin PATH        tusk-actor to run (default: next to tusk-run)\n"
             "  --actor-path PATH       actor library folders for every instance\n"
             "  --heartbeat-ms N        heartbeat period (default 500)\n"
@@ -51,7 +65,8 @@ static void help(FILE *out)
             "  -q, --quiet             no summary table (lost buffers are still reported)\n"
             "  --report FILE           write the final figures as key=value lines to FILE\n"
             "\n"
-            "  --status [DIR]          status table of a running run (default: the last one)\n"
+            "  --status [DIR]          status table of a running run (default: your only\n"
+            "                          run going on; refused when you have several)\n"
             "  --stop [DIR]            stop it: producers first, the rest once drained\n"
             "  --pause [DIR], --resume [DIR]\n"
             "\n"
@@ -75,6 +90,8 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         {"pause", no_argument, NULL, 3},                {"resume", no_argument, NULL, 4},
         {"report", required_argument, NULL, 'R'},      {"control-port", required_argument, NULL, 'P'},
         {"orphan-ms", required_argument, NULL, 'O'},
+        {"security", required_argument, NULL, 5},        {"certs", required_argument, NULL, 6},
+        {"cert", required_argument, NULL, 7},            {"new-cert", required_argument, NULL, 8},
         {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     tusk_run_options_t opt = {0};
@@ -112,6 +129,28 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
                 return TUSK_EXIT_USAGE;
             }
             break;
+        case 5:
+            if (strcmp(optarg, "none") == 0)
+                opt.insecure = true;
+            else if (strcmp(optarg, "curve") == 0)
+                opt.insecure = false;
+            else {
+                fprintf(stderr, PROG ": --security '%s': curve or none\n", optarg);
+                return TUSK_EXIT_USAGE;
+            }
+            break;
+        case 6: opt.certs = optarg; break;
+        case 7: opt.cert = optarg; break;
+        case 8: {
+            tusk_error_t e;
+            if (tusk_cert_new(optarg, &e) != TUSK_OK) {
+                fprintf(stderr, PROG ": --new-cert: %s\n", e.message);
+                return TUSK_EXIT_FAIL;
+            }
+            printf("tusk-run: wrote %s.key (public: copy it to every host) and %s.key_secret (keep it on its host)\n",
+                   optarg, optarg);
+            return TUSK_EXIT_OK;
+        }
         case 1: command = "status"; break;
         case 2: command = "stop"; break;
         case 3: command = "pause"; break;

@@ -16,6 +16,15 @@ void zu_format(char *out, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+void zu_printable(char *out, size_t size, const char *src)
+{
+    size_t j = 0;
+    for (; src && *src && j + 1 < size; src++)
+        out[j++] = (*src >= 0x20 && *src < 0x7F) ? *src : '?';
+    if (size)
+        out[j] = '\0';
+}
+
 int zu_send_ctl(void *sock, const char *identity, const tusk_ctl_t *msg, const void *payload, size_t payload_size,
                 tusk_error_t *err)
 {
@@ -58,10 +67,21 @@ static bool has_more(void *sock)
     return zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz) == 0 && more;
 }
 
-int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size, tusk_ctl_t **msg, char **payload,
-                size_t *payload_size, tusk_error_t *err)
+/* The authentication handler's user id of a received frame. */
+static void user_of(zmq_msg_t *part, char *user, size_t user_size)
+{
+    if (!user)
+        return;
+    const char *u = zmq_msg_gets(part, "User-Id");
+    snprintf(user, user_size, "%s", u ? u : "");
+}
+
+int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size, char *user, size_t user_size,
+                tusk_ctl_t **msg, char **payload, size_t *payload_size, tusk_error_t *err)
 {
     *msg = NULL;
+    if (user && user_size)
+        user[0] = '\0';
     if (payload) {
         *payload = NULL;
         *payload_size = 0;
@@ -84,7 +104,11 @@ int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size,
         size_t n = zmq_msg_size(&part);
         if (n >= identity_size)
             n = identity_size - 1;
-        memcpy(identity, zmq_msg_data(&part), n);
+        /* Printable only: it goes into log lines. (A peer without an id
+         * of its own gets one from the ROUTER, starting with a 0 byte.) */
+        const char *raw = zmq_msg_data(&part);
+        for (size_t i = 0; i < n; i++)
+            identity[i] = (raw[i] >= 0x20 && raw[i] < 0x7F) ? raw[i] : '?';
         identity[n] = '\0';
         bool more = has_more(sock);
         zmq_msg_close(&part);
@@ -94,6 +118,7 @@ int zu_recv_ctl(void *sock, bool dontwait, char *identity, size_t identity_size,
             return tusk_error_set(err, TUSK_EINVAL, "control message from '%s' without content", identity);
         }
     }
+    user_of(&part, user, user_size);
     int rc = tusk_ctl_parse(msg, zmq_msg_data(&part), zmq_msg_size(&part), err);
     zmq_msg_close(&part);
     if (has_more(sock)) {

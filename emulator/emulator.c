@@ -41,7 +41,7 @@ typedef struct node {
     tusk_actor_lib_t *lib;
     tusk_actor_t **inst;
     unsigned n_inst;
-    unsigned n_dirs;        /* configuration folders made (or tried) */
+    unsigned n_dirs;        /* configuration folders made (or tried; none with a <config_dir>) */
     unsigned next_inst;     /* round robin */
     bool *ended;            /* producers: per instance */
     unsigned n_ended;
@@ -498,6 +498,7 @@ int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const 
                               tusk_actor_class_name(nd->spec->actor_class), nd->spec->name);
             break;
         }
+        tusk_actor_lib_set_note(nd->lib, em->opt.note);
         nd->inst = calloc(nd->spec->instances, sizeof *nd->inst);
         nd->ended = calloc(nd->spec->instances, sizeof *nd->ended);
         if (!nd->inst || !nd->ended) {
@@ -507,10 +508,14 @@ int tusk_emulator_new(tusk_emulator_t **out, const tusk_topology_t *topo, const 
         for (unsigned k = 0; k < nd->spec->instances && rc == TUSK_OK; k++) {
             char dir[4096];
             instance_dir(em, nd->spec, k, dir, sizeof dir);
-            nd->n_dirs++;
-            rc = tusk_actor_write_config(dir, nd->spec, k, err);
+            /* Its own folder (<config_dir>), or one made here. */
+            if (!nd->spec->config_dir)
+                nd->n_dirs++;
+            const char *cdir;
+            bool made;
+            rc = tusk_actor_config_folder(nd->spec, k, dir, &cdir, &made, err);
             if (rc == TUSK_OK)
-                rc = tusk_actor_new(&nd->inst[k], nd->lib, nd->spec->name, k, dir, err);
+                rc = tusk_actor_new(&nd->inst[k], nd->lib, nd->spec->name, k, cdir, err);
             if (rc == TUSK_OK)
                 nd->n_inst++;
         }
@@ -618,6 +623,11 @@ void tusk_emulator_print_summary(const tusk_emulator_t *em, FILE *out)
     }
 }
 
+const char *tusk_emulator_work_dir(const tusk_emulator_t *em)
+{
+    return em->work_dir;
+}
+
 const tusk_driver_stats_t *tusk_emulator_actor_stats(const tusk_emulator_t *em, const char *name)
 {
     int idx = tusk_topology_find(em->topo, name);
@@ -700,6 +710,11 @@ int tusk_emulator_stage_topology(const tusk_emulator_stage_t *st, const char *in
         put(&t, num, false);
         put(&t, "</size>\n", false);
     }
+    if (st->config_dir) {
+        put(&t, "  <config_dir>", false);
+        put(&t, st->config_dir, true);
+        put(&t, "</config_dir>\n", false);
+    }
     for (unsigned k = 0; k < st->n_params; k++) {
         put(&t, "  <parameter name=\"", false);
         put(&t, st->keys[k], true);
@@ -757,6 +772,7 @@ int tusk_emulator_replay_topology(const tusk_topology_t *topo, const char *only,
         .n_params = a->n_params,
         .keys = a->param_keys,
         .values = a->param_values,
+        .config_dir = a->config_dir,
     };
     return tusk_emulator_stage_topology(&st, input, output, xml, err);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "runtime/driver.h"
+#include "tusk/actor_host.h"
 #include "tusk/error.h"
 #include "tusk/topology.h"
 
@@ -25,7 +26,8 @@ typedef struct tusk_emulator_options {
     const char *const *dumps; /* "SRC:DST" links whose buffers go to DUMP_DIR/SRC-DST.adf */
     unsigned n_dumps;
     const char *dump_dir;     /* NULL: current folder */
-    const char *work_dir;     /* keep instance configuration folders here (NULL: temporary) */
+    const char *work_dir;     /* keep instance configuration folders here (NULL: temporary); an
+                                 actor with its own <config_dir> gets that one instead */
     bool verbose;             /* progress with rates on `log` */
     FILE *log;                /* progress and warnings (NULL: stderr) */
     /* When *stop becomes nonzero (a signal handler sets it), the producers
@@ -33,6 +35,9 @@ typedef struct tusk_emulator_options {
      * still travels the chain, filters flush, actors stop, and the run
      * returns as at its end. The caller, who set it, knows why. */
     const volatile sig_atomic_t *stop;
+    /* Filled in before every hook call of every instance, for the caller's
+     * crash handler (tusk/actor_host.h; NULL: none). */
+    tusk_actor_note_t *note;
 } tusk_emulator_options_t;
 
 typedef struct tusk_emulator tusk_emulator_t;
@@ -46,6 +51,10 @@ int tusk_emulator_new(tusk_emulator_t **emulator, const tusk_topology_t *topolog
  * flush, stop. The first failure stops the chain (the others are still
  * stopped) and is returned. */
 int tusk_emulator_run(tusk_emulator_t *emulator, tusk_error_t *err);
+
+/* The folder of the instances' configuration folders (--work-dir, or the
+ * temporary one). */
+const char *tusk_emulator_work_dir(const tusk_emulator_t *emulator);
 
 /* Per-actor table: instances, calls, buffers, frames, bytes, time. */
 void tusk_emulator_print_summary(const tusk_emulator_t *emulator, FILE *out);
@@ -81,6 +90,7 @@ typedef struct tusk_emulator_stage {
     unsigned n_params;             /* its <parameter>s */
     const char *const *keys;
     const char *const *values;
+    const char *config_dir;        /* its own configuration folder (<config_dir>), or NULL */
 } tusk_emulator_stage_t;
 
 /* The stage's topology text. Caller frees. */

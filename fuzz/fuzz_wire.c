@@ -4,6 +4,9 @@
  *         on 48 bytes, and a decoded header re-encodes to the same bytes;
  *   odd:  a control message (tusk_ctl_parse): what parses formats back to
  *         text that parses to the same verb and fields.
+ * Whatever data[0], the rest is also read as run secrets (what an instance
+ * reads on its standard input) and as a CURVE certificate: what parses
+ * formats back to text that parses to the same.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +14,40 @@
 #include "fuzz_targets.h"
 #include "runtime/wire.h"
 
+static void secrets_and_cert(const char *in, size_t n)
+{
+    tusk_error_t err;
+    tusk_secrets_t s, s2;
+    int rc = tusk_secrets_parse(in, n, &s, &err);
+    FUZZ_CHECK(rc == TUSK_OK || (rc == TUSK_EINVAL && err.message[0]));
+    if (rc == TUSK_OK) {
+        size_t len;
+        char *text = tusk_secrets_format(&s, &len);
+        FUZZ_CHECK(text != NULL);
+        FUZZ_CHECK(tusk_secrets_parse(text, len, &s2, &err) == TUSK_OK);
+        FUZZ_CHECK(memcmp(&s, &s2, sizeof s) == 0);
+        free(text);
+    }
+    tusk_cert_t c, c2;
+    rc = tusk_cert_parse(in, n, &c, &err);
+    FUZZ_CHECK(rc == TUSK_OK || (rc == TUSK_EINVAL && err.message[0]));
+    if (rc == TUSK_OK) {
+        size_t len;
+        char *text = tusk_cert_format(&c, 1, &len);
+        FUZZ_CHECK(text != NULL);
+        FUZZ_CHECK(tusk_cert_parse(text, len, &c2, &err) == TUSK_OK);
+        FUZZ_CHECK(memcmp(&c, &c2, sizeof c) == 0);
+        free(text);
+    }
+}
+
 int fuzz_wire_one(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
     const uint8_t *in = data + 1;
     size_t n = size - 1;
+    secrets_and_cert((const char *)in, n);
     tusk_error_t err;
     if (data[0] % 2 == 0) {
         tusk_wire_header_t h;

@@ -25,6 +25,7 @@ struct tusk_actor_lib {
     tusk_process_block_input_fn filter_input;
     tusk_process_flush_fn flush;
     tusk_process_error_message_fn error_message;
+    tusk_actor_note_t *note; /* the host's, or NULL */
 };
 
 struct tusk_actor {
@@ -33,6 +34,75 @@ struct tusk_actor {
     char label[128];
     uint64_t blocks;
 };
+
+/* ---- the note of the hook running ---------------------------------------------- */
+
+/* Before a hook call of instance `a` (`label` is its label; `block` the
+ * buffer number, 0 for other hooks). The fields first, then active: a
+ * signal arriving in between sees an idle note rather than a torn one. */
+static void note_enter(tusk_actor_lib_t *lib, const char *label, const char *hook, uint64_t block)
+{
+    tusk_actor_note_t *n = lib->note;
+    if (!n)
+        return;
+    n->active = 0;
+    n->label = label;
+    n->library = lib->path;
+    n->hook = hook;
+    n->buffer = block;
+    n->active = 1;
+}
+
+static void note_leave(tusk_actor_lib_t *lib)
+{
+    if (lib->note)
+        lib->note->active = 0;
+}
+
+void tusk_actor_lib_set_note(tusk_actor_lib_t *lib, tusk_actor_note_t *note)
+{
+    if (lib)
+        lib->note = note;
+}
+
+/* Append s (async-signal-safe: no stdio). */
+static size_t put_text(char *buf, size_t size, size_t n, const char *s)
+{
+    for (; s && *s && n + 1 < size; s++)
+        buf[n++] = *s;
+    return n;
+}
+
+size_t tusk_actor_note_format(const tusk_actor_note_t *note, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return 0;
+    size_t n = 0;
+    if (!note || !note->active) {
+        n = put_text(buf, size, n, "no actor hook was running");
+    } else {
+        n = put_text(buf, size, n, "actor ");
+        n = put_text(buf, size, n, note->label ? note->label : "?");
+        n = put_text(buf, size, n, " (library ");
+        n = put_text(buf, size, n, note->library ? note->library : "?");
+        n = put_text(buf, size, n, "), hook ");
+        n = put_text(buf, size, n, note->hook ? note->hook : "?");
+        if (note->buffer) {
+            char digits[24];
+            size_t k = sizeof digits;
+            digits[--k] = '\0';
+            uint64_t v = note->buffer;
+            do {
+                digits[--k] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v && k > 0);
+            n = put_text(buf, size, n, ", buffer ");
+            n = put_text(buf, size, n, digits + k);
+        }
+    }
+    buf[n] = '\0';
+    return n;
+}
 
 const char *tusk_actor_status_string(unsigned int code)
 {
@@ -135,6 +205,23 @@ void tusk_actor_lib_close(tusk_actor_lib_t **lib)
     *lib = NULL;
 }
 
+int tusk_actor_config_folder(const tusk_actor_spec_t *spec, unsigned index, const char *host_dir, const char **dir,
+                             bool *made, tusk_error_t *err)
+{
+    *dir = NULL;
+    *made = false;
+    if (spec->config_dir) {
+        *dir = spec->config_dir;
+        return TUSK_OK;
+    }
+    int rc = tusk_actor_write_config(host_dir, spec, index, err);
+    if (rc == TUSK_OK) {
+        *dir = host_dir;
+        *made = true;
+    }
+    return rc;
+}
+
 const tusk_actor_descriptor_t *tusk_actor_lib_descriptor(const tusk_actor_lib_t *lib)
 {
     return lib->descriptor;
@@ -200,7 +287,9 @@ int tusk_actor_new(tusk_actor_t **out, tusk_actor_lib_t *lib, const char *name, 
     a->lib = lib;
     snprintf(a->label, sizeof a->label, "%s[%u]", name, index);
     unsigned code = 0;
+    note_enter(lib, a->label, "process_config", 0);
     lib->config(config_dir, &code);
+    note_leave(lib);
     if (code != TUSK_ACTOR_OK) {
         report(a, "process_config", code, 0, err);
         free(a);
@@ -208,7 +297,9 @@ int tusk_actor_new(tusk_actor_t **out, tusk_actor_lib_t *lib, const char *name, 
     }
     if (lib->reg_dir) {
         char msg[512] = "";
+        note_enter(lib, a->label, "process_register_dir", 0);
         a->handle = lib->reg_dir(config_dir, msg, sizeof msg, &code);
+        note_leave(lib);
         msg[sizeof msg - 1] = '\0';
         if (code != TUSK_ACTOR_OK) {
             tusk_error_set(err, TUSK_EACTOR, "actor %s: process_register_dir failed with status %u (%s)%s%s",
@@ -217,7 +308,9 @@ int tusk_actor_new(tusk_actor_t **out, tusk_actor_lib_t *lib, const char *name, 
             return TUSK_EACTOR;
         }
     } else {
+        note_enter(lib, a->label, "process_register", 0);
         a->handle = lib->reg(&code);
+        note_leave(lib);
         if (code != TUSK_ACTOR_OK) {
             report(a, "process_register", code, 0, err);
             free(a);
@@ -236,7 +329,9 @@ int tusk_actor_destroy(tusk_actor_t **actor, tusk_error_t *err)
     int rc = TUSK_OK;
     if (a->lib->unload) {
         unsigned code = 0;
+        note_enter(a->lib, a->label, "process_unload", 0);
         a->lib->unload(a->handle, &code);
+        note_leave(a->lib);
         if (code != TUSK_ACTOR_OK)
             rc = report_from(a, "process_unload", code, 0, false, err);
     }
@@ -260,7 +355,9 @@ static int call_hook(tusk_actor_t *a, tusk_process_hook_fn fn, const char *hook,
     if (!fn)
         return TUSK_OK;
     unsigned code = 0;
+    note_enter(a->lib, a->label, hook, 0);
     fn(a->handle, &code);
+    note_leave(a->lib);
     return code == TUSK_ACTOR_OK ? TUSK_OK : report(a, hook, code, 0, err);
 }
 
@@ -325,7 +422,9 @@ int tusk_actor_produce(tusk_actor_t *a, void *out, uint32_t out_size, uint32_t *
 {
     unsigned code = 0, u = 0;
     a->blocks++;
+    note_enter(a->lib, a->label, "process_block", a->blocks);
     a->lib->produce(a->handle, out, out_size, &u, &code);
+    note_leave(a->lib);
     *used = u;
     int rc = output_outcome(a, "process_block", code, u, out_size, true, a->blocks, flow, err);
     /* A producer that wants another call just gets one. */
@@ -339,10 +438,12 @@ int tusk_actor_filter(tusk_actor_t *a, unsigned input, void *in, uint32_t in_siz
 {
     unsigned code = 0, u = 0;
     a->blocks++;
+    note_enter(a->lib, a->label, a->lib->filter_input ? "process_block_input" : "process_block", a->blocks);
     if (a->lib->filter_input)
         a->lib->filter_input(a->handle, input, in, in_size, out, out_size, &u, &code);
     else
         a->lib->filter(a->handle, in, in_size, out, out_size, &u, &code);
+    note_leave(a->lib);
     *used = u;
     if (code == TUSK_ACTOR_FORWARD) {
         *used = 0;
@@ -356,7 +457,9 @@ int tusk_actor_consume(tusk_actor_t *a, void *in, uint32_t in_size, tusk_error_t
 {
     unsigned code = 0;
     a->blocks++;
+    note_enter(a->lib, a->label, "process_block", a->blocks);
     a->lib->consume(a->handle, in, in_size, &code);
+    note_leave(a->lib);
     return code == TUSK_ACTOR_OK ? TUSK_OK : report(a, "process_block", code, a->blocks, err);
 }
 
@@ -368,7 +471,9 @@ int tusk_actor_flush(tusk_actor_t *a, void *out, uint32_t out_size, uint32_t *us
     if (!a->lib->flush)
         return TUSK_OK;
     unsigned code = 0, u = 0;
+    note_enter(a->lib, a->label, "process_flush", 0);
     a->lib->flush(a->handle, out, out_size, &u, &code);
+    note_leave(a->lib);
     *used = u;
     return output_outcome(a, "process_flush", code, u, out_size, false, 0, flow, err);
 }

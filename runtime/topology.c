@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
@@ -61,6 +62,13 @@ typedef xmlErrorPtr xml_error_t;
 typedef struct actor {
     tusk_actor_spec_t spec; /* the public view; first so a spec is an actor */
     char *name, *hostname, *library, *library_path, *debug, *interface;
+    char *port, *log_level;
+    char *config_text; /* <config_dir> as written */
+    char *config_dir;  /* ... from the topology's folder */
+    int config_line;
+    /* A generic actor's "set library": as written, the script's folder
+     * (NULL: none), and where it was said, for messages. */
+    char *narval_library, *narval_dir, *narval_where;
     unsigned n_params;
     char **keys, **values;
     int *param_lines;
@@ -258,16 +266,21 @@ static bool name_valid(const char *s)
     return true;
 }
 
-/* Decimal digits (an optional '+', as xsd integers allow); false when not
- * a number, *value saturates at ULLONG_MAX. */
-static bool parse_count(const char *s, unsigned long long *value)
+/* Decimal digits (an optional '+', as xsd integers allow), with `grouped`
+ * also grouped by single underscores between digits (an Ada numeral, as
+ * NARVAL writes sizes: 1_000_000); false when not a number, *value
+ * saturates at ULLONG_MAX. */
+static bool parse_count(const char *s, bool grouped, unsigned long long *value)
 {
     if (*s == '+')
         s++;
     if (!*s)
         return false;
+    const char *first = s;
     unsigned long long v = 0;
     for (; *s; s++) {
+        if (*s == '_' && grouped && s > first && s[-1] != '_' && s[1] >= '0' && s[1] <= '9')
+            continue;
         if (*s < '0' || *s > '9')
             return false;
         unsigned d = (unsigned)(*s - '0');
@@ -342,7 +355,7 @@ static bool value_check(const tusk_topo_value_t *v, const char *text, unsigned l
     *out = 0;
     switch (v->type) {
     case TOPO_COUNT:
-        if (parse_count(text, out) && *out >= v->min && *out <= v->max)
+        if (parse_count(text, v->grouped, out) && *out >= v->min && *out <= v->max)
             return true;
         if (v->max == TOPO_NO_MAX)
             snprintf(why, n, "expected %s, %llu or more", v->expected, v->min);
@@ -620,6 +633,13 @@ static void actor_free(actor_t *a)
     free(a->name);
     free(a->hostname);
     free(a->interface);
+    free(a->port);
+    free(a->log_level);
+    free(a->config_text);
+    free(a->config_dir);
+    free(a->narval_library);
+    free(a->narval_dir);
+    free(a->narval_where);
     free(a->library);
     free(a->library_path);
     free(a->debug);
@@ -760,7 +780,10 @@ static char **text_slot(actor_t *a, enum tusk_topo_role role)
     case TOPO_ROLE_LIBRARY: return &a->library;
     case TOPO_ROLE_HOSTNAME: return &a->hostname;
     case TOPO_ROLE_DEBUG: return &a->debug;
-    case TOPO_ROLE_PORT: return &a->interface;
+    case TOPO_ROLE_PORT: return &a->port;
+    case TOPO_ROLE_LOG_LEVEL: return &a->log_level;
+    case TOPO_ROLE_ADDRESS: return &a->interface;
+    case TOPO_ROLE_CONFIG_DIR: return &a->config_text;
     default: return NULL;
     }
 }
@@ -815,11 +838,21 @@ static int read_element(loader_t *ld, actor_t *a, xmlNodePtr node, int line, con
     if (!*t && !e->may_be_empty)
         rc = actor_fail(ld, a, line, "empty <%s>%s%s", e->name, e->empty ? ": " : "", e->empty ? e->empty : "");
     else if (!value_check(&e->content, t, &v, why, sizeof why))
-        rc = actor_fail(ld, a, line, "bad %s '%.40s': %s", e->name, t, why);
+        rc = actor_fail(ld, a, line, "bad %s '%.40s': %s%s", e->name, t, why,
+                        e->role == TOPO_ROLE_PORT ? " (NARVAL's port type; the address a tusk actor's inputs bind to "
+                                                    "is <address>)"
+                                                  : "");
     else if (e->content.type == TOPO_ACTOR_NAME && !actor_name_valid(t, why, sizeof why))
         rc = actor_fail(ld, a, line, "bad actor name: %s", why);
     else
         value_keep(&a->spec, &e->content, v);
+    tusk_actor_class_t generic_class;
+    if (rc == TUSK_OK && e->role == TOPO_ROLE_LIBRARY && tusk_topology_is_generic(t, &generic_class) &&
+        generic_class != a->spec.actor_class)
+        rc = actor_fail(ld, a, line, "<binary_code> %s is NARVAL's host for a C %s, not for a <%s>", t,
+                        class_names[generic_class], class_names[a->spec.actor_class]);
+    if (rc == TUSK_OK && e->role == TOPO_ROLE_CONFIG_DIR)
+        a->config_line = line;
     char **slot = text_slot(a, e->role);
     if (rc == TUSK_OK && slot) {
         *slot = t; /* a second one was refused before */
@@ -915,6 +948,13 @@ static int read_actor(loader_t *ld, actor_t *a, xmlNodePtr node, tusk_actor_clas
                 rc = out_of_memory(ld->err);
         }
     }
+    /* The host writes <parameter>s into the folder it makes; an actor
+     * given its own folder reads what is there instead. */
+    if (rc == TUSK_OK && a->config_text && a->n_params > 0)
+        rc = actor_fail(ld, a, a->param_lines[0],
+                        "<parameter> with <config_dir> (line %d): an actor given its own configuration folder reads "
+                        "its settings from there (put them in %s/parameters.conf), the host writes none",
+                        a->config_line, a->config_text);
     a->shown = NULL;
     free(shown);
     return rc;
@@ -1242,6 +1282,8 @@ static int check_and_order(loader_t *ld, xmlNodePtr root, actor_t *actors, unsig
     return rc;
 }
 
+static char *join_path(const char *dir, const char *file, const char *suffix);
+
 /* Move the actors into dependency order and fill the public specs. */
 static int finish(tusk_topology_t *t, actor_t *file_actors, unsigned n, const unsigned *order, tusk_error_t *err)
 {
@@ -1286,6 +1328,8 @@ static int finish(tusk_topology_t *t, actor_t *file_actors, unsigned n, const un
             s->name = a->name;
             s->hostname = a->hostname;
             s->interface = a->interface;
+            s->port = a->port;
+            s->log_level = a->log_level;
             s->library = a->library;
             s->library_path = NULL;
             s->debug = a->debug;
@@ -1296,6 +1340,15 @@ static int finish(tusk_topology_t *t, actor_t *file_actors, unsigned n, const un
             s->param_keys = a->keys ? (const char *const *)a->keys : no_strings;
             s->param_values = a->values ? (const char *const *)a->values : no_strings;
             s->line = a->line;
+            /* The configuration folder from the topology's folder. */
+            if (a->config_text && rc == TUSK_OK) {
+                a->config_dir = a->config_text[0] == '/' || !t->dir ? tusk_strdup(a->config_text)
+                                                                     : join_path(t->dir, a->config_text, "");
+                if (!a->config_dir)
+                    rc = out_of_memory(err);
+            }
+            s->config_dir = a->config_dir;
+            s->narval_library = NULL;
         }
     }
     free(pos);
@@ -1485,20 +1538,29 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* Look up one actor's library; the path (malloc'd) or an error. */
-static int resolve_one(const tusk_topology_t *t, const actor_t *a, const char *folders, char **out,
-                       tusk_error_t *err)
+/* The folder part of `path` ("." when it has none); NULL when out of memory. */
+static char *folder_of(const char *path)
 {
-    const char *lib = a->library;
+    char *d = dir_of(path);
+    return d ? d : strchr(path, '/') ? NULL : tusk_strdup(".");
+}
+
+/* Look up library `lib` of actor a: with a '/' a path from `base` (NULL:
+ * the current folder), else LIB(.so) in each of `folders`, then in
+ * `extra` (NULL: none). `said` names where the library was named, for
+ * messages. The path (malloc'd) or an error. */
+static int resolve_one(const tusk_topology_t *t, const actor_t *a, const char *lib, const char *base,
+                       const char *folders, const char *extra, const char *said, char **out, tusk_error_t *err)
+{
     const char *cls = class_names[a->spec.actor_class];
     *out = NULL;
     if (strchr(lib, '/')) {
-        char *path = lib[0] == '/' || !t->dir ? tusk_strdup(lib) : join_path(t->dir, lib, "");
+        char *path = lib[0] == '/' || !base ? tusk_strdup(lib) : join_path(base, lib, "");
         if (!path)
             return out_of_memory(err);
         if (access(path, R_OK) != 0) {
             int e = errno;
-            fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s' not found (%s: %s)", lib,
+            fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s'%s not found (%s: %s)", lib, said,
                  path, strerror(e));
             free(path);
             return TUSK_ELOAD;
@@ -1509,36 +1571,94 @@ static int resolve_one(const tusk_topology_t *t, const actor_t *a, const char *f
     const char *suffix = ends_with(lib, ".so") ? "" : ".so";
     char searched[TUSK_ERROR_MESSAGE_MAX / 2] = "";
     size_t used = 0;
-    for (const char *p = folders; *p;) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (len > 0) {
-            char *dir = malloc(len + 1);
-            if (!dir)
-                return out_of_memory(err);
-            memcpy(dir, p, len);
-            dir[len] = '\0';
-            char *path = join_path(dir, lib, suffix);
-            if (!path) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *list = pass == 0 ? folders : extra;
+        for (const char *p = list ? list : ""; *p;) {
+            /* `extra` is one folder, colons and all. */
+            const char *colon = pass == 0 ? strchr(p, ':') : NULL;
+            size_t len = colon ? (size_t)(colon - p) : strlen(p);
+            if (len > 0) {
+                char *dir = malloc(len + 1);
+                if (!dir)
+                    return out_of_memory(err);
+                memcpy(dir, p, len);
+                dir[len] = '\0';
+                char *path = join_path(dir, lib, suffix);
+                if (!path) {
+                    free(dir);
+                    return out_of_memory(err);
+                }
+                if (access(path, R_OK) == 0) {
+                    free(dir);
+                    *out = path;
+                    return TUSK_OK;
+                }
+                free(path);
+                if (used < sizeof searched) {
+                    int w = snprintf(searched + used, sizeof searched - used, "%s%s", used ? ", " : "", dir);
+                    used += w > 0 ? (size_t)w : 0;
+                }
                 free(dir);
-                return out_of_memory(err);
             }
-            if (access(path, R_OK) == 0) {
-                free(dir);
-                *out = path;
-                return TUSK_OK;
-            }
-            free(path);
-            if (used < sizeof searched) {
-                int w = snprintf(searched + used, sizeof searched - used, "%s%s", used ? ", " : "", dir);
-                used += w > 0 ? (size_t)w : 0;
-            }
-            free(dir);
+            p += len + (colon ? 1 : 0);
         }
-        p += len + (colon ? 1 : 0);
     }
-    return fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s' not found (searched: %s)", lib,
-                used ? searched : "no folders");
+    return fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name, "actor library '%s'%s not found (searched: %s)", lib,
+                said, used ? searched : "no folders");
+}
+
+const char *tusk_topology_installed_actor_dir(void)
+{
+    const char *env = getenv("TUSK_ACTOR_DIR");
+    return env ? env : TUSK_ACTORDIR;
+}
+
+bool tusk_topology_is_generic(const char *library, tusk_actor_class_t *actor_class)
+{
+    static const char *const hosts[] = {"generic_producer", "generic_filter", "generic_consumer"};
+    for (int c = 0; library && c < 3; c++)
+        if (strcmp(library, hosts[c]) == 0) {
+            if (actor_class)
+                *actor_class = (tusk_actor_class_t)c;
+            return true;
+        }
+    return false;
+}
+
+/* One actor: its library, and its configuration folder. */
+static int resolve_actor(const tusk_topology_t *t, actor_t *a, const char *folders, char **path, tusk_error_t *err)
+{
+    const char *cls = class_names[a->spec.actor_class];
+    int rc;
+    if (!tusk_topology_is_generic(a->library, NULL)) {
+        rc = resolve_one(t, a, a->library, t->dir, folders, NULL, "", path, err);
+    } else if (!a->narval_library) {
+        rc = fail(err, TUSK_ELOAD, t->name, a->line, cls, a->name,
+                  "<binary_code> %s is NARVAL's host for a C actor library, and no library is set for '%s': name it "
+                  "as NARVAL does, with a line 'set library LIBRARY.so SUBSYSTEM %s' of a NARVAL script "
+                  "(tusk-emulate --narval-script FILE)",
+                  a->library, a->name, a->name);
+    } else {
+        char said[300];
+        snprintf(said, sizeof said, " (set library, %.250s)", a->narval_where);
+        rc = resolve_one(t, a, a->narval_library, a->narval_dir, folders, a->narval_dir, said, path, err);
+    }
+    if (rc == TUSK_OK && a->config_dir) {
+        struct stat st;
+        const char *why = NULL;
+        if (stat(a->config_dir, &st) != 0)
+            why = strerror(errno);
+        else if (!S_ISDIR(st.st_mode))
+            why = "not a folder";
+        if (why) {
+            rc = fail(err, TUSK_ETOPOLOGY, t->name, a->config_line, cls, a->name,
+                      "<config_dir> '%s': the actor's configuration folder %s: %s", a->config_text, a->config_dir,
+                      why);
+            free(*path);
+            *path = NULL;
+        }
+    }
+    return rc;
 }
 
 int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tusk_error_t *err)
@@ -1551,15 +1671,14 @@ int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tu
     } else {
         /* $TUSK_ACTOR_PATH first, then the installed actors. */
         const char *env = getenv("TUSK_ACTOR_PATH");
-        if (env && *env) {
-            size_t a = strlen(env), b = strlen(TUSK_ACTORDIR);
-            if ((folders = malloc(a + 1 + b + 1))) {
-                memcpy(folders, env, a);
-                folders[a] = ':';
-                memcpy(folders + a + 1, TUSK_ACTORDIR, b + 1);
-            }
-        } else {
-            folders = tusk_strdup(TUSK_ACTORDIR);
+        const char *installed = tusk_topology_installed_actor_dir();
+        if (!env)
+            env = "";
+        size_t a = strlen(env), b = strlen(installed);
+        if ((folders = malloc(a + 1 + b + 1))) {
+            memcpy(folders, env, a);
+            folders[a] = ':';
+            memcpy(folders + a + 1, installed, b + 1);
         }
     }
     if (!folders)
@@ -1567,8 +1686,8 @@ int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tu
     int rc = TUSK_OK;
     for (unsigned i = 0; i < topology->n && rc == TUSK_OK; i++) {
         actor_t *a = &topology->actors[i];
-        char *path;
-        rc = resolve_one(topology, a, folders, &path, err);
+        char *path = NULL;
+        rc = resolve_actor(topology, a, folders, &path, err);
         if (rc == TUSK_OK) {
             free(a->library_path);
             a->library_path = path;
@@ -1578,5 +1697,206 @@ int tusk_topology_resolve(tusk_topology_t *topology, const char *search_path, tu
     free(folders);
     if (rc == TUSK_OK)
         tusk_error_clear(err);
+    return rc;
+}
+
+/* ---- NARVAL's "set library" commands ------------------------------------------------ */
+
+#define MAX_SCRIPT_BYTES (1u << 20)
+#define SCRIPT_WORDS 8
+
+/* The blank-separated words of one line (a word in '...' or "..." keeps its
+ * blanks); '#' at the start of a word begins a comment. The words point
+ * into `line`, which is changed. Returns the count (at most `max` kept;
+ * more are counted); an unclosed quote ends the line, *unclosed set. */
+static int split_words(char *line, char **words, int max, bool *unclosed)
+{
+    int n = 0;
+    *unclosed = false;
+    char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r')
+            p++;
+        if (!*p || *p == '#')
+            return n;
+        char *w = p;
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            w = p;
+            while (*p && *p != q)
+                p++;
+            if (!*p) {
+                *unclosed = true;
+                return n;
+            }
+            *p++ = '\0';
+        } else {
+            while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+                p++;
+            if (*p)
+                *p++ = '\0';
+        }
+        if (n < max)
+            words[n] = w;
+        n++;
+    }
+}
+
+static actor_t *find_actor(tusk_topology_t *t, const char *name)
+{
+    int i = tusk_topology_find(t, name);
+    return i < 0 ? NULL : &t->actors[i];
+}
+
+int tusk_topology_narval_commands(tusk_topology_t *t, const char *text, size_t size, const char *name,
+                                  tusk_error_t *err)
+{
+    if (!t || (!text && size))
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_narval_commands: no %s", t ? "text" : "topology");
+    const char *file = name ? name : "(NARVAL script)";
+    if (size > MAX_SCRIPT_BYTES)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s: too large (%zu bytes): a NARVAL script is at most %u MiB",
+                              file, size, MAX_SCRIPT_BYTES >> 20);
+    char *dir = folder_of(file);
+    if (!dir)
+        return out_of_memory(err);
+    /* Bind nothing unless the whole script is good. */
+    typedef struct binding {
+        actor_t *actor;
+        char *library, *where;
+        int line;
+    } binding_t;
+    binding_t *b = NULL;
+    size_t nb = 0, cap = 0;
+    int rc = TUSK_OK, line = 0;
+    for (size_t pos = 0; pos < size && rc == TUSK_OK;) {
+        line++;
+        const char *nl = memchr(text + pos, '\n', size - pos);
+        size_t len = nl ? (size_t)(nl - (text + pos)) : size - pos;
+        char buf[1024];
+        if (memchr(text + pos, '\0', len)) {
+            rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: a NUL byte: not a NARVAL script", file, line);
+            break;
+        }
+        if (len >= sizeof buf) {
+            /* Only 'set library' lines matter, and they are short. */
+            bool set = len >= 3 && strncmp(text + pos, "set", 3) == 0;
+            if (set) {
+                rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: a line of %zu bytes, over %zu", file, line, len,
+                                    sizeof buf - 1);
+                break;
+            }
+            pos += len + (nl ? 1 : 0);
+            continue;
+        }
+        memcpy(buf, text + pos, len);
+        buf[len] = '\0';
+        pos += len + (nl ? 1 : 0);
+        char *w[SCRIPT_WORDS];
+        bool unclosed;
+        int n = split_words(buf, w, SCRIPT_WORDS, &unclosed);
+        bool set_library = n >= 2 && strcmp(w[0], "set") == 0 && strcmp(w[1], "library") == 0;
+        if (unclosed) {
+            /* It matters only on a 'set library' line. */
+            if (set_library)
+                rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: unclosed quote", file, line);
+            continue;
+        }
+        if (n < 2 || strcmp(w[0], "set") != 0 || strcmp(w[1], "library") != 0)
+            continue; /* launch, set action ..., set configuration_file ...: not tusk's business */
+        if (n != 5) {
+            rc = tusk_error_set(err, TUSK_ETOPOLOGY,
+                                "%.300s:%d: 'set library' takes LIBRARY SUBSYSTEM ACTOR (%d word%s given)", file, line,
+                                n - 2, n - 2 == 1 ? "" : "s");
+            break;
+        }
+        const char *lib = w[2], *actor = w[4];
+        actor_t *a = find_actor(t, actor);
+        if (!a) {
+            rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: set library %.100s for '%.80s': %.300s has no such actor",
+                                file, line, lib, actor, t->name);
+        } else if (!tusk_topology_is_generic(a->library, NULL)) {
+            rc = tusk_error_set(err, TUSK_ETOPOLOGY,
+                                "%.300s:%d: set library %.100s for '%.80s': its <binary_code> is '%.80s' (%.300s:%d), not "
+                                "NARVAL's generic_producer, generic_filter or generic_consumer: the library would not "
+                                "be used",
+                                file, line, lib, actor, a->library, t->name, a->line);
+        } else if (!*lib) {
+            rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: set library for '%.80s': an empty library name", file,
+                                line, actor);
+        } else {
+            for (size_t k = 0; k < nb && rc == TUSK_OK; k++)
+                if (b[k].actor == a)
+                    rc = tusk_error_set(err, TUSK_ETOPOLOGY,
+                                        "%.300s:%d: a second 'set library' for '%.80s' (the first at line %d)", file, line,
+                                        actor, b[k].line);
+            if (rc == TUSK_OK && a->narval_library)
+                rc = tusk_error_set(err, TUSK_ETOPOLOGY, "%.300s:%d: set library for '%.80s': already set (%.300s)",
+                                    file, line, actor, a->narval_where);
+        }
+        if (rc != TUSK_OK)
+            break;
+        if (nb == cap) {
+            size_t ncap = cap ? 2 * cap : 8;
+            binding_t *nbuf = realloc(b, ncap * sizeof *nbuf);
+            if (!nbuf) {
+                rc = out_of_memory(err);
+                break;
+            }
+            b = nbuf;
+            cap = ncap;
+        }
+        char where[400];
+        snprintf(where, sizeof where, "%.300s:%d", file, line);
+        b[nb] = (binding_t){a, tusk_strdup(lib), tusk_strdup(where), line};
+        if (!b[nb].library || !b[nb].where) {
+            free(b[nb].library);
+            free(b[nb].where);
+            rc = out_of_memory(err);
+            break;
+        }
+        nb++;
+    }
+    /* Each actor gets its own copy of the folder. */
+    for (size_t k = 0; k < nb && rc == TUSK_OK; k++) {
+        char *d = tusk_strdup(dir);
+        if (!d) {
+            rc = out_of_memory(err);
+            break;
+        }
+        actor_t *a = b[k].actor;
+        a->narval_library = b[k].library;
+        a->narval_where = b[k].where;
+        a->narval_dir = d;
+        a->spec.narval_library = a->narval_library;
+        b[k].library = b[k].where = NULL;
+    }
+    for (size_t k = 0; k < nb; k++) {
+        free(b[k].library);
+        free(b[k].where);
+    }
+    free(b);
+    free(dir);
+    if (rc == TUSK_OK)
+        tusk_error_clear(err);
+    return rc;
+}
+
+int tusk_topology_narval_script(tusk_topology_t *topology, const char *path, tusk_error_t *err)
+{
+    if (!topology || !path)
+        return tusk_error_set(err, TUSK_EINVAL, "tusk_topology_narval_script: no %s", topology ? "path" : "topology");
+    char *text;
+    size_t len;
+    int rc = tusk_file_read(path, MAX_SCRIPT_BYTES, &text, &len, err);
+    if (rc == TUSK_ENOMEM)
+        return out_of_memory(err);
+    if (rc == TUSK_ELIMIT)
+        return tusk_error_set(err, TUSK_ETOPOLOGY, "%s: too large (over %u MiB): not a NARVAL script", path,
+                              MAX_SCRIPT_BYTES >> 20);
+    if (rc != TUSK_OK)
+        return rc;
+    rc = tusk_topology_narval_commands(topology, text, len, path, err);
+    free(text);
     return rc;
 }

@@ -9,8 +9,9 @@
  * config/topology.rng, the RelaxNG schema embedded into libtusk, and
  * checks that it says the same: the same attributes and elements in each
  * class, the same types, ranges, defaults (as a:defaultValue annotations)
- * and required-ness. So a rule is changed here, in the schema next to it,
- * and the test tells when the two part.
+ * and required-ness, and which are tusk's extensions of NARVAL's format
+ * (t:extension="true"). So a rule is changed here, in the schema next to
+ * it, and the test tells when the two part.
  *
  * Only data: no libxml2, no state. The checks of meaning (unique names,
  * sources that exist, no cycles) stay in topology.c.
@@ -33,7 +34,9 @@
 
 enum tusk_topo_type {
     TOPO_TEXT,       /* any text (NARVAL's, passed on or ignored) */
-    TOPO_COUNT,      /* decimal digits, an optional '+' (as xsd integers), in [min, max] */
+    TOPO_COUNT,      /* decimal digits, an optional '+' (as xsd integers), in [min, max];
+                        with `grouped`, digits may also be grouped by single '_' (NARVAL's
+                        1_000_000: an Ada numeral) */
     TOPO_CHOICE,     /* one of `choices` */
     TOPO_ACTOR_NAME, /* an actor name (config/README.md, "Actor names") */
     TOPO_PARAM_NAME  /* a parameter name: letters, digits, '_', '-', '.' */
@@ -52,6 +55,7 @@ typedef struct tusk_topo_value {
     unsigned long long min, max;  /* TOPO_COUNT: the range; max TOPO_NO_MAX for none */
     const char *const *choices;   /* TOPO_CHOICE: NULL-terminated */
     const char *expected;         /* TOPO_COUNT: what a good value is, in messages ("a count of buffers") */
+    bool grouped;                 /* TOPO_COUNT: 1_000_000 allowed (the schema's grouped_count.type) */
     bool has_default;             /* the value when absent: */
     unsigned long long dflt;      /*   a count, or the index of a choice */
     const char *dflt_text;        /* TOPO_TEXT: the text when absent (NULL: none) */
@@ -64,6 +68,7 @@ typedef struct tusk_topo_attr {
     unsigned classes; /* on an actor element: the classes that may carry it */
     bool required;
     tusk_topo_value_t value;
+    bool extension;   /* tusk's, not NARVAL's (the schema's t:extension="true") */
 } tusk_topo_attr_t;
 
 /* What the loader does with a child element. */
@@ -75,7 +80,10 @@ enum tusk_topo_role {
     TOPO_ROLE_PARAMETER,   /* key (attribute), value (text) */
     TOPO_ROLE_SOURCE,      /* a <data_source> */
     TOPO_ROLE_SIZE,        /* the output buffer's bytes */
-    TOPO_ROLE_PORT,        /* NARVAL's port: the interface the inputs bind to */
+    TOPO_ROLE_PORT,        /* NARVAL's port type (fifo, eth0, ...): kept, not acted on */
+    TOPO_ROLE_LOG_LEVEL,   /* NARVAL's log level: kept, not acted on */
+    TOPO_ROLE_ADDRESS,     /* tusk: the interface or address the inputs bind to */
+    TOPO_ROLE_CONFIG_DIR,  /* tusk: the actor's own configuration folder */
     TOPO_ROLE_NARVAL_ONLY  /* accepted, ignored */
 };
 
@@ -91,6 +99,7 @@ typedef struct tusk_topo_elem {
     tusk_topo_value_t content;  /* the text */
     const tusk_topo_attr_t *attrs;
     unsigned n_attrs;
+    bool extension;             /* tusk's, not NARVAL's (the schema's t:extension="true") */
 } tusk_topo_elem_t;
 
 /* The root element; it has no attributes. */
@@ -99,7 +108,7 @@ typedef struct tusk_topo_elem {
 /* The attributes of the actor elements, then their child elements, in the
  * order the loader checks them. */
 #define TUSK_TOPO_N_ACTOR_ATTRS 7
-#define TUSK_TOPO_N_ACTOR_ELEMS 9
+#define TUSK_TOPO_N_ACTOR_ELEMS 12
 extern const tusk_topo_attr_t tusk_topo_actor_attrs[TUSK_TOPO_N_ACTOR_ATTRS];
 extern const tusk_topo_elem_t tusk_topo_actor_elems[TUSK_TOPO_N_ACTOR_ELEMS];
 

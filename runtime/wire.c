@@ -336,3 +336,253 @@ int tusk_ctl_get_u64(const tusk_ctl_t *m, const char *key, uint64_t fallback, ui
         return TUSK_OK;
     return tusk_parse_u64(v, 0, UINT64_MAX, value) == 0 ? TUSK_OK : TUSK_EINVAL;
 }
+
+/* ---- run secrets and certificates ------------------------------------------ */
+
+static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+int tusk_key_valid(const char *text, size_t len)
+{
+    if (len != TUSK_KEY_CHARS)
+        return 0;
+    for (size_t g = 0; g < len; g += 5) {
+        uint64_t v = 0;
+        for (size_t i = g; i < g + 5; i++) {
+            const char *p = text[i] ? strchr(z85_alphabet, text[i]) : NULL;
+            if (!p)
+                return 0;
+            v = v * 85 + (uint64_t)(p - z85_alphabet);
+        }
+        if (v > 0xFFFFFFFFu) /* five characters for four bytes: no more */
+            return 0;
+    }
+    return 1;
+}
+
+static bool token_valid(const char *t, size_t len)
+{
+    if (len == 0 || len > 64)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* A certificate's name (and so a file name): letters, digits and . _ : -,
+ * not starting with a dot. */
+static bool cert_name_valid(const char *n, size_t len)
+{
+    if (len == 0 || len >= 128 || n[0] == '.')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = n[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == ':' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Copy a value of `len` bytes into a field of `cap` bytes. */
+static bool take_value(char *field, size_t cap, const char *v, size_t len)
+{
+    if (len >= cap || memchr(v, '\0', len))
+        return false;
+    memcpy(field, v, len);
+    field[len] = '\0';
+    return true;
+}
+
+int tusk_secrets_parse(const char *text, size_t size, tusk_secrets_t *s, tusk_error_t *err)
+{
+    memset(s, 0, sizeof *s);
+    if (size > TUSK_SECRETS_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: %zu bytes, more than the %u allowed", size,
+                              TUSK_SECRETS_MAX);
+    static const char *const keys[] = {"security", "public-key", "secret-key", "server-key",
+                                       "certs",    "cert",       "server-cert", "token"};
+    bool seen[sizeof keys / sizeof keys[0]] = {false};
+    const char *p = text, *end = text + size;
+    unsigned line = 0;
+    bool header = false;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        line++;
+        size_t len = (size_t)(le - p);
+        if (len == 0) {
+            p = le + 1;
+            continue;
+        }
+        if (!header) {
+            if (len != 14 || memcmp(p, "tusk-secrets 1", 14) != 0)
+                return tusk_error_set(err, TUSK_EINVAL, "run secrets, line %u: expected 'tusk-secrets 1'", line);
+            header = true;
+            p = le + 1;
+            continue;
+        }
+        const char *sp = memchr(p, ' ', len);
+        if (!sp)
+            return tusk_error_set(err, TUSK_EINVAL, "run secrets, line %u: expected 'KEY VALUE'", line);
+        size_t klen = (size_t)(sp - p), vlen = (size_t)(le - sp - 1);
+        const char *v = sp + 1;
+        size_t k = 0;
+        while (k < sizeof keys / sizeof keys[0] && !(strlen(keys[k]) == klen && memcmp(keys[k], p, klen) == 0))
+            k++;
+        if (k == sizeof keys / sizeof keys[0])
+            return tusk_error_set(err, TUSK_EINVAL, "run secrets, line %u: unknown key '%.*s'", line,
+                                  (int)(klen > 40 ? 40 : klen), p);
+        if (seen[k])
+            return tusk_error_set(err, TUSK_EINVAL, "run secrets, line %u: %s given twice", line, keys[k]);
+        seen[k] = true;
+        bool ok = true;
+        switch (k) {
+        case 0:
+            ok = (vlen == 5 && memcmp(v, "curve", 5) == 0) || (vlen == 4 && memcmp(v, "none", 4) == 0);
+            s->curve = vlen == 5;
+            break;
+        case 1: ok = tusk_key_valid(v, vlen) && take_value(s->public_key, sizeof s->public_key, v, vlen); break;
+        case 2: ok = tusk_key_valid(v, vlen) && take_value(s->secret_key, sizeof s->secret_key, v, vlen); break;
+        case 3: ok = tusk_key_valid(v, vlen) && take_value(s->server_key, sizeof s->server_key, v, vlen); break;
+        case 4: ok = vlen > 0 && v[0] == '/' && take_value(s->certs, sizeof s->certs, v, vlen); break;
+        case 5: ok = cert_name_valid(v, vlen) && take_value(s->cert, sizeof s->cert, v, vlen); break;
+        case 6: ok = cert_name_valid(v, vlen) && take_value(s->server_cert, sizeof s->server_cert, v, vlen); break;
+        default: ok = token_valid(v, vlen) && take_value(s->token, sizeof s->token, v, vlen); break;
+        }
+        if (!ok)
+            return tusk_error_set(err, TUSK_EINVAL, "run secrets, line %u: bad %s", line, keys[k]);
+        p = le + 1;
+    }
+    if (!header)
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: empty (expected 'tusk-secrets 1' and the keys)");
+    if (!seen[0])
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: no 'security' line");
+    bool pair = s->public_key[0] || s->secret_key[0] || s->server_key[0];
+    bool certs = s->certs[0] || s->cert[0] || s->server_cert[0];
+    if (!s->curve && (pair || certs))
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: keys with 'security none'");
+    if (s->curve && pair && certs)
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: both a key pair and a certificate folder");
+    if (s->curve && !certs && !(s->public_key[0] && s->secret_key[0] && s->server_key[0]))
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: 'security curve' needs public-key, secret-key and "
+                              "server-key, or certs, cert and server-cert");
+    if (s->curve && certs && !(s->certs[0] && s->cert[0] && s->server_cert[0]))
+        return tusk_error_set(err, TUSK_EINVAL, "run secrets: certs needs cert and server-cert");
+    return TUSK_OK;
+}
+
+char *tusk_secrets_format(const tusk_secrets_t *s, size_t *length)
+{
+    size_t cap = 512 + strlen(s->certs) + strlen(s->cert) + strlen(s->server_cert) + strlen(s->token);
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    int n = snprintf(out, cap, "tusk-secrets 1\nsecurity %s\n", s->curve ? "curve" : "none");
+    const char *const names[] = {"public-key", "secret-key", "server-key", "certs", "cert", "server-cert", "token"};
+    const char *const values[] = {s->public_key, s->secret_key, s->server_key, s->certs,
+                                  s->cert,       s->server_cert, s->token};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (values[i][0])
+            n += snprintf(out + n, cap - (size_t)n, "%s %s\n", names[i], values[i]);
+    if (length)
+        *length = (size_t)n;
+    return out;
+}
+
+int tusk_cert_parse(const char *text, size_t size, tusk_cert_t *c, tusk_error_t *err)
+{
+    memset(c, 0, sizeof *c);
+    if (size > TUSK_CERT_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "certificate: %zu bytes, more than the %u allowed", size,
+                              TUSK_CERT_MAX);
+    const char *p = text, *end = text + size;
+    unsigned line = 0;
+    char section[32] = "";
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end, *q = p;
+        line++;
+        while (q < le && (*q == ' ' || *q == '\t'))
+            q++;
+        const char *te = le;
+        while (te > q && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
+            te--;
+        bool indented = q > p;
+        if (q == te || *q == '#') {
+            p = le + 1;
+            continue;
+        }
+        if (memchr(q, '\0', (size_t)(te - q)))
+            return tusk_error_set(err, TUSK_EINVAL, "certificate, line %u: a NUL byte", line);
+        if (!indented) {
+            size_t n = (size_t)(te - q);
+            if (memchr(q, '=', n) || n >= sizeof section)
+                return tusk_error_set(err, TUSK_EINVAL, "certificate, line %u: expected a section name", line);
+            memcpy(section, q, n);
+            section[n] = '\0';
+            p = le + 1;
+            continue;
+        }
+        const char *eq = memchr(q, '=', (size_t)(te - q));
+        if (!eq)
+            return tusk_error_set(err, TUSK_EINVAL, "certificate, line %u: expected 'name = \"value\"'", line);
+        const char *ke = eq;
+        while (ke > q && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        const char *v = eq + 1;
+        while (v < te && (*v == ' ' || *v == '\t'))
+            v++;
+        size_t vlen = (size_t)(te - v);
+        if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
+            v++;
+            vlen -= 2;
+        }
+        size_t klen = (size_t)(ke - q);
+        char *field = NULL;
+        size_t cap = 0;
+        bool key = false;
+        if (strcmp(section, "curve") == 0 && klen == 10 && memcmp(q, "public-key", 10) == 0)
+            field = c->public_key, cap = sizeof c->public_key, key = true;
+        else if (strcmp(section, "curve") == 0 && klen == 10 && memcmp(q, "secret-key", 10) == 0)
+            field = c->secret_key, cap = sizeof c->secret_key, key = true;
+        else if (strcmp(section, "metadata") == 0 && klen == 4 && memcmp(q, "name", 4) == 0)
+            field = c->name, cap = sizeof c->name;
+        if (!field) {
+            p = le + 1;
+            continue; /* other metadata: not ours */
+        }
+        if (field[0])
+            return tusk_error_set(err, TUSK_EINVAL, "certificate, line %u: %.*s given twice", line, (int)klen, q);
+        if ((key && !tusk_key_valid(v, vlen)) || (!key && !cert_name_valid(v, vlen)) ||
+            !take_value(field, cap, v, vlen))
+            return tusk_error_set(err, TUSK_EINVAL, "certificate, line %u: bad %.*s", line, (int)klen, q);
+        p = le + 1;
+    }
+    if (!c->public_key[0])
+        return tusk_error_set(err, TUSK_EINVAL, "certificate: no curve public-key");
+    return TUSK_OK;
+}
+
+char *tusk_cert_format(const tusk_cert_t *c, int with_secret, size_t *length)
+{
+    size_t cap = 512 + strlen(c->name);
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    int n = snprintf(out, cap,
+                     "#   tusk CURVE certificate%s%s\n"
+                     "#   %s\n"
+                     "metadata\n",
+                     c->name[0] ? ": " : "", c->name,
+                     with_secret ? "secret: keep this file to yourself (mode 0600), copy NAME.key instead"
+                                 : "public: may be copied to every host of the deployment");
+    if (c->name[0])
+        n += snprintf(out + n, cap - (size_t)n, "    name = \"%s\"\n", c->name);
+    n += snprintf(out + n, cap - (size_t)n, "curve\n    public-key = \"%s\"\n", c->public_key);
+    if (with_secret && c->secret_key[0])
+        n += snprintf(out + n, cap - (size_t)n, "    secret-key = \"%s\"\n", c->secret_key);
+    if (length)
+        *length = (size_t)n;
+    return out;
+}

@@ -106,6 +106,70 @@ TUSK_INTERNAL const char *tusk_ctl_get(const tusk_ctl_t *msg, const char *key);
 /* `fallback` when absent; TUSK_EINVAL when not an unsigned integer. */
 TUSK_INTERNAL int tusk_ctl_get_u64(const tusk_ctl_t *msg, const char *key, uint64_t fallback, uint64_t *value);
 
+/* ---- run secrets and certificates ----------------------------------------
+ *
+ * What tusk-run hands every instance it starts on the launcher's standard
+ * input (never on a command line, where any user sees it), and keeps for
+ * `tusk-run --status` in RUN_FOLDER/keys (mode 0600). One "KEY VALUE" per
+ * line; the value is the rest of the line:
+ *
+ *   tusk-secrets 1
+ *   security curve            (or none: no authentication on tcp)
+ *   public-key Z85            the key pair of this process: the run's,
+ *   secret-key Z85              made by tusk-run (absent with certs)
+ *   server-key Z85            the controller's public key (ditto)
+ *   certs DIR                 configured keys: the certificate folder,
+ *   cert NAME                   this process's certificate in it and
+ *   server-cert NAME            the controller's
+ *   token HEX                 the instance's own: part of its routing id
+ *
+ * Keys are CURVE keys in Z85 text: 40 characters of ZeroMQ's alphabet.
+ *
+ * A certificate is ZeroMQ's certificate text (ZPL, the format czmq's zcert
+ * writes): NAME.key holds the public key, NAME.key_secret both:
+ *
+ *   metadata
+ *       name = "NAME"
+ *   curve
+ *       public-key = "Z85"
+ *       secret-key = "Z85"
+ *
+ * Lines starting with '#' are comments; other sections and keys are
+ * ignored. */
+#define TUSK_KEY_CHARS 40u
+#define TUSK_SECRETS_MAX 8192u
+#define TUSK_CERT_MAX 8192u
+
+typedef struct tusk_secrets {
+    int curve;                      /* 1: CURVE on tcp; 0: none */
+    char public_key[TUSK_KEY_CHARS + 1], secret_key[TUSK_KEY_CHARS + 1], server_key[TUSK_KEY_CHARS + 1];
+    char certs[4096];               /* "" without configured keys */
+    char cert[128], server_cert[128];
+    char token[65];                 /* hex; "" for none */
+} tusk_secrets_t;
+
+/* Is `text` (len bytes) a Z85 CURVE key? */
+TUSK_INTERNAL int tusk_key_valid(const char *text, size_t len);
+
+/* Parse secrets text. TUSK_EINVAL naming the line and what is wrong:
+ * unknown keys, a key given twice, a malformed key or token, curve
+ * without a key pair or certificate folder, both at once. */
+TUSK_INTERNAL int tusk_secrets_parse(const char *text, size_t size, tusk_secrets_t *secrets, tusk_error_t *err);
+/* The text (caller frees); NULL when out of memory. */
+TUSK_INTERNAL char *tusk_secrets_format(const tusk_secrets_t *secrets, size_t *length);
+
+typedef struct tusk_cert {
+    char name[128];                 /* metadata name ("" if none) */
+    char public_key[TUSK_KEY_CHARS + 1];
+    char secret_key[TUSK_KEY_CHARS + 1]; /* "" in a public certificate */
+} tusk_cert_t;
+
+/* Parse certificate text: a public key is required, a secret key
+ * optional. TUSK_EINVAL naming the line. */
+TUSK_INTERNAL int tusk_cert_parse(const char *text, size_t size, tusk_cert_t *cert, tusk_error_t *err);
+/* The text, with the secret key when `with_secret` (caller frees). */
+TUSK_INTERNAL char *tusk_cert_format(const tusk_cert_t *cert, int with_secret, size_t *length);
+
 #ifdef __cplusplus
 }
 #endif

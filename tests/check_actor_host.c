@@ -2,8 +2,12 @@
  * every load failure (missing file, not a library, ABI mismatch, missing
  * hook) and every hook failure is reported with the exact message a user
  * sees; plain NARVAL libraries load and run; instance configuration
- * folders hold the topology's parameters. Uses the test actors in
- * tests/actors/ (TUSK_TEST_ACTOR_PATH). */
+ * folders hold the topology's parameters, or are the actor's own
+ * (<config_dir>) and get nothing written; the note a host's crash
+ * handler reads names the instance, hook and buffer inside every hook, as
+ * a signal handler sees it. Uses the test actors in tests/actors/
+ * (TUSK_TEST_ACTOR_PATH). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +269,129 @@ START_TEST(instance_config_folder)
 }
 END_TEST
 
+/* The actor's own folder is passed as it is, and nothing is written in it. */
+START_TEST(own_config_folder)
+{
+    static const char *const keys[] = {"file"};
+    static const char *const values[] = {"x.adf"};
+    static const unsigned none[1] = {0};
+    tusk_actor_spec_t spec = {.name = "reader", .actor_class = TUSK_PRODUCER, .instances = 2, .n_params = 1,
+                              .param_keys = keys, .param_values = values, .sources = none, .sinks = none};
+    char *host = tu_temp_path();
+    unlink(host);
+    const char *dir = NULL;
+    bool made = false;
+    tusk_error_t err;
+    /* No <config_dir>: the host's folder, made, with parameters.conf. */
+    ck_assert_msg(tusk_actor_config_folder(&spec, 1, host, &dir, &made, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_ptr_eq(dir, host);
+    ck_assert(made);
+    tusk_params_t *p;
+    ck_assert_int_eq(tusk_params_load(&p, host, &err), TUSK_OK);
+    ck_assert_str_eq(tusk_params_get(p, "instance"), "1");
+    tusk_params_destroy(&p);
+    remove_config_dir(host);
+    /* With one: that folder, untouched (and the host's not made). */
+    char *own = config_dir("# the actor's own\n");
+    spec.config_dir = own;
+    host = tu_temp_path();
+    unlink(host);
+    ck_assert_msg(tusk_actor_config_folder(&spec, 0, host, &dir, &made, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_ptr_eq(dir, own);
+    ck_assert(!made);
+    struct stat st;
+    ck_assert_int_ne(stat(host, &st), 0);
+    ck_assert_int_eq(tusk_params_load(&p, own, &err), TUSK_OK);
+    ck_assert_uint_eq(tusk_params_count(p), 0);
+    tusk_params_destroy(&p);
+    free(host);
+    remove_config_dir(own);
+    /* A folder the host cannot make. */
+    spec.config_dir = NULL;
+    ck_assert_int_eq(tusk_actor_config_folder(&spec, 0, "/nonexistent/x/y", &dir, &made, &err), TUSK_EIO);
+    ck_assert_ptr_null(dir);
+    ck_assert(!made);
+}
+END_TEST
+
+/* What a crash handler reads: the test's SIGUSR1 handler formats the note
+ * while the failing actor, configured with signal = yes, raises SIGUSR1
+ * inside each of its hooks. */
+static tusk_actor_note_t note;
+static char seen[16][200];
+static volatile sig_atomic_t n_seen;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    if (n_seen < 16) {
+        tusk_actor_note_format(&note, seen[n_seen], sizeof seen[n_seen]);
+        n_seen++;
+    }
+}
+
+START_TEST(crash_note)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+    char *path = test_actor("failing");
+    tusk_actor_lib_t *lib;
+    tusk_error_t err;
+    ck_assert_msg(tusk_actor_lib_open(&lib, path, TUSK_FILTER, &err) == TUSK_OK, "%s", err.message);
+    tusk_actor_lib_set_note(lib, &note);
+    char *dir = config_dir("signal = yes\n");
+    tusk_actor_t *a;
+    ck_assert_msg(tusk_actor_new(&a, lib, "crashy", 4, dir, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(tusk_actor_initialise(a, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_start(a, &err), TUSK_OK);
+    uint8_t in[16] = {0}, out[16];
+    uint32_t used;
+    tusk_flow_t flow;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(tusk_actor_filter(a, 0, in, sizeof in, out, sizeof out, &used, &flow, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_flush(a, out, sizeof out, &used, &flow, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_stop(a, &err), TUSK_OK);
+    /* Between hooks the note is idle. */
+    char between[200];
+    tusk_actor_note_format(&note, between, sizeof between);
+    ck_assert_str_eq(between, "no actor hook was running");
+    ck_assert_int_eq(tusk_actor_destroy(&a, &err), TUSK_OK);
+    const char *hooks[] = {"process_config", "process_register_dir", "process_initialise", "process_start",
+                           "process_block", "process_block", "process_block", "process_flush", "process_stop",
+                           "process_unload"};
+    ck_assert_int_eq(n_seen, 10);
+    for (int i = 0; i < 10; i++) {
+        char want[300];
+        if (i >= 4 && i <= 6)
+            snprintf(want, sizeof want, "actor crashy[4] (library %s), hook %s, buffer %d", path, hooks[i], i - 3);
+        else
+            snprintf(want, sizeof want, "actor crashy[4] (library %s), hook %s", path, hooks[i]);
+        ck_assert_str_eq(seen[i], want);
+    }
+    /* Short buffers are cut, never overrun; a NULL note is idle. (The
+     * instance is gone: the note's strings are the test's now.) */
+    char small[12];
+    note = (tusk_actor_note_t){.label = "crashy[4]", .library = "x.so", .hook = "process_block", .buffer = 7};
+    note.active = 1;
+    ck_assert_uint_eq(tusk_actor_note_format(&note, between, sizeof between), 60);
+    ck_assert_str_eq(between, "actor crashy[4] (library x.so), hook process_block, buffer 7");
+    ck_assert_uint_eq(tusk_actor_note_format(&note, small, sizeof small), 11);
+    ck_assert_str_eq(small, "actor crash");
+    ck_assert_uint_eq(tusk_actor_note_format(&note, small, 1), 0);
+    ck_assert_str_eq(small, "");
+    ck_assert_uint_eq(tusk_actor_note_format(NULL, between, sizeof between), 25);
+    note.active = 0;
+    tusk_actor_lib_set_note(lib, NULL);
+    tusk_actor_lib_close(&lib);
+    remove_config_dir(dir);
+    free(path);
+    sigaction(SIGUSR1, &old, NULL);
+}
+END_TEST
+
 START_TEST(status_strings)
 {
     ck_assert_str_eq(tusk_actor_status_string(TUSK_ACTOR_OK), "success");
@@ -289,6 +416,8 @@ int main(void)
     tcase_add_test(tc, narval_library_runs);
     tcase_add_test(tc, hook_failures_are_reported);
     tcase_add_test(tc, instance_config_folder);
+    tcase_add_test(tc, own_config_folder);
+    tcase_add_test(tc, crash_note);
     tcase_add_test(tc, status_strings);
     suite_add_tcase(s, tc);
     return tu_run(s);

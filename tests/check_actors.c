@@ -1787,10 +1787,12 @@ START_TEST(fault_only_one_instance)
                           "parameter 'only_instance': 2, but the actor has 2 instances (0 to 1)");
     const char *none[] = {"at_block", "2", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, none,
-                          "missing required parameter 'action' (error, crash, stall, freeze, corrupt, exit or kill)");
+                          "missing required parameter 'action' (error, crash, segv, stall, freeze, corrupt, exit, kill or "
+                          "interrupt)");
     const char *what[] = {"action", "explode", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, what,
-                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit, kill, freeze");
+                          "parameter 'action': 'explode' is not one of: error, crash, stall, corrupt, exit, kill, freeze, "
+                          "segv, interrupt");
     const char *zero[] = {"action", "error", "at_block", "0", NULL};
     expect_register_error("fault", TUSK_FILTER, 1, zero,
                           "parameter 'at_block': 0 is outside [1, 18446744073709551615]");
@@ -1951,9 +1953,9 @@ int main(void)
     tc = tcase_create("analysing filters");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, psa_keeps_frames_before_damage);
+    tcase_add_test(tc, psa_output_as_before);
     tcase_add_test(tc, tracking_keeps_events_before_damage);
     tcase_add_test(tc, zfinder_and_sts_keep_frames_before_damage);
-    tcase_add_test(tc, psa_output_as_before);
     suite_add_tcase(s, tc);
     tc = tcase_create("parameters");
     tcase_add_test(tc, every_actor_names_unknown_keys);

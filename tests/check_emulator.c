@@ -552,6 +552,13 @@ START_TEST(run_stage_between_files)
                       strstr(xml, "<parameter name=\"forward\">false</parameter>"),
                   "%s", xml);
     free(xml);
+    /* An actor with its own configuration folder keeps it in the replay. */
+    tusk_emulator_stage_t own = st;
+    own.n_params = 0;
+    own.config_dir = "/data/copy & co.d";
+    ck_assert_int_eq(tusk_emulator_stage_topology(&own, in, NULL, &xml, &err), TUSK_OK);
+    ck_assert_msg(strstr(xml, "<config_dir>/data/copy &amp; co.d</config_dir>") != NULL, "%s", xml);
+    free(xml);
     st.actor_class = TUSK_PRODUCER;
     ck_assert_int_eq(tusk_emulator_stage_topology(&st, in, NULL, &xml, &err), TUSK_EINVAL);
     st.actor_class = TUSK_FILTER;

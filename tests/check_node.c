@@ -13,7 +13,18 @@
  *    held, and finished (a RELEASE marker with their count) only by the
  *    flush;
  *  - inside a long hook the liveness thread goes on: ALIVE naming the hook
- *    and its duration. */
+ *    and its duration;
+ *  - what is no data message of the run (a broken header, a wrong run or
+ *    sender, a missing or wrong-sized buffer) is dropped and counted, never
+ *    fatal; over tcp, connections that do not authenticate (garbage bytes,
+ *    an old-protocol or unencrypted peer, a stranger's key) are refused and
+ *    counted, and the input binds to a port the kernel picked, which its
+ *    CONFIGURE reply names; over ipc, another user's connection is refused
+ *    (root only).
+ *
+ * The test is the instance's controller and neighbours with the run's own
+ * keys (security.h): the instance gets them, with its token, on its
+ * standard input, as from tusk-run. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +33,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include "layout.h"
+#include "security.h"
 #include "testutil.h"
 #include "tusk/topology.h"
 #include "runtime/wire.h"
@@ -58,12 +75,16 @@ enum { READER = 0, COPY = 1, SINK = 2 };
 typedef struct harness {
     char dir[4096];
     void *ctx, *router;
-    char endpoint[256], id[64], hb_id[72];
+    tusk_sec_t *sec;        /* the test's side of the run's security */
+    tusk_secrets_t secrets; /* the run's keys: the instance gets them with its token */
+    char endpoint[256], id[160], hb_id[168];
     pid_t pid;
     char *xml;
     tusk_topology_t *topo;
     tusk_layout_t layout;
-    bool saw_ended; /* an ENDED passed by while waiting for something else */
+    bool saw_ended;         /* an ENDED passed by while waiting for something else */
+    char bound[4][512];     /* where the instance's inputs bound (its CONFIGURE reply) */
+    void *out;              /* an instance with a sink: sink[0]'s input, the test's */
 } harness_t;
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -85,7 +106,7 @@ static tusk_ctl_t *next(harness_t *h, const char *verb, bool hb)
         char id[256];
         tusk_ctl_t *m = NULL;
         tusk_error_t err;
-        if (zu_recv_ctl(h->router, false, id, sizeof id, &m, NULL, NULL, &err) != TUSK_OK)
+        if (zu_recv_ctl(h->router, false, id, sizeof id, NULL, 0, &m, NULL, NULL, &err) != TUSK_OK)
             continue;
         bool from_hb = strcmp(id, h->hb_id) == 0;
         if (!from_hb && strcmp(tusk_ctl_verb(m), "ENDED") == 0)
@@ -122,29 +143,56 @@ static tusk_ctl_t *order(harness_t *h, const char *verb)
     return r;
 }
 
-static void start(harness_t *h, const char *xml, const char *actor)
+/* Start instance 0 of `actor` over `transport` and drive it to running.
+ * An actor with a sink gets the test's socket as sink[0]'s input (h->out). */
+static void start_on(harness_t *h, const char *xml, const char *actor, tusk_transport_t transport)
 {
     memset(h, 0, sizeof *h);
-    tu_make_dir(h->dir, sizeof h->dir);
+    tu_make_dir(h->dir, sizeof h->dir); /* mkdtemp: 0700, ours, as a run folder must be */
     h->xml = strdup(xml);
     tusk_error_t err;
     ck_assert_msg(tusk_topology_parse(&h->topo, xml, strlen(xml), "harness.xml", &err) == TUSK_OK, "%s",
                   err.message);
-    h->layout = (tusk_layout_t){.transport = TUSK_TRANSPORT_IPC, .run_dir = h->dir};
+    h->layout = (tusk_layout_t){.transport = transport, .run_dir = h->dir};
     h->ctx = zmq_ctx_new();
+    h->secrets.curve = 1;
+    ck_assert_int_eq(tusk_keypair_new(h->secrets.public_key, h->secrets.secret_key, &err), TUSK_OK);
+    memcpy(h->secrets.server_key, h->secrets.public_key, sizeof h->secrets.server_key);
+    ck_assert_msg(tusk_sec_new(&h->sec, h->ctx, &h->secrets, "harness", &err) == TUSK_OK, "%s", err.message);
     h->router = zmq_socket(h->ctx, ZMQ_ROUTER);
     int zero = 0;
-    size_t len = sizeof h->endpoint;
     zmq_setsockopt(h->router, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_bind(h->router, "tcp://127.0.0.1:*"), 0);
-    ck_assert_int_eq(zmq_getsockopt(h->router, ZMQ_LAST_ENDPOINT, h->endpoint, &len), 0);
-    snprintf(h->id, sizeof h->id, "%s.0.0", actor);
+    ck_assert_msg(tusk_sec_bind(h->sec, h->router, "tcp://127.0.0.1:*", "control", h->endpoint, sizeof h->endpoint,
+                                &err) == TUSK_OK,
+                  "%s", err.message);
+    tusk_secrets_t mine = h->secrets;
+    ck_assert_int_eq(tusk_random_hex(mine.token, 16, &err), TUSK_OK);
+    snprintf(h->id, sizeof h->id, "%s.0.0~%s", actor, mine.token);
     snprintf(h->hb_id, sizeof h->hb_id, "%s/hb", h->id);
+    /* sink[0]'s input, where the instance is to send. */
+    int idx = tusk_topology_find(h->topo, actor);
+    ck_assert_int_ge(idx, 0);
+    const tusk_actor_spec_t *spec = tusk_topology_actor(h->topo, (unsigned)idx);
+    char to[600] = "";
+    if (spec->n_sinks) {
+        char ep[512], bound[512];
+        unsigned sink = spec->sinks[0];
+        layout_bind_endpoint(h->topo, &h->layout, sink, 0, 0, ep, sizeof ep);
+        h->out = zmq_socket(h->ctx, ZMQ_PULL);
+        zmq_setsockopt(h->out, ZMQ_LINGER, &zero, sizeof zero);
+        ck_assert_msg(tusk_sec_bind(h->sec, h->out, ep, "sink", bound, sizeof bound, &err) == TUSK_OK, "%s",
+                      err.message);
+        ck_assert_int_eq(layout_connect_endpoint(h->topo, &h->layout, sink, bound, to, sizeof to), TUSK_OK);
+    }
 
     const char *top = getenv("abs_top_builddir");
     char bin[4200], log[4200];
     snprintf(bin, sizeof bin, "%s/tusk-actor", top && *top ? top : ".");
     snprintf(log, sizeof log, "%s/actor.log", h->dir);
+    size_t len;
+    char *secrets = tusk_secrets_format(&mine, &len);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
     fflush(NULL);
     h->pid = fork();
     ck_assert_int_ge(h->pid, 0);
@@ -154,18 +202,29 @@ static void start(harness_t *h, const char *xml, const char *actor)
             dup2(fd, STDOUT_FILENO);
             dup2(fd, STDERR_FILENO);
         }
+        dup2(p[0], STDIN_FILENO);
+        close(p[1]);
         execl(bin, bin, "--control", h->endpoint, "--actor", actor, "--instance", "0", "--orphan-ms", "60000",
-              (char *)NULL);
+              "--secrets", "-", (char *)NULL);
         _exit(127);
     }
+    close(p[0]);
+    ck_assert_int_eq(write(p[1], secrets, len), (ssize_t)len);
+    close(p[1]);
+    free(secrets);
     tusk_ctl_t *m = next(h, "HELLO", false);
     tusk_ctl_destroy(&m);
     m = tusk_ctl_new("CONFIGURE");
     tusk_ctl_set(m, "topology", "harness.xml");
     tusk_ctl_set(m, "run_dir", h->dir);
-    tusk_ctl_set(m, "transport", "ipc");
+    tusk_ctl_set(m, "transport", layout_transport_name(transport));
     tusk_ctl_set_u64(m, "base_port", 0);
     tusk_ctl_set_u64(m, "heartbeat_ms", 100);
+    if (to[0]) {
+        char key[48];
+        snprintf(key, sizeof key, "to:%u:0", spec->sinks[0]);
+        tusk_ctl_set(m, key, to);
+    }
     /* The built actors: make check's path, else the build folder's. */
     const char *path = getenv("TUSK_ACTOR_PATH");
     char own[4200];
@@ -174,6 +233,12 @@ static void start(harness_t *h, const char *xml, const char *actor)
     command(h, m, h->xml, strlen(h->xml));
     m = next(h, "REPLY", false);
     ck_assert_msg(strcmp(tusk_ctl_get(m, "status"), "ok") == 0, "CONFIGURE: %s", tusk_ctl_get(m, "message"));
+    for (unsigned j = 0; j < spec->n_sources && j < 4; j++) {
+        char key[32];
+        snprintf(key, sizeof key, "bound:%u", j);
+        ck_assert_ptr_nonnull(tusk_ctl_get(m, key));
+        snprintf(h->bound[j], sizeof h->bound[j], "%s", tusk_ctl_get(m, key));
+    }
     tusk_ctl_destroy(&m);
     m = order(h, "INITIALISE");
     tusk_ctl_destroy(&m);
@@ -185,6 +250,11 @@ static void start(harness_t *h, const char *xml, const char *actor)
     tusk_ctl_destroy(&m);
 }
 
+static void start(harness_t *h, const char *xml, const char *actor)
+{
+    start_on(h, xml, actor, TUSK_TRANSPORT_IPC);
+}
+
 static void finish(harness_t *h)
 {
     tusk_ctl_t *m = order(h, "STOP");
@@ -193,35 +263,32 @@ static void finish(harness_t *h)
     int status = 0;
     ck_assert_int_eq(waitpid(h->pid, &status, 0), h->pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "tusk-actor ended with status 0x%x", status);
-    zmq_close(h->router);
+    tusk_sec_close(h->sec, h->out);
+    tusk_sec_close(h->sec, h->router);
+    tusk_sec_destroy(&h->sec);
     zmq_ctx_term(h->ctx);
     tusk_topology_destroy(&h->topo);
     free(h->xml);
     nftw(h->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* A PUSH to input `input` of instance k of `actor` (the test as its sender). */
-static void *push_to(harness_t *h, unsigned actor, unsigned k, unsigned input)
+/* A PUSH, with the run's keys, to input `input` of the instance under test
+ * (the test as its sender). */
+static void *push_to(harness_t *h, unsigned input)
 {
     char ep[4300];
-    layout_connect_endpoint(h->topo, &h->layout, actor, k, input, ep, sizeof ep);
+    int idx = -1;
+    for (unsigned a = 0; a < tusk_topology_count(h->topo); a++)
+        if (strstr(h->id, tusk_topology_actor(h->topo, a)->name) == h->id)
+            idx = (int)a;
+    ck_assert_int_ge(idx, 0);
+    ck_assert_int_eq(layout_connect_endpoint(h->topo, &h->layout, (unsigned)idx, h->bound[input], ep, sizeof ep),
+                     TUSK_OK);
     void *s = zmq_socket(h->ctx, ZMQ_PUSH);
     int zero = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_connect(s, ep), 0);
-    return s;
-}
-
-/* A PULL bound where instance k of `actor` would listen (the test as a
- * receiver); before the instance under test connects to it. */
-static void *pull_at(harness_t *h, unsigned actor, unsigned k, unsigned input)
-{
-    char ep[4300];
-    layout_bind_endpoint(h->topo, &h->layout, actor, k, input, ep, sizeof ep);
-    void *s = zmq_socket(h->ctx, ZMQ_PULL);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_bind(s, ep), 0);
+    tusk_error_t err;
+    ck_assert_msg(tusk_sec_connect(h->sec, s, ep, NULL, &err) == TUSK_OK, "%s", err.message);
     return s;
 }
 
@@ -300,7 +367,7 @@ START_TEST(peer_lost_waits_for_what_was_sent)
 {
     harness_t h;
     start(&h, fan_in, "sink");
-    void *from = push_to(&h, SINK, 0, 0);
+    void *from = push_to(&h, 0);
     two_ended(&h, from);
     peer_lost(&h, COPY, 2, 3);
     /* PAUSE's reply comes after PEER_LOST was handled: still running. */
@@ -329,7 +396,7 @@ START_TEST(peer_lost_without_count_ends_at_once)
 {
     harness_t h;
     start(&h, fan_in, "sink");
-    void *from = push_to(&h, SINK, 0, 0);
+    void *from = push_to(&h, 0);
     two_ended(&h, from);
     peer_lost(&h, COPY, 2, UINT64_MAX);
     tusk_ctl_t *e = next(&h, "ENDED", false);
@@ -344,7 +411,7 @@ START_TEST(numbers_checked_and_framing_reported)
 {
     harness_t h;
     start(&h, fan_in, "sink");
-    void *from = push_to(&h, SINK, 0, 0);
+    void *from = push_to(&h, 0);
     /* copy[0]: 1 2 2 3 (a duplicate, dropped); copy[1]: 1 3 (2 skipped). */
     send_buffers(from, COPY, 0, 1, 2);
     send_buffers(from, COPY, 0, 2, 3);
@@ -415,7 +482,7 @@ START_TEST(held_inputs_finish_at_the_flush)
     memset(&h, 0, sizeof h);
     /* The sink's input exists before copy[0] connects to it. */
     start(&h, xml, "copy");
-    void *out = pull_at(&h, SINK, 0, 0), *in = push_to(&h, COPY, 0, 0);
+    void *out = h.out, *in = push_to(&h, 0);
     send_buffers(in, READER, 0, 1, 3);
     tusk_ctl_t *m = until_stat(&h, "held:0:0", 3);
     ck_assert_uint_eq(stat_of(m, "fin:0:0"), 0);
@@ -442,7 +509,6 @@ START_TEST(held_inputs_finish_at_the_flush)
     ck_assert_uint_eq(stat_of(m, "held:0:0"), 0);
     tusk_ctl_destroy(&m);
     zmq_close(in);
-    zmq_close(out);
     finish(&h);
 }
 END_TEST
@@ -454,7 +520,7 @@ START_TEST(alive_inside_a_long_hook)
              "<parameter name=\"action\">stall</parameter><parameter name=\"stall_seconds\">2</parameter>");
     harness_t h;
     start(&h, xml, "copy");
-    void *out = pull_at(&h, SINK, 0, 0), *in = push_to(&h, COPY, 0, 0);
+    void *out = h.out, *in = push_to(&h, 0);
     send_buffers(in, READER, 0, 1, 1);
     /* The liveness thread names the hook while the main thread sleeps in it. */
     while (true) {
@@ -470,7 +536,196 @@ START_TEST(alive_inside_a_long_hook)
     tusk_wire_header_t hd = take(out);
     ck_assert_uint_eq(hd.flags, TUSK_WIRE_COMPLETES);
     zmq_close(in);
-    zmq_close(out);
+    finish(&h);
+}
+END_TEST
+
+/* ---- what is kept out ------------------------------------------------------------ */
+
+/* Heartbeats until every key reaches its value. */
+static tusk_ctl_t *until_stats(harness_t *h, const char *const *keys, const uint64_t *values, size_t n)
+{
+    while (true) {
+        tusk_ctl_t *m = next(h, "HEARTBEAT", false);
+        size_t ok = 0;
+        for (size_t i = 0; i < n; i++)
+            ok += stat_of(m, keys[i]) >= values[i];
+        if (ok == n)
+            return m;
+        tusk_ctl_destroy(&m);
+    }
+}
+
+/* After whatever was kept out: copy[0..2] send their buffers and end, and
+ * the sink ends as if nothing had happened. */
+static tusk_ctl_t *then_the_real_data(harness_t *h, void *from)
+{
+    two_ended(h, from);
+    send_buffers(from, COPY, 2, 1, 1);
+    send_msg(from, TUSK_WIRE_END_OF_RUN, COPY, 2, 1, NULL, 0);
+    tusk_ctl_t *e = next(h, "ENDED", false);
+    ck_assert_uint_eq(stat_of(e, "recv:1:0"), 2);
+    ck_assert_uint_eq(stat_of(e, "fin:1:0"), 2);
+    ck_assert_uint_eq(stat_of(e, "recv:1:1"), 2);
+    ck_assert_uint_eq(stat_of(e, "recv:1:2"), 1);
+    ck_assert_uint_eq(stat_of(e, "fin:1:2"), 1);
+    return e;
+}
+
+START_TEST(garbage_is_dropped_and_counted)
+{
+    harness_t h;
+    start(&h, fan_in, "sink");
+    void *from = push_to(&h, 0);
+    uint8_t buf[512], hdr[TUSK_WIRE_HEADER_SIZE];
+    size_t n = frames(buf, 2);
+    /* 1: 14 bytes that are no header; 2: a header of another run; 3: a
+     * header from an actor that does not feed this input; 4: a header
+     * without its buffer; 5: a buffer of another size than its header's. */
+    ck_assert_int_eq(zmq_send(from, "garbage 14 byt", 14, 0), 14);
+    tusk_wire_header_t hd = {.run = 2, .source_actor = COPY, .input_actor = TUSK_WIRE_NONE,
+                             .input_instance = TUSK_WIRE_NONE, .seq = 1, .payload_size = (uint32_t)n};
+    tusk_wire_encode(&hd, hdr);
+    ck_assert_int_eq(zmq_send(from, hdr, sizeof hdr, ZMQ_SNDMORE), (int)sizeof hdr);
+    ck_assert_int_eq(zmq_send(from, buf, n, 0), (int)n);
+    send_msg(from, 0, READER, 0, 1, buf, n);
+    hd.run = 1;
+    tusk_wire_encode(&hd, hdr);
+    ck_assert_int_eq(zmq_send(from, hdr, sizeof hdr, 0), (int)sizeof hdr);
+    ck_assert_int_eq(zmq_send(from, hdr, sizeof hdr, ZMQ_SNDMORE), (int)sizeof hdr);
+    ck_assert_int_eq(zmq_send(from, buf, n - 1, 0), (int)n - 1);
+    tusk_ctl_t *e = then_the_real_data(&h, from);
+    zmq_close(from);
+    /* Dropped, counted, and nothing else: no buffer of any link, no failure. */
+    ck_assert_uint_eq(stat_of(e, "dropped"), 5);
+    ck_assert_uint_eq(stat_of(e, "refused"), 0);
+    ck_assert_uint_eq(stat_of(e, "in_buffers"), 5);
+    ck_assert_str_eq(tusk_ctl_get(e, "state"), "ended");
+    tusk_ctl_destroy(&e);
+    finish(&h);
+}
+END_TEST
+
+/* A plain socket that sends `bytes` to the tcp port of `endpoint` and
+ * closes: no ZeroMQ at all. */
+static void raw_tcp(const char *endpoint, const void *bytes, size_t n)
+{
+    const char *colon = strrchr(endpoint, ':');
+    ck_assert_ptr_nonnull(colon);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &a.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(send(fd, bytes, n, 0), (ssize_t)n);
+    close(fd);
+}
+
+/* A PUSH that tries once (no reconnection): with `curve`, a key pair of
+ * its own and the server's public key; else no security at all. */
+static void *stranger(void *ctx, const char *endpoint, const char *server_key, bool curve)
+{
+    void *s = zmq_socket(ctx, ZMQ_PUSH);
+    int zero = 0, never = -1;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &never, sizeof never);
+    if (curve) {
+        char pub[41], sec[41];
+        ck_assert_int_eq(zmq_curve_keypair(pub, sec), 0);
+        zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, server_key, 40);
+        zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, pub, 40);
+        zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, sec, 40);
+    }
+    ck_assert_int_eq(zmq_connect(s, endpoint), 0);
+    uint8_t hdr[TUSK_WIRE_HEADER_SIZE];
+    tusk_wire_header_t hd = {.run = 1, .source_actor = COPY, .input_actor = TUSK_WIRE_NONE,
+                             .input_instance = TUSK_WIRE_NONE, .seq = 1};
+    tusk_wire_encode(&hd, hdr);
+    zmq_send(s, hdr, sizeof hdr, ZMQ_SNDMORE | ZMQ_DONTWAIT); /* queued until a handshake that never comes */
+    zmq_send(s, "", 0, ZMQ_DONTWAIT);
+    return s;
+}
+
+START_TEST(strangers_are_refused_over_tcp)
+{
+    harness_t h;
+    start_on(&h, fan_in, "sink", TUSK_TRANSPORT_TCP);
+    /* The input is on a port the kernel picked, and the reply said which. */
+    ck_assert_msg(strncmp(h.bound[0], "tcp://127.0.0.1:", 16) == 0 && atoi(h.bound[0] + 16) > 0, "bound at %s",
+                  h.bound[0]);
+    char ep[600];
+    ck_assert_int_eq(layout_connect_endpoint(h.topo, &h.layout, SINK, h.bound[0], ep, sizeof ep), TUSK_OK);
+    /* Garbage; an old-protocol peer (ZMTP 1.0: a length and a frame); a
+     * peer without CURVE; a stranger's key. */
+    raw_tcp(ep, "\x8f\x01zz\xff\x00garbage", 14);
+    raw_tcp(ep, "\x05\x00hello", 7);
+    void *plain = stranger(h.ctx, ep, NULL, false), *key = stranger(h.ctx, ep, h.secrets.public_key, true);
+    static const char *const keys[] = {"refused", "denied"};
+    static const uint64_t want[] = {4, 1};
+    tusk_ctl_t *m = until_stats(&h, keys, want, 2);
+    tusk_ctl_destroy(&m);
+    zmq_close(plain);
+    zmq_close(key);
+    void *from = push_to(&h, 0);
+    tusk_ctl_t *e = then_the_real_data(&h, from);
+    zmq_close(from);
+    ck_assert_uint_eq(stat_of(e, "refused"), 4);
+    ck_assert_uint_eq(stat_of(e, "denied"), 1);
+    ck_assert_uint_eq(stat_of(e, "dropped"), 0);
+    ck_assert_uint_eq(stat_of(e, "in_buffers"), 5); /* the strangers' messages never came in */
+    tusk_ctl_destroy(&e);
+    finish(&h);
+}
+END_TEST
+
+START_TEST(another_user_is_refused_over_ipc)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "another_user_is_refused_over_ipc: not root: cannot be another user (checked: nothing)\n");
+        return;
+    }
+    harness_t h;
+    start(&h, fan_in, "sink");
+    /* Open the way to the socket (the run folder is the first defence:
+     * here it is taken away, after the instance checked it). */
+    const char *path = h.bound[0] + 6;
+    ck_assert_int_eq(chmod(h.dir, 0711), 0);
+    ck_assert_int_eq(chmod(path, 0777), 0);
+    int done[2];
+    ck_assert_int_eq(pipe(done), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(done[1]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(3);
+        void *ctx = zmq_ctx_new();
+        void *s = stranger(ctx, h.bound[0], NULL, false);
+        char c;
+        while (read(done[0], &c, 1) < 0) /* until the test has seen the refusal */
+            ;
+        zmq_close(s);
+        zmq_ctx_term(ctx);
+        _exit(0);
+    }
+    close(done[0]);
+    static const char *const keys[] = {"refused", "denied"};
+    static const uint64_t want[] = {1, 1};
+    tusk_ctl_t *m = until_stats(&h, keys, want, 2);
+    tusk_ctl_destroy(&m);
+    close(done[1]);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other user's process: status 0x%x", status);
+    ck_assert_int_eq(chmod(h.dir, 0700), 0);
+    void *from = push_to(&h, 0);
+    tusk_ctl_t *e = then_the_real_data(&h, from);
+    zmq_close(from);
+    ck_assert_uint_eq(stat_of(e, "refused"), 1);
+    ck_assert_uint_eq(stat_of(e, "denied"), 1);
+    ck_assert_uint_eq(stat_of(e, "dropped"), 0);
+    tusk_ctl_destroy(&e);
     finish(&h);
 }
 END_TEST
@@ -484,6 +739,12 @@ int main(void)
     tcase_add_test(tc, peer_lost_without_count_ends_at_once);
     tcase_add_test(tc, numbers_checked_and_framing_reported);
     tcase_add_test(tc, held_inputs_finish_at_the_flush);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("security");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, garbage_is_dropped_and_counted);
+    tcase_add_test(tc, strangers_are_refused_over_tcp);
+    tcase_add_test(tc, another_user_is_refused_over_ipc);
     suite_add_tcase(s, tc);
     tc = tcase_create("liveness");
     tcase_set_timeout(tc, 120);

@@ -2,7 +2,13 @@
  * actors, order, links, defaults and lines; every file of config/bad is
  * refused with FILE:LINE and a message saying what is wrong; hostile input
  * (XXE, random mutations) never crashes, leaks or expands files; actor
- * libraries are found on search paths and next to the topology. */
+ * libraries are found on search paths and next to the topology, and never
+ * in an installed tusk unless the test says where that is
+ * ($TUSK_ACTOR_DIR). NARVAL's own topologies load: its documented
+ * examples, sizes written 1_000_000 (the loader and the schema agree on
+ * every grouping), <log_level>, <port> as a port type; generic actors get
+ * their libraries from NARVAL's "set library" lines, and an actor its own
+ * configuration folder (<config_dir>). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -337,6 +343,15 @@ static const bad_case_t bad_cases[] = {
     {"xxe.xml", TUSK_ETOPOLOGY, 3, "<!DOCTYPE> is not allowed"},
     {"external-dtd.xml", TUSK_ETOPOLOGY, 3, "<!DOCTYPE> is not allowed"},
     {"undefined-entity.xml", TUSK_ETOPOLOGY, 7, "not well-formed XML: Entity 'secret' not defined"},
+    /* NARVAL's meanings. */
+    {"port-address.xml", TUSK_ETOPOLOGY, 7,
+     "<producer> 'reader': bad port '10.0.0.2': expected 'fifo', 'eth0', 'eth1', 'eth2', 'eth3', 'ib0' or 'ib1' "
+     "(NARVAL's port type; the address a tusk actor's inputs bind to is <address>)"},
+    {"size-bad-grouping.xml", TUSK_ETOPOLOGY, 7, "<producer> 'reader': bad size '1__000_000': expected a byte count"},
+    {"generic-wrong-class.xml", TUSK_ETOPOLOGY, 6,
+     "<producer> 'reader': <binary_code> generic_filter is NARVAL's host for a C intermediary, not for a <producer>"},
+    {"config-dir-parameter.xml", TUSK_ETOPOLOGY, 7,
+     "<producer> 'reader': <parameter> with <config_dir> (line 8): an actor given its own configuration folder"},
 };
 #define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
 
@@ -613,7 +628,85 @@ START_TEST(test_narval_listing)
     ck_assert_int_eq(f->line, 12);
     ck_assert_str_eq(tusk_topology_actor(t, 2)->hostname, "narval03");
     ck_assert_ptr_null(tusk_topology_actor(t, 2)->debug);
+    /* <port> is NARVAL's port type, kept; it is no address. */
+    ck_assert_str_eq(f->port, "eth1");
+    ck_assert_ptr_null(f->interface);
+    ck_assert_ptr_null(tusk_topology_actor(t, 2)->port);
+    /* The generic actors have no library until a script sets one. */
+    for (unsigned i = 0; i < 3; i++)
+        ck_assert_ptr_null(tusk_topology_actor(t, i)->narval_library);
     tusk_topology_destroy(&t);
+}
+END_TEST
+
+/* The example topology of NARVAL's "Writing a C actor" page, as a NARVAL
+ * user writes it (sizes 1_000_000, fifo ports, <log_level>, NARVAL's
+ * generic actors): it loads, and keeps what NARVAL said. */
+static const char narval_c_example[] =
+    "<configuration>\n"
+    "  <producer>\n"
+    "    <name>data_transmitter</name>\n"
+    "    <hostname>localhost</hostname>\n"
+    "    <binary_code>generic_producer</binary_code>\n"
+    "    <output_buffer_name>data</output_buffer_name>\n"
+    "    <size output_buffer=\"data\">1_000_000</size>\n"
+    "    <port output_buffer=\"data\">fifo</port>\n"
+    "    <log_level>info</log_level>\n"
+    "  </producer>\n"
+    "  <intermediary input_buffers=\"1\" output_buffers=\"1\">\n"
+    "    <name>data_filter</name>\n"
+    "    <hostname>localhost</hostname>\n"
+    "    <binary_code>generic_filter</binary_code>\n"
+    "    <data_source source_port=\"fifo\" source_buffer=\"data\">data_transmitter</data_source>\n"
+    "    <output_buffer_name>data_filtered</output_buffer_name>\n"
+    "    <size output_buffer=\"data_filtered\">1_000_000</size>\n"
+    "    <port output_buffer=\"data_filtered\">fifo</port>\n"
+    "  </intermediary>\n"
+    "  <consumer>\n"
+    "    <name>data_receiver</name>\n"
+    "    <hostname>localhost</hostname>\n"
+    "    <binary_code>generic_consumer</binary_code>\n"
+    "    <data_source source_port=\"fifo\" source_buffer=\"data_filtered\">data_filter</data_source>\n"
+    "    <debug>info</debug>\n"
+    "  </consumer>\n"
+    "</configuration>\n";
+
+START_TEST(test_narval_c_example)
+{
+    tusk_topology_t *t = parse_ok(narval_c_example);
+    ck_assert_uint_eq(tusk_topology_count(t), 3);
+    check_invariants(t);
+    const tusk_actor_spec_t *p = actor_named(t, "data_transmitter"), *f = actor_named(t, "data_filter"),
+                            *c = actor_named(t, "data_receiver");
+    ck_assert_uint_eq(p->buffer_size, 1000000);
+    ck_assert_uint_eq(f->buffer_size, 1000000);
+    ck_assert_str_eq(p->port, "fifo");
+    ck_assert_str_eq(p->log_level, "info");
+    ck_assert_ptr_null(p->debug);
+    ck_assert_ptr_null(f->log_level);
+    ck_assert_str_eq(c->debug, "info");
+    ck_assert_ptr_null(c->port);
+    ck_assert_ptr_null(p->interface);
+    ck_assert_ptr_null(p->config_dir);
+    ck_assert_str_eq(p->library, "generic_producer");
+    tusk_actor_class_t cls = TUSK_CONSUMER;
+    ck_assert(tusk_topology_is_generic(f->library, &cls));
+    ck_assert_int_eq(cls, TUSK_FILTER);
+    ck_assert(tusk_topology_is_generic("generic_consumer", NULL));
+    ck_assert(!tusk_topology_is_generic("generic_producers", NULL));
+    ck_assert(!tusk_topology_is_generic("file_writer", &cls));
+    ck_assert(!tusk_topology_is_generic(NULL, &cls));
+    tusk_topology_destroy(&t);
+    /* A producer carries output_buffers, a consumer input_buffers (NARVAL's
+     * "Configuration Files" page), digits grouped too. */
+    t = parse_ok("<configuration><producer output_buffers=\"1\"><name>p</name><binary_code>r</binary_code>"
+                 "</producer><consumer input_buffers=\"1_0\"><name>c</name><binary_code>w</binary_code>"
+                 "<data_source>p</data_source></consumer></configuration>");
+    tusk_topology_destroy(&t);
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code></producer>"
+                "<consumer output_buffers=\"1\"><name>c</name><binary_code>w</binary_code>"
+                "<data_source>p</data_source></consumer></configuration>",
+                TUSK_ETOPOLOGY, "<consumer> 'c': unknown attribute 'output_buffers' on <consumer>");
 }
 END_TEST
 
@@ -712,7 +805,7 @@ START_TEST(test_run_policies)
                                   "<producer><name>p</name><binary_code>r</binary_code></producer>"
                                   "<intermediary instances=\"3\" hwm=\"2\" restart=\"on-failure\" "
                                   "on_failure=\"continue\"><name>f</name><binary_code>q</binary_code>"
-                                  "<data_source>p</data_source><port>10.0.0.2</port></intermediary>"
+                                  "<data_source>p</data_source><address>10.0.0.2</address><port>eth1</port></intermediary>"
                                   "<consumer hwm=\"100\" restart=\"no\" on_failure=\"stop\"><name>c</name>"
                                   "<binary_code>w</binary_code><data_source>f</data_source></consumer>"
                                   "</configuration>");
@@ -725,6 +818,7 @@ START_TEST(test_run_policies)
     ck_assert(f->restart);
     ck_assert(f->continue_on_failure);
     ck_assert_str_eq(f->interface, "10.0.0.2");
+    ck_assert_str_eq(f->port, "eth1");
     ck_assert_uint_eq(c->hwm, 100);
     ck_assert(!c->restart);
     ck_assert(!c->continue_on_failure);
@@ -969,6 +1063,85 @@ START_TEST(test_actor_name_rule)
 }
 END_TEST
 
+/* A size is a size for the loader exactly when it is for the schema, on
+ * fixed cases and random strings of digits, underscores and signs: plain
+ * digits, or digits grouped by single underscores (NARVAL's 1_000_000),
+ * within the range (the schema's grouped form leaves the range to the
+ * loader: those values are left out of the comparison). */
+START_TEST(test_grouped_count_rule)
+{
+    char *rng = config_path("topology.rng");
+    xmlSetGenericErrorFunc(NULL, quiet);
+    xmlRelaxNGParserCtxtPtr pc = xmlRelaxNGNewParserCtxt(rng);
+    ck_assert_ptr_nonnull(pc);
+    xmlRelaxNGPtr schema = xmlRelaxNGParse(pc);
+    xmlRelaxNGFreeParserCtxt(pc);
+    ck_assert_msg(schema != NULL, "%s does not parse", rng);
+    static const struct {
+        const char *text;
+        unsigned long long value; /* 0: refused */
+    } fixed[] = {
+        {"1_000_000", 1000000}, {"1000000", 1000000}, {"4_096", 4096},     {"+65_536", 65536},
+        {"1_0_0_0", 1000},      {"64", 64},           {"1_073_741_824", 1073741824},
+        {"1__000", 0},          {"_1000", 0},         {"1000_", 0},        {"1_000_", 0},
+        {"1,000", 0},           {"1 000", 0},         {"0x1000", 0},       {"+_1000", 0},
+        {"-1_000", 0},          {"1_073_741_825", 0}, {"6_3", 0},          {"", 0},
+    };
+    static const char pieces[] = "0123456789___+-";
+    for (unsigned i = 0; i < 800; i++) {
+        char text[32];
+        unsigned long long want = 0;
+        bool fixed_case = i < sizeof fixed / sizeof fixed[0];
+        if (fixed_case) {
+            snprintf(text, sizeof text, "%s", fixed[i].text);
+            want = fixed[i].value;
+        } else {
+            unsigned len = 1 + tu_below(14);
+            for (unsigned k = 0; k < len; k++)
+                text[k] = pieces[tu_below(sizeof pieces - 1)];
+            text[len] = '\0';
+        }
+        char xml[512];
+        snprintf(xml, sizeof xml,
+                 "<configuration><producer><name>p</name><binary_code>r</binary_code><size>%s</size></producer>"
+                 "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>"
+                 "</configuration>",
+                 text);
+        tusk_topology_t *t = NULL;
+        tusk_error_t err;
+        bool loader_ok = tusk_topology_parse(&t, xml, strlen(xml), "size.xml", &err) == TUSK_OK;
+        bool schema_ok = schema_accepts(schema, xml);
+        if (loader_ok) {
+            /* The value is the digits without the underscores. */
+            char digits[32];
+            size_t n = 0;
+            for (const char *c = text; *c; c++)
+                if (*c >= '0' && *c <= '9')
+                    digits[n++] = *c;
+            digits[n] = '\0';
+            ck_assert_uint_eq(actor_named(t, "p")->buffer_size, strtoull(digits, NULL, 10));
+            ck_assert_msg(schema_ok, "'%s': the loader takes it, the schema refuses it", text);
+        } else {
+            ck_assert_msg(strstr(err.message, "bad size") != NULL || strstr(err.message, "empty <size>") != NULL,
+                          "'%s': %s", text, err.message);
+            /* The schema may take a grouped number out of range. */
+            bool grouped = strchr(text, '_') != NULL;
+            ck_assert_msg(!schema_ok || grouped, "'%s': the schema takes it, the loader refuses it (%s)", text,
+                          err.message);
+        }
+        if (fixed_case) {
+            ck_assert_msg(loader_ok == (want != 0), "'%s': %s", text, loader_ok ? "loaded" : err.message);
+            if (want)
+                ck_assert_uint_eq(actor_named(t, "p")->buffer_size, want);
+        }
+        tusk_topology_destroy(&t);
+    }
+    xmlRelaxNGFree(schema);
+    xmlSetGenericErrorFunc(NULL, NULL);
+    free(rng);
+}
+END_TEST
+
 /* ---- the schema against the specification table ------------------------------ */
 
 /* Generated from config/topology.rng (runtime/topology_schema.c, compiled
@@ -988,6 +1161,7 @@ typedef struct schema_item {
     unsigned min, max;          /* occurrences; max TOPO_MANY: any */
     char type[160];             /* as type_of writes it */
     char dflt[48];              /* a:defaultValue / t:default, "" for none */
+    bool extension;             /* t:extension="true": tusk's, not NARVAL's */
     xmlNodePtr node;
 } schema_item_t;
 
@@ -1028,9 +1202,43 @@ static xmlNodePtr rng_define(xmlNodePtr grammar, const char *name)
     return NULL;
 }
 
-/* The type of the content of n (an <attribute> or <element>; attributes
- * and what holds them are skipped), in the words of spec_type below. */
-static void type_of(xmlNodePtr n, char *out, size_t cap)
+static void type_of(xmlNodePtr grammar, xmlNodePtr n, char *out, size_t cap);
+
+/* Words for a <data> pattern. */
+static void data_words(xmlNodePtr c, char *out, size_t cap)
+{
+    char *t = prop(c, "type", NULL);
+    unsigned long long lo = strcmp(t, "positiveInteger") == 0 ? 1 : 0, hi = TOPO_NO_MAX;
+    bool integer = strcmp(t, "positiveInteger") == 0 || strcmp(t, "nonNegativeInteger") == 0;
+    for (xmlNodePtr p = c->children; p; p = p->next)
+        if (rng_is(p, "param")) {
+            char *pn = prop(p, "name", NULL);
+            xmlChar *pv = xmlNodeGetContent(p);
+            unsigned long long v = strtoull((const char *)pv, NULL, 10);
+            if (strcmp(pn, "minInclusive") == 0 && v > lo)
+                lo = v;
+            else if (strcmp(pn, "maxInclusive") == 0)
+                hi = v;
+            else
+                integer = false;
+            free(pn);
+            xmlFree(pv);
+        }
+    if (integer && hi == TOPO_NO_MAX)
+        snprintf(out, cap, "count in [%llu, -]", lo);
+    else if (integer)
+        snprintf(out, cap, "count in [%llu, %llu]", lo, hi);
+    else
+        snprintf(out, cap, "data %s", t);
+    free(t);
+}
+
+/* The type of the content of n (an <attribute>, <element> or <define>;
+ * attributes and what holds them are skipped), in the words of spec_type
+ * below. A <choice> of values is "one of ..."; a <choice> of an integer
+ * type and the grouped_count.type is the integer's words and " or
+ * grouped"; a reference to another define is that define's type. */
+static void type_of(xmlNodePtr grammar, xmlNodePtr n, char *out, size_t cap)
 {
     snprintf(out, cap, "empty");
     for (xmlNodePtr c = n->children; c; c = c->next) {
@@ -1041,44 +1249,41 @@ static void type_of(xmlNodePtr n, char *out, size_t cap)
             snprintf(out, cap, "text");
         } else if (strcmp(what, "ref") == 0) {
             char *r = prop(c, "name", NULL);
-            snprintf(out, cap, "%s", strcmp(r, "actor_name.type") == 0   ? "actor name"
-                                     : strcmp(r, "name.type") == 0      ? "parameter name"
-                                     : strcmp(r, "nonempty.type") == 0  ? "non-empty text"
-                                                                        : r);
+            if (strcmp(r, "actor_name.type") == 0)
+                snprintf(out, cap, "actor name");
+            else if (strcmp(r, "name.type") == 0)
+                snprintf(out, cap, "parameter name");
+            else if (strcmp(r, "nonempty.type") == 0)
+                snprintf(out, cap, "non-empty text");
+            else if (strcmp(r, "grouped_count.type") == 0)
+                snprintf(out, cap, "grouped");
+            else
+                type_of(grammar, rng_define(grammar, r), out, cap);
             free(r);
         } else if (strcmp(what, "choice") == 0) {
+            bool values = false, data = false, grouped = false;
             size_t used = (size_t)snprintf(out, cap, "one of");
-            for (xmlNodePtr v = c->children; v; v = v->next)
+            for (xmlNodePtr v = c->children; v; v = v->next) {
                 if (rng_is(v, "value")) {
                     xmlChar *t = xmlNodeGetContent(v);
                     used += (size_t)snprintf(out + used, cap - used, " %s", (const char *)t);
                     xmlFree(t);
+                    values = true;
+                } else if (rng_is(v, "data") && !data) {
+                    data_words(v, out, cap);
+                    data = true;
+                } else if (rng_is(v, "ref")) {
+                    char *r = prop(v, "name", NULL);
+                    grouped |= strcmp(r, "grouped_count.type") == 0;
+                    free(r);
                 }
+            }
+            if (data && values)
+                snprintf(out, cap, "a choice tusk's table cannot say");
+            else if (data && grouped)
+                snprintf(out + strlen(out), cap - strlen(out), " or grouped");
         } else if (strcmp(what, "data") == 0) {
-            char *t = prop(c, "type", NULL);
-            unsigned long long lo = strcmp(t, "positiveInteger") == 0 ? 1 : 0, hi = TOPO_NO_MAX;
-            bool integer = strcmp(t, "positiveInteger") == 0 || strcmp(t, "nonNegativeInteger") == 0;
-            for (xmlNodePtr p = c->children; p; p = p->next)
-                if (rng_is(p, "param")) {
-                    char *pn = prop(p, "name", NULL);
-                    xmlChar *pv = xmlNodeGetContent(p);
-                    unsigned long long v = strtoull((const char *)pv, NULL, 10);
-                    if (strcmp(pn, "minInclusive") == 0 && v > lo)
-                        lo = v;
-                    else if (strcmp(pn, "maxInclusive") == 0)
-                        hi = v;
-                    else
-                        integer = false;
-                    free(pn);
-                    xmlFree(pv);
-                }
-            if (integer && hi == TOPO_NO_MAX)
-                snprintf(out, cap, "count in [%llu, -]", lo);
-            else if (integer)
-                snprintf(out, cap, "count in [%llu, %llu]", lo, hi);
-            else
-                snprintf(out, cap, "data %s", t);
-            free(t);
+            data_words(c, out, cap);
         }
     }
 }
@@ -1116,11 +1321,14 @@ static void walk_pattern(schema_walk_t *w, xmlNodePtr pattern, unsigned min, uns
             snprintf(it->dflt, sizeof it->dflt, "%s", d);
             free(name);
             free(d);
+            char *ext = prop(c, "extension", TUSK_RNG_NS);
+            it->extension = strcmp(ext, "true") == 0;
+            free(ext);
             it->element = what[0] == 'e';
             it->min = min;
             it->max = max;
             it->node = c;
-            type_of(c, it->type, sizeof it->type);
+            type_of(w->grammar, c, it->type, sizeof it->type);
         }
     }
 }
@@ -1140,9 +1348,9 @@ static void spec_type(const tusk_topo_value_t *v, bool may_be_empty, char *out, 
         break;
     case TOPO_COUNT:
         if (v->max == TOPO_NO_MAX)
-            snprintf(out, cap, "count in [%llu, -]", v->min);
+            snprintf(out, cap, "count in [%llu, -]%s", v->min, v->grouped ? " or grouped" : "");
         else
-            snprintf(out, cap, "count in [%llu, %llu]", v->min, v->max);
+            snprintf(out, cap, "count in [%llu, %llu]%s", v->min, v->max, v->grouped ? " or grouped" : "");
         break;
     case TOPO_CHOICE: {
         size_t used = (size_t)snprintf(out, cap, "one of");
@@ -1211,6 +1419,9 @@ static void compare_attrs(const schema_walk_t *w, const char *where, const tusk_
         if (strcmp(dflt, it->dflt) != 0)
             differ(diff, cap, "%s: attribute %s: default '%s' in the table, '%s' in the schema", where, a->name, dflt,
                    it->dflt);
+        if (a->extension != it->extension)
+            differ(diff, cap, "%s: attribute %s is %s in the table, %s in the schema", where, a->name,
+                   a->extension ? "tusk's" : "NARVAL's", it->extension ? "tusk's" : "NARVAL's");
     }
     for (unsigned k = 0; k < w->n; k++)
         if (!w->item[k].element) {
@@ -1292,6 +1503,9 @@ static void compare_schema(const char *rng, size_t size, char *diff, size_t cap)
                 if (strcmp(dflt, it->dflt) != 0)
                     differ(diff, cap, "<%s> in <%s>: default '%s' in the table, '%s' in the schema", e->name, cname,
                            dflt, it->dflt);
+                if (e->extension != it->extension)
+                    differ(diff, cap, "<%s> in <%s>: %s in the table, %s in the schema", e->name, cname,
+                           e->extension ? "tusk's" : "NARVAL's", it->extension ? "tusk's" : "NARVAL's");
                 schema_walk_t *ew = calloc(1, sizeof *ew);
                 ck_assert_ptr_nonnull(ew);
                 ew->grammar = w->grammar;
@@ -1348,8 +1562,21 @@ START_TEST(test_schema_matches_spec)
     } edits[] = {
         {"<param name=\"maxInclusive\">256</param>", "<param name=\"maxInclusive\">255</param>",
          "attribute instances: count in [1, 256] in the table, count in [1, 255] in the schema"},
-        {"<attribute name=\"hwm\" a:defaultValue=\"8\">", "<attribute name=\"hwm\" a:defaultValue=\"9\">",
+        {"<attribute name=\"hwm\" a:defaultValue=\"8\"", "<attribute name=\"hwm\" a:defaultValue=\"9\"",
          "attribute hwm: default '8' in the table, '9' in the schema"},
+        {"<attribute name=\"restart\" a:defaultValue=\"no\" t:extension=\"true\">",
+         "<attribute name=\"restart\" a:defaultValue=\"no\">",
+         "<producer>: attribute restart is tusk's in the table, NARVAL's in the schema"},
+        {"<element name=\"config_dir\" t:extension=\"true\">", "<element name=\"config_dir\">",
+         "<config_dir> in <consumer>: tusk's in the table, NARVAL's in the schema"},
+        {"<element name=\"log_level\">", "<element name=\"log_level\" t:extension=\"true\">",
+         "<log_level> in <intermediary>: NARVAL's in the table, tusk's in the schema"},
+        {"<value>ib1</value>", "<value>ib2</value>", "<port> in <producer>: one of fifo eth0 eth1 eth2 eth3 ib0 ib1 "
+                                                     "in the table, one of fifo eth0 eth1 eth2 eth3 ib0 ib2 in the schema"},
+        {"          <ref name=\"grouped_count.type\"/>\n        </choice>\n      </element>",
+         "        </choice>\n      </element>",
+         "<size> in <producer>: count in [64, 1073741824] or grouped in the table, count in [64, 1073741824] in the "
+         "schema"},
         {"<value>on-failure</value>", "<value>always</value>", "attribute restart: one of no on-failure in the table"},
         {"<optional><attribute name=\"source_port\"><text/></attribute></optional>",
          "<attribute name=\"source_port\"><text/></attribute>",
@@ -1363,6 +1590,9 @@ START_TEST(test_schema_matches_spec)
          "<parameter> in <producer>: 0 to 0 times (0: any) in the table, 0 to 1 in the schema"},
         {"<attribute name=\"output_buffers\">", "<attribute name=\"outputbuffers\">",
          "<intermediary>: attribute outputbuffers is in the schema, not in the table"},
+        {"<ref name=\"input_buffers.attr\"/>\n      <interleave>\n        <ref name=\"actor.common\"/>\n        <oneOrMore>",
+         "<interleave>\n        <ref name=\"actor.common\"/>\n        <oneOrMore>",
+         "<consumer>: attribute input_buffers is in the table, not in the schema"},
         {"<element name=\"debug\"><text/></element>", "<element name=\"debug\"><text/></element></optional>"
                                                       "<optional><element name=\"colour\"><text/></element>",
          "<colour> in <consumer>: in the schema, not in the table"},
@@ -1519,22 +1749,50 @@ START_TEST(test_resolve_search_path)
     ck_assert_int_eq(tusk_topology_resolve(t, "", &err), TUSK_ELOAD);
     tu_assert_error(&err, TUSK_ELOAD, "(searched: no folders)");
 
-    /* NULL: $TUSK_ACTOR_PATH first. */
-    const char *old = getenv("TUSK_ACTOR_PATH");
-    char *saved = old ? strdup(old) : NULL;
+    /* NULL: $TUSK_ACTOR_PATH first, then the installed folder, which
+     * $TUSK_ACTOR_DIR replaces: the test says where it is, so that an
+     * installed tusk is never searched (make check sets it empty too). */
+    const char *old = getenv("TUSK_ACTOR_PATH"), *old_dir = getenv("TUSK_ACTOR_DIR");
+    char *saved = old ? strdup(old) : NULL, *saved_dir = old_dir ? strdup(old_dir) : NULL;
+    char *d3 = make_temp_dir();
+    ck_assert_int_eq(setenv("TUSK_ACTOR_DIR", d3, 1), 0);
+    ck_assert_str_eq(tusk_topology_installed_actor_dir(), d3);
     touch(d2, "file_writer.so");
     ck_assert_int_eq(setenv("TUSK_ACTOR_PATH", search, 1), 0);
     rc = tusk_topology_resolve(t, NULL, &err);
     ck_assert_msg(rc == TUSK_OK, "%s", err.message);
     remove_file(d2, "file_writer.so");
     ck_assert_int_eq(tusk_topology_resolve(t, NULL, &err), TUSK_ELOAD);
-    snprintf(expect, sizeof expect, "(searched: %s, %s, ", d1, d2);
+    snprintf(expect, sizeof expect, "(searched: %s, %s, %s)", d1, d2, d3);
     tu_assert_error(&err, TUSK_ELOAD, expect); /* then the installed folder */
+    /* The installed folder is searched: an actor there is found. */
+    touch(d3, "file_writer.so");
+    ck_assert_int_eq(tusk_topology_resolve(t, NULL, &err), TUSK_OK);
+    want = join(d3, "file_writer.so");
+    ck_assert_str_eq(actor_named(t, "writer")->library_path, want);
+    free(want);
+    /* Set empty: no installed folder at all, whatever is installed. */
+    ck_assert_int_eq(setenv("TUSK_ACTOR_DIR", "", 1), 0);
+    ck_assert_str_eq(tusk_topology_installed_actor_dir(), "");
+    ck_assert_int_eq(tusk_topology_resolve(t, NULL, &err), TUSK_ELOAD);
+    snprintf(expect, sizeof expect, "(searched: %s, %s)", d1, d2);
+    tu_assert_error(&err, TUSK_ELOAD, expect);
+    /* Unset: the compiled-in folder. */
+    unsetenv("TUSK_ACTOR_DIR");
+    ck_assert_str_ne(tusk_topology_installed_actor_dir(), "");
+    remove_file(d3, "file_writer.so");
+    rmdir(d3);
+    free(d3);
     if (saved)
         setenv("TUSK_ACTOR_PATH", saved, 1);
     else
         unsetenv("TUSK_ACTOR_PATH");
+    if (saved_dir)
+        setenv("TUSK_ACTOR_DIR", saved_dir, 1);
+    else
+        unsetenv("TUSK_ACTOR_DIR");
     free(saved);
+    free(saved_dir);
 
     remove_file(d1, "file_producer.so");
     remove_file(d2, "passthrough.so");
@@ -1606,6 +1864,198 @@ START_TEST(test_resolve_relative_path)
     rmdir(dir);
     free(abs_lib);
     free(topo);
+    free(libs);
+    free(dir);
+}
+END_TEST
+
+/* <config_dir>: relative to the topology's folder (or absolute), kept in
+ * the spec, checked at resolve time; with <parameter>s it is refused. */
+START_TEST(test_config_dir)
+{
+    char *dir = make_temp_dir();
+    char *own = join(dir, "reader.d");
+    ck_assert_int_eq(mkdir(own, 0700), 0);
+    char *libs = join(dir, "libs");
+    ck_assert_int_eq(mkdir(libs, 0700), 0);
+    touch(libs, "r.so");
+    touch(libs, "w.so");
+    char *topo = join(dir, "topo.xml");
+    char xml[8192];
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             "<producer><name>reader</name><binary_code>r</binary_code><config_dir>reader.d</config_dir>"
+             "</producer>\n"
+             "<consumer><name>writer</name><binary_code>w</binary_code><data_source>reader</data_source>\n"
+             "<config_dir>%s</config_dir></consumer>\n"
+             "</configuration>\n", own);
+    write_text(topo, xml);
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    ck_assert_msg(tusk_topology_load(&t, topo, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_str_eq(actor_named(t, "reader")->config_dir, own); /* dir + "/reader.d" */
+    ck_assert_str_eq(actor_named(t, "writer")->config_dir, own); /* absolute as it is */
+    ck_assert_int_eq(tusk_topology_resolve(t, libs, &err), TUSK_OK);
+    tusk_topology_destroy(&t);
+    /* A folder that is not there, or not a folder: named with its line. */
+    snprintf(xml, sizeof xml,
+             "<configuration>\n"
+             "<producer><name>reader</name><binary_code>r</binary_code></producer>\n"
+             "<consumer><name>writer</name><binary_code>w</binary_code><data_source>reader</data_source>\n"
+             "<config_dir>libs/w.so</config_dir></consumer>\n"
+             "</configuration>\n");
+    write_text(topo, xml);
+    ck_assert_msg(tusk_topology_load(&t, topo, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(tusk_topology_resolve(t, libs, &err), TUSK_ETOPOLOGY);
+    char expect[8400];
+    snprintf(expect, sizeof expect,
+             "%s:4: <consumer> 'writer': <config_dir> 'libs/w.so': the actor's configuration folder %s/libs/w.so: not "
+             "a folder", topo, dir);
+    ck_assert_str_eq(err.message, expect);
+    ck_assert_ptr_null(actor_named(t, "writer")->library_path);
+    tusk_topology_destroy(&t);
+    unlink(topo);
+    /* From memory with a bare name: from the current folder, as it is. */
+    t = parse_ok("<configuration><producer><name>p</name><binary_code>r</binary_code>"
+                 "<config_dir> p.d </config_dir></producer>"
+                 "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>"
+                 "</configuration>");
+    ck_assert_str_eq(actor_named(t, "p")->config_dir, "p.d");
+    ck_assert_ptr_null(actor_named(t, "c")->config_dir);
+    ck_assert_int_eq(tusk_topology_resolve(t, libs, &err), TUSK_ETOPOLOGY);
+    tu_assert_error(&err, TUSK_ETOPOLOGY, "inline.xml:1: <producer> 'p': <config_dir> 'p.d': the actor's "
+                                          "configuration folder p.d: ");
+    tusk_topology_destroy(&t);
+    parse_fails("<configuration><producer><name>p</name><binary_code>r</binary_code><config_dir/></producer>"
+                "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>"
+                "</configuration>",
+                TUSK_ETOPOLOGY, "<producer> 'p': empty <config_dir>");
+    remove_file(libs, "r.so");
+    remove_file(libs, "w.so");
+    rmdir(libs);
+    rmdir(own);
+    rmdir(dir);
+    free(libs);
+    free(own);
+    free(topo);
+    free(dir);
+}
+END_TEST
+
+/* NARVAL's "set library LIB SUBSYSTEM ACTOR" lines bind generic actors'
+ * libraries: a bare name on the search path, then in the script's folder;
+ * a path from the script's folder. Everything else in the script is
+ * ignored; every mistake names the script's line. */
+START_TEST(test_narval_commands)
+{
+    char *dir = make_temp_dir();
+    char *libs = join(dir, "libs");
+    ck_assert_int_eq(mkdir(libs, 0700), 0);
+    touch(libs, "libproduce.so");
+    touch(dir, "libfilter.so");
+    char *sub = join(dir, "sub");
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    touch(sub, "libconsume.so");
+    char *script = join(dir, "run.sh");
+    write_text(script, "# start the sub-system\n"
+                       "launch $1 localhost\n"
+                       "set configuration_file mytopology.xml $1\n"
+                       "\tset   library libproduce.so $1 data_transmitter   # the producer\n"
+                       "set library \"libfilter.so\" $1 'data_filter'\n"
+                       "set library sub/libconsume.so $1 data_receiver\n"
+                       "set action start $1\n");
+    tusk_topology_t *t = parse_ok(narval_c_example);
+    tusk_error_t err;
+    /* Without a library: what to write, where. */
+    ck_assert_int_eq(tusk_topology_resolve(t, libs, &err), TUSK_ELOAD);
+    tu_assert_error(&err, TUSK_ELOAD, "inline.xml:2: <producer> 'data_transmitter': <binary_code> generic_producer is "
+                                      "NARVAL's host for a C actor library, and no library is set for "
+                                      "'data_transmitter': name it as NARVAL does, with a line 'set library "
+                                      "LIBRARY.so SUBSYSTEM data_transmitter' of a NARVAL script");
+    ck_assert_msg(tusk_topology_narval_script(t, script, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_str_eq(actor_named(t, "data_transmitter")->narval_library, "libproduce.so");
+    ck_assert_str_eq(actor_named(t, "data_filter")->narval_library, "libfilter.so");
+    ck_assert_str_eq(actor_named(t, "data_receiver")->narval_library, "sub/libconsume.so");
+    ck_assert_msg(tusk_topology_resolve(t, libs, &err) == TUSK_OK, "%s", err.message);
+    char *want = join(libs, "libproduce.so");
+    ck_assert_str_eq(actor_named(t, "data_transmitter")->library_path, want); /* the search path */
+    free(want);
+    want = join(dir, "libfilter.so");
+    ck_assert_str_eq(actor_named(t, "data_filter")->library_path, want); /* the script's folder */
+    free(want);
+    want = join(dir, "sub/libconsume.so");
+    ck_assert_str_eq(actor_named(t, "data_receiver")->library_path, want);
+    free(want);
+    /* A second script cannot set them again. */
+    ck_assert_int_eq(tusk_topology_narval_script(t, script, &err), TUSK_ETOPOLOGY);
+    char expect[8400];
+    snprintf(expect, sizeof expect, "%s:4: set library for 'data_transmitter': already set (%s:4)", script, script);
+    ck_assert_str_eq(err.message, expect);
+    /* A library missing: where it was named, and where it was looked for. */
+    remove_file(dir, "libfilter.so");
+    ck_assert_int_eq(tusk_topology_resolve(t, libs, &err), TUSK_ELOAD);
+    snprintf(expect, sizeof expect,
+             "inline.xml:11: <intermediary> 'data_filter': actor library 'libfilter.so' (set library, %s:5) not found "
+             "(searched: %s, %s)", script, libs, dir);
+    ck_assert_str_eq(err.message, expect);
+    tusk_topology_destroy(&t);
+
+    /* Mistakes, each with its line; nothing is bound by a bad script. */
+    static const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"set library libp.so\n", "s.sh:1: 'set library' takes LIBRARY SUBSYSTEM ACTOR (1 word given)"},
+        {"\nset library a.so b c d\n", "s.sh:2: 'set library' takes LIBRARY SUBSYSTEM ACTOR (4 words given)"},
+        {"set library libp.so $1 nobody\n", "s.sh:1: set library libp.so for 'nobody': inline.xml has no such actor"},
+        {"set library libp.so $1 data_transmitter\nset library libq.so $1 data_transmitter\n",
+         "s.sh:2: a second 'set library' for 'data_transmitter' (the first at line 1)"},
+        {"set library 'libp.so $1 data_filter\n", "s.sh:1: unclosed quote"},
+        {"set library '' $1 data_filter\n", "s.sh:1: set library for 'data_filter': an empty library name"},
+        {"set library a.so $1 x\0y\n", "s.sh:1: a NUL byte: not a NARVAL script"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = parse_ok(narval_c_example);
+        size_t len = strlen(bad[i].text);
+        if (strstr(bad[i].expect, "NUL"))
+            len += 1 + strlen(bad[i].text + len + 1);
+        ck_assert_int_eq(tusk_topology_narval_commands(t, bad[i].text, len, "s.sh", &err), TUSK_ETOPOLOGY);
+        tu_assert_error(&err, TUSK_ETOPOLOGY, bad[i].expect);
+        for (unsigned k = 0; k < tusk_topology_count(t); k++)
+            ck_assert_ptr_null(tusk_topology_actor(t, k)->narval_library);
+        tusk_topology_destroy(&t);
+    }
+    /* An actor that is not a generic one: its library would be ignored. */
+    t = parse_ok("<configuration><producer><name>p</name><binary_code>file_producer</binary_code></producer>"
+                 "<consumer><name>c</name><binary_code>w</binary_code><data_source>p</data_source></consumer>"
+                 "</configuration>");
+    const char *line = "set library libp.so sub p\n";
+    ck_assert_int_eq(tusk_topology_narval_commands(t, line, strlen(line), "s.sh", &err), TUSK_ETOPOLOGY);
+    tu_assert_error(&err, TUSK_ETOPOLOGY, "s.sh:1: set library libp.so for 'p': its <binary_code> is 'file_producer' "
+                                          "(inline.xml:1), not NARVAL's generic_producer, generic_filter or "
+                                          "generic_consumer");
+    /* Comments, other commands, blank and long lines are no business of
+     * tusk's. */
+    char *text = malloc(5000);
+    ck_assert_ptr_nonnull(text);
+    memset(text, 'x', 4000);
+    strcpy(text + 4000, "\n\n# set library libp.so sub p\nset libraries a b c\nlaunch sub host\n");
+    ck_assert_int_eq(tusk_topology_narval_commands(t, text, strlen(text), "s.sh", &err), TUSK_OK);
+    ck_assert_ptr_null(actor_named(t, "p")->narval_library);
+    free(text);
+    ck_assert_int_eq(tusk_topology_narval_commands(t, "", 0, "s.sh", &err), TUSK_OK);
+    ck_assert_int_eq(tusk_topology_narval_commands(NULL, "", 0, "s.sh", &err), TUSK_EINVAL);
+    ck_assert_int_eq(tusk_topology_narval_script(t, "/nonexistent/run.sh", &err), TUSK_EIO);
+    tu_assert_error(&err, TUSK_EIO, "/nonexistent/run.sh");
+    tusk_topology_destroy(&t);
+
+    remove_file(libs, "libproduce.so");
+    remove_file(sub, "libconsume.so");
+    unlink(script);
+    rmdir(libs);
+    rmdir(sub);
+    rmdir(dir);
+    free(script);
+    free(sub);
     free(libs);
     free(dir);
 }
@@ -1725,12 +2175,14 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_inline_errors);
     tcase_add_test(tc, test_encoding);
     tcase_add_test(tc, test_actor_name_rule);
+    tcase_add_test(tc, test_grouped_count_rule);
     tcase_add_test(tc, test_schema_matches_spec);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("memory");
     tcase_add_test(tc, test_whitespace_trimmed);
     tcase_add_test(tc, test_narval_listing);
+    tcase_add_test(tc, test_narval_c_example);
     tcase_add_test(tc, test_diamond_order);
     tcase_add_test(tc, test_fanin_source_order);
     tcase_add_test(tc, test_defaults_and_limits);
@@ -1742,6 +2194,8 @@ static Suite *topology_suite(void)
     tc = tcase_create("resolve");
     tcase_add_test(tc, test_resolve_search_path);
     tcase_add_test(tc, test_resolve_relative_path);
+    tcase_add_test(tc, test_config_dir);
+    tcase_add_test(tc, test_narval_commands);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("robustness");

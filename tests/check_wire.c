@@ -1,6 +1,8 @@
 /* check_wire.c - the formats of a distributed run: the 48-byte data header
- * (exact bytes, round trips, every rejection) and control messages (text
- * form, escaping, round trips on random content, malformed text). */
+ * (exact bytes, round trips, every rejection), control messages (text
+ * form, escaping, round trips on random content, malformed text), the run
+ * secrets an instance gets on its standard input and CURVE certificates
+ * (exact text, round trips on random keys, every rejection, random text). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +255,265 @@ START_TEST(ctl_random_text_never_crashes)
 }
 END_TEST
 
+
+/* ---- secrets and certificates ------------------------------------------------ */
+
+static const char z85[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+/* A random valid key: 8 groups, each a value below 2^32 in base 85. */
+static void random_key(char out[TUSK_KEY_CHARS + 1])
+{
+    for (int g = 0; g < 8; g++) {
+        uint32_t v = (uint32_t)tu_rand();
+        for (int i = 4; i >= 0; i--) {
+            out[g * 5 + i] = z85[v % 85];
+            v /= 85;
+        }
+    }
+    out[TUSK_KEY_CHARS] = '\0';
+}
+
+START_TEST(keys_checked)
+{
+    char key[TUSK_KEY_CHARS + 1];
+    memset(key, '0', TUSK_KEY_CHARS);
+    key[TUSK_KEY_CHARS] = '\0';
+    ck_assert(tusk_key_valid(key, TUSK_KEY_CHARS));
+    memcpy(key + 35, "%nSc0", 5); /* 2^32 - 1: the largest group */
+    ck_assert(tusk_key_valid(key, TUSK_KEY_CHARS));
+    memcpy(key + 35, "%nSc1", 5); /* 2^32: does not fit four bytes */
+    ck_assert(!tusk_key_valid(key, TUSK_KEY_CHARS));
+    memcpy(key + 35, "0000 ", 5);
+    ck_assert(!tusk_key_valid(key, TUSK_KEY_CHARS));
+    memcpy(key + 35, "0000\"", 5);
+    ck_assert(!tusk_key_valid(key, TUSK_KEY_CHARS));
+    ck_assert(!tusk_key_valid(key, 39));
+    ck_assert(!tusk_key_valid("", 0));
+    for (int i = 0; i < 1000; i++) {
+        random_key(key);
+        tu_check(tusk_key_valid(key, TUSK_KEY_CHARS));
+    }
+}
+END_TEST
+
+START_TEST(secrets_format_and_parse)
+{
+    tusk_secrets_t s = {.curve = 1};
+    memset(s.public_key, 'a', TUSK_KEY_CHARS);
+    memset(s.secret_key, 'b', TUSK_KEY_CHARS);
+    memset(s.server_key, 'a', TUSK_KEY_CHARS);
+    snprintf(s.token, sizeof s.token, "0123456789abcdef");
+    size_t len;
+    char *text = tusk_secrets_format(&s, &len);
+    ck_assert_str_eq(text, "tusk-secrets 1\nsecurity curve\n"
+                           "public-key aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+                           "secret-key bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n"
+                           "server-key aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+                           "token 0123456789abcdef\n");
+    ck_assert_uint_eq(len, strlen(text));
+    tusk_secrets_t back;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_secrets_parse(text, len, &back, &err), TUSK_OK);
+    ck_assert_int_eq(memcmp(&back, &s, sizeof s), 0);
+    free(text);
+    /* Configured keys: where the certificates are, no key. */
+    static const char certs[] = "tusk-secrets 1\nsecurity curve\ncerts /etc/tusk certs\ncert 10.0.0.1\n"
+                                "server-cert controller\n";
+    ck_assert_int_eq(tusk_secrets_parse(certs, strlen(certs), &back, &err), TUSK_OK);
+    ck_assert_str_eq(back.certs, "/etc/tusk certs");
+    ck_assert_str_eq(back.cert, "10.0.0.1");
+    ck_assert_str_eq(back.server_cert, "controller");
+    ck_assert_str_eq(back.token, "");
+    static const char none[] = "tusk-secrets 1\nsecurity none\ntoken ff\n";
+    ck_assert_int_eq(tusk_secrets_parse(none, strlen(none), &back, &err), TUSK_OK);
+    ck_assert_int_eq(back.curve, 0);
+    ck_assert_str_eq(back.token, "ff");
+}
+END_TEST
+
+START_TEST(secrets_round_trip_random)
+{
+    for (int i = 0; i < 2000; i++) {
+        tusk_secrets_t s;
+        memset(&s, 0, sizeof s);
+        s.curve = (int)tu_below(2);
+        if (s.curve && tu_below(2)) {
+            random_key(s.public_key);
+            random_key(s.secret_key);
+            random_key(s.server_key);
+        } else if (s.curve) {
+            size_t n = 1 + tu_below(60);
+            s.certs[0] = '/';
+            for (size_t c = 1; c < n; c++)
+                s.certs[c] = (char)(' ' + tu_below(95)); /* any printable, spaces too */
+            snprintf(s.cert, sizeof s.cert, "host-%u.example", tu_below(1000));
+            snprintf(s.server_cert, sizeof s.server_cert, "ctl_%u", tu_below(1000));
+        }
+        if (tu_below(2))
+            for (unsigned c = 0, n = 1 + tu_below(64); c < n; c++)
+                s.token[c] = "0123456789abcdef"[tu_below(16)];
+        size_t len;
+        char *text = tusk_secrets_format(&s, &len);
+        tusk_secrets_t back;
+        tusk_error_t err;
+        tu_check(text && tusk_secrets_parse(text, len, &back, &err) == TUSK_OK);
+        tu_check(memcmp(&back, &s, sizeof s) == 0);
+        free(text);
+    }
+}
+END_TEST
+
+static void secrets_fail(const char *text, const char *needle)
+{
+    tusk_secrets_t s;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_secrets_parse(text, strlen(text), &s, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, needle);
+}
+
+START_TEST(secrets_malformed)
+{
+    const char *k = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    char text[512];
+    secrets_fail("", "empty");
+    secrets_fail("tusk-secrets 2\n", "line 1: expected 'tusk-secrets 1'");
+    secrets_fail("tusk-secrets 1\n", "no 'security' line");
+    secrets_fail("tusk-secrets 1\nsecurity maybe\n", "line 2: bad security");
+    secrets_fail("tusk-secrets 1\nsecurity none\nsecurity none\n", "line 3: security given twice");
+    secrets_fail("tusk-secrets 1\nsecurity none\npassword x\n", "line 3: unknown key 'password'");
+    secrets_fail("tusk-secrets 1\nsecurity none\ntoken\n", "line 3: expected 'KEY VALUE'");
+    secrets_fail("tusk-secrets 1\nsecurity none\ntoken 0A\n", "line 3: bad token");
+    secrets_fail("tusk-secrets 1\nsecurity curve\n", "'security curve' needs");
+    snprintf(text, sizeof text, "tusk-secrets 1\nsecurity none\npublic-key %s\n", k);
+    secrets_fail(text, "keys with 'security none'");
+    snprintf(text, sizeof text, "tusk-secrets 1\nsecurity curve\npublic-key %s\nsecret-key %.39s\n", k, k);
+    secrets_fail(text, "line 4: bad secret-key");
+    snprintf(text, sizeof text, "tusk-secrets 1\nsecurity curve\npublic-key %s\nsecret-key %s\nserver-key %s\n"
+                                "certs /c\ncert a\nserver-cert b\n", k, k, k);
+    secrets_fail(text, "both a key pair and a certificate folder");
+    secrets_fail("tusk-secrets 1\nsecurity curve\ncerts relative\n", "line 3: bad certs");
+    secrets_fail("tusk-secrets 1\nsecurity curve\ncerts /c\ncert ../x\n", "line 4: bad cert");
+    secrets_fail("tusk-secrets 1\nsecurity curve\ncerts /c\ncert x\n", "certs needs cert and server-cert");
+    char big[TUSK_SECRETS_MAX + 2];
+    memset(big, '\n', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    secrets_fail(big, "more than the");
+}
+END_TEST
+
+START_TEST(cert_format_and_parse)
+{
+    tusk_cert_t c = {.name = "controller"};
+    memset(c.public_key, 'P', TUSK_KEY_CHARS);
+    memset(c.secret_key, 'S', TUSK_KEY_CHARS);
+    size_t len;
+    char *text = tusk_cert_format(&c, 1, &len);
+    ck_assert_msg(strstr(text, "metadata\n    name = \"controller\"\ncurve\n    public-key = \""
+                               "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP\"\n    secret-key = \""
+                               "SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS\"\n"),
+                  "%s", text);
+    tusk_cert_t back;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_cert_parse(text, len, &back, &err), TUSK_OK);
+    ck_assert_int_eq(memcmp(&back, &c, sizeof c), 0);
+    free(text);
+    text = tusk_cert_format(&c, 0, &len);
+    ck_assert_ptr_null(strstr(text, "secret-key"));
+    ck_assert_int_eq(tusk_cert_parse(text, len, &back, &err), TUSK_OK);
+    ck_assert_str_eq(back.secret_key, "");
+    ck_assert_str_eq(back.public_key, c.public_key);
+    free(text);
+    /* What czmq's zcert writes parses too: comments, other metadata, tabs,
+     * carriage returns. */
+    static const char zcert[] = "#   ****  Generated on 2026-01-01 by CZMQ  ****\r\n"
+                                "#   ZeroMQ CURVE Public Certificate\n"
+                                "\n"
+                                "metadata\n"
+                                "    email = \"someone@example.org\"\n"
+                                "\tname = \"host-1\"\r\n"
+                                "curve\n"
+                                "    public-key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"\n";
+    ck_assert_int_eq(tusk_cert_parse(zcert, strlen(zcert), &back, &err), TUSK_OK);
+    ck_assert_str_eq(back.name, "host-1");
+    ck_assert_str_eq(back.public_key, "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
+}
+END_TEST
+
+static void cert_fails(const char *text, const char *needle)
+{
+    tusk_cert_t c;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_cert_parse(text, strlen(text), &c, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, needle);
+}
+
+START_TEST(cert_malformed)
+{
+    cert_fails("", "no curve public-key");
+    cert_fails("metadata\n    name = \"x\"\n", "no curve public-key");
+    cert_fails("curve\n    public-key = \"short\"\n", "line 2: bad public-key");
+    cert_fails("curve\n    public-key\n", "line 2: expected 'name = \"value\"'");
+    cert_fails("curve = 1\n", "line 1: expected a section name");
+    cert_fails("curve\n    public-key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"\n"
+               "    public-key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"\n",
+               "line 3: public-key given twice");
+    cert_fails("metadata\n    name = \"../etc\"\n", "line 2: bad name");
+}
+END_TEST
+
+START_TEST(cert_round_trip_random)
+{
+    for (int i = 0; i < 2000; i++) {
+        tusk_cert_t c;
+        memset(&c, 0, sizeof c);
+        if (tu_below(2))
+            snprintf(c.name, sizeof c.name, "h%u.x-%u", tu_below(1000), tu_below(1000));
+        random_key(c.public_key);
+        int with_secret = (int)tu_below(2);
+        if (with_secret)
+            random_key(c.secret_key);
+        size_t len;
+        char *text = tusk_cert_format(&c, with_secret, &len);
+        tusk_cert_t back;
+        tusk_error_t err;
+        tu_check(text && tusk_cert_parse(text, len, &back, &err) == TUSK_OK);
+        tu_check(memcmp(&back, &c, sizeof c) == 0);
+        free(text);
+    }
+}
+END_TEST
+
+START_TEST(secrets_and_certs_random_text_never_crash)
+{
+    static const char *const words[] = {"tusk-secrets 1\n", "security curve\n", "security none\n", "token ab\n",
+                                        "public-key ", "curve\n", "    public-key = \"", "metadata\n",
+                                        "    name = ", "\"\n", "#", " ", "\n", "=", "\t"};
+    for (int i = 0; i < 20000; i++) {
+        char text[512];
+        size_t n = 0;
+        while (n < 400 && tu_below(12)) {
+            if (tu_below(3)) {
+                const char *w = words[tu_below(sizeof words / sizeof words[0])];
+                size_t l = strlen(w);
+                memcpy(text + n, w, l);
+                n += l;
+            } else {
+                text[n++] = tu_below(2) ? z85[tu_below(85)] : (char)tu_rand();
+            }
+        }
+        tusk_secrets_t s;
+        tusk_cert_t c;
+        tusk_error_t err;
+        int rc = tusk_secrets_parse(text, n, &s, &err);
+        tu_check(rc == TUSK_OK || (rc == TUSK_EINVAL && err.message[0]));
+        rc = tusk_cert_parse(text, n, &c, &err);
+        tu_check(rc == TUSK_OK || (rc == TUSK_EINVAL && err.message[0]));
+        if (rc == TUSK_OK)
+            tu_check(tusk_key_valid(c.public_key, strlen(c.public_key)));
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("wire");
@@ -266,6 +527,16 @@ int main(void)
     tcase_add_test(tc, ctl_round_trip_random);
     tcase_add_test(tc, ctl_malformed);
     tcase_add_test(tc, ctl_random_text_never_crashes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("secrets");
+    tcase_add_test(tc, keys_checked);
+    tcase_add_test(tc, secrets_format_and_parse);
+    tcase_add_test(tc, secrets_round_trip_random);
+    tcase_add_test(tc, secrets_malformed);
+    tcase_add_test(tc, cert_format_and_parse);
+    tcase_add_test(tc, cert_malformed);
+    tcase_add_test(tc, cert_round_trip_random);
+    tcase_add_test(tc, secrets_and_certs_random_text_never_crash);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -3,7 +3,8 @@
 # the emulator and under faults.
 #
 #  - the same topology (3 filter instances) run by tusk-emulate and by
-#    tusk-run, over ipc and over tcp, gives the same set of frames;
+#    tusk-run, over ipc and over tcp, gives the same set of frames (tcp:
+#    authenticated with CURVE, on ports the kernel picks);
 #  - back-pressure: a filter that stalls for a moment makes the producer
 #    wait, and nothing is lost;
 #  - kill -9 of one filter instance mid-run (the fault actor's kill
@@ -34,9 +35,12 @@ export TUSK_ACTOR_PATH
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-distributed.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
-# Instances' temporary run folders go here too.
+# Instances' temporary run folders go here too (in tusk-UID: the user's
+# private folder, $XDG_RUNTIME_DIR/tusk where that is set, so not here).
 TMPDIR=$tmp
 export TMPDIR
+unset XDG_RUNTIME_DIR
+private=$tmp/tusk-$(id -u)
 
 step() { echo "distributed: $*"; }
 fail() {
@@ -110,19 +114,10 @@ mv output.adf emulated.adf
 run -q --report rep.txt same.xml 2>err.txt || fail "tusk-run (ipc) failed"
 "$b/tusk-adf" diff --unordered emulated.adf output.adf >out.txt || fail "ipc output differs from the emulator's"
 [ "$(report lost '')" = 0 ] || fail "ipc run reports lost buffers"
-# Ports below Linux's ephemeral range (32768 up), where no outgoing
-# connection of a parallel test takes them; a port in use after all is
-# tried again elsewhere (a clash, not a tusk failure).
-tcp_ok=no
-for try in 0 1 2 3; do
-    port=$((20000 + (($$ + try * 211) % 700) * 16))
-    if run -q --transport tcp --base-port "$port" --report rep.txt same.xml 2>err.txt; then
-        tcp_ok=yes
-        break
-    fi
-    grep -q "Address already in use" err.txt || break
-done
-[ "$tcp_ok" = yes ] || fail "tusk-run (tcp) failed"
+# Every input binds to a port the kernel picks (nothing to clash with), and
+# says which; tcp is authenticated and encrypted (CURVE) by default.
+run -q --transport tcp --report rep.txt same.xml 2>err.txt || fail "tusk-run (tcp) failed"
+grep -q "^control=tusk-run security=curve " rep.txt || fail "the tcp run was not authenticated (CURVE)"
 "$b/tusk-adf" diff --unordered emulated.adf output.adf >out.txt || fail "tcp output differs from the emulator's"
 for k in 0 1 2; do
     [ "$(report in_buffers "copy\[$k\]")" -gt 0 ] || fail "copy[$k] took no share of the load"
@@ -341,9 +336,9 @@ step "multi-host settings that cannot work are refused before anything starts (e
 sed 's|<producer><name>reader</name>|<producer><hostname>192.0.2.7</hostname><name>reader</name>|' same.xml >remote.xml
 expect 2 "intermediary 'copy' on localhost receives data from another host: name the interface or address" \
     --control-address 127.0.0.1 remote.xml
-sed 's|<data_source>reader</data_source>|<data_source>reader</data_source><port>eth0</port>|' remote.xml >ifname.xml
-expect 2 "give <port> as an address they reach, not the interface name 'eth0'" --control-address 127.0.0.1 ifname.xml
-sed 's|<data_source>reader</data_source>|<data_source>reader</data_source><port>127.0.0.1</port>|' remote.xml >ctl.xml
+sed 's|<data_source>reader</data_source>|<data_source>reader</data_source><address>eth0</address>|' remote.xml >ifname.xml
+expect 2 "as an address they reach, not the interface name 'eth0'" --control-address 127.0.0.1 ifname.xml
+sed 's|<data_source>reader</data_source>|<data_source>reader</data_source><address>127.0.0.1</address>|' remote.xml >ctl.xml
 expect 2 "give --control-address as an address of this host they can reach (not 127.0.0.1)" ctl.xml
 expect 2 "--control-address 0.0.0.0: give an address of this host that every instance can reach" \
     --control-address 0.0.0.0 same.xml
@@ -412,13 +407,13 @@ mkdir "$tmp/orph"
 TMPDIR=$tmp/orph "$b/tusk-run" --no-live -q --actor-bin "$b/tusk-actor" --orphan-ms 600000 long.xml >orph.out 2>orph.err &
 rpid=$!
 orph_running() {
-    for d in "$tmp"/orph/tusk-run.*; do
+    for d in "$tmp"/orph/tusk-$(id -u)/tusk-run.*; do
         [ -e "$d/lock" ] && "$b/tusk-run" --status "$d" 2>/dev/null | grep -q "^sink\[0\] .* running " && return 0
     done
     return 1
 }
 until_true 300 orph_running || { kill "$rpid"; fail "the run to be killed never ran"; }
-dir=$(dirname "$(ls "$tmp"/orph/tusk-run.*/lock)")
+dir=$(dirname "$(ls "$tmp"/orph/tusk-$(id -u)/tusk-run.*/lock)")
 kids=$(ps -o pid= --ppid "$rpid")
 [ "$(echo $kids | wc -w)" -eq 4 ] || { kill "$rpid"; fail "expected 4 instances, found: $kids"; }
 kill -9 "$rpid"
@@ -441,31 +436,19 @@ TMPDIR=$tmp/orph run -q same.xml >out.txt 2>err.txt || fail "the second run afte
 step "a remote instance (through a launcher) whose tusk-run died ends itself after --orphan-ms"
 # sink "runs on" 127.0.0.2: started through a launcher shell that keeps it
 # as a child of its own, so only the silence can end it.
-sed -e 's|<consumer><name>sink</name>|<consumer><hostname>127.0.0.2</hostname><port>127.0.0.2</port><name>sink</name>|' \
+sed -e 's|<consumer><name>sink</name>|<consumer><hostname>127.0.0.2</hostname><address>127.0.0.2</address><name>sink</name>|' \
     long.xml >remote-long.xml
 grep -q '127.0.0.2' remote-long.xml || fail "remote-long.xml was not made"
-remote_ok=no
-for try in 0 1 2 3; do
-    port=$((20000 + (($$ + 97 + try * 211) % 700) * 16))
-    rm -rf "$tmp/remote"
-    "$b/tusk-run" --no-live -q --actor-bin "$b/tusk-actor" --run-dir "$tmp/remote" --transport tcp --base-port "$port" \
-        --control-address 127.0.0.3 --orphan-ms 1500 --launcher "sh -c '\"\$@\"; exit \$?' {host}" \
-        remote-long.xml >remote.out 2>remote.err &
-    rpid=$!
-    # Running, or ended already (a port clash).
-    remote_running() {
-        gone "$rpid" || "$b/tusk-run" --status "$tmp/remote" 2>/dev/null | grep -q "^sink\[0\] .* running "
-    }
-    until_true 300 remote_running || { kill "$rpid"; fail "the remote run never ran"; }
-    if gone "$rpid"; then
-        grep -q "Address already in use" remote.err && continue
-        cat remote.err >&2
-        fail "the remote run ended by itself"
-    fi
-    remote_ok=yes
-    break
-done
-[ "$remote_ok" = yes ] || fail "no free ports for the remote run"
+rm -rf "$tmp/remote"
+"$b/tusk-run" --no-live -q --actor-bin "$b/tusk-actor" --run-dir "$tmp/remote" --transport tcp \
+    --control-address 127.0.0.3 --orphan-ms 1500 --launcher "sh -c '\"\$@\"; exit \$?' {host}" \
+    remote-long.xml >remote.out 2>remote.err &
+rpid=$!
+remote_running() {
+    gone "$rpid" || "$b/tusk-run" --status "$tmp/remote" 2>/dev/null | grep -q "^sink\[0\] .* running "
+}
+until_true 300 remote_running || { kill "$rpid"; fail "the remote run never ran"; }
+gone "$rpid" && { cat remote.err >&2; fail "the remote run ended by itself"; }
 # The tusk-actor itself, not the launcher's shells around it.
 sink=$(pgrep -f -- "^[^ ]*tusk-actor --control $(cat "$tmp/remote/control") --actor sink ")
 [ -n "$sink" ] || { kill "$rpid"; fail "the remote sink's tusk-actor is not found"; }

@@ -10,7 +10,7 @@
 # <hostname> with the launcher 'ip netns exec {host}'. The namespaces share
 # the file system, so every host sees the same build tree and files.
 #
-#   1. an actor on another host that receives data but names no <port>:
+#   1. an actor on another host that receives data but names no <address>:
 #      refused before anything starts, exit 2;
 #   2. reader (10.231.X.1) -> copy x2 (10.231.X.2) -> writer (10.231.X.3)
 #      over tcp: exit 0, the output holds every input frame, lost=0, every
@@ -19,7 +19,17 @@
 #      TUSK_ACTOR_PATH that the instances inherit through the launcher);
 #   3. an actor library missing on one host (each host gets its own actor
 #      folder; host 2's lacks the library): exit 2 at configuration, with a
-#      message naming the actor, the host and the library.
+#      message naming the actor, the host and the library;
+#   4. an outsider on a fourth host (10.231.X.4) against a running chain
+#      (reader -> copy x2 -> sink, until stopped): its stop, pause, claim of
+#      an instance's place and buffers into every data input are refused
+#      (no keys, or a key of its own and the run's public key), its garbage
+#      bytes on every socket too; the run goes on, the owner stops it, exit
+#      0, every buffer reconciled, and the report counts what was refused;
+#   5. configured keys (--certs): a certificate per host and one for
+#      tusk-run, made by tusk-run --new-cert; the chain of 2 runs with them
+#      (the report says curve-certs); without host 2's public certificate,
+#      its instances are refused and the run never starts (exit 2).
 #
 # The bridge lives in a namespace of its own rather than in the root one,
 # so the machine's firewall (e.g. Docker's FORWARD policy DROP, applied to
@@ -84,9 +94,9 @@ ns_exists() { ip netns list | awk '{ print $1 }' | grep -qxF "$1"; }
 x=$(($$ % 200))
 tries=0
 while :; do
-    ctl=10.231.$x.254 h1=10.231.$x.1 h2=10.231.$x.2 h3=10.231.$x.3
+    ctl=10.231.$x.254 h1=10.231.$x.1 h2=10.231.$x.2 h3=10.231.$x.3 h4=10.231.$x.4
     if ip netns add "$ctl" 2>/dev/null; then
-        ns_exists "$h1" || ns_exists "$h2" || ns_exists "$h3" || break
+        ns_exists "$h1" || ns_exists "$h2" || ns_exists "$h3" || ns_exists "$h4" || break
         ip netns del "$ctl"
     fi
     tries=$((tries + 1))
@@ -94,13 +104,13 @@ while :; do
     x=$(((x + 1) % 200))
 done
 namespaces=$ctl
-step "private network 10.231.$x.0/24: control host $ctl (bridge), hosts $h1 $h2 $h3"
+step "private network 10.231.$x.0/24: control host $ctl (bridge), hosts $h1 $h2 $h3, outsider $h4"
 ip -n "$ctl" link set lo up
 ip -n "$ctl" link add br0 type bridge
 ip -n "$ctl" addr add "$ctl/24" dev br0
 ip -n "$ctl" link set br0 up
 i=0
-for h in "$h1" "$h2" "$h3"; do
+for h in "$h1" "$h2" "$h3" "$h4"; do
     i=$((i + 1))
     ip netns add "$h"
     namespaces="$namespaces $h"
@@ -139,9 +149,9 @@ expect_err() { # NEEDLE RUN_DIR
     grep -qF -- "$1" err.txt || { show "$2"; fail "tusk-run's stderr lacks '$1'"; }
 }
 # topology FILE COPY_LIBRARY [no-port]: reader on h1 -> copy x2 on h2 ->
-# writer on h3; "no-port" leaves out the writer's <port>.
+# writer on h3; "no-port" leaves out the writer's <address>.
 topology() {
-    writer_port="<port>$h3</port>"
+    writer_port="<address>$h3</address>"
     [ "${3:-}" = no-port ] && writer_port=""
     cat >"$1" <<EOF
 <configuration>
@@ -155,7 +165,7 @@ topology() {
   <intermediary instances="2">
     <name>copy</name>
     <hostname>$h2</hostname>
-    <port>$h2</port>
+    <address>$h2</address>
     <binary_code>$2</binary_code>
     <size>65536</size>
     <data_source>reader</data_source>
@@ -194,13 +204,13 @@ for d in all "$h1" "$h2" "$h3"; do
 done
 TUSK_ACTOR_PATH=$tmp/lib/all
 
-# ---- 1. a remote actor that receives data must name its <port> ------------
-step "writer on $h3 without <port>: refused before any instance starts, exit 2"
+# ---- 1. a remote actor that receives data must name its <address> ---------
+step "writer on $h3 without <address>: refused before any instance starts, exit 2"
 topology noport.xml netns_copy no-port
 tusk_run run0 'ip netns exec {host}' noport.xml
 [ "$status" -eq 2 ] || { show run0; fail "tusk-run exited $status, expected 2"; }
 expect_err "'writer' on $h3 receives data from another host" run0
-expect_err "<port>" run0
+expect_err "name the interface or address its inputs bind to" run0
 for h in "$h1" "$h2" "$h3"; do
     [ -z "$(ip netns pids "$h")" ] || fail "an instance was started on $h"
 done
@@ -275,4 +285,111 @@ if grep -qF "reader[0] on $h1:" err.txt || grep -qF "writer[0] on $h3:" err.txt;
     show run2
     fail "reader or writer failed too, though their hosts have their libraries"
 fi
+# ---- 4. an outsider on another host -----------------------------------------
+step "an outsider on $h4 against a running chain (reader -> copy x2 -> sink)"
+W=$b/tests/wire_inject
+cat >long.xml <<EOF
+<configuration>
+  <producer><name>reader</name><hostname>$h1</hostname><binary_code>file_producer</binary_code><size>65536</size>
+    <parameter name="file">$tmp/input.adf</parameter><parameter name="repeat">1000000</parameter></producer>
+  <intermediary instances="2"><name>copy</name><hostname>$h2</hostname><address>$h2</address>
+    <binary_code>netns_copy</binary_code><size>65536</size><data_source>reader</data_source></intermediary>
+  <consumer><name>sink</name><hostname>$h3</hostname><address>$h3</address><binary_code>null_consumer</binary_code>
+    <data_source>copy</data_source></consumer>
+</configuration>
+EOF
+timeout --foreground -k 10 120 ip netns exec "$ctl" "$run" --no-live -q --control-address "$ctl" \
+    --launcher 'ip netns exec {host}' --actor-bin "$actor" --run-dir "$tmp/run3" --report "$tmp/run3.report" \
+    long.xml >out.txt 2>err.txt &
+rpid=$!
+status3() { ip netns exec "$ctl" "$run" --status "$tmp/run3" >status.txt 2>/dev/null; }
+i=0
+until status3 && grep -q "^sink\[0\] .* running " status.txt; do
+    i=$((i + 1))
+    [ $i -lt 300 ] && kill -0 "$rpid" 2>/dev/null || { show run3; fail "the long run never ran"; }
+    sleep 0.1
+done
+ctl_ep=$(cat "$tmp/run3/control")
+key=$(sed -n 's/^server-key //p' "$tmp/run3/keys")
+inputs=$(sed -n 's/.* endpoint=//p' "$tmp/run3/endpoints")
+[ "$(echo "$inputs" | wc -l)" -eq 3 ] || fail "expected 3 inputs in run3/endpoints"
+# attack ARGS...: wire_inject on the outsider's host; it must be refused (exit 3).
+attack() {
+    got=0
+    ip netns exec "$h4" "$W" "$@" >att.txt 2>&1 || got=$?
+    [ "$got" -eq 3 ] || { cat att.txt >&2; kill "$rpid"; fail "$h4 was not refused (exit $got): $*"; }
+}
+for k in "" "--stranger $key"; do
+    # shellcheck disable=SC2086
+    attack $k --control "$ctl_ep" cli.1 "CLI cmd=stop"
+    # shellcheck disable=SC2086
+    attack $k --control "$ctl_ep" cli.2 "CLI cmd=pause"
+    # shellcheck disable=SC2086
+    attack $k --control "$ctl_ep" copy.1.0 "HELLO actor=copy instance=1 incarnation=0"
+done
+for ep in $inputs; do
+    attack "$ep" 1 0 0 0 1 "$tmp/input.adf"
+    attack --stranger "$key" "$ep" 1 0 0 0 1 "$tmp/input.adf"
+done
+for ep in "$ctl_ep" $inputs; do
+    ip netns exec "$h4" "$W" --raw "$ep" '\x01\x02garbage1234!!' || fail "garbage from $h4 to $ep: no connection"
+done
+step "    stop, pause, an instance's place, a buffer into each input, garbage: all refused"
+counted() {
+    status3 || return 1
+    grep -qF "security: tusk-run's control socket: 7 connections refused (3 denied by the authentication), 0 malformed messages dropped, 0 messages refused" status.txt || return 1
+    for inst in "copy\[0\]" "copy\[1\]" "sink\[0\]"; do
+        grep -q "^security: $inst's inputs: 3 connections refused (1 denied by the authentication), 0 messages dropped$" status.txt || return 1
+    done
+}
+i=0
+until counted; do
+    i=$((i + 1))
+    [ $i -lt 300 ] || { cat status.txt >&2; kill "$rpid"; fail "--status never showed what was refused"; }
+    sleep 0.1
+done
+grep -q "^reader\[0\] .* running " status.txt || { kill "$rpid"; fail "the run is not running any more"; }
+ip netns exec "$ctl" "$run" --stop "$tmp/run3" >/dev/null || { kill "$rpid"; fail "the owner's --stop failed"; }
+status=0
+wait "$rpid" || status=$?
+[ "$status" -eq 0 ] || { show run3; fail "the attacked run exited $status, expected 0"; }
+grep -qF "refused a connection from $h4 (tusk-tcp, CURVE): an unknown key" err.txt || fail "the refusals do not name $h4"
+r=$tmp/run3.report
+grep -q "^control=tusk-run security=curve refused=7 denied=3 bad_control=0 refused_commands=0$" "$r" ||
+    fail "the report's control line: $(grep '^control=' "$r")"
+for inst in "copy\[0\]" "copy\[1\]" "sink\[0\]"; do
+    grep -q "^instance=$inst .* refused=3 denied=1 dropped=0$" "$r" || fail "the report's $inst: $(grep "^instance=$inst" "$r")"
+done
+grep -q ' lost=0 fatal=0$' "$r" || fail "the attacked run lost buffers"
+sent=$(sed -n 's/^instance=reader\[0\] .* out_buffers=\([0-9]*\) .*/\1/p' "$r")
+got=$(sed -n 's/^instance=sink\[0\] .* in_buffers=\([0-9]*\) .*/\1/p' "$r")
+[ -n "$sent" ] && [ "$sent" = "$got" ] || fail "the reader sent $sent buffers, the sink got $got"
+
+# ---- 5. configured keys --------------------------------------------------------
+step "configured keys: a certificate per host (tusk-run --new-cert), the chain of 2 with --certs"
+mkdir -m 700 certs
+for n in controller "$h1" "$h2" "$h3"; do
+    "$run" --new-cert "$tmp/certs/$n" >/dev/null || fail "tusk-run --new-cert certs/$n failed"
+done
+[ "$(stat -c %a "certs/$h2.key_secret")" = 600 ] || fail "a secret certificate is not 0600"
+rm -f output.adf
+certs_run() { # RUN_DIR
+    status=0
+    timeout --foreground -k 10 60 ip netns exec "$ctl" "$run" --no-live --transport tcp --certs "$tmp/certs" \
+        --control-address "$ctl" --launcher 'ip netns exec {host}' --actor-bin "$actor" --run-dir "$tmp/$1" \
+        --start-timeout-ms 5000 --report "$tmp/$1.report" hosts.xml >out.txt 2>err.txt || status=$?
+}
+certs_run run4
+[ "$status" -eq 0 ] || { show run4; fail "the run with configured keys exited $status"; }
+"$adf" diff --unordered input.adf output.adf >diff.txt 2>&1 || { cat diff.txt >&2; fail "output.adf differs"; }
+grep -q "^control=tusk-run security=curve-certs refused=0 " run4.report || fail "the report does not say curve-certs"
+step "without $h2's public certificate, its instances are refused: the run never starts (exit 2)"
+rm "certs/$h2.key"
+certs_run run5
+[ "$status" -eq 2 ] || { show run5; fail "tusk-run exited $status, expected 2"; }
+expect_err "refused a connection from $h2 (tusk-tcp, CURVE): an unknown key" run5
+for h in "$h1" "$h2" "$h3"; do
+    left=$(ip netns pids "$h")
+    [ -z "$left" ] || fail "processes left on $h: $(echo "$left" | tr '\n' ' ')"
+done
 echo "$me: PASS"

@@ -12,7 +12,9 @@
 
 #include "export.h"
 
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "actor.h"
@@ -41,6 +43,41 @@ TUSK_API const char *tusk_actor_lib_path(const tusk_actor_lib_t *lib);
 
 /* Write DIR/parameters.conf for instance `index` of `spec` (creating DIR). */
 TUSK_API int tusk_actor_write_config(const char *dir, const tusk_actor_spec_t *spec, unsigned index, tusk_error_t *err);
+
+/* The configuration folder instance `index` of `spec` is given (what
+ * process_config and process_register_dir get), into *dir: the actor's
+ * own folder when the topology names one (spec->config_dir, as NARVAL
+ * gives each actor its own: nothing is written there, *made is false),
+ * else `host_dir`, made by the host with parameters.conf
+ * (tusk_actor_write_config; *made is true: the host removes it after). */
+TUSK_API int tusk_actor_config_folder(const tusk_actor_spec_t *spec, unsigned index, const char *host_dir,
+                                      const char **dir, bool *made, tusk_error_t *err);
+
+/* ---- what the instances are doing, for a host's crash report -----------------
+ * When an actor crashes the process (SIGSEGV, SIGBUS, SIGFPE, SIGABRT),
+ * the host's signal handler can say which actor, instance, hook and
+ * buffer it was in: the host gives each library a note (its own memory,
+ * alive while the library is open; one note may serve every library of a
+ * process whose hooks run on one thread). Before every hook call of the
+ * library's instances the note is filled in, after it marked idle. The
+ * handler writes it out with tusk_actor_note_format, which is
+ * async-signal-safe. */
+typedef struct tusk_actor_note {
+    volatile sig_atomic_t active; /* 1 while a hook runs */
+    const char *label;            /* the instance: "psa[2]" */
+    const char *library;          /* the library's path */
+    const char *hook;             /* "process_block", "process_start", ... */
+    uint64_t buffer;              /* process_block: the 1-based buffer number of the instance; else 0 */
+} tusk_actor_note_t;
+
+/* Fill `note` from now on (NULL: no note). */
+TUSK_API void tusk_actor_lib_set_note(tusk_actor_lib_t *lib, tusk_actor_note_t *note);
+
+/* "actor psa[2] (library /x/psa.so), hook process_block, buffer 17"
+ * (without the buffer for other hooks), or "no actor hook was running"
+ * when the note is idle, into buf (at most size - 1 bytes and a NUL);
+ * returns the length. Async-signal-safe: for signal handlers. */
+TUSK_API size_t tusk_actor_note_format(const tusk_actor_note_t *note, char *buf, size_t size);
 
 typedef struct tusk_actor tusk_actor_t;
 

@@ -4,7 +4,10 @@
  * `at = N` (the block number for block) and `misbehave = overrun|empty_more
  * |end` (block: report more bytes than the buffer holds, ask for more
  * output having written nothing, or return END_OF_DATA as a filter).
+ * `signal = yes` raises SIGUSR1 inside every hook (what the host's
+ * crash note says there is seen by the test's handler).
  * Deliberately free of libtusk. Test use only. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@ typedef struct inst {
     char misbehave[64];
     unsigned long at, blocks;
     char message[128];
+    int signal;
 } inst_t;
 
 void process_config(const char *directory_path, unsigned int *error_code);
@@ -52,8 +56,16 @@ static void read_conf(const char *dir, inst_t *in)
             snprintf(in->misbehave, sizeof in->misbehave, "%s", val);
         else if (strcmp(key, "at") == 0)
             in->at = strtoul(val, NULL, 10);
+        else if (strcmp(key, "signal") == 0)
+            in->signal = strcmp(val, "yes") == 0;
     }
     fclose(fp);
+}
+
+static void poke(const inst_t *in)
+{
+    if (in && in->signal)
+        raise(SIGUSR1);
 }
 
 static int failing_in(inst_t *in, const char *hook, unsigned int *error_code)
@@ -69,6 +81,7 @@ void process_config(const char *directory_path, unsigned int *error_code)
 {
     inst_t probe = {0};
     read_conf(directory_path, &probe);
+    poke(&probe);
     /* NULL algo_data: process_error_message then gives this text. */
     *error_code = strcmp(probe.fail, "config") == 0 ? TUSK_ACTOR_ECONFIG : 0;
 }
@@ -82,6 +95,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         return NULL;
     }
     read_conf(directory_path, in);
+    poke(in);
     if (strcmp(in->fail, "register") == 0) {
         snprintf(message, message_size, "failing: register refused as configured");
         *error_code = TUSK_ACTOR_ECONFIG;
@@ -101,24 +115,28 @@ void *process_register(unsigned int *error_code)
 void process_initialise(void *algo_data, unsigned int *error_code)
 {
     *error_code = 0;
+    poke(algo_data);
     failing_in(algo_data, "initialise", error_code);
 }
 
 void process_start(void *algo_data, unsigned int *error_code)
 {
     *error_code = 0;
+    poke(algo_data);
     failing_in(algo_data, "start", error_code);
 }
 
 void process_stop(void *algo_data, unsigned int *error_code)
 {
     *error_code = 0;
+    poke(algo_data);
     failing_in(algo_data, "stop", error_code);
 }
 
 void process_unload(void *algo_data, unsigned int *error_code)
 {
     *error_code = 0;
+    poke(algo_data);
     failing_in(algo_data, "unload", error_code);
     free(algo_data);
 }
@@ -130,6 +148,7 @@ void process_block(void *algo_data, void *in, unsigned int in_size, void *out, u
     st->blocks++;
     *used = 0;
     *error_code = 0;
+    poke(st);
     if (st->blocks == (st->at ? st->at : 1)) {
         if (failing_in(st, "block", error_code))
             return;
@@ -157,6 +176,7 @@ void process_flush(void *algo_data, void *out, unsigned int out_size, unsigned i
     (void)out, (void)out_size;
     *used = 0;
     *error_code = 0;
+    poke(algo_data);
     failing_in(algo_data, "flush", error_code);
 }
 
