@@ -6,7 +6,14 @@
  *   points    psa | truth | truth_segments (psa): the hits of
  *             event:data:psa composites, or the data:truth points
  *             (tracking/README.md)
- *   backend   reference | opencl (reference)
+ *   backend   reference | fast | opencl (reference): the CPU on one
+ *             thread, the CPU on `threads` threads (the same results, to
+ *             the bit), or the search over orders on an OpenCL device with
+ *             the host's part (clustering, acceptance, bookkeeping) on
+ *             `threads` threads
+ *   threads   host threads of fast and opencl (0, the default: one per
+ *             online CPU; with several instances on one machine, give
+ *             each its share); reference is one thread
  *   device    OpenCL device setting (any | gpu | cpu | N | P.D | name;
  *             default $TUSK_CL_DEVICE or any); load-shared instances
  *             spread over matching devices with "gpu:instance"
@@ -22,7 +29,9 @@
  * is copied to the output followed by a data:tracked frame with its event
  * number and timestamp; in the truth modes each data:truth frame is, and
  * composites pass unchanged. Every other frame is copied as it is, in
- * order. When the output buffer is full the call returns
+ * order. Decoding, tracking and writing run on the `threads` (the
+ * reference on one). The output is written straight into the output
+ * buffer when it fits; otherwise it is staged, the call returns
  * TUSK_ACTOR_MORE_OUTPUT and goes on with the same input. A malformed
  * frame, or one the tracking cannot take (it does not decode, or a hit's
  * energy or position is not finite or absurd: tusk/track.h) loses nothing
@@ -53,14 +62,15 @@
 TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:truth) in, data:tracked added",
                    "array: the array geometry file (required)\n"
                    "points: psa | truth | truth_segments (psa)\n"
-                   "backend: reference | opencl (reference)\n"
+                   "backend: reference | fast | opencl (reference)\n"
+                   "threads: host threads of fast and opencl (0: one per online CPU)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "batch: events per tracking call (0: the whole input buffer)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
                    "cone_deg, recluster_deg, max_points, fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm, "
                    "min_point_kev: the algorithm (tracking/README.md)\n");
 
-enum { BACKEND_REFERENCE, BACKEND_OPENCL };
+enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 
 typedef struct filter {
     ak_base_t base;
@@ -68,13 +78,13 @@ typedef struct filter {
     track_t *tracker;
     track_cl_t *cl;
     track_batch_t *batch;
-    adf_writer_t *writer;
     ak_copier_t copier;
     uint8_t *staged;          /* the output of one input buffer */
     size_t staged_cap, staged_size;
     uint64_t batch_events;    /* events per tracking call, 0: all */
     uint64_t buffers;
     ak_types_t types;         /* what arrived */
+    const char *backend;      /* its name */
     bool summary;             /* print the summary line in process_stop */
 } filter_t;
 
@@ -83,15 +93,16 @@ typedef struct filter {
 typedef struct settings {
     const char *array, *device;
     int backend;
-    uint64_t batch;
+    uint64_t batch, threads;
     bool summary;
 } settings_t;
 
-static const char *const backends[] = {"reference", "opencl", NULL};
+static const char *const backends[] = {"reference", "fast", "opencl", NULL};
 static const ak_param_t params[] = {
     AK_REQUIRED("array", settings_t, array, "the array geometry file (as the simulation's)"),
     AK_CHOICE("backend", settings_t, backend, backends, BACKEND_REFERENCE),
     AK_U64("batch", settings_t, batch, 0, 0, UINT32_MAX),
+    AK_U64("threads", settings_t, threads, 0, 0, 1024),
     AK_STRING("device", settings_t, device, NULL),
     AK_BOOL("summary", settings_t, summary, true),
     AK_LIBRARY(track_known_keys),
@@ -108,7 +119,6 @@ static void free_filter(filter_t *f)
     track_destroy(&f->tracker);
     array_destroy(&f->array);
     track_batch_destroy(&f->batch);
-    adf_writer_destroy(&f->writer);
     ak_copier_free(&f->copier);
     free(f->staged);
     free(f);
@@ -123,7 +133,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
     if (!ak_config_open(&cfg, directory_path, "tracking", params, &set, message, message_size, error_code))
         goto fail;
     f = calloc(1, sizeof *f);
-    if (!f || !ak_copier_init(&f->copier) || !(f->writer = adf_writer_new()) || !(f->batch = track_batch_new())) {
+    if (!f || !ak_copier_init(&f->copier) || !(f->batch = track_batch_new())) {
         ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "out of memory");
         goto fail;
     }
@@ -149,6 +159,12 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         ak_config_fail(&cfg, TUSK_ACTOR_ECONFIG, "%s", err.message);
         goto fail;
     }
+    if (backend != BACKEND_REFERENCE && track_set_threads(f->tracker, (unsigned)set.threads, &err) != TUSK_OK) {
+        ak_config_fail(&cfg, TUSK_ACTOR_ERESOURCE, "threads = %llu: %s", (unsigned long long)set.threads,
+                       err.message);
+        goto fail;
+    }
+    f->backend = backends[backend];
     if (backend == BACKEND_OPENCL &&
         track_cl_new(&f->cl, f->tracker, set.device, f->base.instance, &err) !=
             TUSK_OK) {
@@ -188,9 +204,9 @@ void process_stop(void *algo_data, unsigned int *error_code)
         track_stats(f->tracker, &s);
         char line[768];
         track_stats_format(&s, line, sizeof line);
-        fprintf(stderr, "tracking %s: %s points: %s%s%s\n", f->base.label,
-                track_points_name(track_config(f->tracker)->points), line, f->cl ? "; on " : "",
-                f->cl ? track_cl_describe(f->cl) : "");
+        fprintf(stderr, "tracking %s: %s points: %s; %s, %u host thread%s%s%s\n", f->base.label,
+                track_points_name(track_config(f->tracker)->points), line, f->backend, track_threads(f->tracker),
+                track_threads(f->tracker) == 1 ? "" : "s", f->cl ? "; on " : "", f->cl ? track_cl_describe(f->cl) : "");
     }
     const bool psa = track_config(f->tracker)->points == TRACK_POINTS_PSA;
     const uint32_t passed = psa ? ADF_TYPE_DATA_TRUTH : ADF_TYPE_EVENT_DATA_PSA;
@@ -239,11 +255,13 @@ static bool read_prefix(void *ctx, unsigned size)
     return track_frames_read(p->f->tracker, p->f->batch, p->in, size, 0, &err) == TUSK_OK;
 }
 
-/* Track one input buffer into f->staged: its frames up to the first one
- * that is malformed or that the tracking cannot take (a composite that
- * does not decode, a hit with a non-finite or absurd energy or position);
- * the failure follows their output (see ak_input_check). */
-static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned *error_code)
+/* Track one input buffer: its frames up to the first one that is
+ * malformed or that the tracking cannot take (a composite that does not
+ * decode, a hit with a non-finite or absurd energy or position); the
+ * failure follows their output (see ak_input_check). The output goes
+ * straight into out when it fits (*direct), else into f->staged. */
+static unsigned analyse(filter_t *f, const void *in, unsigned in_size, void *out, unsigned out_size, bool *direct,
+                        unsigned *error_code)
 {
     unsigned valid;
     unsigned code = ak_input_check(&f->copier, &f->base, in, in_size, &valid);
@@ -271,12 +289,12 @@ static unsigned analyse(filter_t *f, const void *in, unsigned in_size, unsigned 
         return ak_fail(&f->base, error_code, err.code == TUSK_ENOMEM ? TUSK_ACTOR_ERESOURCE : TUSK_ACTOR_ERROR,
                        "%s", err.message);
     size_t need = (size_t)valid + track_frames_extra(f->batch);
-    if (tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
+    *direct = need <= out_size;
+    if (!*direct && tusk_grow(&f->staged, &f->staged_cap, need, 1) != 0)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERESOURCE, "out of memory (%zu bytes)", need);
-    adf_writer_reset(f->writer, f->staged, f->staged_cap);
-    if (track_frames_write(f->tracker, f->batch, in, valid, f->writer, &err) != TUSK_OK)
+    if (track_frames_write_buffer(f->tracker, f->batch, in, valid, *direct ? out : f->staged,
+                                  *direct ? out_size : f->staged_cap, &f->staged_size, &err) != TUSK_OK)
         return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "writing the output: %s", err.message);
-    f->staged_size = adf_writer_used(f->writer);
     return TUSK_ACTOR_OK;
 }
 
@@ -293,8 +311,17 @@ void process_block(void *algo_data, void *input_buffer, unsigned int size_of_inp
     if (ak_input_failed(&f->copier, &f->base, error_code))
         return;
     /* A call after MORE_OUTPUT goes on copying what this input gave. */
-    if (f->copier.resume_size == 0 && analyse(f, input_buffer, size_of_input_buffer, error_code) != TUSK_ACTOR_OK)
-        return;
+    if (f->copier.resume_size == 0) {
+        bool direct = false;
+        if (analyse(f, input_buffer, size_of_input_buffer, output_buffer, size_of_output_buffer, &direct,
+                    error_code) != TUSK_ACTOR_OK)
+            return;
+        if (direct) {
+            *used_size_of_output_buffer = (unsigned)f->staged_size;
+            *error_code = ak_input_done(&f->copier, &f->base, TUSK_ACTOR_OK, *used_size_of_output_buffer);
+            return;
+        }
+    }
     unsigned code = ak_copy_frames(&f->copier, &f->base, f->staged, (unsigned)f->staged_size, output_buffer,
                                    size_of_output_buffer, used_size_of_output_buffer);
     *error_code = ak_input_done(&f->copier, &f->base, code, *used_size_of_output_buffer);

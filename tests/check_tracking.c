@@ -10,6 +10,7 @@
  * demonstrator array's file for the simulated tests. */
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "tusk/array.h"
 #include "sim/simrng.h"
 #include "tusk/track.h"
+#include "tracking_private.h"
 
 #define PI 3.14159265358979323846
 
@@ -505,6 +507,180 @@ START_TEST(test_reentrant)
 }
 END_TEST
 
+/* ---- threads ------------------------------------------------------------------------------- */
+
+/* A random event into b: k gammas as Compton tracks of 1 to 6 points,
+ * now and then a tight bunch of 6 to 30 points (a cluster to split),
+ * a few stray points, or nothing at all. */
+static void random_event(track_batch_t *b, uint32_t ev, uint64_t *rng)
+{
+    tusk_error_t err;
+    ck_assert_int_eq(track_batch_begin(b, ev, 1000u * ev, &err), TUSK_OK);
+    if (tu_below(10) == 0)
+        return; /* empty */
+    track_point_t p[40];
+    unsigned k = tu_below(8);
+    for (unsigned g = 0; g < k; g++) {
+        unsigned n = 1 + tu_below(6);
+        make_track(n, p, rng);
+        for (unsigned i = 0; i < n; i++)
+            ck_assert_int_eq(track_batch_add(b, &p[i], &err), TUSK_OK);
+    }
+    if (tu_below(4) == 0) {
+        unsigned n = 6 + tu_below(25);
+        double th = 180.0 * tu_uniform(), ph = 360.0 * tu_uniform();
+        for (unsigned i = 0; i < n; i++) {
+            p[i] = point_at(th + 3.0 * tu_uniform(), ph + 3.0 * tu_uniform(), 240.0 + 60.0 * tu_uniform(),
+                            5.0 + 400.0 * tu_uniform());
+            ck_assert_int_eq(track_batch_add(b, &p[i], &err), TUSK_OK);
+        }
+    }
+    for (unsigned i = tu_below(3); i > 0; i--) {
+        p[0] = point_at(180.0 * tu_uniform(), 360.0 * tu_uniform(), 230.0 + 100.0 * tu_uniform(),
+                        1.0 + 1500.0 * tu_uniform());
+        ck_assert_int_eq(track_batch_add(b, &p[0], &err), TUSK_OK);
+    }
+}
+
+/* What a run gives: every event's data:tracked record, the statistics
+ * and the clusters (both passes). */
+typedef struct outcome {
+    size_t events, clusters;
+    adf_tracked_t *ev;
+    track_stats_t stats;
+    trk_cluster_t *cl;
+} outcome_t;
+
+static void outcome_take(const track_t *t, const track_batch_t *b, outcome_t *o)
+{
+    o->events = track_batch_events(b);
+    o->ev = calloc(o->events ? o->events : 1, sizeof *o->ev);
+    ck_assert_ptr_nonnull(o->ev);
+    for (size_t e = 0; e < o->events; e++)
+        track_batch_result(b, e, &o->ev[e]);
+    track_stats(t, &o->stats);
+    o->cl = track_last_clusters(t, &o->clusters);
+    ck_assert_ptr_nonnull(o->cl);
+}
+
+static void outcome_free(outcome_t *o)
+{
+    free(o->ev);
+    free(o->cl);
+}
+
+/* a and b the same, to the bit: gammas, event status, statistics (the
+ * energy sums too), clusters, their orders and FoMs. */
+static void outcome_same(const outcome_t *a, const outcome_t *b, const char *what)
+{
+    ck_assert_uint_eq(a->events, b->events);
+    for (size_t e = 0; e < a->events; e++) {
+        const adf_tracked_t *x = &a->ev[e], *y = &b->ev[e];
+        ck_assert_msg(x->n_gammas == y->n_gammas && x->status == y->status &&
+                          memcmp(x->gamma, y->gamma, x->n_gammas * sizeof x->gamma[0]) == 0,
+                      "%s: event %zu: %u gammas (status %u) against %u (status %u) or different ones", what, e,
+                      x->n_gammas, x->status, y->n_gammas, y->status);
+    }
+    ck_assert_msg(memcmp(&a->stats, &b->stats, sizeof a->stats) == 0, "%s: the statistics differ", what);
+    ck_assert_uint_eq(a->clusters, b->clusters);
+    for (size_t i = 0; i < a->clusters; i++) {
+        const trk_cluster_t *x = &a->cl[i], *y = &b->cl[i];
+        ck_assert_msg(x->ev == y->ev && x->n == y->n && x->pass == y->pass && x->flags == y->flags &&
+                          memcmp(&x->angle, &y->angle, sizeof x->angle) == 0 &&
+                          memcmp(x->pt, y->pt, x->n * sizeof x->pt[0]) == 0 && x->rank == y->rank &&
+                          memcmp(&x->fom, &y->fom, sizeof x->fom) == 0 && x->accepted == y->accepted,
+                      "%s: cluster %zu differs", what, i);
+    }
+}
+
+/* The host's threads change nothing: random events (empty ones, tracks,
+ * clusters to split, stray points) tracked on 1 thread in one chunk, then
+ * on 1, 2, 3, 5 and 8 threads with chunks of 1, 7 and the automatic
+ * number of events, in one call and in ranges, and a tracker used again:
+ * the same gammas, statistics and clusters to the bit. Ranges of a batch
+ * accumulate as one call does. */
+START_TEST(test_threads_agree)
+{
+    track_config_t c;
+    track_config_default(&c);
+    c.max_points = 5 + tu_below(2);
+    c.fom_max = 2.5 + 3.0 * tu_uniform();
+    uint64_t rng = tu_rand() | 1;
+    track_batch_t *b = track_batch_new();
+    ck_assert_ptr_nonnull(b);
+    const unsigned events = 150 + tu_below(150);
+    for (unsigned e = 0; e < events; e++)
+        random_event(b, e, &rng);
+    tusk_error_t err;
+    track_t *one = tracker_of(&c);
+    ck_assert_uint_eq(track_threads(one), 1);
+    one->chunk_events = events; /* one chunk: the single-thread pipeline */
+    ck_assert_int_eq(track_run(one, b, &err), TUSK_OK);
+    outcome_t want;
+    outcome_take(one, b, &want);
+    ck_assert_uint_eq(want.stats.events, events);
+    ck_assert_uint_ge(want.stats.splits, 1);
+    ck_assert_uint_ge(want.stats.accepted_second + want.stats.unaccepted, 1);
+    /* in ranges of 37 events, twice: the statistics of both */
+    track_stats_reset(one);
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t f = 0; f < events; f += 37)
+            ck_assert_int_eq(track_run_range(one, b, f, events - f < 37 ? events - f : 37, &err), TUSK_OK);
+    outcome_t want_r;
+    outcome_take(one, b, &want_r);
+    ck_assert_uint_eq(want_r.stats.events, 2 * events);
+    ck_assert_uint_eq(want_r.stats.accepted, 2 * want.stats.accepted);
+    for (size_t e = 0; e < events; e++) /* an event's gammas are its own: ranges change nothing */
+        ck_assert(memcmp(&want.ev[e], &want_r.ev[e],
+                         offsetof(adf_tracked_t, gamma) + want.ev[e].n_gammas * sizeof want.ev[e].gamma[0]) == 0);
+    static const unsigned threads[] = {1, 2, 3, 5, 8};
+    static const size_t chunks[] = {0, 1, 7};
+    track_t *t = tracker_of(&c);
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++)
+        for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "%u threads, chunks of %zu events", threads[i], chunks[k]);
+            ck_assert_int_eq(track_set_threads(t, threads[i], &err), TUSK_OK);
+            ck_assert_uint_eq(track_threads(t), threads[i]);
+            t->chunk_events = chunks[k];
+            for (int again = 0; again < 2; again++) { /* the tracker's lists reused */
+                track_stats_reset(t);
+                ck_assert_int_eq(track_run(t, b, &err), TUSK_OK);
+                outcome_t got;
+                outcome_take(t, b, &got);
+                outcome_same(&want, &got, what);
+                outcome_free(&got);
+            }
+            track_stats_reset(t);
+            for (int rep = 0; rep < 2; rep++)
+                for (size_t f = 0; f < events; f += 37)
+                    ck_assert_int_eq(track_run_range(t, b, f, events - f < 37 ? events - f : 37, &err), TUSK_OK);
+            outcome_t got;
+            outcome_take(t, b, &got);
+            /* the clusters are the last range's: compare the results and statistics */
+            ck_assert_uint_eq(got.events, want_r.events);
+            for (size_t e = 0; e < got.events; e++)
+                ck_assert(memcmp(&got.ev[e], &want_r.ev[e],
+                                 offsetof(adf_tracked_t, gamma) + got.ev[e].n_gammas * sizeof got.ev[e].gamma[0]) == 0);
+            ck_assert_msg(memcmp(&got.stats, &want_r.stats, sizeof got.stats) == 0, "%s, in ranges: the statistics",
+                          what);
+            outcome_free(&got);
+        }
+    /* one per online CPU */
+    ck_assert_int_eq(track_set_threads(t, 0, &err), TUSK_OK);
+    ck_assert_uint_ge(track_threads(t), 1);
+    printf("check_tracking: threads: %u events, %llu clusters (%llu split, %llu in the second pass), %llu gammas: the "
+           "same on every thread count and chunk size\n",
+           events, (unsigned long long)want.stats.clusters, (unsigned long long)want.stats.splits,
+           (unsigned long long)want.stats.accepted_second, (unsigned long long)want.stats.accepted);
+    outcome_free(&want);
+    outcome_free(&want_r);
+    track_destroy(&one);
+    track_destroy(&t);
+    track_batch_destroy(&b);
+}
+END_TEST
+
 /* ---- frames ---------------------------------------------------------------------------------- */
 
 /* A buffer: a meta frame, an event:data:psa composite of two crystals,
@@ -614,6 +790,151 @@ START_TEST(test_frames)
     free(tr);
     free(in);
     free(out);
+}
+END_TEST
+
+/* A buffer of `events` built events (event:data:psa composites of 1 to
+ * 3 of the array's crystals, 1 to 4 hits each within the crystal, 5 to
+ * 600 keV) with meta and data:truth frames between them now and then;
+ * with `bad` < events, event `bad` has a hit of 3e38 keV. Returns the
+ * bytes used of buf. */
+static size_t psa_buffer(const array_t *arr, uint8_t *buf, size_t cap, unsigned events, unsigned bad)
+{
+    adf_writer_t *w = adf_writer_new();
+    ck_assert_ptr_nonnull(w);
+    adf_writer_reset(w, buf, cap);
+    adf_truth_t *tr = calloc(1, sizeof *tr);
+    ck_assert_ptr_nonnull(tr);
+    adf_psa_t psa[3];
+    adf_key_t keys[3];
+    for (unsigned e = 0; e < events; e++) {
+        if (tu_below(4) == 0) {
+            adf_key_t meta = {0, 0xFA0000F1u, e, 10u * e};
+            ck_assert_int_eq(adf_writer_put(w, &meta, "abcd", 4), ADF_OK);
+        }
+        unsigned n = 1 + tu_below(3);
+        memset(psa, 0, sizeof psa);
+        memset(keys, 0, sizeof keys);
+        for (unsigned k = 0; k < n; k++) {
+            psa[k].crystal_id = (uint16_t)array_place(arr, (k * 5 + tu_below(5)) % array_count(arr))->id;
+            psa[k].n_hits = (uint16_t)(1 + tu_below(4));
+            for (unsigned h = 0; h < psa[k].n_hits; h++) {
+                psa[k].hit[h].x = (float)(60.0 * tu_uniform() - 30.0);
+                psa[k].hit[h].y = (float)(60.0 * tu_uniform() - 30.0);
+                psa[k].hit[h].z = (float)(90.0 * tu_uniform());
+                psa[k].hit[h].energy = (float)(5.0 + 595.0 * tu_uniform());
+                psa[k].hit[h].crystal = psa[k].crystal_id;
+                psa[k].hit[h].segment = (int16_t)tu_below(36);
+            }
+            keys[k].event = e;
+            keys[k].timestamp = 10u * e + k;
+        }
+        if (e == bad)
+            psa[n - 1].hit[0].energy = 3e38f;
+        ck_assert_int_eq(adf_event_psa_encode(w, e, 10u * e, keys, psa, n, NULL), ADF_OK);
+        if (tu_below(5) == 0)
+            ck_assert_int_eq(adf_truth_encode(w, e, 10u * e, tr, NULL), ADF_OK);
+    }
+    size_t used = adf_writer_used(w);
+    adf_writer_destroy(&w);
+    free(tr);
+    return used;
+}
+
+/* Buffers of frames on threads: reading gives the same batch (events,
+ * points, points ignored) on 1, 2, 3 and 5 threads with chunks of 1, 7
+ * and the automatic number of events; writing into a buffer the same
+ * bytes as track_frames_write; a damaged event the same failure, naming
+ * the same frame. */
+START_TEST(test_frames_threads)
+{
+    tusk_error_t err;
+    array_t *arr = NULL;
+    ck_assert_msg(array_load(&arr, array_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    track_config_t c;
+    track_config_default(&c);
+    c.min_point_kev = 20.0; /* some points ignored */
+    track_t *one = NULL, *t = NULL;
+    ck_assert_int_eq(track_new(&one, &c, arr, &err), TUSK_OK);
+    ck_assert_int_eq(track_new(&t, &c, arr, &err), TUSK_OK);
+    const unsigned events = 100 + tu_below(200);
+    const size_t cap = 4096 + (size_t)events * 1024;
+    uint8_t *in = malloc(cap), *want = malloc(2 * cap), *got = malloc(2 * cap);
+    track_batch_t *a = track_batch_new(), *b = track_batch_new();
+    adf_writer_t *w = adf_writer_new();
+    ck_assert(in && want && got && a && b && w);
+    size_t n = psa_buffer(arr, in, cap, events, events);
+    ck_assert_int_eq(track_frames_read(one, a, in, n, 0, &err), TUSK_OK);
+    ck_assert_uint_eq(track_batch_events(a), events);
+    ck_assert_int_eq(track_run(one, a, &err), TUSK_OK);
+    adf_writer_reset(w, want, 2 * cap);
+    ck_assert_int_eq(track_frames_write(one, a, in, n, w, &err), TUSK_OK);
+    const size_t want_n = adf_writer_used(w);
+    ck_assert_uint_eq(want_n, n + track_frames_extra(a));
+    size_t used = 0;
+    ck_assert_int_eq(track_frames_write_buffer(one, a, in, n, got, 2 * cap, &used, &err), TUSK_OK);
+    ck_assert(used == want_n && memcmp(got, want, want_n) == 0);
+    track_stats_t s1;
+    track_stats(one, &s1);
+    ck_assert_uint_ge(s1.points_ignored, 1);
+    static const unsigned threads[] = {1, 2, 3, 5};
+    static const size_t chunks[] = {0, 1, 7};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t k = 0; k < 3; k++) {
+            ck_assert_int_eq(track_set_threads(t, threads[i], &err), TUSK_OK);
+            t->chunk_events = chunks[k];
+            track_stats_reset(t);
+            ck_assert_int_eq(track_frames_read(t, b, in, n, 0, &err), TUSK_OK);
+            ck_assert_uint_eq(track_batch_events(b), events);
+            ck_assert_uint_eq(track_batch_points(b), track_batch_points(a));
+            for (size_t e = 0; e < events; e++) {
+                size_t na, nb;
+                uint32_t ea, eb;
+                uint64_t ta, tb;
+                const track_point_t *pa = track_batch_event_points(a, e, &na, &ea, &ta);
+                const track_point_t *pb = track_batch_event_points(b, e, &nb, &eb, &tb);
+                ck_assert(na == nb && ea == eb && ta == tb && memcmp(pa, pb, na * sizeof *pa) == 0);
+            }
+            ck_assert_int_eq(track_run(t, b, &err), TUSK_OK);
+            track_stats_t s;
+            track_stats(t, &s);
+            ck_assert(memcmp(&s, &s1, sizeof s) == 0);
+            memset(got, 0, 2 * cap);
+            ck_assert_int_eq(track_frames_write_buffer(t, b, in, n, got, 2 * cap, &used, &err), TUSK_OK);
+            ck_assert_msg(used == want_n && memcmp(got, want, want_n) == 0, "%u threads, chunks of %zu: the output",
+                          threads[i], chunks[k]);
+            /* short of room; a batch from another buffer */
+            ck_assert_int_eq(track_frames_write_buffer(t, b, in, n, got, want_n - 1, &used, &err), TUSK_ELIMIT);
+            ck_assert_int_eq(track_frames_write_buffer(t, b, in, n / 2, got, 2 * cap, &used, &err), TUSK_EINVAL);
+        }
+    /* A damaged event, and a malformed frame after it: the first failure
+     * (the event), as one thread names it; then the malformed end alone. */
+    const unsigned bad = tu_below(events);
+    n = psa_buffer(arr, in, cap, events, bad);
+    tusk_error_t e1, e2;
+    ck_assert_int_eq(track_frames_read(one, a, in, n - 3, 0, &e1), TUSK_EINVAL);
+    tu_assert_error(&e1, TUSK_EINVAL, "energy 3e+38 keV");
+    ck_assert_int_eq(track_set_threads(t, 3, &err), TUSK_OK);
+    t->chunk_events = 5;
+    ck_assert_int_eq(track_frames_read(t, b, in, n - 3, 0, &e2), TUSK_EINVAL);
+    ck_assert_str_eq(e1.message, e2.message);
+    n = psa_buffer(arr, in, cap, events, events);
+    ck_assert_int_eq(track_frames_read(one, a, in, n - 3, 7, &e1), TUSK_EINVAL);
+    ck_assert_int_eq(track_frames_read(t, b, in, n - 3, 7, &e2), TUSK_EINVAL);
+    ck_assert_str_eq(e1.message, e2.message);
+    tu_assert_error(&e2, TUSK_EINVAL, "offset");
+    ck_assert_uint_eq(track_batch_events(b), track_batch_events(a));
+    printf("check_tracking: frames on threads: %u events, %zu bytes in, %zu out: the same on every thread count\n",
+           events, n, want_n);
+    adf_writer_destroy(&w);
+    track_batch_destroy(&a);
+    track_batch_destroy(&b);
+    free(in);
+    free(want);
+    free(got);
+    track_destroy(&one);
+    track_destroy(&t);
+    array_destroy(&arr);
 }
 END_TEST
 
@@ -914,7 +1235,9 @@ int main(void)
     tcase_add_test(tc, test_second_pass);
     tcase_add_test(tc, test_settings);
     tcase_add_test(tc, test_reentrant);
+    tcase_add_test(tc, test_threads_agree);
     tcase_add_test(tc, test_frames);
+    tcase_add_test(tc, test_frames_threads);
     tcase_add_test(tc, test_absurd_points);
     suite_add_tcase(s, tc);
     tc = tcase_create("simulated");

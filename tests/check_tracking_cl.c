@@ -179,12 +179,15 @@ static void run_and_compare(pair_t *p, tally_t *tl)
     track_cl_stats(p->cl, &s1);
     /* many events a launch: at most one launch a pass (and chunk) */
     ck_assert_uint_le(s1.launches - s0.launches, 2 + (s1.clusters - s0.clusters) / 65536);
-    /* the second pass's clusters are the last ones in the scratch: compare
-     * both passes through the cluster lists of the last run */
-    ck_assert_uint_eq(p->cpu->cl_n, p->dev->cl_n);
-    bool *tie = calloc(p->cpu->cl_n + 1, sizeof *tie);
-    for (size_t i = 0; i < p->cpu->cl_n; i++) {
-        const trk_cluster_t *c = &p->cpu->cl[i], *d = &p->dev->cl[i];
+    /* both passes, through the cluster lists of the last run */
+    size_t nc = 0, nd = 0;
+    trk_cluster_t *cc = track_last_clusters(p->cpu, &nc), *dc = track_last_clusters(p->dev, &nd);
+    ck_assert(cc && dc);
+    ck_assert_uint_eq(nc, nd);
+    bool *tie = calloc(nc + 1, sizeof *tie);
+    for (size_t i = 0; i < nc; i++) {
+        const trk_cluster_t *c = &cc[i], *d = &dc[i];
+        ck_assert_uint_eq(c->ev, d->ev);
         ck_assert_uint_eq(c->n, d->n);
         ck_assert(memcmp(c->pt, d->pt, c->n * sizeof c->pt[0]) == 0);
         tl->clusters++;
@@ -213,8 +216,8 @@ static void run_and_compare(pair_t *p, tally_t *tl)
         track_batch_result(p->a, e, &x);
         track_batch_result(p->b, e, &y);
         size_t ties = 0;
-        for (size_t i = 0; i < p->cpu->cl_n; i++)
-            ties += tie[i] && p->cpu->cl[i].ev == e;
+        for (size_t i = 0; i < nc; i++)
+            ties += tie[i] && cc[i].ev == e;
         if (ties == 0) {
             ck_assert_uint_eq(x.n_gammas, y.n_gammas);
             ck_assert_uint_eq(x.status, y.status);
@@ -225,6 +228,8 @@ static void run_and_compare(pair_t *p, tally_t *tl)
         tl->gammas += x.n_gammas;
     }
     free(tie);
+    free(cc);
+    free(dc);
 }
 
 static void random_dir(double d[3])
@@ -290,6 +295,86 @@ START_TEST(test_random_clusters)
         ck_assert_msg(tl.by_size[n] > 0, "no cluster of %u points", n);
     ck_assert_uint_ge(tl.multi, _i == 0 ? 300 : 30);
     ck_assert_msg(tl.near_ties * 100 <= tl.multi, "%zu near-ties in %zu clusters", tl.near_ties, tl.multi);
+    pair_close(&p);
+}
+END_TEST
+
+/* The host's threads change nothing on the device either: random
+ * clusters (as above) tracked with 1 host thread in one chunk and with 2,
+ * 3 and 4 threads in chunks of 1, 5 and the automatic number of events:
+ * the same clusters, orders, gammas and statistics, to the bit, and the
+ * same launches. */
+START_TEST(test_host_threads)
+{
+    track_config_t cfg;
+    track_config_default(&cfg);
+    pair_t p;
+    pair_open(&p, &cfg, NULL);
+    const unsigned events = 200;
+    for (unsigned ev = 0; ev < events; ev++) {
+        track_point_t pts[64];
+        size_t n = 0;
+        for (unsigned c = tu_below(5); c > 0; c--) {
+            double d[3];
+            random_dir(d);
+            for (unsigned j = 1 + tu_below(cfg.max_points + 3); j > 0; j--) {
+                double r = 235.0 + 90.0 * tu_uniform();
+                for (int a = 0; a < 3; a++)
+                    pts[n].pos[a] = (float)(d[a] * r + 12.0 * (tu_uniform() - 0.5));
+                pts[n].energy = (float)(10.0 + 700.0 * tu_uniform());
+                pts[n].crystal = 0;
+                pts[n].segment = 0;
+                n++;
+            }
+        }
+        add_event(&p, pts, n, ev);
+    }
+    tusk_error_t err;
+    track_cl_stats_t l0, l1;
+    p.dev->chunk_events = events;
+    track_cl_stats(p.cl, &l0);
+    ck_assert_msg(track_cl_run(p.cl, p.a, &err) == TUSK_OK, "%s", err.message);
+    track_cl_stats(p.cl, &l1);
+    const uint64_t launches = l1.launches - l0.launches; /* one a pass with clusters of 2+ points */
+    ck_assert(launches == 1 || launches == 2);
+    size_t n1 = 0;
+    trk_cluster_t *c1 = track_last_clusters(p.dev, &n1);
+    track_stats_t s1;
+    track_stats(p.dev, &s1);
+    static const unsigned threads[] = {2, 3, 4};
+    static const size_t chunks[] = {0, 1, 5};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t k = 0; k < 3; k++) {
+            ck_assert_int_eq(track_set_threads(p.dev, threads[i], &err), TUSK_OK);
+            p.dev->chunk_events = chunks[k];
+            track_stats_reset(p.dev);
+            track_cl_stats(p.cl, &l0);
+            ck_assert_msg(track_cl_run(p.cl, p.b, &err) == TUSK_OK, "%s", err.message);
+            track_cl_stats(p.cl, &l1);
+            ck_assert_uint_eq(l1.launches - l0.launches, launches);
+            track_stats_t s;
+            track_stats(p.dev, &s);
+            ck_assert_msg(memcmp(&s, &s1, sizeof s) == 0, "%u threads, chunks of %zu: the statistics differ",
+                          threads[i], chunks[k]);
+            size_t n = 0;
+            trk_cluster_t *c = track_last_clusters(p.dev, &n);
+            ck_assert_uint_eq(n, n1);
+            for (size_t j = 0; j < n; j++)
+                ck_assert(c[j].ev == c1[j].ev && c[j].n == c1[j].n && c[j].rank == c1[j].rank &&
+                          memcmp(c[j].pt, c1[j].pt, c[j].n * sizeof c[j].pt[0]) == 0 &&
+                          memcmp(&c[j].fom, &c1[j].fom, sizeof c[j].fom) == 0);
+            free(c);
+            for (size_t e = 0; e < events; e++) {
+                adf_tracked_t x, y;
+                track_batch_result(p.a, e, &x);
+                track_batch_result(p.b, e, &y);
+                ck_assert_uint_eq(x.n_gammas, y.n_gammas);
+                ck_assert_uint_eq(x.status, y.status);
+                ck_assert(memcmp(x.gamma, y.gamma, x.n_gammas * sizeof x.gamma[0]) == 0);
+            }
+        }
+    ck_assert_uint_ge(s1.clusters, 300);
+    free(c1);
     pair_close(&p);
 }
 END_TEST
@@ -419,6 +504,7 @@ int main(void)
     tcase_add_loop_test(tc, test_random_clusters, 0, 2);
     tcase_add_loop_test(tc, test_simulated, 0, 3);
     tcase_add_test(tc, test_ranges_and_errors);
+    tcase_add_test(tc, test_host_threads);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
     remove(basis_path);

@@ -3,8 +3,10 @@
 # a simulated 60Co file (tusk-sim, with its data:truth frames) tracked with
 # the truth and truth_segments points, every frame copied and a
 # data:tracked frame after each data:truth (-q silent); a file of the
-# wrong data fails, an empty one warns; the OpenCL backend (PoCL's CPU
-# device, when there is one) gives the same file; the tracking actor in a
+# wrong data fails, an empty one warns; the fast backend on 1, 2, 3 and
+# every CPU's threads and the OpenCL backend (PoCL's CPU device, when
+# there is one, with 1 and 3 host threads) give the same file; the
+# tracking actor in a
 # topology (tusk-emulate) writes what tusk-track writes, fails a run fed
 # no frame of the type it tracks (naming the types that came) and warns
 # on an empty one; --help; bad settings, missing and corrupt files give
@@ -67,6 +69,22 @@ run "$adf" dump -v "$tmp/truth.adf"
 expect_status 0 "tusk-adf dump -v"
 grep -E -q 'E? ?1332\.[0-9]' "$tmp/out" || fail "no 1332 keV gamma in the tracked output"
 
+step "--backend fast: the same file on 1, 2, 3 and one thread per CPU; the summary names the threads"
+for threads in 1 2 3 0; do
+    run "$tool" run "$tmp/co60.adf" -o "$tmp/fast.adf" --array "$array" --points truth --backend fast --threads $threads
+    expect_status 0 "run --backend fast --threads $threads"
+    expect_in err "fast backend" "the summary names the backend"
+    [ "$threads" = 0 ] || expect_in err "; fast, $threads host thread" "the actor's summary names the threads"
+    cmp "$tmp/truth.adf" "$tmp/fast.adf" || fail "--backend fast --threads $threads: the file differs from the reference's"
+done
+expect_in err "truth points: $truths events" "the actor's summary"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/fast.adf" --array "$array" --backend fast --threads many
+expect_status 2 "--threads many"
+expect_in err "--threads" "a bad --threads names the option"
+run "$tool" run "$tmp/co60.adf" -o "$tmp/fast.adf" --array "$array" --backend quick
+expect_status 2 "--backend quick"
+expect_in err "not reference, fast or opencl" "a bad --backend says what there is"
+
 step "run --points truth_segments, in one call of tusk-track per file"
 run "$tool" run "$tmp/co60.adf" -o "$tmp/seg.adf" --array "$array" --points truth_segments --set fom_max=3 -q
 expect_status 0 "run --points truth_segments"
@@ -97,6 +115,11 @@ if "$b/tusk-cl" which cpu >/dev/null 2>&1; then
     expect_in err "opencl backend" "the summary names the backend"
     expect_in err "; on " "the actor's summary names the device"
     cmp "$tmp/truth.adf" "$tmp/cl.adf" || fail "the OpenCL backend's file differs from the reference's"
+    run "$tool" run "$tmp/co60.adf" -o "$tmp/cl3.adf" --array "$array" --points truth --backend opencl --device cpu \
+        --threads 3
+    expect_status 0 "run --backend opencl --threads 3"
+    expect_in err "; opencl, 3 host threads; on " "the actor's summary names the threads and the device"
+    cmp "$tmp/cl.adf" "$tmp/cl3.adf" || fail "the OpenCL backend's file with 3 host threads differs from 1's"
 else
     echo "$name: no OpenCL CPU device: the opencl step is skipped"
 fi
@@ -131,6 +154,13 @@ run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/chain.xml"
 expect_status 0 "tusk-emulate with the tracking actor"
 expect_in err "tracking tracker[0]: truth points: $truths events" "the actor's summary"
 cmp "$tmp/truth.adf" "$tmp/chain.adf" || fail "the actor's output differs from tusk-track's"
+sed "s|<parameter name=\"batch\">50</parameter>|<parameter name=\"batch\">50</parameter><parameter name=\"backend\">fast</parameter><parameter name=\"threads\">2</parameter>|" \
+    "$tmp/chain.xml" >"$tmp/fast.xml"
+run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/fast.xml"
+expect_status 0 "tusk-emulate with the tracking actor, backend fast, 2 threads"
+expect_in err "tracking tracker[0]: truth points: $truths events" "the actor's summary"
+expect_in err "; fast, 2 host threads" "the actor's summary names the backend and threads"
+cmp "$tmp/truth.adf" "$tmp/chain.adf" || fail "the actor's output on 2 threads differs from tusk-track's"
 sed "s|<parameter name=\"points\">truth</parameter>|<parameter name=\"points\">truth</parameter><parameter name=\"cone\">5</parameter>|" \
     "$tmp/chain.xml" >"$tmp/bad.xml"
 run "$b/tusk-emulate" --actor-path "$b/actors/.libs" "$tmp/bad.xml"

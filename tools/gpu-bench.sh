@@ -18,6 +18,7 @@ gpu=${TUSK_GPU:-NVIDIA}
 share=$(dirname "$(command -v tusk-run)")/../share/tusk/config
 work=$(mktemp -d)
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # the chains run in $work
 
 machine() {
     {

@@ -1,12 +1,14 @@
 /* track_cl.c - the OpenCL backend of gamma-ray tracking (tusk/track_cl.h;
- * the kernel is kernels/track.cl): the pipeline of tracker.c with an
- * evaluator that packs the clusters of 2+ points of a pass, runs one
- * work-group a cluster, and reads back each one's best rank. */
+ * the kernel is kernels/track.cl): the pipeline of pipeline.c with an
+ * evaluator that packs the clusters of 2+ points of a pass of every chunk
+ * into pinned host memory (on the tracker's threads), queues the launches
+ * (one work-group a cluster), and reads back each one's best rank. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "tracking_private.h"
 #include "tusk/cl.h"
 #include "tusk/track_cl.h"
@@ -24,13 +26,13 @@ struct track_cl {
     cl_program program;
     cl_kernel kernel;
     unsigned wg;
-    cl_mem table, pts, count, out;
-    size_t cap;                  /* clusters the device buffers hold */
-    trk_dev_point_t *h_pts;      /* TRK_MAX_POINTS a cluster */
-    cl_uint *h_count;            /* a cluster */
-    trk_dev_result_t *h_out;     /* a cluster */
-    size_t *map;                 /* device cluster -> index in the pass */
-    size_t h_cap;
+    cl_mem table;
+    tusk_cl_room_t pts, count, out; /* a piece of a pass: points, sizes, best orders */
+    tusk_cl_pinned_t *h_pts;     /* a pass: TRK_MAX_POINTS trk_dev_point_t a cluster */
+    tusk_cl_pinned_t *h_count;   /*   cl_uint a cluster */
+    tusk_cl_pinned_t *h_out;     /*   trk_dev_result_t a cluster */
+    cl_event *ev;                /* a pass's kernels */
+    size_t ev_cap;
     tusk_cl_timing_t timing;
     track_cl_stats_t stats;
     char describe[2 * TUSK_CL_TEXT_MAX + 200];
@@ -143,16 +145,16 @@ void track_cl_destroy(track_cl_t **cl)
     if (c->cl) {
         clFinish(tusk_cl_queue(c->cl));
         tusk_cl_buffer_release(c->cl, &c->table);
-        tusk_cl_buffer_release(c->cl, &c->pts);
-        tusk_cl_buffer_release(c->cl, &c->count);
-        tusk_cl_buffer_release(c->cl, &c->out);
+        tusk_cl_buffer_release(c->cl, &c->pts.mem);
+        tusk_cl_buffer_release(c->cl, &c->count.mem);
+        tusk_cl_buffer_release(c->cl, &c->out.mem);
+        tusk_cl_pinned_destroy(&c->h_pts);
+        tusk_cl_pinned_destroy(&c->h_count);
+        tusk_cl_pinned_destroy(&c->h_out);
     }
     unbuild(c);
     tusk_cl_destroy(&c->cl);
-    free(c->h_pts);
-    free(c->h_count);
-    free(c->h_out);
-    free(c->map);
+    free(c->ev);
     free(c);
     *cl = NULL;
 }
@@ -168,117 +170,156 @@ void track_cl_stats(const track_cl_t *cl, track_cl_stats_t *stats)
     stats->kernel_ms = (double)cl->timing.total_ns * 1e-6;
 }
 
-/* Host and device room for m clusters. */
+/* Host (pinned) and device room for m clusters of a pass. */
 static int room(track_cl_t *c, size_t m, tusk_error_t *err)
 {
-    if (m > c->h_cap) {
-        size_t n = m + m / 4;
-        trk_dev_point_t *p = realloc(c->h_pts, n * TRK_MAX_POINTS * sizeof *p);
-        if (p)
-            c->h_pts = p;
-        cl_uint *k = realloc(c->h_count, n * sizeof *k);
-        if (k)
-            c->h_count = k;
-        trk_dev_result_t *o = realloc(c->h_out, n * sizeof *o);
-        if (o)
-            c->h_out = o;
-        size_t *mp = realloc(c->map, n * sizeof *mp);
-        if (mp)
-            c->map = mp;
-        if (!p || !k || !o || !mp)
-            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu clusters)", n);
-        c->h_cap = n;
-    }
+    int st;
+    if ((st = tusk_cl_pinned_room(c->cl, "tracking cluster points (pinned)",
+                                  m * TRK_MAX_POINTS * sizeof(trk_dev_point_t), &c->h_pts, err)) ||
+        (st = tusk_cl_pinned_room(c->cl, "tracking cluster sizes (pinned)", m * sizeof(cl_uint), &c->h_count, err)) ||
+        (st = tusk_cl_pinned_room(c->cl, "tracking best orders (pinned)", m * sizeof(trk_dev_result_t), &c->h_out,
+                                  err)))
+        return st;
     size_t need = m < CHUNK ? m : CHUNK;
-    if (need > c->cap) {
-        size_t n = need + need / 4;
-        if (n > CHUNK)
-            n = CHUNK;
-        tusk_cl_buffer_release(c->cl, &c->pts);
-        tusk_cl_buffer_release(c->cl, &c->count);
-        tusk_cl_buffer_release(c->cl, &c->out);
-        c->cap = 0;
-        int st;
-        if ((st = tusk_cl_buffer_new(c->cl, "tracking cluster points", CL_MEM_READ_ONLY,
-                                     n * TRK_MAX_POINTS * sizeof(trk_dev_point_t), NULL, &c->pts, err)) ||
-            (st = tusk_cl_buffer_new(c->cl, "tracking cluster sizes", CL_MEM_READ_ONLY, n * sizeof(cl_uint), NULL,
-                                     &c->count, err)) ||
-            (st = tusk_cl_buffer_new(c->cl, "tracking best orders", CL_MEM_WRITE_ONLY, n * sizeof(trk_dev_result_t),
-                                     NULL, &c->out, err)))
-            return st;
-        c->cap = n;
-    }
+    if ((st = tusk_cl_buffer_room(c->cl, "tracking cluster points", CL_MEM_READ_ONLY,
+                                  need * TRK_MAX_POINTS * sizeof(trk_dev_point_t), &c->pts, err)) ||
+        (st = tusk_cl_buffer_room(c->cl, "tracking cluster sizes", CL_MEM_READ_ONLY, need * sizeof(cl_uint),
+                                  &c->count, err)) ||
+        (st = tusk_cl_buffer_room(c->cl, "tracking best orders", CL_MEM_WRITE_ONLY, need * sizeof(trk_dev_result_t),
+                                  &c->out, err)))
+        return st;
+    if (tusk_grow(&c->ev, &c->ev_cap, (m + CHUNK - 1) / CHUNK, sizeof *c->ev))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     return TUSK_OK;
 }
 
-static int launch(track_cl_t *c, size_t first, size_t m, tusk_error_t *err)
+/* Pack a chunk's clusters of 2+ points of the pass at its place (on the
+ * pipeline's threads). */
+typedef struct pack_job {
+    track_cl_t *c;
+    const track_t *t;
+    const track_batch_t *b;
+} pack_job_t;
+
+static void pack_chunk(void *ctx, size_t k, unsigned thread)
+{
+    const pack_job_t *j = ctx;
+    const trk_chunk_t *ch = &j->t->chunk[k];
+    trk_dev_point_t *pts = tusk_cl_pinned_ptr(j->c->h_pts);
+    cl_uint *count = tusk_cl_pinned_ptr(j->c->h_count);
+    (void)thread;
+    size_t d = ch->dev;
+    for (size_t i = ch->from; i < ch->cl_n; i++) {
+        const trk_cluster_t *x = &ch->cl[i];
+        if (x->n < 2)
+            continue;
+        trk_dev_point_t *p = pts + d * TRK_MAX_POINTS;
+        memset(p, 0, TRK_MAX_POINTS * sizeof *p);
+        for (unsigned q = 0; q < x->n; q++) {
+            const track_point_t *y = &j->b->pt[x->pt[q]];
+            p[q].x = y->pos[0];
+            p[q].y = y->pos[1];
+            p[q].z = y->pos[2];
+            p[q].energy = y->energy;
+        }
+        count[d++] = x->n;
+    }
+}
+
+/* Every launch of a pass, in pieces of at most CHUNK clusters, queued
+ * (in order) without waiting; then one wait, and the kernels' times. */
+static int launch_all(track_cl_t *c, size_t m, tusk_error_t *err)
 {
     cl_command_queue q = tusk_cl_queue(c->cl);
     const char *dev = tusk_cl_describe(c->cl);
     const track_t *t = c->t;
     cl_float inner = (cl_float)t->setup.inner, w0 = (cl_float)t->setup.w0, w1 = (cl_float)t->setup.w1;
     cl_float ln_e0 = (cl_float)t->setup.ln_e0, inv_step = (cl_float)t->setup.inv_step;
-    size_t pbytes = m * TRK_MAX_POINTS * sizeof(trk_dev_point_t);
+    const char *hp = tusk_cl_pinned_ptr(c->h_pts), *hc = tusk_cl_pinned_ptr(c->h_count);
+    char *ho = tusk_cl_pinned_ptr(c->h_out);
     int st;
-    if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, c->pts, CL_FALSE, 0, pbytes, c->h_pts + first * TRK_MAX_POINTS, 0,
-                                                 NULL, NULL),
-                            err, "clEnqueueWriteBuffer(tracking cluster points, %zu bytes) on %s", pbytes, dev)) ||
-        (st = tusk_cl_check(clEnqueueWriteBuffer(q, c->count, CL_FALSE, 0, m * sizeof(cl_uint), c->h_count + first, 0,
-                                                 NULL, NULL),
-                            err, "clEnqueueWriteBuffer(tracking cluster sizes) on %s", dev)) ||
-        (st = set_arg(c, 0, sizeof c->pts, &c->pts, err)) || (st = set_arg(c, 1, sizeof c->count, &c->count, err)) ||
-        (st = set_arg(c, 2, sizeof c->table, &c->table, err)) || (st = set_arg(c, 3, sizeof c->out, &c->out, err)) ||
+    if ((st = set_arg(c, 0, sizeof c->pts.mem, &c->pts.mem, err)) ||
+        (st = set_arg(c, 1, sizeof c->count.mem, &c->count.mem, err)) ||
+        (st = set_arg(c, 2, sizeof c->table, &c->table, err)) ||
+        (st = set_arg(c, 3, sizeof c->out.mem, &c->out.mem, err)) ||
         (st = set_arg(c, 4, sizeof inner, &inner, err)) || (st = set_arg(c, 5, sizeof w0, &w0, err)) ||
         (st = set_arg(c, 6, sizeof w1, &w1, err)) || (st = set_arg(c, 7, sizeof ln_e0, &ln_e0, err)) ||
         (st = set_arg(c, 8, sizeof inv_step, &inv_step, err)))
         return st;
-    size_t global = m * c->wg, local = c->wg;
-    if ((st = tusk_cl_run(c->cl, c->kernel, 1, &global, &local, &c->timing, err)))
-        return st;
-    c->stats.launches++;
-    return tusk_cl_check(clEnqueueReadBuffer(q, c->out, CL_TRUE, 0, m * sizeof(trk_dev_result_t), c->h_out + first, 0,
-                                             NULL, NULL),
-                         err, "clEnqueueReadBuffer(tracking best orders) on %s", dev);
+    size_t n_ev = 0;
+    for (size_t first = 0; first < m && !st; first += CHUNK) {
+        const size_t k = m - first < CHUNK ? m - first : CHUNK;
+        const size_t pbytes = k * TRK_MAX_POINTS * sizeof(trk_dev_point_t);
+        const size_t global = k * c->wg, local = c->wg;
+        cl_event ev = NULL;
+        if ((st = tusk_cl_check(clEnqueueWriteBuffer(q, c->pts.mem, CL_FALSE, 0, pbytes,
+                                                     hp + first * TRK_MAX_POINTS * sizeof(trk_dev_point_t), 0, NULL,
+                                                     NULL),
+                                err, "clEnqueueWriteBuffer(tracking cluster points, %zu bytes) on %s", pbytes, dev)) ||
+            (st = tusk_cl_check(clEnqueueWriteBuffer(q, c->count.mem, CL_FALSE, 0, k * sizeof(cl_uint),
+                                                     hc + first * sizeof(cl_uint), 0, NULL, NULL),
+                                err, "clEnqueueWriteBuffer(tracking cluster sizes) on %s", dev)) ||
+            (st = tusk_cl_check(clEnqueueNDRangeKernel(q, c->kernel, 1, NULL, &global, &local, 0, NULL, &ev), err,
+                                "clEnqueueNDRangeKernel(track_orders, global %zu, local %zu) on %s", global, local,
+                                dev)))
+            break;
+        c->ev[n_ev++] = ev;
+        c->stats.launches++;
+        st = tusk_cl_check(clEnqueueReadBuffer(q, c->out.mem, CL_FALSE, 0, k * sizeof(trk_dev_result_t),
+                                               ho + first * sizeof(trk_dev_result_t), 0, NULL, NULL),
+                           err, "clEnqueueReadBuffer(tracking best orders) on %s", dev);
+    }
+    /* whatever was queued ends before the host buffers are touched again */
+    int fin = tusk_cl_check(clFinish(q), st ? NULL : err, "clFinish on %s", dev);
+    if (!st)
+        st = fin;
+    for (size_t i = 0; i < n_ev; i++) {
+        if (!st)
+            st = tusk_cl_timing_add(&c->timing, c->ev[i], err);
+        clReleaseEvent(c->ev[i]);
+    }
+    return st;
 }
 
-static int eval_cl(void *ctx, track_t *t, const track_batch_t *b, trk_cluster_t *cl, size_t n, tusk_error_t *err)
+/* A pass of every chunk: places, packing on the threads, the launches. */
+static int eval_pass(void *ctx, track_t *t, const track_batch_t *b, tusk_error_t *err)
 {
     track_cl_t *c = ctx;
-    (void)t;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        m += cl[i].n >= 2;
+    uint64_t orders = 0;
+    for (size_t k = 0; k < t->n_chunks; k++) {
+        t->chunk[k].dev = m;
+        m += t->chunk[k].multi;
+        orders += t->chunk[k].multi_orders;
+    }
     if (m == 0)
         return TUSK_OK;
+    if (m > UINT32_MAX)
+        return tusk_error_set(err, TUSK_ELIMIT, "%zu clusters in a pass: more than a launch can number", m);
     int st = room(c, m, err);
     if (st)
         return st;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (cl[i].n < 2)
-            continue;
-        trk_dev_point_t *p = c->h_pts + k * TRK_MAX_POINTS;
-        memset(p, 0, TRK_MAX_POINTS * sizeof *p);
-        for (unsigned j = 0; j < cl[i].n; j++) {
-            const track_point_t *q = &b->pt[cl[i].pt[j]];
-            p[j].x = q->pos[0];
-            p[j].y = q->pos[1];
-            p[j].z = q->pos[2];
-            p[j].energy = q->energy;
-        }
-        c->h_count[k] = cl[i].n;
-        c->map[k] = i;
-        c->stats.orders += trk_factorial(cl[i].n);
-        k++;
-    }
-    for (size_t first = 0; first < m && !st; first += CHUNK)
-        st = launch(c, first, m - first < CHUNK ? m - first : CHUNK, err);
-    if (st)
+    pack_job_t j = {c, t, b};
+    trk_chunks_run(t, pack_chunk, &j);
+    if ((st = launch_all(c, m, err)))
         return st;
     c->stats.clusters += m;
-    for (k = 0; k < m; k++) {
-        trk_cluster_t *x = &cl[c->map[k]];
-        uint32_t rank = c->h_out[k].rank;
+    c->stats.orders += orders;
+    return TUSK_OK;
+}
+
+/* The ranks of a chunk's clusters, checked. */
+static int eval_fetch(void *ctx, const track_t *t, trk_chunk_t *ch, tusk_error_t *err)
+{
+    const track_cl_t *c = ctx;
+    const trk_dev_result_t *out = tusk_cl_pinned_ptr(c->h_out);
+    (void)t;
+    size_t d = ch->dev;
+    for (size_t i = ch->from; i < ch->cl_n; i++) {
+        trk_cluster_t *x = &ch->cl[i];
+        if (x->n < 2)
+            continue;
+        uint32_t rank = out[d++].rank;
         if (rank >= trk_factorial(x->n))
             return tusk_error_set(err, TUSK_ECL, "%s: track_orders returned rank %u for a cluster of %u points",
                                   tusk_cl_describe(c->cl), (unsigned)rank, (unsigned)x->n);
@@ -289,10 +330,12 @@ static int eval_cl(void *ctx, track_t *t, const track_batch_t *b, trk_cluster_t 
 
 int track_cl_run(track_cl_t *cl, track_batch_t *batch, tusk_error_t *err)
 {
-    return trk_pipeline(cl->t, batch, 0, batch->n_ev, eval_cl, cl, err);
+    const trk_eval_t e = {cl, NULL, eval_pass, eval_fetch};
+    return trk_pipeline(cl->t, batch, 0, batch->n_ev, &e, err);
 }
 
 int track_cl_run_range(track_cl_t *cl, track_batch_t *batch, size_t first, size_t n, tusk_error_t *err)
 {
-    return trk_pipeline(cl->t, batch, first, n, eval_cl, cl, err);
+    const trk_eval_t e = {cl, NULL, eval_pass, eval_fetch};
+    return trk_pipeline(cl->t, batch, first, n, &e, err);
 }

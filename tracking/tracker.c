@@ -1,20 +1,16 @@
 /* tracker.c - gamma-ray tracking, the CPU reference (tusk/track.h):
- * settings, batches of points, point extraction, clustering, the figure
- * of merit, the search over orders and the pipeline that both backends
- * share (tracking_private.h). The algorithm is in README.md. */
+ * settings, batches of points, the tracker, point extraction, the figure
+ * of merit and the search over orders. Clustering and the pipeline that
+ * both backends share are pipeline.c's. The algorithm is in README.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "tracking_private.h"
 #include "tusk/compton.h"
 #include "tusk/gexs.h"
-
-#define PI 3.14159265358979323846
-#define DEG (PI / 180.0)
-#define SPLIT_FACTOR 0.8    /* oversize clusters: the angle shrinks by this a step ... */
-#define SPLIT_MIN_DEG 0.01  /* ... down to this, then they are cut in index order */
 
 /* ---- settings ---------------------------------------------------------------- */
 
@@ -138,21 +134,6 @@ int track_config_check(const track_config_t *c, const char *origin, tusk_error_t
 
 /* ---- batches --------------------------------------------------------------------- */
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 track_batch_t *track_batch_new(void)
 {
     return calloc(1, sizeof(track_batch_t));
@@ -186,7 +167,7 @@ size_t track_batch_points(const track_batch_t *b)
 
 int track_batch_begin(track_batch_t *b, uint32_t event, uint64_t timestamp, tusk_error_t *err)
 {
-    if (grow((void **)&b->ev, &b->ev_cap, b->n_ev + 1, sizeof *b->ev))
+    if (tusk_grow(&b->ev, &b->ev_cap, b->n_ev + 1, sizeof *b->ev))
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu events)", b->n_ev + 1);
     trk_event_t *e = &b->ev[b->n_ev++];
     memset(e, 0, sizeof *e);
@@ -202,7 +183,7 @@ int track_batch_add(track_batch_t *b, const track_point_t *p, tusk_error_t *err)
         return tusk_error_set(err, TUSK_EINVAL, "track_batch_add: no event begun");
     if (b->n_pt >= UINT32_MAX)
         return tusk_error_set(err, TUSK_ELIMIT, "more than %u points in a batch", (unsigned)UINT32_MAX);
-    if (grow((void **)&b->pt, &b->pt_cap, b->n_pt + 1, sizeof *b->pt))
+    if (tusk_grow(&b->pt, &b->pt_cap, b->n_pt + 1, sizeof *b->pt))
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu points)", b->n_pt + 1);
     b->pt[b->n_pt++] = *p;
     b->ev[b->n_ev - 1].n++;
@@ -273,6 +254,10 @@ int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tu
     t->setup.w1 = cfg->w1_mm;
     t->setup.mec2 = COMPTON_MEC2_KEV;
     make_table(t);
+    if ((st = track_set_threads(t, 1, err))) {
+        track_destroy(&t);
+        return st;
+    }
     *out = t;
     return TUSK_OK;
 }
@@ -282,13 +267,7 @@ void track_destroy(track_t **tp)
     if (!tp || !*tp)
         return;
     track_t *t = *tp;
-    free(t->cl);
-    free(t->label);
-    free(t->idx);
-    free(t->merge);
-    free(t->keys);
-    free(t->psa);
-    free(t->truth);
+    trk_pipeline_free(t);
     free(t);
     *tp = NULL;
 }
@@ -361,21 +340,30 @@ static bool point_sane(const double pos[3], double energy, char *why, size_t n)
 }
 
 /* Add a point unless its energy is at or below min_point_kev. */
-static int add_point(track_t *t, track_batch_t *b, const double world[3], double energy, unsigned crystal,
+static int add_point(const track_t *t, const trk_sink_t *s, const double world[3], double energy, unsigned crystal,
                      int segment, tusk_error_t *err)
 {
     if (!(energy > t->cfg.min_point_kev)) {
-        t->stats.points_ignored++;
+        (*s->ignored)++;
         return TUSK_OK;
     }
+    if (s->no_event)
+        return tusk_error_set(err, TUSK_EINVAL, "track_batch_add: no event begun");
+    if (*s->n >= UINT32_MAX)
+        return tusk_error_set(err, TUSK_ELIMIT, "more than %u points in a batch", (unsigned)UINT32_MAX);
+    if (tusk_grow(s->pt, s->cap, *s->n + 1, sizeof **s->pt))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu points)", *s->n + 1);
     track_point_t p = {{(float)world[0], (float)world[1], (float)world[2]},
                        (float)energy,
                        (uint16_t)crystal,
                        (int16_t)segment};
-    return track_batch_add(b, &p, err);
+    (*s->pt)[(*s->n)++] = p;
+    if (s->ev_n)
+        (*s->ev_n)++;
+    return TUSK_OK;
 }
 
-int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, tusk_error_t *err)
+int trk_psa_points(const track_t *t, const trk_sink_t *s, const adf_psa_t *psa, size_t n, tusk_error_t *err)
 {
     if (!t->array)
         return tusk_error_set(err, TUSK_EINVAL, "psa points need the array geometry (setting 'array')");
@@ -391,7 +379,7 @@ int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, 
             if (!point_sane(local, hit->energy, why, sizeof why))
                 return tusk_error_set(err, TUSK_EINVAL, "crystal %u, hit %u: %s", (unsigned)p->crystal_id, h, why);
             array_to_world(t->array, (size_t)idx, local, world);
-            int st = add_point(t, b, world, hit->energy, p->crystal_id, hit->segment, err);
+            int st = add_point(t, s, world, hit->energy, p->crystal_id, hit->segment, err);
             if (st)
                 return st;
         }
@@ -399,7 +387,8 @@ int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, 
     return TUSK_OK;
 }
 
-int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool segments, tusk_error_t *err)
+int trk_truth_points(const track_t *t, trk_scratch_t *sc, const trk_sink_t *s, const adf_truth_t *truth,
+                     bool segments, tusk_error_t *err)
 {
     int st;
     for (unsigned i = 0; i < truth->n_points; i++) {
@@ -413,22 +402,23 @@ int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool
         for (unsigned i = 0; i < truth->n_points; i++) {
             const adf_truth_point_t *q = &truth->point[i];
             double w[3] = {q->world[0], q->world[1], q->world[2]};
-            if ((st = add_point(t, b, w, q->energy, q->crystal, q->segment, err)))
+            if ((st = add_point(t, s, w, q->energy, q->crystal, q->segment, err)))
                 return st;
         }
         return TUSK_OK;
     }
     /* Energy-weighted centroids per (crystal, segment), in order of first
      * appearance: crystal, segment, E, E x, E y, E z. */
-    if (grow((void **)&t->merge, &t->merge_cap, (size_t)truth->n_points * 6 + 6, sizeof *t->merge))
+    if (tusk_grow(&sc->merge, &sc->merge_cap, (size_t)truth->n_points * 6 + 6, sizeof *sc->merge))
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    double *merge = sc->merge;
     size_t ng = 0;
     for (unsigned i = 0; i < truth->n_points; i++) {
         const adf_truth_point_t *q = &truth->point[i];
         size_t g = 0;
-        while (g < ng && !(t->merge[6 * g] == q->crystal && t->merge[6 * g + 1] == q->segment))
+        while (g < ng && !(merge[6 * g] == q->crystal && merge[6 * g + 1] == q->segment))
             g++;
-        double *m = t->merge + 6 * g;
+        double *m = merge + 6 * g;
         if (g == ng) {
             ng++;
             m[0] = q->crystal;
@@ -441,15 +431,35 @@ int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool
             m[3 + k] += e * q->world[k];
     }
     for (size_t g = 0; g < ng; g++) {
-        const double *m = t->merge + 6 * g;
+        const double *m = merge + 6 * g;
         double w[3] = {0.0, 0.0, 0.0};
         if (m[2] > 0.0)
             for (int k = 0; k < 3; k++)
                 w[k] = m[3 + k] / m[2];
-        if ((st = add_point(t, b, w, m[2], (unsigned)m[0], (int)m[1], err)))
+        if ((st = add_point(t, s, w, m[2], (unsigned)m[0], (int)m[1], err)))
             return st;
     }
     return TUSK_OK;
+}
+
+/* The batch's list, its last event (if any) and t's count of the ignored. */
+static trk_sink_t batch_sink(track_t *t, track_batch_t *b)
+{
+    trk_sink_t s = {&b->pt, &b->n_pt, &b->pt_cap, b->n_ev ? &b->ev[b->n_ev - 1].n : NULL, &t->stats.points_ignored,
+                    b->n_ev == 0};
+    return s;
+}
+
+int track_add_psa(track_t *t, track_batch_t *b, const adf_psa_t *psa, size_t n, tusk_error_t *err)
+{
+    trk_sink_t s = batch_sink(t, b);
+    return trk_psa_points(t, &s, psa, n, err);
+}
+
+int track_add_truth(track_t *t, track_batch_t *b, const adf_truth_t *truth, bool segments, tusk_error_t *err)
+{
+    trk_sink_t s = batch_sink(t, b);
+    return trk_truth_points(t, &t->scratch[0], &s, truth, segments, err);
 }
 
 /* ---- the figure of merit ----------------------------------------------------------------- */
@@ -462,24 +472,34 @@ typedef struct geo {
     double dist[TRACK_MAX_CLUSTER][TRACK_MAX_CLUSTER];
 } geo_t;
 
+static void geo_points(const track_t *t, const track_point_t *pts, unsigned n, trk_geo_t *g)
+{
+    g->n = 0;
+    g->e0 = 0.0;
+    for (unsigned i = 0; i < n; i++)
+        trk_geo_add(g, &t->setup, pts[i].pos[0], pts[i].pos[1], pts[i].pos[2], pts[i].energy);
+}
+
 static void geo_init(const track_t *t, const track_point_t *pts, unsigned n, geo_t *g)
 {
-    g->g.n = 0;
-    g->g.e0 = 0.0;
-    for (unsigned i = 0; i < n; i++)
-        trk_geo_add(&g->g, &t->setup, pts[i].pos[0], pts[i].pos[1], pts[i].pos[2], pts[i].energy);
+    geo_points(t, pts, n, &g->g);
     for (unsigned i = 0; i < n; i++)
         for (unsigned j = 0; j < n; j++)
             g->dist[i][j] = trk_dist(&g->g, i, j);
+}
+
+double trk_fom_points(const track_t *t, const track_point_t *pts, const unsigned *perm, unsigned n)
+{
+    trk_geo_t g;
+    geo_points(t, pts, n, &g);
+    return trk_fom_of(&g, t->mu, &t->setup, perm);
 }
 
 double track_fom(const track_t *t, const track_point_t *points, const unsigned *perm, unsigned n)
 {
     if (n < 1 || n > TRACK_MAX_CLUSTER)
         return INFINITY;
-    geo_t g;
-    geo_init(t, points, n, &g);
-    return trk_fom_of(&g.g, t->mu, &t->setup, perm);
+    return trk_fom_points(t, points, perm, n);
 }
 
 void track_perm_of_rank(unsigned n, uint32_t rank, unsigned *perm)
@@ -535,13 +555,8 @@ static void dfs(search_t *s, unsigned k, unsigned used, double L, double e, doub
     }
 }
 
-double track_best_order(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm,
-                        uint64_t *orders)
+double trk_search(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm, uint64_t *orders)
 {
-    if (orders)
-        *orders = 0;
-    if (n < 1 || n > TRACK_MAX_CLUSTER)
-        return INFINITY;
     geo_t g;
     geo_init(t, points, n, &g);
     search_t s;
@@ -558,351 +573,17 @@ double track_best_order(const track_t *t, const track_point_t *points, unsigned 
     return s.best;
 }
 
-/* ---- clustering ------------------------------------------------------------------------- */
-
-static unsigned find(unsigned *parent, unsigned i)
+double track_best_order(const track_t *t, const track_point_t *points, unsigned n, unsigned *best_perm,
+                        uint64_t *orders)
 {
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
+    if (orders)
+        *orders = 0;
+    if (n < 1 || n > TRACK_MAX_CLUSTER)
+        return INFINITY;
+    return trk_search(t, points, n, best_perm, orders);
 }
 
-size_t track_cluster(const track_point_t *pts, size_t n, double angle_deg, unsigned *label)
-{
-    if (n == 0)
-        return 0;
-    /* label[] serves as the union-find forest first. */
-    double cmin = cos(angle_deg * DEG);
-    for (size_t i = 0; i < n; i++)
-        label[i] = (unsigned)i;
-    for (size_t i = 0; i < n; i++) {
-        double ri = sqrt((double)pts[i].pos[0] * pts[i].pos[0] + (double)pts[i].pos[1] * pts[i].pos[1] +
-                         (double)pts[i].pos[2] * pts[i].pos[2]);
-        for (size_t j = i + 1; j < n; j++) {
-            double rj = sqrt((double)pts[j].pos[0] * pts[j].pos[0] + (double)pts[j].pos[1] * pts[j].pos[1] +
-                             (double)pts[j].pos[2] * pts[j].pos[2]);
-            double dot = (double)pts[i].pos[0] * pts[j].pos[0] + (double)pts[i].pos[1] * pts[j].pos[1] +
-                         (double)pts[i].pos[2] * pts[j].pos[2];
-            double rr = ri * rj;
-            /* angle < angle_deg <=> cos > cos(angle); a point at the origin joins nothing */
-            if (rr > 0.0 && dot > cmin * rr) {
-                unsigned a = find(label, (unsigned)i), b = find(label, (unsigned)j);
-                if (a != b)
-                    label[a > b ? a : b] = a < b ? a : b;
-            }
-        }
-    }
-    /* Roots are the smallest index of their tree: point every label at its
-     * root, then number the roots in index order (a root comes before the
-     * rest of its tree, so its number is there when they need it). */
-    for (size_t i = 0; i < n; i++)
-        label[i] = find(label, (unsigned)i);
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        label[i] = label[i] == i ? (unsigned)count++ : label[label[i]];
-    return count;
-}
-
-/* ---- the pipeline ------------------------------------------------------------------------ */
-
-void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out)
-{
-    for (unsigned i = 0; i < c->n; i++)
-        out[i] = b->pt[c->pt[i]];
-}
-
-static int push_cluster(track_t *t, const trk_cluster_t *c, tusk_error_t *err)
-{
-    if (grow((void **)&t->cl, &t->cl_cap, t->cl_n + 1, sizeof *t->cl))
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu clusters)", t->cl_n + 1);
-    t->cl[t->cl_n++] = *c;
-    return TUSK_OK;
-}
-
-/* Add the cluster of points idx[0..cnt) (batch indices, ascending) of
- * event ev, made at `angle`; one of more than max_points points is
- * reclustered at angles shrinking by SPLIT_FACTOR until it falls apart
- * (each part treated the same way); below SPLIT_MIN_DEG (points in
- * nearly the same direction) it is cut into runs of max_points in index
- * order. */
-static int add_cluster(track_t *t, const track_batch_t *b, uint32_t ev, const uint32_t *idx, size_t cnt, double angle,
-                       unsigned pass, unsigned flags, tusk_error_t *err)
-{
-    unsigned maxp = t->cfg.max_points;
-    if (cnt <= maxp) {
-        trk_cluster_t c;
-        memset(&c, 0, sizeof c);
-        c.ev = ev;
-        c.n = (uint8_t)cnt;
-        c.pass = (uint8_t)pass;
-        c.flags = (uint16_t)flags;
-        c.angle = angle;
-        memcpy(c.pt, idx, cnt * sizeof *idx);
-        return push_cluster(t, &c, err);
-    }
-    if (!(flags & TRACK_GAMMA_SPLIT))
-        t->stats.splits++;
-    flags |= TRACK_GAMMA_SPLIT;
-    track_point_t *pts = malloc(cnt * sizeof *pts);
-    unsigned *lab = malloc(cnt * sizeof *lab);
-    uint32_t *sub = malloc(cnt * sizeof *sub);
-    int st = TUSK_OK;
-    if (!pts || !lab || !sub) {
-        st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < cnt; i++)
-        pts[i] = b->pt[idx[i]];
-    double a = angle;
-    size_t parts = 1;
-    while (parts == 1 && a >= SPLIT_MIN_DEG) {
-        a *= SPLIT_FACTOR;
-        parts = track_cluster(pts, cnt, a, lab);
-    }
-    if (parts > 1) {
-        for (size_t p = 0; p < parts && !st; p++) {
-            size_t m = 0;
-            for (size_t i = 0; i < cnt; i++)
-                if (lab[i] == p)
-                    sub[m++] = idx[i];
-            st = add_cluster(t, b, ev, sub, m, a, pass, flags, err);
-        }
-    } else {
-        for (size_t s = 0; s < cnt && !st; s += maxp)
-            st = add_cluster(t, b, ev, idx + s, cnt - s < maxp ? cnt - s : maxp, a, pass, flags, err);
-    }
-done:
-    free(pts);
-    free(lab);
-    free(sub);
-    return st;
-}
-
-/* The clusters of event ev at `angle` (first pass). */
-static int cluster_event(track_t *t, const track_batch_t *b, uint32_t ev, tusk_error_t *err)
-{
-    const trk_event_t *e = &b->ev[ev];
-    if (e->n == 0)
-        return TUSK_OK;
-    if (grow((void **)&t->label, &t->label_cap, e->n, sizeof *t->label) ||
-        grow((void **)&t->idx, &t->idx_cap, e->n, sizeof *t->idx))
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    unsigned *lab = t->label;
-    uint32_t *idx = t->idx;
-    size_t k = track_cluster(b->pt + e->first, e->n, t->cfg.cone_deg, lab);
-    int st = TUSK_OK;
-    for (size_t c = 0; c < k && !st; c++) {
-        size_t m = 0;
-        for (size_t i = 0; i < e->n; i++)
-            if (lab[i] == c)
-                idx[m++] = (uint32_t)(e->first + i);
-        st = add_cluster(t, b, ev, idx, m, t->cfg.cone_deg, 0, 0, err);
-    }
-    return st;
-}
-
-/* FoM of the evaluator's order (or the single point's), and acceptance. */
-static void decide(track_t *t, const track_batch_t *b, trk_cluster_t *c)
-{
-    track_point_t pts[TRACK_MAX_CLUSTER];
-    unsigned perm[TRACK_MAX_CLUSTER];
-    trk_cluster_points(b, c, pts);
-    if (c->n == 1)
-        c->rank = 0;
-    track_perm_of_rank(c->n, c->rank, perm);
-    c->fom = track_fom(t, pts, perm, c->n);
-    if (c->n == 1)
-        c->accepted = c->fom <= -log(t->cfg.single_min_prob); /* exp(-FoM) is the probability */
-    else
-        c->accepted = c->fom <= t->cfg.fom_max; /* NaN: rejected */
-    t->stats.clusters++;
-    t->stats.permutations += trk_factorial(c->n);
-}
-
-static double cluster_energy(const track_batch_t *b, const trk_cluster_t *c)
-{
-    double e = 0.0;
-    for (unsigned i = 0; i < c->n; i++)
-        e += b->pt[c->pt[i]].energy;
-    return e;
-}
-
-typedef struct sortable {
-    adf_tracked_gamma_t g;
-    uint32_t first_point;
-} sortable_t;
-
-static int by_energy(const void *x, const void *y)
-{
-    const sortable_t *a = x, *b = y;
-    if (a->g.energy != b->g.energy)
-        return a->g.energy > b->g.energy ? -1 : 1;
-    return (a->first_point > b->first_point) - (a->first_point < b->first_point);
-}
-
-/* Accepted clusters into the gammas of events first .. first + n - 1,
- * appended to the batch's. */
-static int collect(track_t *t, track_batch_t *b, size_t first, size_t n_ev, tusk_error_t *err)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < t->cl_n; i++)
-        total += t->cl[i].accepted;
-    sortable_t *s = malloc((total ? total : 1) * sizeof *s);
-    size_t *count = calloc(n_ev + 1, sizeof *count);
-    size_t *fill = malloc((n_ev ? n_ev : 1) * sizeof *fill);
-    if (!s || !count || !fill || grow((void **)&b->g, &b->g_cap, b->n_g + total, sizeof *b->g)) {
-        free(s);
-        free(count);
-        free(fill);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu gammas)", total);
-    }
-    for (size_t i = 0; i < t->cl_n; i++)
-        count[t->cl[i].ev - first + 1] += t->cl[i].accepted;
-    for (size_t e = 0; e < n_ev; e++)
-        count[e + 1] += count[e]; /* count[e]: where event first + e's gammas start in s */
-    memcpy(fill, count, n_ev * sizeof *fill);
-    for (size_t i = 0; i < t->cl_n; i++) {
-        const trk_cluster_t *c = &t->cl[i];
-        if (!c->accepted)
-            continue;
-        unsigned perm[TRACK_MAX_CLUSTER];
-        track_perm_of_rank(c->n, c->rank, perm);
-        const track_point_t *p1 = &b->pt[c->pt[perm[0]]], *p2 = &b->pt[c->pt[perm[c->n > 1 ? 1 : 0]]];
-        sortable_t *x = &s[fill[c->ev - first]++];
-        memset(x, 0, sizeof *x);
-        x->g.energy = (float)cluster_energy(b, c);
-        memcpy(x->g.first, p1->pos, sizeof x->g.first);
-        memcpy(x->g.second, p2->pos, sizeof x->g.second);
-        x->g.fom = (float)c->fom;
-        x->g.n_points = c->n;
-        x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass ? TRACK_GAMMA_RECLUSTER : 0) |
-                                 c->flags);
-        x->first_point = c->pt[0];
-    }
-    for (size_t e = 0; e < n_ev; e++) {
-        size_t a = count[e], n = count[e + 1] - count[e];
-        qsort(s + a, n, sizeof *s, by_energy);
-        trk_event_t *ev = &b->ev[first + e];
-        ev->g_first = b->n_g;
-        ev->g_n = n < ADF_TRACKED_MAX_GAMMAS ? n : ADF_TRACKED_MAX_GAMMAS;
-        ev->status = 0;
-        if (n > ADF_TRACKED_MAX_GAMMAS) {
-            ev->status |= TRACK_EVENT_TRUNCATED;
-            t->stats.gammas_truncated += n - ADF_TRACKED_MAX_GAMMAS;
-        }
-        for (size_t k = 0; k < ev->g_n; k++)
-            b->g[b->n_g++] = s[a + k].g;
-    }
-    free(s);
-    free(count);
-    free(fill);
-    return TUSK_OK;
-}
-
-int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, trk_eval_fn eval, void *ctx,
-                 tusk_error_t *err)
-{
-    if (first > b->n_ev || n_ev > b->n_ev - first)
-        return tusk_error_set(err, TUSK_EINVAL, "events %zu to %zu of a batch of %zu", first, first + n_ev, b->n_ev);
-    int st = TUSK_OK;
-    t->cl_n = 0;
-    if (first == 0)
-        b->n_g = 0;
-    for (size_t e = first; e < first + n_ev && !st; e++)
-        st = cluster_event(t, b, (uint32_t)e, err);
-    if (st)
-        return st;
-    size_t n1 = t->cl_n;
-    if ((st = eval(ctx, t, b, t->cl, n1, err)))
-        return st;
-    for (size_t i = 0; i < n1; i++)
-        decide(t, b, &t->cl[i]);
-
-    /* Second pass: each rejected cluster's points at a smaller angle (by
-     * recluster_deg / cone_deg); one that does not fall apart stays
-     * rejected without a second evaluation. */
-    const double shrink = t->cfg.recluster_deg / t->cfg.cone_deg;
-    for (size_t i = 0; i < n1 && !st; i++) {
-        if (t->cl[i].accepted)
-            continue;
-        t->stats.rejected++;
-        trk_cluster_t c = t->cl[i]; /* t->cl moves as clusters are added */
-        track_point_t pts[TRACK_MAX_CLUSTER];
-        unsigned lab[TRACK_MAX_CLUSTER];
-        trk_cluster_points(b, &c, pts);
-        double angle = c.angle * shrink;
-        size_t parts = track_cluster(pts, c.n, angle, lab);
-        if (parts < 2) {
-            t->stats.unaccepted++;
-            t->stats.unaccepted_points += c.n;
-            t->stats.unaccepted_kev += cluster_energy(b, &c);
-            continue;
-        }
-        for (size_t p = 0; p < parts && !st; p++) {
-            uint32_t sub[TRACK_MAX_CLUSTER];
-            size_t m = 0;
-            for (unsigned k = 0; k < c.n; k++)
-                if (lab[k] == p)
-                    sub[m++] = c.pt[k];
-            st = add_cluster(t, b, c.ev, sub, m, angle, 1, c.flags, err);
-        }
-    }
-    if (st)
-        return st;
-    if (t->cl_n > n1 && (st = eval(ctx, t, b, t->cl + n1, t->cl_n - n1, err)))
-        return st;
-    for (size_t i = n1; i < t->cl_n; i++) {
-        trk_cluster_t *c = &t->cl[i];
-        decide(t, b, c);
-        if (!c->accepted) {
-            t->stats.unaccepted++;
-            t->stats.unaccepted_points += c->n;
-            t->stats.unaccepted_kev += cluster_energy(b, c);
-        }
-    }
-    for (size_t i = 0; i < t->cl_n; i++) {
-        const trk_cluster_t *c = &t->cl[i];
-        if (!c->accepted)
-            continue;
-        t->stats.accepted++;
-        t->stats.accepted_single += c->n == 1;
-        t->stats.accepted_second += c->pass == 1;
-        t->stats.accepted_kev += cluster_energy(b, c);
-    }
-    t->stats.events += n_ev;
-    for (size_t e = first; e < first + n_ev; e++)
-        t->stats.points += b->ev[e].n;
-    return collect(t, b, first, n_ev, err);
-}
-
-/* The CPU evaluator: every order, depth first. */
-static int eval_cpu(void *ctx, track_t *t, const track_batch_t *b, trk_cluster_t *c, size_t n, tusk_error_t *err)
-{
-    (void)ctx;
-    (void)err;
-    for (size_t i = 0; i < n; i++) {
-        if (c[i].n < 2)
-            continue;
-        track_point_t pts[TRACK_MAX_CLUSTER];
-        unsigned perm[TRACK_MAX_CLUSTER];
-        trk_cluster_points(b, &c[i], pts);
-        track_best_order(t, pts, c[i].n, perm, NULL);
-        c[i].rank = track_rank_of_perm(c[i].n, perm);
-    }
-    return TUSK_OK;
-}
-
-int track_run(track_t *t, track_batch_t *b, tusk_error_t *err)
-{
-    return trk_pipeline(t, b, 0, b->n_ev, eval_cpu, NULL, err);
-}
-
-int track_run_range(track_t *t, track_batch_t *b, size_t first, size_t n, tusk_error_t *err)
-{
-    return trk_pipeline(t, b, first, n, eval_cpu, NULL, err);
-}
+/* ---- one event ------------------------------------------------------------------------------ */
 
 int track_event(track_t *t, const track_point_t *points, size_t n, adf_tracked_t *out, tusk_error_t *err)
 {

@@ -1,4 +1,4 @@
-/* tracking_private.h - what tracker.c, frames.c and track_cl.c share:
+/* tracking_private.h - what tracker.c, pipeline.c, frames.c and track_cl.c share:
  * the tracker's and the batch's insides and the pipeline that takes an
  * evaluator (CPU or OpenCL) of clusters. What the kernel shares too (the
  * attenuation tables, the figure of merit, permutation ranks) is in
@@ -8,10 +8,13 @@
 
 #include "tusk/export.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/pool.h"
 #include "track_shared.h"
+#include "tusk/adf_reader.h"
 #include "tusk/track.h"
 
 _Static_assert(TRACK_MAX_CLUSTER == TRK_MAX_POINTS, "the kernel takes clusters of up to TRACK_MAX_CLUSTER points");
@@ -47,40 +50,138 @@ typedef struct trk_cluster {
     uint8_t accepted;
 } trk_cluster_t;
 
+/* A gamma on its way into the batch, with what orders it in its event. */
+typedef struct trk_gamma {
+    adf_tracked_gamma_t g;
+    uint32_t first_point;
+} trk_gamma_t;
+
+/* One worker thread's scratch (pipeline.c, frames.c), grown as needed. */
+typedef struct trk_scratch {
+    unsigned *label;
+    uint32_t *idx;
+    double *r;             /* the points' distances from the origin */
+    size_t cap;
+    trk_gamma_t *gam;      /* one event's accepted gammas */
+    size_t gam_cap;
+    double *merge;         /* truth_segments: 6 doubles a (crystal, segment) */
+    size_t merge_cap;
+    adf_key_t *keys;       /* one composite's records */
+    adf_psa_t *psa;
+    size_t psa_cap;
+    adf_truth_t *truth;
+    adf_reader_t *reader;
+    adf_writer_t *writer;
+} trk_scratch_t;
+
+/* A run of consecutive events of one call, tracked (pipeline.c), read or
+ * written (frames.c) by one worker thread at a time; its lists are kept
+ * and reused from call to call. */
+typedef struct trk_chunk {
+    size_t first, n;       /* events of the batch */
+    trk_cluster_t *cl;     /* the first pass's clusters in event order, then the second's */
+    size_t cl_n, cl_cap;
+    size_t n1;             /* clusters of the first pass */
+    size_t from;           /* the pass being evaluated: cl[from .. cl_n) */
+    size_t multi;          /*   of which of 2+ points */
+    uint64_t multi_orders; /*   and their orders (sum of n!) */
+    size_t dev;            /* the evaluator's: where they start in its list */
+    double *kev;           /* energies for the statistics, in the reference's order: */
+    size_t kev_n, kev_cap; /*   accepted (pass 1), unaccepted (pass 1), accepted (pass 2), unaccepted (pass 2) */
+    size_t kev_end[4];     /*   where each of the four runs ends */
+    adf_tracked_gamma_t *g; /* the events' gammas, in event order */
+    size_t g_n, g_cap;
+    track_point_t *pt;     /* frames.c, reading: the events' points, */
+    size_t n_pt, pt_cap;
+    uint64_t ignored;      /*   those ignored, */
+    size_t pt_at;          /*   where they go in the batch's; */
+    size_t out_at, out_size; /*   writing: where its frames go, their bytes, */
+    size_t found;          /*   and its events found among them */
+    track_stats_t stats;   /* the whole-number counts of this call */
+    int st;                /* a failure, and its message */
+    tusk_error_t err;
+} trk_chunk_t;
+
 struct track {
     track_config_t cfg;
     const array_t *array;
     trk_setup_t setup;     /* the figure of merit's settings (inner: the inner radius, mm) */
     double mu[3 * TRK_TABLE_N]; /* the attenuation tables (track_shared.h) */
     track_stats_t stats;
-    /* scratch, grown as needed */
-    trk_cluster_t *cl;
-    size_t cl_n, cl_cap;
-    unsigned *label;
-    size_t label_cap;
-    uint32_t *idx;
-    size_t idx_cap;
-    double *merge;         /* truth_segments: 6 doubles a (crystal, segment) */
-    size_t merge_cap;
-    adf_key_t *keys;       /* frames.c: one composite's records */
-    adf_psa_t *psa;
-    size_t psa_cap;
-    adf_truth_t *truth;
+    /* the host's threads (pipeline.c): pool, their scratch, the chunks of the last call */
+    tusk_pool_t *pool;
+    unsigned threads;
+    trk_scratch_t *scratch; /* threads of them */
+    trk_chunk_t *chunk;
+    size_t n_chunks, chunk_cap;
+    size_t chunk_events;   /* events a chunk; 0: chosen from the batch and the threads (tests set it) */
+    adf_frame_t *frames;   /* frames.c: the frames of a buffer that make events */
+    size_t frames_cap;
 };
 
-/* Evaluate the clusters of 2+ points among c[0..n): set each one's rank
- * (lowest on ties). Single points are the pipeline's. */
-typedef int (*trk_eval_fn)(void *ctx, track_t *t, const track_batch_t *b, trk_cluster_t *c, size_t n,
-                           tusk_error_t *err);
+/* How a backend finds the best order of clusters of 2+ points (the
+ * rank, lowest on ties); single points are the pipeline's. Either
+ * `local`: on the worker threads, a chunk's clusters c[0..n) at a time
+ * (the CPU); or `global`, the clusters of a pass of every chunk
+ * (t->chunk[k].cl[from .. cl_n), `multi` of 2+ points) at once (a device),
+ * after which `fetch` sets the ranks of one chunk's, on a worker thread. */
+typedef struct trk_eval {
+    void *ctx;
+    int (*local)(void *ctx, const track_t *t, const track_batch_t *b, trk_cluster_t *c, size_t n, tusk_error_t *err);
+    int (*global)(void *ctx, track_t *t, const track_batch_t *b, tusk_error_t *err);
+    int (*fetch)(void *ctx, const track_t *t, trk_chunk_t *ch, tusk_error_t *err);
+} trk_eval_t;
 
 /* Cluster events first .. first + n_ev - 1, evaluate (both passes),
  * accept, append the results to the batch's (first = 0 starts them
- * afresh) and add the statistics to t's. */
-int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, trk_eval_fn eval, void *ctx,
+ * afresh) and add the statistics to t's, on t's threads. Results and
+ * statistics do not depend on the threads or the chunks. */
+int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, const trk_eval_t *eval,
                  tusk_error_t *err);
+/* Cut events first .. first + n - 1 into t's chunks (their lists
+ * emptied). */
+int trk_chunks_make(track_t *t, size_t first, size_t n, tusk_error_t *err);
+/* Run fn over the chunks of the last call on t's threads (an evaluator's
+ * packing). */
+void trk_chunks_run(track_t *t, void (*fn)(void *ctx, size_t chunk, unsigned thread), void *ctx);
+/* The pipeline's threads and chunks freed (track_destroy). */
+void trk_pipeline_free(track_t *t);
+
+/* The clusters of the last tracking call (a track_frames_* call since
+ * empties the chunks), both passes, in the order a single chunk would
+ * hold them (the first pass's of every event, then the second's): copies
+ * into a new array (free it), *n of them; NULL when out of memory. For
+ * the tests. */
+TUSK_INTERNAL trk_cluster_t *track_last_clusters(const track_t *t, size_t *n);
+
+/* Where extracted points go: a list (a batch's, or a chunk's while
+ * frames are read on the threads), the count of the event they belong to
+ * (or NULL) and of those ignored; no_event: a batch without an event
+ * begun, which takes no point. */
+typedef struct trk_sink {
+    track_point_t **pt;
+    size_t *n, *cap;
+    size_t *ev_n;
+    uint64_t *ignored;
+    bool no_event;
+} trk_sink_t;
+
+/* track_add_psa and track_add_truth into a sink (sc: the merging's
+ * scratch). */
+int trk_psa_points(const track_t *t, const trk_sink_t *s, const adf_psa_t *psa, size_t n, tusk_error_t *err);
+int trk_truth_points(const track_t *t, trk_scratch_t *sc, const trk_sink_t *s, const adf_truth_t *truth,
+                     bool segments, tusk_error_t *err);
 
 /* The points of a cluster, copied out in its order. */
 void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
+
+/* The FoM of the order perm of n points (track_fom without its checks). */
+double trk_fom_points(const track_t *t, const track_point_t *pts, const unsigned *perm, unsigned n);
+/* The best order of n points by depth-first search (track_best_order). */
+double trk_search(const track_t *t, const track_point_t *pts, unsigned n, unsigned *best_perm, uint64_t *orders);
+/* Single-linkage clusters (track_cluster); r: the points' distances from
+ * the origin, or NULL to compute them. */
+size_t trk_cluster_r(const track_point_t *pts, const double *r, size_t n, double angle_deg, unsigned *label);
 
 /* The kernels' source, compiled into the library (Makefile.am's TRACK_KERNEL_PARTS, by
  * tools/embed-text.sh); exported for the tests that build on it. */

@@ -2,7 +2,8 @@
  * tracking actor does to a stream, for analysts).
  *
  *   tusk-track run IN.adf -o OUT.adf --array FILE [--points psa|truth|truth_segments]
- *              [--backend reference|opencl] [--device SETTING] [--set KEY=VALUE]... [-q]
+ *              [--backend reference|fast|opencl] [--threads N] [--device SETTING]
+ *              [--set KEY=VALUE]... [-q]
  *
  * Every frame of IN is copied to OUT in order; each event:data:psa
  * composite (psa points) or data:truth frame (truth, truth_segments) is
@@ -10,7 +11,9 @@
  * It is the tracking actor itself (actors/tracking.c), run on the file by
  * the emulator (emulator/emulator.h, one stage): the file is tracked in
  * buffers of 8 MiB of whole frames (one batch each, one kernel launch per
- * pass on OpenCL), with the actor's checks. --set takes the algorithm's
+ * pass on OpenCL), with the actor's checks; fast and opencl use --threads
+ * host threads (0, the default: one per online CPU), reference one; the
+ * output is the same file for every number of threads. --set takes the algorithm's
  * keys (tusk/track.h, tracking/README.md); unknown keys are refused. -q
  * drops the summaries (the actor's summary = no), not the warnings.
  *
@@ -53,7 +56,9 @@ static void help(FILE *out)
             "  --array FILE           the array geometry (as the simulation's; required)\n"
             "  --points MODE          psa (event:data:psa hits), truth (every data:truth point)\n"
             "                         or truth_segments (truth merged per segment) (psa)\n"
-            "  --backend B            reference (CPU) or opencl (reference)\n"
+            "  --backend B            reference (CPU, one thread), fast (CPU, --threads threads)\n"
+            "                         or opencl (reference)\n"
+            "  --threads N            host threads of fast and opencl (0: one per online CPU; 0)\n"
             "  --device SETTING       OpenCL device (tusk-cl list; default $TUSK_CL_DEVICE, any)\n"
             "  --set KEY=VALUE        an algorithm setting: cone_deg, recluster_deg, max_points,\n"
             "                         fom_max, single_min_prob, w0_mm, w1_mm, inner_radius_mm,\n"
@@ -66,8 +71,8 @@ static void help(FILE *out)
 }
 
 typedef struct opts {
-    const char *in, *out, *array, *points, *device;
-    bool opencl, quiet;
+    const char *in, *out, *array, *points, *device, *backend, *threads;
+    bool quiet;
     tusk_params_t *set;
 } opts_t;
 
@@ -104,7 +109,9 @@ static int cmd_run(const opts_t *o)
     unsigned n = 0;
     keys[n] = "array", values[n++] = o->array;
     keys[n] = "points", values[n++] = track_points_name(cfg.points);
-    keys[n] = "backend", values[n++] = o->opencl ? "opencl" : "reference";
+    keys[n] = "backend", values[n++] = o->backend;
+    if (o->threads)
+        keys[n] = "threads", values[n++] = o->threads;
     keys[n] = "summary", values[n++] = o->quiet ? "no" : "yes";
     if (o->device)
         keys[n] = "device", values[n++] = o->device;
@@ -132,7 +139,7 @@ static int cmd_run(const opts_t *o)
         const double track_s = 1e-9 * (double)st->ns;
         fprintf(stderr, PROG " run: %s: %llu frames, %llu events tracked (%s points, %s backend) -> %s, %llu bytes\n",
                 o->in, (unsigned long long)st->frames_in, (unsigned long long)events, track_points_name(cfg.points),
-                o->opencl ? "opencl" : "reference", o->out, (unsigned long long)st->bytes_out);
+                o->backend, o->out, (unsigned long long)st->bytes_out);
         fprintf(stderr, PROG " run: %.2f s in all, in the tracking actor %.3f s (%.0f events/s)\n", res.seconds,
                 track_s, track_s > 0 ? (double)events / track_s : 0.0);
     }
@@ -145,7 +152,8 @@ static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o
         {"output", required_argument, NULL, 'o'}, {"array", required_argument, NULL, 'a'},
         {"points", required_argument, NULL, 'p'}, {"backend", required_argument, NULL, 'B'},
         {"device", required_argument, NULL, 'd'}, {"set", required_argument, NULL, 's'},
-        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"threads", required_argument, NULL, 't'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
@@ -161,15 +169,19 @@ static int parse_options(const tusk_cli_t *cli, int argc, char **argv, opts_t *o
             o->points = optarg;
             break;
         case 'B':
-            if (strcmp(optarg, "opencl") == 0) {
-                o->opencl = true;
-            } else if (strcmp(optarg, "reference") == 0) {
-                o->opencl = false;
-            } else {
-                fprintf(stderr, "%s: --backend: '%s' is not reference or opencl\n", argv[0], optarg);
+            if (strcmp(optarg, "opencl") != 0 && strcmp(optarg, "fast") != 0 && strcmp(optarg, "reference") != 0) {
+                fprintf(stderr, "%s: --backend: '%s' is not reference, fast or opencl\n", argv[0], optarg);
                 return TUSK_EXIT_USAGE;
             }
+            o->backend = optarg;
             break;
+        case 't': {
+            unsigned v;
+            if (!tusk_cli_unsigned(argv[0], "--threads", optarg, 0, 1024, &v))
+                return TUSK_EXIT_USAGE;
+            o->threads = optarg;
+            break;
+        }
         case 'd':
             o->device = optarg;
             break;
@@ -203,6 +215,7 @@ static int cmd(const tusk_cli_t *cli, int argc, char **argv)
 {
     opts_t o;
     memset(&o, 0, sizeof o);
+    o.backend = "reference";
     o.set = tusk_params_new();
     if (!o.set) {
         fprintf(stderr, PROG ": out of memory\n");

@@ -39,10 +39,18 @@
  *   min_point_kev = 0     points at or below this energy are ignored
  *                         (counted as points_ignored)
  *
- * Objects: a track_t (configuration, tables, statistics, scratch) and a
- * track_batch_t (the points of many events and, after tracking, their
- * gammas). Neither has global state; use each from one thread at a time.
- * Several trackers may live in one process.
+ * Objects: a track_t (configuration, tables, statistics, scratch, its
+ * host threads) and a track_batch_t (the points of many events and, after
+ * tracking, their gammas). Neither has global state; use each from one
+ * thread at a time. Several trackers may live in one process.
+ *
+ * Host threads (track_set_threads): a tracker starts with one, the
+ * caller's: track_run is then the reference, one thread. With more, the
+ * events of a call are cut into chunks of consecutive events that the
+ * threads take (clustering, acceptance, the gammas, the statistics, and
+ * for track_run the search too: the "fast" backend of the tracking actor;
+ * for track_cl_run the host's part around the kernel launches). Results
+ * and statistics are the same, to the bit, for every number of threads.
  */
 #ifndef TUSK_TRACK_H
 #define TUSK_TRACK_H
@@ -137,6 +145,11 @@ typedef struct track track_t;
 TUSK_API int track_new(track_t **out, const track_config_t *cfg, const array_t *array, tusk_error_t *err);
 TUSK_API void track_destroy(track_t **t);
 TUSK_API const track_config_t *track_config(const track_t *t);
+/* The host threads of t's calls (the caller's included): 1 after
+ * track_new; 0 means one per online CPU. TUSK_ENOMEM when a thread
+ * cannot start (t keeps its threads). */
+TUSK_API int track_set_threads(track_t *t, unsigned threads, tusk_error_t *err);
+TUSK_API unsigned track_threads(const track_t *t);
 /* The inner radius in effect, mm. */
 TUSK_API double track_inner_radius(const track_t *t);
 
@@ -154,8 +167,9 @@ TUSK_API int track_add_psa(track_t *t, track_batch_t *batch, const adf_psa_t *ps
 TUSK_API int track_add_truth(track_t *t, track_batch_t *batch, const adf_truth_t *truth, bool segments,
                              tusk_error_t *err);
 
-/* Track every event of the batch on the CPU (the reference): results in
- * the batch (track_batch_result), statistics added to t's. */
+/* Track every event of the batch on the CPU (the reference on one
+ * thread; t's threads: track_set_threads): results in the batch
+ * (track_batch_result), statistics added to t's. */
 TUSK_API int track_run(track_t *t, track_batch_t *batch, tusk_error_t *err);
 /* The same for events first .. first + n - 1 only, their gammas appended
  * to the batch's results (first = 0 starts the results afresh): call it
@@ -219,10 +233,11 @@ TUSK_API size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap
 /* ---- buffers of frames (the tracking actor and tusk-track) ---------------------- */
 
 /* Decode the events of a buffer of whole frames into batch (cleared
- * first): event:data:psa composites in the psa mode, data:truth frames in
- * the truth modes; other frames are skipped. base_offset is added to the
- * offsets in messages. TUSK_EINVAL "offset N: ..." for a malformed frame
- * or one that does not decode. */
+ * first), on t's threads: event:data:psa composites in the psa mode,
+ * data:truth frames in the truth modes; other frames are skipped.
+ * base_offset is added to the offsets in messages. TUSK_EINVAL "offset
+ * N: ..." for a malformed frame or one that does not decode (the first
+ * in the buffer; the batch then holds at most the events before it). */
 TUSK_API int track_frames_read(track_t *t, track_batch_t *batch, const void *in, size_t in_size, uint64_t base_offset,
                                tusk_error_t *err);
 /* Bytes the output of track_frames_write can need beyond in_size. */
@@ -233,6 +248,11 @@ TUSK_API size_t track_frames_extra(const track_batch_t *batch);
  * the same buffer, tracked. TUSK_ELIMIT when the writer is full. */
 TUSK_API int track_frames_write(const track_t *t, const track_batch_t *batch, const void *in, size_t in_size,
                                 adf_writer_t *writer, tusk_error_t *err);
+/* The same into out (cap bytes, at least in_size + track_frames_extra),
+ * on t's threads: *used gets the bytes written. TUSK_ELIMIT when cap is
+ * short. */
+TUSK_API int track_frames_write_buffer(track_t *t, const track_batch_t *batch, const void *in, size_t in_size,
+                                       void *out, size_t cap, size_t *used, tusk_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,10 @@
  *
  * track_cl_run does what track_run does, with the search over orders on
  * a device: the events of the batch are clustered on the host (both
- * passes, as track_run), then every cluster of 2+ points of a pass goes
- * to one kernel launch (in chunks of at most 65536 clusters): one
+ * passes, as track_run, on the tracker's threads: track_set_threads),
+ * then every cluster of 2+ points of a pass goes to one kernel launch
+ * (queued in pieces of at most 65536 clusters, packed by the threads
+ * into pinned host memory): one
  * work-group a cluster, its work-items over the permutation ranks
  * (decoded in the factorial number system: rank r is the r-th order in
  * lexicographic order), each keeping its lowest FoM, then a reduction in

@@ -1,0 +1,731 @@
+/* pipeline.c - clustering and the pipeline both backends share
+ * (tracking_private.h): the events of a call are cut into chunks of
+ * consecutive events, and the host's threads (base/pool.h) take chunks:
+ * clustering (both passes), acceptance, the gammas of each event and the
+ * statistics. A backend that searches on the CPU does its search there
+ * too, a chunk at a time (one job over the chunks for the whole call);
+ * a device gets the clusters of a pass of every chunk at once (a job for
+ * each step between its launches).
+ *
+ * Whatever the threads and chunks, the results are those of one thread:
+ * an event's clusters and gammas depend on its points alone, the counts
+ * are whole numbers, and the two energy sums of the statistics are added
+ * on the caller's thread in the order one chunk would add them (each
+ * chunk keeps its terms in that order). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "tracking_private.h"
+
+#define PI 3.14159265358979323846
+#define DEG (PI / 180.0)
+#define SPLIT_FACTOR 0.8    /* oversize clusters: the angle shrinks by this a step ... */
+#define SPLIT_MIN_DEG 0.01  /* ... down to this, then they are cut in index order */
+#define SPLIT_STACK 64      /* points of a split cluster the stack holds (more: the heap) */
+
+/* Chunks: a few a thread, so that the threads finish together, of at
+ * least CHUNK_MIN events (the cost of a chunk is a few lists) and at most
+ * CHUNK_MAX (their lists stay in the caches). */
+#define CHUNKS_A_THREAD 8
+#define CHUNK_MIN 16
+#define CHUNK_MAX 2048
+
+/* KEV_*: the runs of a chunk's energy terms (trk_chunk_t.kev). */
+enum { KEV_ACCEPTED_1, KEV_UNACCEPTED_1, KEV_ACCEPTED_2, KEV_UNACCEPTED_2 };
+
+/* ---- clustering ------------------------------------------------------------------------- */
+
+static unsigned find(unsigned *parent, unsigned i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static double radius(const track_point_t *p)
+{
+    return sqrt((double)p->pos[0] * p->pos[0] + (double)p->pos[1] * p->pos[1] + (double)p->pos[2] * p->pos[2]);
+}
+
+size_t trk_cluster_r(const track_point_t *pts, const double *r, size_t n, double angle_deg, unsigned *label)
+{
+    if (n == 0)
+        return 0;
+    /* label[] serves as the union-find forest first. */
+    double cmin = cos(angle_deg * DEG);
+    for (size_t i = 0; i < n; i++)
+        label[i] = (unsigned)i;
+    for (size_t i = 0; i < n; i++) {
+        const double ri = r ? r[i] : radius(&pts[i]);
+        for (size_t j = i + 1; j < n; j++) {
+            const double rj = r ? r[j] : radius(&pts[j]);
+            double dot = (double)pts[i].pos[0] * pts[j].pos[0] + (double)pts[i].pos[1] * pts[j].pos[1] +
+                         (double)pts[i].pos[2] * pts[j].pos[2];
+            double rr = ri * rj;
+            /* angle < angle_deg <=> cos > cos(angle); a point at the origin joins nothing */
+            if (rr > 0.0 && dot > cmin * rr) {
+                unsigned a = find(label, (unsigned)i), b = find(label, (unsigned)j);
+                if (a != b)
+                    label[a > b ? a : b] = a < b ? a : b;
+            }
+        }
+    }
+    /* Roots are the smallest index of their tree: point every label at its
+     * root, then number the roots in index order (a root comes before the
+     * rest of its tree, so its number is there when they need it). */
+    for (size_t i = 0; i < n; i++)
+        label[i] = find(label, (unsigned)i);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        label[i] = label[i] == i ? (unsigned)count++ : label[label[i]];
+    return count;
+}
+
+size_t track_cluster(const track_point_t *pts, size_t n, double angle_deg, unsigned *label)
+{
+    return trk_cluster_r(pts, NULL, n, angle_deg, label);
+}
+
+/* ---- threads and chunks ------------------------------------------------------------------ */
+
+static void scratch_free(trk_scratch_t *s)
+{
+    free(s->label);
+    free(s->idx);
+    free(s->r);
+    free(s->gam);
+    free(s->merge);
+    free(s->keys);
+    free(s->psa);
+    free(s->truth);
+    adf_reader_destroy(&s->reader);
+    adf_writer_destroy(&s->writer);
+}
+
+static void chunks_free(track_t *t)
+{
+    for (size_t k = 0; k < t->chunk_cap; k++) {
+        free(t->chunk[k].cl);
+        free(t->chunk[k].kev);
+        free(t->chunk[k].g);
+        free(t->chunk[k].pt);
+    }
+    free(t->chunk);
+    t->chunk = NULL;
+    t->chunk_cap = t->n_chunks = 0;
+}
+
+void trk_pipeline_free(track_t *t)
+{
+    tusk_pool_destroy(&t->pool);
+    for (unsigned i = 0; t->scratch && i < t->threads; i++)
+        scratch_free(&t->scratch[i]);
+    free(t->scratch);
+    t->scratch = NULL;
+    t->threads = 0;
+    chunks_free(t);
+    free(t->frames);
+    t->frames = NULL;
+    t->frames_cap = 0;
+}
+
+int track_set_threads(track_t *t, unsigned threads, tusk_error_t *err)
+{
+    tusk_pool_t *pool = NULL;
+    int st = tusk_pool_new(&pool, threads, err);
+    if (st)
+        return st;
+    unsigned n = tusk_pool_threads(pool);
+    trk_scratch_t *s = calloc(n, sizeof *s);
+    if (!s) {
+        tusk_pool_destroy(&pool);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    /* the chunks' lists are kept: they belong to no thread */
+    tusk_pool_destroy(&t->pool);
+    for (unsigned i = 0; t->scratch && i < t->threads; i++)
+        scratch_free(&t->scratch[i]);
+    free(t->scratch);
+    t->pool = pool;
+    t->threads = n;
+    t->scratch = s;
+    return TUSK_OK;
+}
+
+unsigned track_threads(const track_t *t)
+{
+    return t->threads;
+}
+
+void trk_chunks_run(track_t *t, void (*fn)(void *ctx, size_t chunk, unsigned thread), void *ctx)
+{
+    tusk_pool_run(t->pool, t->n_chunks, fn, ctx);
+}
+
+int trk_chunks_make(track_t *t, size_t first, size_t n_ev, tusk_error_t *err)
+{
+    size_t per = t->chunk_events;
+    if (per == 0) {
+        size_t parts = (size_t)t->threads * CHUNKS_A_THREAD;
+        per = (n_ev + parts - 1) / parts;
+        per = per < CHUNK_MIN ? CHUNK_MIN : per > CHUNK_MAX ? CHUNK_MAX : per;
+    }
+    size_t n = (n_ev + per - 1) / per;
+    if (n > t->chunk_cap) {
+        trk_chunk_t *c = realloc(t->chunk, n * sizeof *c);
+        if (!c)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu chunks)", n);
+        memset(c + t->chunk_cap, 0, (n - t->chunk_cap) * sizeof *c);
+        t->chunk = c;
+        t->chunk_cap = n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        trk_chunk_t *c = &t->chunk[k];
+        c->first = first + k * per;
+        c->n = n_ev - k * per < per ? n_ev - k * per : per;
+        c->cl_n = c->n1 = c->from = c->multi = c->dev = 0;
+        c->multi_orders = 0;
+        c->kev_n = c->g_n = c->n_pt = 0;
+        c->ignored = 0;
+        memset(c->kev_end, 0, sizeof c->kev_end);
+        memset(&c->stats, 0, sizeof c->stats);
+        c->st = TUSK_OK;
+    }
+    t->n_chunks = n;
+    return TUSK_OK;
+}
+
+/* The first failure among the chunks, in their order. */
+static int chunks_status(const track_t *t, tusk_error_t *err)
+{
+    for (size_t k = 0; k < t->n_chunks; k++)
+        if (t->chunk[k].st) {
+            if (err)
+                *err = t->chunk[k].err;
+            return t->chunk[k].st;
+        }
+    return TUSK_OK;
+}
+
+static int fail(trk_chunk_t *c, int code, const char *what)
+{
+    if (!c->st)
+        c->st = tusk_error_set(&c->err, code, "%s", what);
+    return c->st;
+}
+
+trk_cluster_t *track_last_clusters(const track_t *t, size_t *n)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < t->n_chunks; k++)
+        total += t->chunk[k].cl_n;
+    trk_cluster_t *out = malloc((total ? total : 1) * sizeof *out), *o = out;
+    if (!out)
+        return NULL;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < t->n_chunks; k++) {
+            const trk_chunk_t *c = &t->chunk[k];
+            size_t a = pass ? c->n1 : 0, b = pass ? c->cl_n : c->n1;
+            memcpy(o, c->cl + a, (b - a) * sizeof *o);
+            o += b - a;
+        }
+    *n = total;
+    return out;
+}
+
+/* ---- one chunk ---------------------------------------------------------------------------- */
+
+void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        out[i] = b->pt[c->pt[i]];
+}
+
+static int push_cluster(trk_chunk_t *ch, const trk_cluster_t *c)
+{
+    if (tusk_grow(&ch->cl, &ch->cl_cap, ch->cl_n + 1, sizeof *ch->cl))
+        return fail(ch, TUSK_ENOMEM, "out of memory (clusters)");
+    ch->cl[ch->cl_n++] = *c;
+    return TUSK_OK;
+}
+
+static int push_kev(trk_chunk_t *ch, double e)
+{
+    if (tusk_grow(&ch->kev, &ch->kev_cap, ch->kev_n + 1, sizeof *ch->kev))
+        return fail(ch, TUSK_ENOMEM, "out of memory (statistics)");
+    ch->kev[ch->kev_n++] = e;
+    return TUSK_OK;
+}
+
+/* Add the cluster of points idx[0..cnt) (batch indices, ascending) of
+ * event ev, made at `angle`; one of more than max_points points is
+ * reclustered at angles shrinking by SPLIT_FACTOR until it falls apart
+ * (each part treated the same way); below SPLIT_MIN_DEG (points in
+ * nearly the same direction) it is cut into runs of max_points in index
+ * order. */
+static int add_cluster(const track_t *t, trk_chunk_t *ch, const track_batch_t *b, uint32_t ev, const uint32_t *idx,
+                       size_t cnt, double angle, unsigned pass, unsigned flags)
+{
+    unsigned maxp = t->cfg.max_points;
+    if (cnt <= maxp) {
+        trk_cluster_t c;
+        memset(&c, 0, sizeof c);
+        c.ev = ev;
+        c.n = (uint8_t)cnt;
+        c.pass = (uint8_t)pass;
+        c.flags = (uint16_t)flags;
+        c.angle = angle;
+        memcpy(c.pt, idx, cnt * sizeof *idx);
+        return push_cluster(ch, &c);
+    }
+    if (!(flags & TRACK_GAMMA_SPLIT))
+        ch->stats.splits++;
+    flags |= TRACK_GAMMA_SPLIT;
+    track_point_t pts_s[SPLIT_STACK], *pts = pts_s;
+    double r_s[SPLIT_STACK], *r = r_s;
+    unsigned lab_s[SPLIT_STACK], *lab = lab_s;
+    uint32_t sub_s[SPLIT_STACK], *sub = sub_s;
+    if (cnt > SPLIT_STACK) {
+        pts = malloc(cnt * sizeof *pts);
+        r = malloc(cnt * sizeof *r);
+        lab = malloc(cnt * sizeof *lab);
+        sub = malloc(cnt * sizeof *sub);
+    }
+    int st = TUSK_OK;
+    if (!pts || !r || !lab || !sub) {
+        st = fail(ch, TUSK_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        pts[i] = b->pt[idx[i]];
+        r[i] = radius(&pts[i]);
+    }
+    double a = angle;
+    size_t parts = 1;
+    while (parts == 1 && a >= SPLIT_MIN_DEG) {
+        a *= SPLIT_FACTOR;
+        parts = trk_cluster_r(pts, r, cnt, a, lab);
+    }
+    if (parts > 1) {
+        for (size_t p = 0; p < parts && !st; p++) {
+            size_t m = 0;
+            for (size_t i = 0; i < cnt; i++)
+                if (lab[i] == p)
+                    sub[m++] = idx[i];
+            st = add_cluster(t, ch, b, ev, sub, m, a, pass, flags);
+        }
+    } else {
+        for (size_t s = 0; s < cnt && !st; s += maxp)
+            st = add_cluster(t, ch, b, ev, idx + s, cnt - s < maxp ? cnt - s : maxp, a, pass, flags);
+    }
+done:
+    if (cnt > SPLIT_STACK) {
+        free(pts);
+        free(r);
+        free(lab);
+        free(sub);
+    }
+    return st;
+}
+
+/* Count the clusters of 2+ points of the pass under evaluation. */
+static void count_multi(trk_chunk_t *ch)
+{
+    ch->multi = 0;
+    ch->multi_orders = 0;
+    for (size_t i = ch->from; i < ch->cl_n; i++)
+        if (ch->cl[i].n >= 2) {
+            ch->multi++;
+            ch->multi_orders += trk_factorial(ch->cl[i].n);
+        }
+}
+
+/* The first pass: the clusters of the chunk's events at cone_deg. */
+static int cluster_chunk(const track_t *t, trk_chunk_t *ch, const track_batch_t *b, trk_scratch_t *s)
+{
+    for (size_t e = ch->first; e < ch->first + ch->n; e++) {
+        const trk_event_t *ev = &b->ev[e];
+        if (ev->n == 0)
+            continue;
+        if (ev->n > s->cap) {
+            size_t cap = s->cap;
+            if (tusk_grow(&s->label, &cap, ev->n, sizeof *s->label))
+                return fail(ch, TUSK_ENOMEM, "out of memory");
+            cap = s->cap;
+            if (tusk_grow(&s->idx, &cap, ev->n, sizeof *s->idx))
+                return fail(ch, TUSK_ENOMEM, "out of memory");
+            cap = s->cap;
+            if (tusk_grow(&s->r, &cap, ev->n, sizeof *s->r))
+                return fail(ch, TUSK_ENOMEM, "out of memory");
+            s->cap = cap;
+        }
+        const track_point_t *pts = b->pt + ev->first;
+        for (size_t i = 0; i < ev->n; i++)
+            s->r[i] = radius(&pts[i]);
+        size_t k = trk_cluster_r(pts, s->r, ev->n, t->cfg.cone_deg, s->label);
+        if (k == 1) {
+            /* all of them: idx is the points in order */
+            for (size_t i = 0; i < ev->n; i++)
+                s->idx[i] = (uint32_t)(ev->first + i);
+            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, ev->n, t->cfg.cone_deg, 0, 0))
+                return ch->st;
+            continue;
+        }
+        for (size_t c = 0; c < k; c++) {
+            size_t m = 0;
+            for (size_t i = 0; i < ev->n; i++)
+                if (s->label[i] == c)
+                    s->idx[m++] = (uint32_t)(ev->first + i);
+            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, m, t->cfg.cone_deg, 0, 0))
+                return ch->st;
+        }
+    }
+    ch->n1 = ch->cl_n;
+    ch->from = 0;
+    count_multi(ch);
+    return TUSK_OK;
+}
+
+static double cluster_energy(const track_batch_t *b, const trk_cluster_t *c)
+{
+    double e = 0.0;
+    for (unsigned i = 0; i < c->n; i++)
+        e += b->pt[c->pt[i]].energy;
+    return e;
+}
+
+/* FoM of the evaluator's order (or the single point's), and acceptance. */
+static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, double single_max, track_stats_t *st)
+{
+    track_point_t pts[TRACK_MAX_CLUSTER];
+    unsigned perm[TRACK_MAX_CLUSTER];
+    trk_cluster_points(b, c, pts);
+    if (c->n == 1)
+        c->rank = 0;
+    trk_perm_of_rank(c->n, c->rank, perm);
+    c->fom = trk_fom_points(t, pts, perm, c->n);
+    if (c->n == 1)
+        c->accepted = c->fom <= single_max; /* exp(-FoM) is the probability */
+    else
+        c->accepted = c->fom <= t->cfg.fom_max; /* NaN: rejected */
+    st->clusters++;
+    st->permutations += trk_factorial(c->n);
+}
+
+/* After the first pass's evaluation: acceptance, and each rejected
+ * cluster's points at a smaller angle (by recluster_deg / cone_deg) into
+ * the second pass; one that does not fall apart stays rejected without a
+ * second evaluation. */
+static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b)
+{
+    const double single_max = -log(t->cfg.single_min_prob);
+    for (size_t i = 0; i < ch->n1; i++) {
+        decide(t, b, &ch->cl[i], single_max, &ch->stats);
+        if (ch->cl[i].accepted && push_kev(ch, cluster_energy(b, &ch->cl[i])))
+            return ch->st;
+    }
+    ch->kev_end[KEV_ACCEPTED_1] = ch->kev_n;
+    const double shrink = t->cfg.recluster_deg / t->cfg.cone_deg;
+    for (size_t i = 0; i < ch->n1; i++) {
+        if (ch->cl[i].accepted)
+            continue;
+        ch->stats.rejected++;
+        trk_cluster_t c = ch->cl[i]; /* ch->cl moves as clusters are added */
+        track_point_t pts[TRACK_MAX_CLUSTER];
+        unsigned lab[TRACK_MAX_CLUSTER];
+        trk_cluster_points(b, &c, pts);
+        double angle = c.angle * shrink;
+        size_t parts = track_cluster(pts, c.n, angle, lab);
+        if (parts < 2) {
+            ch->stats.unaccepted++;
+            ch->stats.unaccepted_points += c.n;
+            if (push_kev(ch, cluster_energy(b, &c)))
+                return ch->st;
+            continue;
+        }
+        for (size_t p = 0; p < parts; p++) {
+            uint32_t sub[TRACK_MAX_CLUSTER];
+            size_t m = 0;
+            for (unsigned k = 0; k < c.n; k++)
+                if (lab[k] == p)
+                    sub[m++] = c.pt[k];
+            if (add_cluster(t, ch, b, c.ev, sub, m, angle, 1, c.flags))
+                return ch->st;
+        }
+    }
+    ch->kev_end[KEV_UNACCEPTED_1] = ch->kev_n;
+    ch->from = ch->n1;
+    count_multi(ch);
+    return TUSK_OK;
+}
+
+/* gammas by energy, highest first; ties by the cluster's first point */
+static bool before(const trk_gamma_t *a, const trk_gamma_t *b)
+{
+    if (a->g.energy != b->g.energy)
+        return a->g.energy > b->g.energy;
+    return a->first_point < b->first_point;
+}
+
+/* The gamma of an accepted cluster. */
+static void gamma_of(const track_batch_t *b, const trk_cluster_t *c, trk_gamma_t *x)
+{
+    unsigned perm[TRACK_MAX_CLUSTER] = {0};
+    trk_perm_of_rank(c->n, c->rank, perm);
+    const track_point_t *p1 = &b->pt[c->pt[perm[0]]], *p2 = &b->pt[c->pt[perm[c->n > 1 ? 1 : 0]]];
+    memset(x, 0, sizeof *x);
+    x->g.energy = (float)cluster_energy(b, c);
+    memcpy(x->g.first, p1->pos, sizeof x->g.first);
+    memcpy(x->g.second, p2->pos, sizeof x->g.second);
+    x->g.fom = (float)c->fom;
+    x->g.n_points = c->n;
+    x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass ? TRACK_GAMMA_RECLUSTER : 0) | c->flags);
+    x->first_point = c->pt[0];
+}
+
+/* After the second pass's evaluation: acceptance, the statistics, and
+ * each event's accepted gammas, sorted, into the chunk's list (the
+ * events' g_first relative to it until the gammas are copied). */
+static int finish(const track_t *t, trk_chunk_t *ch, track_batch_t *b, trk_scratch_t *s)
+{
+    const double single_max = -log(t->cfg.single_min_prob);
+    for (size_t i = ch->n1; i < ch->cl_n; i++) {
+        trk_cluster_t *c = &ch->cl[i];
+        decide(t, b, c, single_max, &ch->stats);
+        if (c->accepted && push_kev(ch, cluster_energy(b, c)))
+            return ch->st;
+    }
+    ch->kev_end[KEV_ACCEPTED_2] = ch->kev_n;
+    for (size_t i = ch->n1; i < ch->cl_n; i++) {
+        const trk_cluster_t *c = &ch->cl[i];
+        if (c->accepted)
+            continue;
+        ch->stats.unaccepted++;
+        ch->stats.unaccepted_points += c->n;
+        if (push_kev(ch, cluster_energy(b, c)))
+            return ch->st;
+    }
+    ch->kev_end[KEV_UNACCEPTED_2] = ch->kev_n;
+    for (size_t i = 0; i < ch->cl_n; i++) {
+        const trk_cluster_t *c = &ch->cl[i];
+        if (!c->accepted)
+            continue;
+        ch->stats.accepted++;
+        ch->stats.accepted_single += c->n == 1;
+        ch->stats.accepted_second += c->pass == 1;
+    }
+    ch->stats.events += ch->n;
+    /* Per event: its accepted clusters of the first pass, then of the
+     * second (both lists in event order). */
+    size_t i1 = 0, i2 = ch->n1;
+    for (size_t e = ch->first; e < ch->first + ch->n; e++) {
+        trk_event_t *ev = &b->ev[e];
+        ch->stats.points += ev->n;
+        size_t n = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            size_t *i = pass ? &i2 : &i1, end = pass ? ch->cl_n : ch->n1;
+            for (; *i < end && ch->cl[*i].ev == e; (*i)++) {
+                const trk_cluster_t *c = &ch->cl[*i];
+                if (!c->accepted)
+                    continue;
+                if (tusk_grow(&s->gam, &s->gam_cap, n + 1, sizeof *s->gam))
+                    return fail(ch, TUSK_ENOMEM, "out of memory (gammas)");
+                trk_gamma_t x;
+                gamma_of(b, c, &x);
+                /* insertion sort: the gammas of an event are few */
+                size_t k = n++;
+                while (k > 0 && before(&x, &s->gam[k - 1])) {
+                    s->gam[k] = s->gam[k - 1];
+                    k--;
+                }
+                s->gam[k] = x;
+            }
+        }
+        ev->g_first = ch->g_n;
+        ev->g_n = n < ADF_TRACKED_MAX_GAMMAS ? n : ADF_TRACKED_MAX_GAMMAS;
+        ev->status = 0;
+        if (n > ADF_TRACKED_MAX_GAMMAS) {
+            ev->status |= TRACK_EVENT_TRUNCATED;
+            ch->stats.gammas_truncated += n - ADF_TRACKED_MAX_GAMMAS;
+        }
+        if (tusk_grow(&ch->g, &ch->g_cap, ch->g_n + ev->g_n, sizeof *ch->g))
+            return fail(ch, TUSK_ENOMEM, "out of memory (gammas)");
+        for (size_t k = 0; k < ev->g_n; k++)
+            ch->g[ch->g_n++] = s->gam[k].g;
+    }
+    return TUSK_OK;
+}
+
+/* ---- the jobs --------------------------------------------------------------------------------- */
+
+typedef struct job {
+    track_t *t;
+    track_batch_t *b;
+    const trk_eval_t *eval;
+    size_t g_base;         /* where the call's gammas start in the batch's */
+} job_t;
+
+static int eval_local(const job_t *j, trk_chunk_t *ch)
+{
+    if (ch->multi == 0)
+        return TUSK_OK;
+    int st = j->eval->local(j->eval->ctx, j->t, j->b, ch->cl + ch->from, ch->cl_n - ch->from, &ch->err);
+    if (st)
+        ch->st = st;
+    return st;
+}
+
+static int fetch(const job_t *j, trk_chunk_t *ch)
+{
+    if (ch->multi == 0)
+        return TUSK_OK;
+    int st = j->eval->fetch(j->eval->ctx, j->t, ch, &ch->err);
+    if (st)
+        ch->st = st;
+    return st;
+}
+
+/* Everything of a chunk, with a CPU evaluator. */
+static void job_all(void *ctx, size_t k, unsigned thread)
+{
+    const job_t *j = ctx;
+    trk_chunk_t *ch = &j->t->chunk[k];
+    trk_scratch_t *s = &j->t->scratch[thread];
+    if (cluster_chunk(j->t, ch, j->b, s) || eval_local(j, ch) || second_pass(j->t, ch, j->b) || eval_local(j, ch))
+        return;
+    finish(j->t, ch, j->b, s);
+}
+
+static void job_first(void *ctx, size_t k, unsigned thread)
+{
+    const job_t *j = ctx;
+    cluster_chunk(j->t, &j->t->chunk[k], j->b, &j->t->scratch[thread]);
+}
+
+static void job_second(void *ctx, size_t k, unsigned thread)
+{
+    const job_t *j = ctx;
+    trk_chunk_t *ch = &j->t->chunk[k];
+    (void)thread;
+    if (!fetch(j, ch))
+        second_pass(j->t, ch, j->b);
+}
+
+static void job_finish(void *ctx, size_t k, unsigned thread)
+{
+    const job_t *j = ctx;
+    trk_chunk_t *ch = &j->t->chunk[k];
+    if (!fetch(j, ch))
+        finish(j->t, ch, j->b, &j->t->scratch[thread]);
+}
+
+/* The chunk's gammas into the batch's, at g_base and the chunks' before. */
+static void job_copy(void *ctx, size_t k, unsigned thread)
+{
+    const job_t *j = ctx;
+    const trk_chunk_t *ch = &j->t->chunk[k];
+    (void)thread;
+    size_t base = j->g_base;
+    for (size_t c = 0; c < k; c++)
+        base += j->t->chunk[c].g_n;
+    if (ch->g_n)
+        memcpy(j->b->g + base, ch->g, ch->g_n * sizeof *ch->g);
+    for (size_t e = ch->first; e < ch->first + ch->n; e++)
+        j->b->ev[e].g_first += base;
+}
+
+int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, const trk_eval_t *eval,
+                 tusk_error_t *err)
+{
+    if (first > b->n_ev || n_ev > b->n_ev - first)
+        return tusk_error_set(err, TUSK_EINVAL, "events %zu to %zu of a batch of %zu", first, first + n_ev, b->n_ev);
+    if (first == 0)
+        b->n_g = 0;
+    int st;
+    if ((st = trk_chunks_make(t, first, n_ev, err)))
+        return st;
+    job_t j = {t, b, eval, b->n_g};
+    if (eval->local) {
+        tusk_pool_run(t->pool, t->n_chunks, job_all, &j);
+    } else {
+        tusk_pool_run(t->pool, t->n_chunks, job_first, &j);
+        if ((st = chunks_status(t, err)) || (st = eval->global(eval->ctx, t, b, err)))
+            return st;
+        tusk_pool_run(t->pool, t->n_chunks, job_second, &j);
+        if ((st = chunks_status(t, err)) || (st = eval->global(eval->ctx, t, b, err)))
+            return st;
+        tusk_pool_run(t->pool, t->n_chunks, job_finish, &j);
+    }
+    if ((st = chunks_status(t, err)))
+        return st;
+    /* The statistics: the counts, then the energies in one chunk's order. */
+    size_t total = 0;
+    track_stats_t *s = &t->stats;
+    for (size_t k = 0; k < t->n_chunks; k++) {
+        const track_stats_t *c = &t->chunk[k].stats;
+        s->events += c->events;
+        s->points += c->points;
+        s->clusters += c->clusters;
+        s->splits += c->splits;
+        s->permutations += c->permutations;
+        s->accepted += c->accepted;
+        s->accepted_single += c->accepted_single;
+        s->accepted_second += c->accepted_second;
+        s->rejected += c->rejected;
+        s->unaccepted += c->unaccepted;
+        s->unaccepted_points += c->unaccepted_points;
+        s->gammas_truncated += c->gammas_truncated;
+        total += t->chunk[k].g_n;
+    }
+    for (int run = 0; run < 4; run += 2) /* accepted: the first pass's, then the second's */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k < t->n_chunks; k++) {
+                const trk_chunk_t *c = &t->chunk[k];
+                const int r = run / 2 + 2 * pass; /* KEV_ACCEPTED_1 + ... */
+                size_t a = r ? c->kev_end[r - 1] : 0;
+                double *sum = run ? &s->unaccepted_kev : &s->accepted_kev;
+                for (size_t i = a; i < c->kev_end[r]; i++)
+                    *sum += c->kev[i];
+            }
+    if (tusk_grow(&b->g, &b->g_cap, b->n_g + total, sizeof *b->g))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu gammas)", b->n_g + total);
+    tusk_pool_run(t->pool, t->n_chunks, job_copy, &j);
+    b->n_g += total;
+    return TUSK_OK;
+}
+
+/* ---- the CPU evaluator ------------------------------------------------------------------------- */
+
+/* Every order, depth first. */
+static int eval_cpu(void *ctx, const track_t *t, const track_batch_t *b, trk_cluster_t *c, size_t n,
+                    tusk_error_t *err)
+{
+    (void)ctx;
+    (void)err;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].n < 2)
+            continue;
+        track_point_t pts[TRACK_MAX_CLUSTER];
+        unsigned perm[TRACK_MAX_CLUSTER];
+        trk_cluster_points(b, &c[i], pts);
+        trk_search(t, pts, c[i].n, perm, NULL);
+        c[i].rank = track_rank_of_perm(c[i].n, perm);
+    }
+    return TUSK_OK;
+}
+
+static const trk_eval_t cpu_eval = {NULL, eval_cpu, NULL, NULL};
+
+int track_run(track_t *t, track_batch_t *b, tusk_error_t *err)
+{
+    return trk_pipeline(t, b, 0, b->n_ev, &cpu_eval, err);
+}
+
+int track_run_range(track_t *t, track_batch_t *b, size_t first, size_t n, tusk_error_t *err)
+{
+    return trk_pipeline(t, b, first, n, &cpu_eval, err);
+}
