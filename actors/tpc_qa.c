@@ -18,7 +18,7 @@
  *   sigma_y_mm, sigma_z_mm, area_tan_y, area_tan_z, nf_candidates,
  *   min_bin_mm, seed_chi2, cluster_chi2, max_sin_phi, stop_sigma_y_mm,
  *   noise, min_seed, min_hits, max_gap, sel_gap: the tracker's settings,
- *             as the tpc_tracker actor has them (checked against the frames)
+ *             as the tpc_ca actor has them (checked against the frames)
  *   min_clusters  a particle's clusters in a slice to be reconstructible (30)
  *   match     the fraction of a track's clusters from one particle (0.9)
  *   ref_p_gev reference particles: momentum at least this (1)

@@ -15,7 +15,7 @@
  *
  * Parameters:
  *   sectors, candidates, p_min_gev, ... and the geometry's keys: the
- *             tracker's settings, as the ut_tracker actor has them
+ *             tracker's settings, as the ut_compass actor has them
  *             (checked against data:ut_tracks)
  *   label     the sample's name in the table (sample)
  *   out       output folder (ut-qa)

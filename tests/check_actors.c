@@ -1338,7 +1338,7 @@ START_TEST(zfinder_and_sts_keep_frames_before_damage)
     } chains[] = {
         {"zfinder_sim", "zfinder", {"rois", "6", "seed", "7", NULL}, {"backend", "reference", NULL}},
         {"sts_sim", "sts_hitfinder", {"collisions", "1", "seed", "7", NULL}, {"backend", "reference", NULL}},
-        {"tpc_sim", "tpc_tracker", {"tracks", "20", "seed", "7", NULL}, {"backend", "reference", NULL}},
+        {"tpc_sim", "tpc_ca", {"tracks", "20", "seed", "7", NULL}, {"backend", "reference", NULL}},
     };
     uint32_t cap = 1u << 22;
     uint8_t *buf = malloc(cap);

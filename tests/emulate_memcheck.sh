@@ -89,7 +89,7 @@ sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">r
 vg "$b/tusk-emulate" -q --only hitfinder --input sts.adf --output sts-ref.adf sts-ref.xml >sts.err 2>&1 ||
     { cat sts.err >&2; fail "valgrind or the reference stage failed"; }
 vg "$b/tusk-sts" qa sts-ref.adf >sts.err 2>&1 || { cat sts.err >&2; fail "valgrind or tusk-sts qa"; }
-echo "emulate_memcheck: valgrind tusk-emulate config/ut-demo.xml (ut_sim, ut_tracker x2 (fast), ut_qa; 6 events over several buffers)"
+echo "emulate_memcheck: valgrind tusk-emulate config/ut-demo.xml (ut_sim, ut_compass x2 (fast), ut_qa; 6 events over several buffers)"
 sed -e 's|<parameter name="events">[0-9]*</parameter>|<parameter name="events">6</parameter>|' \
     -e 's|<size>1048576</size>|<size>40000</size>|' \
     -e "s|<parameter name=\"out\">ut-qa</parameter>|<parameter name=\"out\">$tmp/ut-qa</parameter><parameter name=\"plot\">no</parameter>|" \
@@ -103,7 +103,7 @@ sed -e 's|<parameter name="backend">fast</parameter>|<parameter name="backend">r
 vg "$b/tusk-emulate" -q --only tracker --input ut.adf --output ut-ref.adf ut-ref.xml >ut.err 2>&1 ||
     { cat ut.err >&2; fail "valgrind or the UT reference stage failed"; }
 vg "$b/tusk-ut" qa ut-ref.adf >ut.err 2>&1 || { cat ut.err >&2; fail "valgrind or tusk-ut qa"; }
-echo "emulate_memcheck: valgrind tusk-emulate config/tpc-demo.xml (tpc_sim, tpc_tracker x2 (fast), tpc_qa; 2 small events over many buffers)"
+echo "emulate_memcheck: valgrind tusk-emulate config/tpc-demo.xml (tpc_sim, tpc_ca x2 (fast), tpc_qa; 2 small events over many buffers)"
 sed -e 's|<parameter name="preset">noncentral</parameter>|<parameter name="preset">pp</parameter><parameter name="tracks">40</parameter>|' \
     -e 's|<size>1048576</size>|<size>32768</size>|' -e 's|<size>4194304</size>|<size>131072</size>|' \
     -e "s|<parameter name=\"out\">tpc-qa</parameter>|<parameter name=\"out\">$tmp/tpc-qa</parameter><parameter name=\"plot\">no</parameter>|" \

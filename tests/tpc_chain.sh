@@ -1,6 +1,6 @@
 #!/bin/sh
 # tpc_chain.sh - the TPC slice tracker's chain, config/tpc-demo.xml
-# (tpc_sim -> tpc_tracker x2 -> tpc_qa), on a small run:
+# (tpc_sim -> tpc_ca x2 -> tpc_qa), on a small run:
 #
 #  - the emulator runs it to the end with small buffers (each event over
 #    many of them): every slice reaches the analysis with its truth and
@@ -51,7 +51,7 @@ grep -q "Table 9.1: efficiency" out.txt || fail "no Table 9.1 line"
 # summary.csv: sample,backend,events,slices,clusters,...,efficiency_pct (17),reference_efficiency_pct (18)
 awk -F, 'NR == 2 { if ($3 != 2 || $4 != 72 || $17 < 75 || $7 < 300) { print; exit 1 } }' emu/summary.csv >out.txt ||
     fail "the analysis saw other events, slices or far fewer tracks found"
-[ "$(grep -c "tpc_tracker tracker" err.txt)" -eq 2 ] || fail "not two tracker instances"
+[ "$(grep -c "tpc_ca tracker" err.txt)" -eq 2 ] || fail "not two tracker instances"
 if [ $plot = yes ]; then
     [ -s emu/efficiency.png ] || fail "no efficiency picture"
 fi

@@ -1,6 +1,6 @@
 #!/bin/sh
 # ut_chain.sh - the UT tracking's chain, config/ut-demo.xml
-# (ut_sim -> ut_tracker x2 -> ut_qa), on a small run:
+# (ut_sim -> ut_compass x2 -> ut_qa), on a small run:
 #
 #  - the emulator runs it to the end: every event reaches the analysis
 #    with its UT tracks and truth, most long tracks are found (Table 3's

@@ -158,7 +158,7 @@ sts() {
 # for the reference, fast on all cores and OpenCL, at 5 sectors / 8
 # candidates and 1 / 1; the device's memory bandwidth), once more with 256
 # work-items an event, then the actor in config/ut-gpu.xml: 20,000 events
-# replayed from a file through ut_tracker (opencl, then fast), first once
+# replayed from a file through ut_compass (opencl, then fast), first once
 # with the analysis (ut-*-pass1-emulate.txt: its table against the truth),
 # then `repeat` times for about UT_CHAIN_SECONDS (12) of run time into a
 # null consumer; events/s = events / run time (tusk-run) or / wall time
@@ -198,7 +198,7 @@ ut() {
 # the host steps, transfers and kernels apart, the device's memory
 # bandwidth, and Table 9.31's linear fit of time against clusters), once
 # more with 256 work-items a group, then the actor in config/tpc-gpu.xml:
-# 10 central events replayed from a file through tpc_tracker (opencl, then
+# 10 central events replayed from a file through tpc_ca (opencl, then
 # fast) into a null consumer, first once, then `repeat` times for about
 # TPC_CHAIN_SECONDS (12) of run time; events/s = events / run time
 # (tusk-run) or / wall time (tusk-emulate) in tpc-chains.txt.

@@ -1,4 +1,4 @@
-/* ut_tracker.c - filter: the LHCb UT decoding and Compass tracking
+/* ut_compass.c - filter: the LHCb UT decoding and Compass tracking
  * (tusk/ut.h), each event's data:ut_raw and data:velo_tracks in, its
  * data:ut_tracks (and data:ut_hits) added after the VELO tracks.
  *
@@ -40,7 +40,7 @@
 #include "actorkit.h"
 #include "tusk/ut.h"
 
-TUSK_ACTOR_DECLARE("ut_tracker", "LHCb UT decoding and Compass tracking: data:ut_raw and data:velo_tracks in, "
+TUSK_ACTOR_DECLARE("ut_compass", "LHCb UT decoding and Compass tracking: data:ut_raw and data:velo_tracks in, "
                                  "data:ut_tracks added",
                    "sectors, candidates, p_min_gev, pt_min_gev, kick_gev, z_kick_mm, x_tol_mm, y_tol_mm, dtx_tol, "
                    "kink_tol_mm, hit_tol_mm, max_chi2, hit_sigma_strips, kink_sigma_mm: the tracker; planes_z_mm, "
@@ -126,7 +126,7 @@ static void summary(const void *self)
     char settings[400];
     ut_config_format(&f->cfg, settings, sizeof settings);
     fprintf(stderr,
-            "ut_tracker %s: %llu buffers (%llu staged), %llu events, %llu UT hits, %llu VELO tracks, %llu UT tracks; "
+            "ut_compass %s: %llu buffers (%llu staged), %llu events, %llu UT hits, %llu VELO tracks, %llu UT tracks; "
             "%.3f s tracking (%.4g events/s); %s; backend %s%s%s\n",
             b->base.label, (unsigned long long)b->buffers, (unsigned long long)b->staged_buffers,
             (unsigned long long)f->events, (unsigned long long)f->hits_in, (unsigned long long)f->velo,
@@ -167,7 +167,7 @@ static int write_tracks(const void *self, const void *in, size_t size, adf_write
     return ut_frames_write(in, size, f->batch, f->res, &f->cfg, f->backend, f->keep_raw, f->hits, w, err);
 }
 
-static const ak_batch_kind_t kind = {.actor = "ut_tracker", .size = AK_INSTANCE_SIZE(filter_t), .open = open_filter,
+static const ak_batch_kind_t kind = {.actor = "ut_compass", .size = AK_INSTANCE_SIZE(filter_t), .open = open_filter,
                                      .close = close_filter, .reset = reset_filter, .summary = summary,
                                      .read = read_events, .run = track, .extra = extra, .write = write_tracks};
 

@@ -1,4 +1,4 @@
-/* tpc_tracker.c - filter: the ALICE TPC slice tracker (tusk/tpc.h),
+/* tpc_ca.c - filter: the ALICE TPC slice tracker (tusk/tpc.h),
  * data:tpc_clusters in, data:tpc_tracks added after each.
  *
  * Parameters:
@@ -36,7 +36,7 @@
 #include "actorkit.h"
 #include "tusk/tpc.h"
 
-TUSK_ACTOR_DECLARE("tpc_tracker", "ALICE TPC slice tracker (cellular automaton and Kalman filter): data:tpc_clusters "
+TUSK_ACTOR_DECLARE("tpc_ca", "ALICE TPC slice tracker (cellular automaton and Kalman filter): data:tpc_clusters "
                                   "in, data:tpc_tracks added",
                    "sigma_y_mm, sigma_z_mm, area_tan_y, area_tan_z, nf_candidates, min_bin_mm, seed_chi2, "
                    "cluster_chi2, max_sin_phi, stop_sigma_y_mm, noise, min_seed, min_hits, max_gap, sel_gap: the "
@@ -113,7 +113,7 @@ static void summary(const void *self)
     char settings[400];
     tpc_config_format(&f->cfg, settings, sizeof settings);
     fprintf(stderr,
-            "tpc_tracker %s: %llu buffers (%llu staged), %llu slices, %llu clusters, %llu tracks of %llu clusters; "
+            "tpc_ca %s: %llu buffers (%llu staged), %llu slices, %llu clusters, %llu tracks of %llu clusters; "
             "%.3f s tracking (%.3g clusters/s); %s; backend %s%s%s\n",
             b->base.label, (unsigned long long)b->buffers, (unsigned long long)b->staged_buffers,
             (unsigned long long)f->slices, (unsigned long long)f->clusters, (unsigned long long)f->tracks,
@@ -153,7 +153,7 @@ static int write_tracks(const void *self, const void *in, size_t size, adf_write
 }
 
 /* A batch the tracker cannot hold (TUSK_ELIMIT) is the input's fault. */
-static const ak_batch_kind_t kind = {.actor = "tpc_tracker", .size = AK_INSTANCE_SIZE(filter_t), .limit_is_data = true,
+static const ak_batch_kind_t kind = {.actor = "tpc_ca", .size = AK_INSTANCE_SIZE(filter_t), .limit_is_data = true,
                                      .open = open_filter, .close = close_filter, .reset = reset_filter,
                                      .summary = summary, .read = read_slices, .run = track, .extra = extra,
                                      .write = write_tracks};
