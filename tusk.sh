@@ -103,7 +103,8 @@ run_check() {
 run_demo() {
     local distributed=$1 out="$build/demo" basis="$top/config/crystal-coarse.tbs"
     export TUSK_ACTOR_PATH="$build/actors/.libs"
-    if [ ! -f "$basis" ]; then
+    # Made again when missing or refused (an older format version: issue 22).
+    if [ ! -f "$basis" ] || ! "$build/tusk-basis" info "$basis" >/dev/null 2>&1; then
         say "tusk-basis gen: the coarse demo basis (made once, kept as config/crystal-coarse.tbs)"
         "$build/tusk-basis" gen -c "$top/config/crystal-coarse.conf" --int16 -o "$basis.tmp"
         mv "$basis.tmp" "$basis"

@@ -10,6 +10,7 @@
 
 #include "tusk/params.h"
 #include "tusk/array.h"
+#include "agata.h"
 #include "base/textfile.h"
 #include "base/grow.h"
 
@@ -19,13 +20,21 @@
 struct array {
     size_t n;
     array_place_t *place;  /* sorted by id */
-    double (*centre)[3];   /* bounding-sphere centre of each bounding cylinder */
+    double (*centre)[3];   /* bounding-sphere centre of each envelope */
     double sphere_r2;      /* its radius squared, a hair larger (rounding) */
     det_crystal_t *crystal;
-    double radius, length; /* of the bounding cylinder */
+    double radius, length; /* of the crystal's cylinder */
     double gap;
     double clearance;      /* least clearance between two capsules; INFINITY for one crystal */
     size_t near_a, near_b; /* the pair that has it */
+    /* AGATA's layout (agata = IDS): its three shapes, their sides, the
+     * passive material around them. */
+    bool agata, capsules, cryostats;
+    det_crystal_t *shape[AGATA_SHAPES];
+    agata_shape_t walls[AGATA_SHAPES];
+    /* The envelope each crystal's chords are taken through: a cylinder
+     * about its axis holding its germanium and its passive material. */
+    double env_r, env_z0, env_z1;
 };
 
 /* ---- vectors ------------------------------------------------------------- */
@@ -307,6 +316,17 @@ static int check_overlap(array_t *a, const pending_t *items, const char *origin,
     return TUSK_OK;
 }
 
+/* The bounding spheres of the envelopes (env_* set). */
+static void set_envelope(array_t *a)
+{
+    double mid = 0.5 * (a->env_z0 + a->env_z1), half = 0.5 * (a->env_z1 - a->env_z0);
+    double r2 = a->env_r * a->env_r + half * half;
+    a->sphere_r2 = r2 * (1.0 + 1e-9) + 1e-9;
+    for (size_t i = 0; i < a->n; i++)
+        for (int k = 0; k < 3; k++)
+            a->centre[i][k] = a->place[i].front[k] + mid * a->place[i].axis[2][k];
+}
+
 static int build(array_t **out, builder_t *b, double gap, const det_config_t *cfg, tusk_error_t *err)
 {
     if (b->n == 0)
@@ -332,18 +352,165 @@ static int build(array_t **out, builder_t *b, double gap, const det_config_t *cf
     a->radius = cfg->radius;
     a->length = cfg->length;
     a->gap = gap;
-    double half = 0.5 * a->length, r2 = a->radius * a->radius + half * half;
-    a->sphere_r2 = r2 * (1.0 + 1e-9) + 1e-9;
-    for (size_t i = 0; i < a->n; i++) {
+    a->env_r = a->radius;
+    a->env_z0 = 0.0;
+    a->env_z1 = a->length;
+    for (size_t i = 0; i < a->n; i++)
         a->place[i] = b->items[i].place;
-        for (int k = 0; k < 3; k++)
-            a->centre[i][k] = a->place[i].front[k] + half * a->place[i].axis[2][k];
-    }
+    set_envelope(a);
     st = check_overlap(a, b->items, b->origin, err);
     if (st) {
         array_destroy(&a);
         return st;
     }
+    *out = a;
+    return TUSK_OK;
+}
+
+/* ---- AGATA's layout ------------------------------------------------------- */
+
+/* "0-179", "0-14,20,30-32": AGATA crystal numbers, each once. */
+static int agata_ids(const char *origin, const char *text, bool chosen[AGATA_CRYSTALS], tusk_error_t *err)
+{
+    memset(chosen, 0, AGATA_CRYSTALS * sizeof *chosen);
+    const char *s = text;
+    unsigned count = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        if (!*s)
+            break;
+        unsigned long lo = 0, hi;
+        const char *d = s;
+        while (*s >= '0' && *s <= '9' && lo <= AGATA_CRYSTALS)
+            lo = lo * 10 + (unsigned long)(*s++ - '0');
+        if (s == d)
+            return tusk_error_set(err, TUSK_EPARAM, "%s: agata: expected crystal numbers and ranges (0-179), got '%s'",
+                                  origin, text);
+        hi = lo;
+        if (*s == '-') {
+            d = ++s;
+            hi = 0;
+            while (*s >= '0' && *s <= '9' && hi <= AGATA_CRYSTALS)
+                hi = hi * 10 + (unsigned long)(*s++ - '0');
+            if (s == d)
+                return tusk_error_set(err, TUSK_EPARAM, "%s: agata: a range without its end in '%s'", origin, text);
+        }
+        if (*s && *s != ',' && *s != ' ' && *s != '\t')
+            return tusk_error_set(err, TUSK_EPARAM, "%s: agata: unexpected '%c' in '%s'", origin, *s, text);
+        if (lo > hi || hi >= AGATA_CRYSTALS)
+            return tusk_error_set(err, TUSK_EPARAM, "%s: agata: %lu-%lu: AGATA's crystals are 0 to %d", origin, lo, hi,
+                                  AGATA_CRYSTALS - 1);
+        for (unsigned long i = lo; i <= hi; i++) {
+            if (chosen[i])
+                return tusk_error_set(err, TUSK_EPARAM, "%s: agata: crystal %lu is given twice", origin, i);
+            chosen[i] = true;
+            count++;
+        }
+    }
+    if (count == 0)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: agata: no crystal given", origin);
+    return TUSK_OK;
+}
+
+static int passive_refused(const tusk_params_t *p, const char *origin, tusk_error_t *err)
+{
+    static const char *const keys[] = {"capsules", "cryostats"};
+    for (int k = 0; k < 2; k++)
+        if (tusk_params_get(p, keys[k]))
+            return tusk_error_set(err, TUSK_EPARAM, "%s: %s: passive material goes with AGATA's crystals (agata = IDS)",
+                                  origin, keys[k]);
+    return TUSK_OK;
+}
+
+/* The direction angles of a crystal placed by its frame. */
+static void angles_of(array_place_t *pl)
+{
+    const double *z = pl->axis[2], *x = pl->axis[0];
+    pl->theta_deg = atan2(hypot(z[0], z[1]), z[2]) / DEG;
+    pl->phi_deg = wrap360(atan2(z[1], z[0]) / DEG);
+    double f[3][3];
+    make_frame(pl->theta_deg, pl->phi_deg, 0.0, f); /* roll 0: x = e_theta */
+    pl->roll_deg = wrap360(atan2(dot(x, f[1]), dot(x, f[0])) / DEG);
+    pl->distance = sqrt(dot(pl->front, pl->front));
+}
+
+static int parse_agata(array_t **out, const tusk_params_t *p, const builder_t *b, const det_config_t *cfg,
+                       tusk_error_t *err)
+{
+    const char *origin = b->origin;
+    if (b->n > 0)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: agata: AGATA's layout does not mix with crystal.ID, triple.K or "
+                              "shell", origin);
+    if (tusk_params_get(p, "distance") || tusk_params_get(p, "triple_spread_deg") || tusk_params_get(p, "gap"))
+        return tusk_error_set(err, TUSK_EPARAM, "%s: agata: AGATA's crystals sit where AGATA puts them (front faces "
+                              "235 mm from the target): distance, gap and triple_spread_deg do not apply", origin);
+    bool chosen[AGATA_CRYSTALS];
+    int st = agata_ids(origin, tusk_params_get(p, "agata"), chosen, err);
+    bool capsules = true, cryostats = true;
+    if (st)
+        return st;
+    if ((st = tusk_params_bool(p, "capsules", true, &capsules, err)) != TUSK_OK ||
+        (st = tusk_params_bool(p, "cryostats", true, &cryostats, err)) != TUSK_OK) {
+        tusk_error_prefix(err, "%s", origin);
+        return st;
+    }
+    array_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (unsigned i = 0; i < AGATA_CRYSTALS; i++)
+        n += chosen[i];
+    a->place = calloc(n, sizeof *a->place);
+    a->centre = malloc(n * sizeof *a->centre);
+    st = a->place && a->centre ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    a->agata = true;
+    a->capsules = capsules;
+    a->cryostats = cryostats;
+    a->radius = cfg->radius;
+    a->length = cfg->length;
+    a->clearance = INFINITY;
+    if (!st)
+        st = det_crystal_new(&a->crystal, cfg, err);
+    /* The three shapes, from crystals 0, 1 and 2. */
+    double back_r = 0.0;
+    for (unsigned s = 0; s < AGATA_SHAPES && !st; s++) {
+        agata_shape_t *w = &a->walls[s];
+        st = array_agata_derive(s, cfg->length, w, err);
+        det_config_t c = *cfg;
+        c.shape = DET_SHAPE_TAPERED;
+        c.sides = w->sides;
+        for (unsigned k = 0; !st && k < w->sides; k++) {
+            memcpy(c.front[k], w->front[k], sizeof c.front[k]);
+            memcpy(c.back[k], w->back[k], sizeof c.back[k]);
+            back_r = fmax(back_r, hypot(w->back[k][0], w->back[k][1]));
+        }
+        if (!st && (st = det_crystal_new(&a->shape[s], &c, err)) != TUSK_OK)
+            tusk_error_prefix(err, "%s: agata: crystal shape %c", origin, 'A' + (int)s);
+    }
+    for (unsigned i = 0; !st && i < AGATA_CRYSTALS; i++) {
+        if (!chosen[i])
+            continue;
+        array_place_t *pl = &a->place[a->n++];
+        pl->id = i;
+        pl->shape = i % AGATA_SHAPES;
+        array_agata_place(i, pl->front, pl->axis);
+        angles_of(pl);
+        pl->distance = AGATA_RADIUS; /* what array_agata_place put it at, without the rounding of |front| */
+    }
+    if (st) {
+        array_destroy(&a);
+        return st;
+    }
+    /* The envelope: the germanium's corners at the back lie within back_r
+     * of the axis; the cryostat's walls, at most 4.2 mm out from the
+     * sides, within back_r + 2 x 4.2 (a corner of 120 degrees moves by
+     * 4.2 / sin 60); the capsule's back 1.2 mm behind the germanium. */
+    double out_side = cryostats ? AGATA_HALF_BETWEEN : capsules ? AGATA_CAPSULE_GAP + AGATA_CAPSULE_WALL : 0.0;
+    a->env_r = fmax(back_r, a->radius) + 2.0 * out_side;
+    a->env_z0 = -(cryostats ? AGATA_HALF_BETWEEN - 0.25 : capsules ? AGATA_CAPSULE_GAP + AGATA_CAPSULE_WALL : 0.0);
+    a->env_z1 = a->length + (capsules ? AGATA_CAPSULE_GAP + AGATA_CAPSULE_WALL : 0.0);
+    set_envelope(a);
     *out = a;
     return TUSK_OK;
 }
@@ -361,8 +528,8 @@ static int scalar(const tusk_params_t *p, const char *origin, const char *key, d
 static int parse_params(array_t **out, const tusk_params_t *p, const char *origin, const det_config_t *cfg,
                         tusk_error_t *err)
 {
-    static const char *const known[] = {"distance",  "gap",      "triple_spread_deg", "crystal.*",
-                                        "triple.*",  "shell",    "shell_hole_deg",    NULL};
+    static const char *const known[] = {"distance", "gap",   "triple_spread_deg", "crystal.*", "triple.*",
+                                        "shell",    "shell_hole_deg", "agata",    "capsules",  "cryostats", NULL};
     int st = tusk_params_expect(p, known, err);
     if (st) {
         tusk_error_prefix(err, "%s", origin);
@@ -404,7 +571,11 @@ static int parse_params(array_t **out, const tusk_params_t *p, const char *origi
     }
     if (!st && shell)
         st = add_shell(&b, (unsigned)shell, hole, err);
-    if (!st)
+    if (!st && tusk_params_get(p, "agata"))
+        st = parse_agata(out, p, &b, cfg, err);
+    else if (!st)
+        st = passive_refused(p, origin, err);
+    if (!st && !*out)
         st = build(out, &b, gap, cfg, err);
     free(b.items);
     return st;
@@ -449,6 +620,8 @@ void array_destroy(array_t **array)
         return;
     array_t *a = *array;
     det_crystal_destroy(&a->crystal);
+    for (int s = 0; s < AGATA_SHAPES; s++)
+        det_crystal_destroy(&a->shape[s]);
     free(a->place);
     free(a->centre);
     free(a);
@@ -470,6 +643,26 @@ const array_place_t *array_place(const array_t *a, size_t i)
 const det_crystal_t *array_crystal(const array_t *a)
 {
     return a->crystal;
+}
+
+const det_crystal_t *array_crystal_of(const array_t *a, size_t i)
+{
+    if (i >= a->n)
+        return NULL;
+    return a->agata ? a->shape[a->place[i].shape] : a->crystal;
+}
+
+double array_germanium_cm3(const array_t *a)
+{
+    double v[AGATA_SHAPES + 1] = {0.0};
+    for (int s = 0; s < AGATA_SHAPES; s++)
+        if (a->shape[s])
+            v[s] = det_crystal_volume(a->shape[s], 900);
+    v[AGATA_SHAPES] = det_crystal_volume(a->crystal, 900);
+    double sum = 0.0;
+    for (size_t i = 0; i < a->n; i++)
+        sum += a->agata ? v[a->place[i].shape] : v[AGATA_SHAPES];
+    return sum;
 }
 
 int array_index_of(const array_t *a, unsigned id)
@@ -513,19 +706,71 @@ bool array_inside(const array_t *a, size_t i, const double world[3])
 {
     double l[3];
     array_to_local(a, i, world, l);
-    return det_crystal_inside(a->crystal, l[0], l[1], l[2]);
+    return det_crystal_inside(array_crystal_of(a, i), l[0], l[1], l[2]);
+}
+
+/* Within the germanium's outline moved out by `grow` (the sides, the
+ * cylinder, the front and the back): the capsule's surfaces. */
+static bool in_grown(const array_t *a, const agata_shape_t *w, double grow, const double l[3])
+{
+    if (l[2] < -grow || l[2] > a->length + grow)
+        return false;
+    double r = a->radius + grow;
+    if (l[0] * l[0] + l[1] * l[1] > r * r)
+        return false;
+    for (unsigned k = 0; k < w->sides; k++)
+        if (dot(w->side[k].n, l) > w->side[k].d + grow)
+            return false;
+    return true;
+}
+
+/* Within a cryostat's surface `out` mm beyond the germanium: its front and
+ * its sides towards other clusters that far out, the sides within its
+ * cluster on the planes halfway to the neighbours; open at the back. */
+static bool in_cryostat(const array_t *a, const agata_shape_t *w, double out, const double l[3])
+{
+    if (l[2] < -out || l[2] > a->length)
+        return false;
+    for (unsigned k = 0; k < w->sides; k++)
+        if (dot(w->side[k].n, l) > w->side[k].d + (w->side[k].between ? out : AGATA_HALF_IN_CLUSTER))
+            return false;
+    return true;
+}
+
+enum array_material array_material_at(const array_t *a, size_t i, const double world[3])
+{
+    double l[3];
+    array_to_local(a, i, world, l);
+    if (det_crystal_inside(array_crystal_of(a, i), l[0], l[1], l[2]))
+        return ARRAY_GERMANIUM;
+    if (!a->agata)
+        return ARRAY_VACUUM;
+    const agata_shape_t *w = &a->walls[a->place[i].shape];
+    const double cap_in = AGATA_CAPSULE_GAP, cap_out = cap_in + AGATA_CAPSULE_WALL;
+    if (a->capsules && in_grown(a, w, cap_out, l) && !in_grown(a, w, cap_in, l))
+        return ARRAY_ALUMINIUM;
+    const double cryo_in = cap_out + AGATA_CRYOSTAT_GAP, cryo_out = cryo_in + AGATA_CRYOSTAT_WALL;
+    if (a->cryostats && in_cryostat(a, w, cryo_out, l) && !in_cryostat(a, w, cryo_in, l))
+        return ARRAY_ALUMINIUM;
+    return ARRAY_VACUUM;
+}
+
+bool array_passive(const array_t *a)
+{
+    return a->agata && (a->capsules || a->cryostats);
 }
 
 /* The stretch [t0, t1] of the ray o + t d (local frame) inside the
- * cylinder x^2 + y^2 <= r^2, 0 <= z <= L; false when there is none. */
-static bool cylinder_chord(const double o[3], const double d[3], double r, double L, double *t0, double *t1)
+ * cylinder x^2 + y^2 <= r^2, z0 <= z <= z1; false when there is none. */
+static bool cylinder_chord(const double o[3], const double d[3], double r, double z0, double z1, double *t0,
+                           double *t1)
 {
     double lo = -INFINITY, hi = INFINITY;
     if (d[2] != 0.0) {
-        double a = -o[2] / d[2], b = (L - o[2]) / d[2];
+        double a = (z0 - o[2]) / d[2], b = (z1 - o[2]) / d[2];
         lo = fmin(a, b);
         hi = fmax(a, b);
-    } else if (o[2] < 0.0 || o[2] > L) {
+    } else if (o[2] < z0 || o[2] > z1) {
         return false;
     }
     double qa = d[0] * d[0] + d[1] * d[1];
@@ -573,7 +818,7 @@ size_t array_chords(const array_t *a, const double origin[3], const double dir[3
         double o[3], d[3], t0, t1;
         array_to_local(a, i, origin, o);
         array_dir_to_local(a, i, dir, d);
-        if (!cylinder_chord(o, d, a->radius, a->length, &t0, &t1))
+        if (!cylinder_chord(o, d, a->env_r, a->env_z0, a->env_z1, &t0, &t1))
             continue;
         found++;
         /* Keep the first `max` by t_in, sorted (insertion). */
@@ -591,8 +836,72 @@ size_t array_chords(const array_t *a, const double origin[3], const double dir[3
     return written;
 }
 
+/* The solid angle (sr) of crystal i's germanium seen from the target. Its
+ * sides come closer to the target's lines at its front than at its back
+ * (they are moved in by a fixed distance), and the cylinder cuts more at
+ * the back: at each of 720 azimuths about the axis the widest angle from
+ * the axis over 19 depths, and 720 triangles about the front face's
+ * centre through those directions (Van Oosterom and Strackee). */
+static double crystal_solid_angle(const array_t *a, size_t i)
+{
+    const array_place_t *pl = &a->place[i];
+    const agata_shape_t *w = &a->walls[pl->shape];
+    enum { N = 720, DEPTHS = 19 };
+    double sum = 0.0, prev[3] = {0.0, 0.0, 0.0}, first[3] = {0.0, 0.0, 0.0};
+    const double *c = pl->front;
+    for (int k = 0; k <= N; k++) {
+        double phi = 2.0 * PI * (k % N) / N, ux = cos(phi), uy = sin(phi), p[3] = {0.0, 0.0, 0.0}, widest = -1.0;
+        for (int j = 0; j < DEPTHS; j++) {
+            double z = a->length * j / (DEPTHS - 1), r = a->radius;
+            for (unsigned s = 0; s < w->sides; s++) {
+                double along = w->side[s].n[0] * ux + w->side[s].n[1] * uy;
+                if (along > 0.0)
+                    r = fmin(r, (w->side[s].d - w->side[s].n[2] * z) / along);
+            }
+            double local[3] = {r * ux, r * uy, z}, q[3];
+            array_to_world(a, i, local, q);
+            double angle = acos(fmin(1.0, dot(q, pl->axis[2]) / sqrt(dot(q, q))));
+            if (angle > widest) {
+                widest = angle;
+                for (int m = 0; m < 3; m++)
+                    p[m] = q[m] * (pl->distance / sqrt(dot(q, q)));
+            }
+        }
+        if (k == 0) {
+            memcpy(first, p, sizeof p);
+        } else {
+            const double *q = k == N ? first : p;
+            double bc[3];
+            cross(prev, q, bc);
+            double la = sqrt(dot(c, c)), lb = sqrt(dot(prev, prev)), lc = sqrt(dot(q, q));
+            double num = fabs(dot(c, bc));
+            double den = la * lb * lc + dot(c, prev) * lc + dot(c, q) * lb + dot(prev, q) * la;
+            sum += 2.0 * atan2(num, den);
+        }
+        memcpy(prev, p, sizeof p);
+    }
+    return sum;
+}
+
 size_t array_describe(const array_t *a, char *buf, size_t cap)
 {
+    if (a->agata) {
+        unsigned count[AGATA_SHAPES] = {0};
+        double cover = 0.0;
+        for (size_t i = 0; i < a->n; i++) {
+            count[a->place[i].shape]++;
+            cover += crystal_solid_angle(a, i) / (4.0 * PI);
+        }
+        int n = snprintf(buf, cap,
+                         "%zu crystal%s of AGATA's 4 pi layout (A180), ids %u to %u: %u A, %u B, %u C (%.0f, %.0f and "
+                         "%.0f cm3 of germanium), %.0f cm3 in all; front faces %g mm from the target; capsules %s, "
+                         "cryostats %s; the germanium covers %.1f %% of 4 pi",
+                         a->n, a->n == 1 ? "" : "s", a->place[0].id, a->place[a->n - 1].id, count[0], count[1],
+                         count[2], det_crystal_volume(a->shape[0], 900), det_crystal_volume(a->shape[1], 900),
+                         det_crystal_volume(a->shape[2], 900), array_germanium_cm3(a), round(a->place[0].distance),
+                         a->capsules ? "yes" : "no", a->cryostats ? "yes" : "no", 100.0 * cover);
+        return n < 0 ? 0 : (size_t)n;
+    }
     double dmin = INFINITY, dmax = -INFINITY, cover = 0.0;
     for (size_t i = 0; i < a->n; i++) {
         double d = a->place[i].distance;

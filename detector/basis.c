@@ -1,5 +1,11 @@
 /* basis.c - a PSA signal basis in memory, and its file (psa/BASIS.md).
  *
+ * Points are grouped by the segment that collects their net charge (the
+ * contact their holes reach: format version 2); each also records its
+ * slab, the segment its position lies in (det_crystal_segment_of). Version
+ * 1 files grouped the points by slab; they are refused with a message
+ * that says so (the collecting segment cannot be recovered from them).
+ *
  * Storage. Each segment keeps its points' positions, [point][3] in the
  * order the points were added, and their traces in one of two forms:
  *   ROWS   [point][channel][sample] with room for `cap` points: what
@@ -37,6 +43,7 @@
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,7 +58,7 @@
 
 #define BASIS_MAGIC "TUSKBAS1"
 #define BASIS_MAGIC_SIZE 8
-#define BASIS_VERSION 1u
+#define BASIS_VERSION 2u
 
 /* The fixed header (psa/BASIS.md, "Header"): byte offsets of its fields,
  * up to the per-segment counts that follow it. */
@@ -75,9 +82,9 @@ enum {
     PT_X = 0,                     /* f32, mm */
     PT_Y = PT_X + 4,              /* f32 */
     PT_Z = PT_Y + 4,              /* f32 */
-    PT_SEGMENT = PT_Z + 4,        /* u16 */
-    PT_RESERVED = PT_SEGMENT + 2, /* u16, zero */
-    POINT_SIZE = PT_RESERVED + 2
+    PT_SEGMENT = PT_Z + 4,        /* u16: the collecting segment, the one whose table part holds it */
+    PT_SLAB = PT_SEGMENT + 2,     /* u16: the segment the position lies in (version 1: reserved, 0) */
+    POINT_SIZE = PT_SLAB + 2
 };
 
 /* The offsets psa/BASIS.md gives: a change here is a new format version. */
@@ -119,6 +126,7 @@ typedef struct seg {
     size_t n;           /* points */
     size_t cap;         /* pos holds at least cap points; so does data in ROWS form */
     float *pos;         /* [point][3] */
+    uint16_t *slab;     /* [point]: the segment the position lies in */
     float *data;        /* ROWS: [point][channel][sample]; BLOCK: [channel][sample][point], n points */
     enum seg_form form;
 } seg_t;
@@ -339,6 +347,10 @@ static int seg_grow(seg_t *s, size_t per_point)
     if (!pos)
         return TUSK_ENOMEM;
     s->pos = pos; /* now larger than cap points: harmless if the next step fails */
+    uint16_t *slab = realloc(s->slab, cap * sizeof *slab);
+    if (!slab)
+        return TUSK_ENOMEM;
+    s->slab = slab;
     float *data = realloc(s->data, data_bytes);
     if (!data)
         return TUSK_ENOMEM;
@@ -428,6 +440,7 @@ void det_basis_destroy(det_basis_t **basis)
     if (b->segs) {
         for (unsigned s = 0; s < b->shape.segments; s++) {
             free(b->segs[s].pos);
+            free(b->segs[s].slab);
             free(b->segs[s].data);
         }
     }
@@ -440,10 +453,19 @@ void det_basis_destroy(det_basis_t **basis)
 
 int det_basis_add(det_basis_t *basis, unsigned segment, const float pos[3], const float *traces, tusk_error_t *err)
 {
+    return det_basis_add_point(basis, segment, segment, pos, traces, err);
+}
+
+int det_basis_add_point(det_basis_t *basis, unsigned segment, unsigned slab, const float pos[3], const float *traces,
+                        tusk_error_t *err)
+{
     if (!basis || !pos || !traces)
         return tusk_error_set(err, TUSK_EINVAL, "basis: add: no basis, position or traces given");
     if (segment >= basis->shape.segments)
         return tusk_error_set(err, TUSK_EINVAL, "basis: add: segment %u out of range (the basis has %u)", segment,
+                              basis->shape.segments);
+    if (slab >= basis->shape.segments)
+        return tusk_error_set(err, TUSK_EINVAL, "basis: add: slab %u out of range (the basis has %u segments)", slab,
                               basis->shape.segments);
     if (!finite_f(pos[0]) || !finite_f(pos[1]) || !finite_f(pos[2]))
         return tusk_error_set(err, TUSK_EINVAL, "basis: add: position (%g, %g, %g) in segment %u is not finite",
@@ -461,6 +483,7 @@ int det_basis_add(det_basis_t *basis, unsigned segment, const float pos[3], cons
     if (seg_to_rows(s, per_point) != TUSK_OK || seg_grow(s, per_point) != TUSK_OK)
         return tusk_error_set(err, TUSK_ENOMEM, "basis: add: out of memory (segment %u, %zu points)", segment, s->n);
     memcpy(s->pos + 3 * s->n, pos, 3 * sizeof *pos);
+    s->slab[s->n] = (uint16_t)slab;
     memcpy(s->data + s->n * per_point, traces, per_point * sizeof *traces);
     s->n++;
     basis->points++;
@@ -498,6 +521,13 @@ void det_basis_position(const det_basis_t *basis, unsigned segment, size_t i, fl
         return;
     }
     memcpy(pos, basis->segs[segment].pos + 3 * i, 3 * sizeof *pos);
+}
+
+unsigned det_basis_slab(const det_basis_t *basis, unsigned segment, size_t i)
+{
+    if (!basis || segment >= basis->shape.segments || i >= basis->segs[segment].n)
+        return UINT_MAX;
+    return basis->segs[segment].slab[i];
 }
 
 const float *det_basis_block(const det_basis_t *basis, unsigned segment)
@@ -642,7 +672,7 @@ static void write_basis(writer_t *w, const det_basis_t *b, enum det_sample_type 
             tusk_put_f32(p + PT_Y, sg->pos[3 * i + 1]);
             tusk_put_f32(p + PT_Z, sg->pos[3 * i + 2]);
             tusk_put_u16(p + PT_SEGMENT, (uint16_t)s);
-            tusk_put_u16(p + PT_RESERVED, 0);
+            tusk_put_u16(p + PT_SLAB, sg->slab[i]);
         }
     }
     for (unsigned s = 0; s < sh->segments; s++) {
@@ -884,6 +914,13 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
     if (size < OFF_SEGMENTS)
         return truncated(&p, "format version", OFF_SEGMENTS - OFF_VERSION);
     uint32_t version = tusk_get_u32(data + OFF_VERSION);
+    if (version == 1)
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "%s: offset %d: format version 1, this tusk reads %u: version 1 grouped the points by "
+                              "the segment their position lies in, version 2 by the segment that collects their "
+                              "charge (issue 22), which an old file does not hold: make the basis again "
+                              "(tusk-basis gen)",
+                              origin, OFF_VERSION, BASIS_VERSION);
     if (version != BASIS_VERSION)
         return tusk_error_set(err, TUSK_EINVAL, "%s: offset %d: format version %" PRIu32 ", this tusk reads %u",
                               origin, OFF_VERSION, version, BASIS_VERSION);
@@ -1018,8 +1055,9 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
             continue;
         /* n * per_point values lie in the file: these sizes fit. */
         sg->pos = malloc(n * 3 * sizeof *sg->pos);
+        sg->slab = malloc(n * sizeof *sg->slab);
         sg->data = malloc(n * per_point * sizeof *sg->data);
-        if (!sg->pos || !sg->data) {
+        if (!sg->pos || !sg->slab || !sg->data) {
             rc = tusk_error_set(err, TUSK_ENOMEM, "%s: out of memory (segment %u, %zu points)", origin, s, n);
             break;
         }
@@ -1028,16 +1066,16 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
         for (size_t i = 0; i < n; i++, at += POINT_SIZE) {
             const uint8_t *q = data + at;
             float x = tusk_get_f32(q + PT_X), y = tusk_get_f32(q + PT_Y), z = tusk_get_f32(q + PT_Z);
-            unsigned seg = tusk_get_u16(q + PT_SEGMENT), reserved = tusk_get_u16(q + PT_RESERVED);
+            unsigned seg = tusk_get_u16(q + PT_SEGMENT), slab = tusk_get_u16(q + PT_SLAB);
             if (seg != s) {
                 rc = tusk_error_set(err, TUSK_EINVAL, "%s: offset %zu: point %zu of segment %u says segment %u",
                                     origin, at + PT_SEGMENT, i, s, seg);
                 break;
             }
-            if (reserved != 0) {
+            if (slab >= shape.segments) {
                 rc = tusk_error_set(err, TUSK_EINVAL,
-                                    "%s: offset %zu: point %zu of segment %u: reserved field %u, must be 0", origin,
-                                    at + PT_RESERVED, i, s, reserved);
+                                    "%s: offset %zu: point %zu of segment %u lies in slab %u, the basis has %u segments",
+                                    origin, at + PT_SLAB, i, s, slab, shape.segments);
                 break;
             }
             if (!finite_f(x) || !finite_f(y) || !finite_f(z)) {
@@ -1046,6 +1084,7 @@ int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const c
                                     origin, at, i, s, (double)x, (double)y, (double)z);
                 break;
             }
+            sg->slab[i] = (uint16_t)slab;
             sg->pos[3 * i] = x;
             sg->pos[3 * i + 1] = y;
             sg->pos[3 * i + 2] = z;

@@ -15,9 +15,9 @@
 #endif
 
 /* What differs between crystal shapes: the outline of the germanium seen
- * without the core hole, and whether a turn by one sector maps it onto
- * itself. Segmentation (by angle and depth), the hole and the contacts
- * are common. AGATA's tapered hexagonal front is one more entry here. */
+ * without the core hole (at depth z), and whether a turn by one sector
+ * maps it onto itself. Segmentation (by angle and depth), the hole and the
+ * contacts are common. */
 typedef struct shape_ops {
     const char *name;
     bool (*outline)(const det_config_t *g, double x, double y, double z);
@@ -30,8 +30,38 @@ static bool coax_outline(const det_config_t *g, double x, double y, double z)
     return x * x + y * y <= g->radius * g->radius;
 }
 
+/* Corner k of a tapered outline at depth z. */
+static void corner_at(const det_config_t *g, unsigned k, double z, double w[2])
+{
+    double t = z / g->length;
+    w[0] = g->front[k][0] + (g->back[k][0] - g->front[k][0]) * t;
+    w[1] = g->front[k][1] + (g->back[k][1] - g->front[k][1]) * t;
+}
+
+/* The signed distance of (x, y) beyond side k (corner k to k + 1) at
+ * depth z: negative inside (counter-clockwise corners). */
+static double beyond_side(const det_config_t *g, unsigned k, double z, double x, double y)
+{
+    double a[2], b[2];
+    corner_at(g, k, z, a);
+    corner_at(g, (k + 1) % g->sides, z, b);
+    double ex = b[0] - a[0], ey = b[1] - a[1], len = sqrt(ex * ex + ey * ey);
+    return (ey * (x - a[0]) - ex * (y - a[1])) / len;
+}
+
+static bool tapered_outline(const det_config_t *g, double x, double y, double z)
+{
+    if (x * x + y * y > g->radius * g->radius)
+        return false;
+    for (unsigned k = 0; k < g->sides; k++)
+        if (beyond_side(g, k, z, x, y) > 0.0)
+            return false;
+    return true;
+}
+
 static const shape_ops_t shapes[] = {
     [DET_SHAPE_COAX] = {"coax", coax_outline, true},
+    [DET_SHAPE_TAPERED] = {"tapered", tapered_outline, false},
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -40,6 +70,8 @@ struct det_crystal {
     double ring_start[DET_MAX_RINGS + 1]; /* z of each ring's front, and the back */
     double sector_width;                  /* radians */
     double offset;                        /* radians */
+    bool by_corner;                       /* sectors between the front corners (tapered, sides = sectors) */
+    double corner_rel[DET_MAX_SIDES + 1]; /* their angles from corner 0's, increasing; [sides] = 2 pi */
 };
 
 void det_config_default(det_config_t *cfg)
@@ -65,6 +97,7 @@ void det_config_default(det_config_t *cfg)
     cfg->step_ns = 1.0;
     cfg->preamp_rise_ns = 30.0;
     cfg->symmetry = false;
+    cfg->sides = 0;
 }
 
 /* ---- parsing ------------------------------------------------------------- */
@@ -116,13 +149,45 @@ static int thicknesses(const char *text, det_config_t *cfg, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* "X1 Y1 X2 Y2 ..." (spaces, tabs or commas between): the corners. */
+static int corners(const char *key, const char *text, double xy[DET_MAX_SIDES][2], unsigned *n, tusk_error_t *err)
+{
+    double v[2 * DET_MAX_SIDES];
+    unsigned k = 0;
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || !isfinite(x))
+            return tusk_error_set(err, TUSK_EPARAM, "parameter '%s': expected corners 'X1 Y1 X2 Y2 ...' in mm, got '%s'",
+                                  key, text);
+        if (k == 2 * DET_MAX_SIDES)
+            return tusk_error_set(err, TUSK_EPARAM, "parameter '%s': more than %d corners", key, DET_MAX_SIDES);
+        v[k++] = x;
+        p = end;
+    }
+    if (k % 2)
+        return tusk_error_set(err, TUSK_EPARAM, "parameter '%s': %u numbers, not pairs of x and y", key, k);
+    for (unsigned i = 0; i < k / 2; i++) {
+        xy[i][0] = v[2 * i];
+        xy[i][1] = v[2 * i + 1];
+    }
+    *n = k / 2;
+    return TUSK_OK;
+}
+
 int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err)
 {
     static const char *const known[] = {
         "shape",          "radius",         "length",    "hole_radius", "hole_front", "rings",
         "sectors",        "ring_thickness", "sector_offset_deg",        "impurity_front", "impurity_back",
         "bias",           "field_grid",     "basis_grid", "samples",    "sample_ns",  "step_ns",
-        "preamp_rise_ns", "symmetry",       NULL};
+        "preamp_rise_ns", "symmetry",       "front",      "back",       NULL};
     tusk_params_t *p = tusk_params_new();
     if (!p)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -135,7 +200,8 @@ int det_config_parse(det_config_t *cfg, const char *text, size_t size, const cha
         while (i < NSHAPES && strcmp(shape, shapes[i].name) != 0)
             i++;
         if (i == NSHAPES)
-            st = tusk_error_set(err, TUSK_EPARAM, "parameter 'shape': '%s' is not a known shape (coax)", shape);
+            st = tusk_error_set(err, TUSK_EPARAM, "parameter 'shape': '%s' is not a known shape (coax, tapered)",
+                                shape);
         else
             cfg->shape = (enum det_shape)i;
     }
@@ -180,6 +246,20 @@ int det_config_parse(det_config_t *cfg, const char *text, size_t size, const cha
         st = number(p, "preamp_rise_ns", &cfg->preamp_rise_ns, err);
     if (!st)
         st = tusk_params_bool(p, "symmetry", cfg->symmetry, &cfg->symmetry, err);
+    const char *front = tusk_params_get(p, "front"), *back = tusk_params_get(p, "back");
+    unsigned nf = cfg->sides, nb = cfg->sides;
+    if (!st && front)
+        st = corners("front", front, cfg->front, &nf, err);
+    if (!st && back)
+        st = corners("back", back, cfg->back, &nb, err);
+    if (!st && nf != nb)
+        st = tusk_error_set(err, TUSK_EPARAM, "parameters 'front' and 'back': %u and %u corners, not as many", nf, nb);
+    if (!st)
+        cfg->sides = nf;
+    if (!st && cfg->shape != DET_SHAPE_TAPERED && (front || back))
+        st = tusk_error_set(err, TUSK_EPARAM, "parameters 'front' and 'back' are for shape = tapered");
+    if (!st && cfg->shape != DET_SHAPE_TAPERED)
+        cfg->sides = 0;
     tusk_params_destroy(&p);
     if (!st && (st = det_config_check(cfg, err)))
         tusk_error_prefix(err, "%s", origin);
@@ -241,6 +321,37 @@ int det_config_check(const det_config_t *c, tusk_error_t *err)
         BAD("sample_ns %g: expected [step_ns = %g, 1000]", c->sample_ns, c->step_ns);
     if (!(c->preamp_rise_ns >= 0 && c->preamp_rise_ns <= 1000))
         BAD("preamp_rise_ns %g: expected [0, 1000]", c->preamp_rise_ns);
+    if (c->shape == DET_SHAPE_TAPERED) {
+        if (c->sides < 3 || c->sides > DET_MAX_SIDES)
+            BAD("shape tapered: %u corners (front, back): expected 3 to %d", c->sides, DET_MAX_SIDES);
+        for (unsigned k = 0; k < c->sides; k++)
+            if (!isfinite(c->front[k][0]) || !isfinite(c->front[k][1]) || !isfinite(c->back[k][0]) ||
+                !isfinite(c->back[k][1]))
+                BAD("shape tapered: corner %u is not a number", k + 1);
+        /* Convex and counter-clockwise at both ends, and the hole inside
+         * with 1 mm to spare at every depth. */
+        for (int end = 0; end < 2; end++)
+            for (unsigned k = 0; k < c->sides; k++) {
+                double a[2], b[2], d[2];
+                corner_at(c, k, end * c->length, a);
+                corner_at(c, (k + 1) % c->sides, end * c->length, b);
+                corner_at(c, (k + 2) % c->sides, end * c->length, d);
+                double turn = (b[0] - a[0]) * (d[1] - b[1]) - (b[1] - a[1]) * (d[0] - b[0]);
+                if (!(turn > 0))
+                    BAD("shape tapered: the %s outline is not convex and counter-clockwise at corner %u",
+                        end ? "back" : "front", (k + 1) % c->sides + 1);
+            }
+        for (int i = 0; i <= 16; i++)
+            for (unsigned k = 0; k < c->sides; k++) {
+                double z = c->length * i / 16.0, room = -beyond_side(c, k, z, 0.0, 0.0);
+                if (!(room >= c->hole_radius + 1.0))
+                    BAD("shape tapered: side %u passes %.3g mm from the axis at z = %g mm; the hole (radius %g) "
+                        "needs %g",
+                        k + 1, room, z, c->hole_radius, c->hole_radius + 1.0);
+            }
+    } else if (c->sides != 0) {
+        BAD("shape %s has no corners (sides %u)", shapes[c->shape].name, c->sides);
+    }
 #undef BAD
     return TUSK_OK;
 }
@@ -251,15 +362,28 @@ size_t det_config_format(const det_config_t *c, char *buf, size_t cap)
     size_t used = 0;
     for (unsigned i = 0; i < c->rings; i++)
         used += (size_t)snprintf(rings + used, sizeof rings - used, "%s%.17g", i ? "," : "", c->ring_thickness[i]);
+    /* A tapered shape's corners, after the rest. */
+    char outline[2 * (16 + 2 * DET_MAX_SIDES * 26)] = "";
+    if (c->shape == DET_SHAPE_TAPERED) {
+        size_t at = 0;
+        for (int end = 0; end < 2; end++) {
+            at += (size_t)snprintf(outline + at, sizeof outline - at, "%s =", end ? "back" : "front");
+            for (unsigned k = 0; k < c->sides && k < DET_MAX_SIDES; k++) {
+                const double *v = end ? c->back[k] : c->front[k];
+                at += (size_t)snprintf(outline + at, sizeof outline - at, " %.17g %.17g", v[0], v[1]);
+            }
+            at += (size_t)snprintf(outline + at, sizeof outline - at, "\n");
+        }
+    }
     int n = snprintf(buf, cap,
                      "shape = %s\nradius = %.17g\nlength = %.17g\nhole_radius = %.17g\nhole_front = %.17g\n"
                      "sectors = %u\nring_thickness = %s\nsector_offset_deg = %.17g\nimpurity_front = %.17g\n"
                      "impurity_back = %.17g\nbias = %.17g\nfield_grid = %.17g\nbasis_grid = %.17g\n"
-                     "samples = %u\nsample_ns = %.17g\nstep_ns = %.17g\npreamp_rise_ns = %.17g\nsymmetry = %s\n",
+                     "samples = %u\nsample_ns = %.17g\nstep_ns = %.17g\npreamp_rise_ns = %.17g\nsymmetry = %s\n%s",
                      shapes[c->shape].name, c->radius, c->length, c->hole_radius, c->hole_front, c->sectors, rings,
                      c->sector_offset_deg,
                      c->impurity_front, c->impurity_back, c->bias, c->field_grid, c->basis_grid, c->samples,
-                     c->sample_ns, c->step_ns, c->preamp_rise_ns, c->symmetry ? "on" : "off");
+                     c->sample_ns, c->step_ns, c->preamp_rise_ns, c->symmetry ? "on" : "off", outline);
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -283,6 +407,17 @@ int det_crystal_new(det_crystal_t **out, const det_config_t *cfg, tusk_error_t *
     c->ring_start[cfg->rings] = cfg->length;
     c->sector_width = 2 * M_PI / cfg->sectors;
     c->offset = cfg->sector_offset_deg * M_PI / 180;
+    if (cfg->shape == DET_SHAPE_TAPERED && cfg->sides == cfg->sectors) {
+        /* Convex around the axis: the corners' angles increase. */
+        c->by_corner = true;
+        double a0 = atan2(cfg->front[0][1], cfg->front[0][0]);
+        for (unsigned k = 0; k < cfg->sides; k++) {
+            double a = fmod(atan2(cfg->front[k][1], cfg->front[k][0]) - a0, 2 * M_PI);
+            c->corner_rel[k] = a < 0 ? a + 2 * M_PI : a;
+        }
+        c->corner_rel[cfg->sides] = 2 * M_PI;
+        c->offset = a0;
+    }
     *out = c;
     return TUSK_OK;
 }
@@ -343,12 +478,77 @@ bool det_crystal_inside(const det_crystal_t *c, double x, double y, double z)
     return region_of(&c->cfg, x, y, z) == REGION_GERMANIUM;
 }
 
+/* The signed area of the triangle (0, a, b) within the circle of radius r
+ * about 0 (positive when a to b turns counter-clockwise). */
+static double triangle_in_circle(const double a[2], const double b[2], double r)
+{
+    double ax = a[0], ay = a[1], dx = b[0] - a[0], dy = b[1] - a[1];
+    /* Where the segment a + t d crosses the circle, t in (0, 1). */
+    double qa = dx * dx + dy * dy, qb = 2 * (ax * dx + ay * dy), qc = ax * ax + ay * ay - r * r;
+    double ts[4] = {0.0, 0.0, 0.0, 1.0};
+    int n = 1;
+    double disc = qb * qb - 4 * qa * qc;
+    if (qa > 0 && disc > 0) {
+        double sq = sqrt(disc), t1 = (-qb - sq) / (2 * qa), t2 = (-qb + sq) / (2 * qa);
+        if (t1 > 0 && t1 < 1)
+            ts[n++] = t1;
+        if (t2 > 0 && t2 < 1)
+            ts[n++] = t2;
+    }
+    ts[n++] = 1.0;
+    double area = 0;
+    for (int i = 0; i + 1 < n; i++) {
+        double p[2] = {ax + ts[i] * dx, ay + ts[i] * dy}, q[2] = {ax + ts[i + 1] * dx, ay + ts[i + 1] * dy};
+        double m[2] = {0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1])};
+        if (m[0] * m[0] + m[1] * m[1] <= r * r)
+            area += 0.5 * (p[0] * q[1] - p[1] * q[0]); /* a triangle */
+        else
+            area += 0.5 * r * r * atan2(p[0] * q[1] - p[1] * q[0], p[0] * q[0] + p[1] * q[1]); /* a sector */
+    }
+    return area;
+}
+
+/* The outline's area at depth z, mm^2 (hole not taken out). */
+static double outline_area(const det_config_t *g, double z)
+{
+    if (g->shape != DET_SHAPE_TAPERED)
+        return M_PI * g->radius * g->radius;
+    double area = 0;
+    for (unsigned k = 0; k < g->sides; k++) {
+        double a[2], b[2];
+        corner_at(g, k, z, a);
+        corner_at(g, (k + 1) % g->sides, z, b);
+        area += triangle_in_circle(a, b, g->radius);
+    }
+    return area;
+}
+
+double det_crystal_volume(const det_crystal_t *c, unsigned steps)
+{
+    const det_config_t *g = &c->cfg;
+    if (steps == 0)
+        steps = 1;
+    double v = 0, dz = g->length / steps;
+    for (unsigned i = 0; i < steps; i++) {
+        double z = (i + 0.5) * dz;
+        v += outline_area(g, z) * dz;
+    }
+    v -= M_PI * g->hole_radius * g->hole_radius * (g->length - g->hole_front);
+    return v / 1000.0;
+}
+
 static unsigned sector_of(const det_crystal_t *c, double x, double y)
 {
     double a = atan2(y, x) - c->offset;
     a = fmod(a, 2 * M_PI);
     if (a < 0)
         a += 2 * M_PI;
+    if (c->by_corner) {
+        unsigned s = 0;
+        while (s + 1 < c->cfg.sectors && a >= c->corner_rel[s + 1])
+            s++;
+        return s;
+    }
     unsigned s = (unsigned)(a / c->sector_width);
     return s < c->cfg.sectors ? s : c->cfg.sectors - 1;
 }

@@ -27,6 +27,7 @@ typedef struct work {
     unsigned per_point;   /* electrodes * samples */
     float *traces;        /* n * per_point */
     int *incomplete;      /* n flags */
+    int *collected;       /* n: the segment the holes reach, or -1 */
     det_path_t (*paths)[2]; /* drift paths, scratch of each pool thread */
     pthread_mutex_t lock;
     int status;
@@ -47,6 +48,7 @@ static void compute(void *ctx, size_t i, unsigned thread)
     int st = det_signals_compute(w->signals, w->points + 3 * i, w->traces + i * w->per_point, &info, w->paths[thread],
                                  &err);
     w->incomplete[i] = info.end[0] != DET_DRIFT_COLLECTED || info.end[1] != DET_DRIFT_COLLECTED;
+    w->collected[i] = st ? -1 : info.collected;
     if (st) {
         pthread_mutex_lock(&w->lock);
         if (w->status == TUSK_OK) {
@@ -175,8 +177,9 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
         w.per_point = electrodes * cfg->samples;
         w.traces = malloc((size_t)CHUNK * w.per_point * sizeof *w.traces);
         w.incomplete = malloc(CHUNK * sizeof *w.incomplete);
+        w.collected = malloc(CHUNK * sizeof *w.collected);
         w.paths = calloc(threads, sizeof *w.paths);
-        if (!w.traces || !w.incomplete || !w.paths)
+        if (!w.traces || !w.incomplete || !w.collected || !w.paths)
             st = tusk_error_set(err, TUSK_ENOMEM, "out of memory");
         else
             st = tusk_pool_new(&pool, threads, err);
@@ -191,9 +194,14 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
         for (size_t i = 0; !st && i < w.n; i++) {
             const double *p = w.points + 3 * i;
             float pos[3] = {(float)p[0], (float)p[1], (float)p[2]};
-            int seg = det_crystal_segment_of(crystal, p[0], p[1], p[2]);
+            /* Grouped by the segment that collects the charge; a point
+             * whose holes reach no segment stays with its slab. */
+            int slab = det_crystal_segment_of(crystal, p[0], p[1], p[2]);
+            int seg = w.collected[i] >= 0 ? w.collected[i] : slab;
             s->incomplete += (size_t)w.incomplete[i];
-            st = det_basis_add(basis, (unsigned)seg, pos, w.traces + i * w.per_point, err);
+            s->uncollected += w.collected[i] < 0;
+            s->moved += seg != slab;
+            st = det_basis_add_point(basis, (unsigned)seg, (unsigned)slab, pos, w.traces + i * w.per_point, err);
         }
         size_t done = first + w.n;
         double t = tusk_clock_s();
@@ -220,6 +228,7 @@ int det_basis_generate(const det_config_t *cfg, const det_generate_options_t *op
     free(w.paths);
     free(w.traces);
     free(w.incomplete);
+    free(w.collected);
     pthread_mutex_destroy(&w.lock);
     det_signals_destroy(&signals);
     det_weighting_destroy(&weighting);

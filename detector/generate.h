@@ -28,6 +28,8 @@ typedef struct det_generate_stats {
     unsigned fields_solved;                     /* weighting potentials solved */
     size_t points;                              /* basis points */
     size_t incomplete;                          /* points whose carriers did not both reach a contact */
+    size_t moved;                               /* points collected on another segment than their slab */
+    size_t uncollected;                         /* points whose holes reach no segment: kept with their slab */
 } det_generate_stats_t;
 
 /* Basis points lie on a Cartesian grid of step cfg->basis_grid, offset by

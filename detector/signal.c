@@ -107,6 +107,11 @@ int det_signals_compute(const det_signals_t *s, const double p[3], float *traces
         }
         if (info) {
             info->segment = det_crystal_segment_of(s->crystal, p[0], p[1], p[2]);
+            int h = path[DET_HOLE].end_electrode;
+            info->collected = path[DET_HOLE].end == DET_DRIFT_COLLECTED && h >= 0 &&
+                                      h < (int)det_crystal_segments(s->crystal)
+                                  ? h
+                                  : -1;
             for (int c = 0; c < 2; c++) {
                 info->end[c] = path[c].end;
                 info->electrode[c] = path[c].end_electrode;

@@ -198,8 +198,12 @@ static int cmd_gen(opts_t *o)
            stats.fields_solved, bytes, o->int16 ? "int16" : "float32");
     printf("time: potential %.1f s, weighting %.1f s, signals %.1f s, total %.1f s on %u thread%s\n",
            stats.potential_s, stats.weighting_s, stats.signals_s, total, o->threads, o->threads == 1 ? "" : "s");
+    printf("collection: %zu of %zu points collected on another segment than the one they lie in (%.1f %%)\n",
+           stats.moved, stats.points, stats.points ? 100.0 * (double)stats.moved / (double)stats.points : 0.0);
     if (stats.incomplete)
-        printf("note: %zu points with a carrier that did not reach a contact\n", stats.incomplete);
+        printf("note: %zu points with a carrier that did not reach a contact (%zu whose holes reach no segment: "
+               "kept with the segment they lie in)\n",
+               stats.incomplete, stats.uncollected);
     return 0;
 }
 
@@ -221,6 +225,33 @@ static int cmd_info(const char *path)
     printf("  points per segment:");
     for (unsigned seg = 0; seg < s->segments; seg++)
         printf("%s%zu", seg % 12 ? " " : "\n    ", det_basis_segment_points(b, seg));
+    /* Where the charge goes: points by the ring they lie in, and how many
+     * collect on another segment (another ring, another sector). */
+    det_config_t cfg;
+    det_config_default(&cfg);
+    tusk_error_t cerr;
+    if (det_config_parse(&cfg, s->config, strlen(s->config), path, &cerr) == TUSK_OK &&
+        cfg.rings * cfg.sectors == s->segments) {
+        size_t all[DET_MAX_RINGS] = {0}, moved[DET_MAX_RINGS] = {0}, ring[DET_MAX_RINGS] = {0}, total = 0,
+               total_moved = 0;
+        for (unsigned seg = 0; seg < s->segments; seg++)
+            for (size_t i = 0; i < det_basis_segment_points(b, seg); i++) {
+                unsigned slab = det_basis_slab(b, seg, i), r = slab % cfg.rings;
+                all[r]++;
+                total++;
+                if (slab != seg) {
+                    moved[r]++;
+                    total_moved++;
+                    ring[r] += seg % cfg.rings != r;
+                }
+            }
+        printf("\n  collection: %zu of %zu points (%.1f %%) collected on another segment than the one they lie in\n",
+               total_moved, total, total ? 100.0 * (double)total_moved / (double)total : 0.0);
+        printf("    ring  points  elsewhere   %%     of them on another ring\n");
+        for (unsigned r = 0; r < cfg.rings; r++)
+            printf("    %4u  %6zu  %9zu  %5.1f  %zu\n", r + 1, all[r], moved[r],
+                   all[r] ? 100.0 * (double)moved[r] / (double)all[r] : 0.0, ring[r]);
+    }
     printf("\n  configuration:\n");
     for (const char *p = s->config; *p;) {
         const char *nl = strchr(p, '\n');

@@ -161,19 +161,83 @@ static void add_point(const sim_response_t *r, unsigned s, size_t i, double w, f
         traces[t] += (float)(w * b[t * n + i]);
 }
 
+/* Trilinear weights and grid nodes of the 8 basis grid nodes around pos. */
+static void corners_of(const sim_response_t *r, const double pos[3], long n0[3], double w[3])
+{
+    for (int a = 0; a < 3; a++) {
+        double f = pos[a] / r->grid - 0.5;
+        n0[a] = (long)floor(f);
+        w[a] = f - (double)n0[a];
+    }
+}
+
+int sim_response_segment_at(const sim_response_t *r, const double pos[3])
+{
+    long n0[3];
+    double w[3];
+    corners_of(r, pos, n0, w);
+    /* The segments of the 8 nodes around, each with its trilinear weight:
+     * the heaviest collects the charge. */
+    unsigned segs[8];
+    double weight[8];
+    unsigned nseg = 0;
+    for (unsigned c = 0; c < 8; c++) {
+        long i = n0[0] + (c & 1), j = n0[1] + (c >> 1 & 1), k = n0[2] + (c >> 2 & 1);
+        double wc = ((c & 1) ? w[0] : 1.0 - w[0]) * ((c >> 1 & 1) ? w[1] : 1.0 - w[1]) *
+                    ((c >> 2 & 1) ? w[2] : 1.0 - w[2]);
+        unsigned seg;
+        uint32_t index;
+        if (wc <= 0.0 || !det_grid_at(r->map, i, j, k, &seg, &index))
+            continue;
+        unsigned q = 0;
+        while (q < nseg && segs[q] != seg)
+            q++;
+        if (q == nseg) {
+            segs[nseg] = seg;
+            weight[nseg++] = 0.0;
+        }
+        weight[q] += wc;
+    }
+    if (nseg > 0) {
+        unsigned best = 0;
+        for (unsigned q = 1; q < nseg; q++)
+            if (weight[q] > weight[best] || (weight[q] == weight[best] && segs[q] < segs[best]))
+                best = q;
+        return (int)segs[best];
+    }
+    /* No node around (a thin corner of the germanium): the nearest basis
+     * point within three grid steps. */
+    long c[3] = {det_grid_node(r->map, pos[0]), det_grid_node(r->map, pos[1]), det_grid_node(r->map, pos[2])};
+    double bd = INFINITY;
+    int found = -1;
+    for (long di = -3; di <= 3; di++)
+        for (long dj = -3; dj <= 3; dj++)
+            for (long dk = -3; dk <= 3; dk++) {
+                unsigned seg;
+                uint32_t index;
+                if (!det_grid_at(r->map, c[0] + di, c[1] + dj, c[2] + dk, &seg, &index))
+                    continue;
+                double q[3] = {((double)(c[0] + di) + 0.5) * r->grid, ((double)(c[1] + dj) + 0.5) * r->grid,
+                               ((double)(c[2] + dk) + 0.5) * r->grid};
+                double d = (q[0] - pos[0]) * (q[0] - pos[0]) + (q[1] - pos[1]) * (q[1] - pos[1]) +
+                           (q[2] - pos[2]) * (q[2] - pos[2]);
+                if (d < bd) {
+                    bd = d;
+                    found = (int)seg;
+                }
+            }
+    return found >= 0 ? found : det_crystal_segment_of(r->crystal, pos[0], pos[1], pos[2]);
+}
+
 int sim_response_signal(sim_response_t *r, int segment, const double pos[3], float *traces, tusk_error_t *err)
 {
     if (segment < 0 || segment >= ADF_CRYSTAL_SEGMENTS || !r->npoints[segment])
         return tusk_error_set(err, TUSK_EINVAL, "segment %d has no basis points", segment);
     unsigned s = (unsigned)segment;
     memset(traces, 0, (size_t)r->channels * r->bsamples * sizeof *traces);
-    double f[3], w[3];
+    double w[3];
     long n0[3];
-    for (int a = 0; a < 3; a++) {
-        f[a] = pos[a] / r->grid - 0.5;
-        n0[a] = (long)floor(f[a]);
-        w[a] = f[a] - (double)n0[a];
-    }
+    corners_of(r, pos, n0, w);
     uint32_t idx[8];
     double wt[8], total = 0.0;
     unsigned found = 0;

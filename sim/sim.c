@@ -39,6 +39,7 @@ typedef struct point {
 } point_t;
 
 struct sim {
+    transport_physics_t phys;  /* Rayleigh tables: filled once, then read only */
     det_basis_t *basis;
     det_crystal_t *crystal;
     array_t *array;
@@ -54,6 +55,9 @@ struct sim {
     size_t npoints, cap;
     array_chord_t *chords;
     double *crystal_e;         /* per array index */
+    double passive_e;          /* deposited in capsules and cryostats, this decay */
+    double *gamma_e;           /* per emitted gamma of this decay: its deposits in germanium */
+    sim_gamma_tally_t *tally;  /* sim_next_transport's answer */
     sim_deposit_t *deposits;   /* of one crystal */
     adf_crystal_t *records;    /* read out, ncrystals at most */
     adf_truth_t *truth;
@@ -62,7 +66,7 @@ struct sim {
 };
 
 static const char *const known_keys[] = {
-    "basis", "array", "events", "seed", "trigger_kev", "truth",
+    "basis", "array", "events", "seed", "trigger_kev", "truth", "rayleigh",
     /* source */
     "source", "energy", "energies", "multiplicity", "e_min", "e_max", "rate", "start_tick",
     /* response */
@@ -171,6 +175,14 @@ static int configure(sim_t *s, const tusk_params_t *params, const char *origin, 
     if (!(s->trigger_kev >= 0.0 && s->trigger_kev < 1e6))
         return tusk_error_set(err, TUSK_EPARAM, "%s: trigger_kev = %g: must be within 0 and 1e6", origin,
                               s->trigger_kev);
+    const char *rayleigh = tusk_params_get(params, "rayleigh");
+    enum transport_rayleigh mode = TRANSPORT_RAYLEIGH_FORM_FACTOR;
+    if (rayleigh && strcmp(rayleigh, "thomson") == 0)
+        mode = TRANSPORT_RAYLEIGH_THOMSON;
+    else if (rayleigh && strcmp(rayleigh, "form_factor") != 0)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: rayleigh = %s: expected form_factor or thomson", origin,
+                              rayleigh);
+    transport_physics_init(&s->phys, mode);
     if ((st = sim_source_new(&s->source, params, origin, err)) != TUSK_OK)
         return st;
     sim_response_config_t rc;
@@ -188,21 +200,27 @@ static int configure(sim_t *s, const tusk_params_t *params, const char *origin, 
     s->crystal_e = malloc(s->ncrystals * sizeof *s->crystal_e);
     s->records = malloc(s->ncrystals * sizeof *s->records);
     s->truth = malloc(sizeof *s->truth);
+    s->gamma_e = malloc(SIM_MAX_GAMMAS * sizeof *s->gamma_e);
+    s->tally = malloc(SIM_MAX_GAMMAS * sizeof *s->tally);
     s->cap = 256;
     s->points = malloc(s->cap * sizeof *s->points);
     s->deposits = malloc(s->cap * sizeof *s->deposits);
-    if (!s->chords || !s->crystal_e || !s->records || !s->truth || !s->points || !s->deposits)
+    if (!s->chords || !s->crystal_e || !s->records || !s->truth || !s->points || !s->deposits || !s->gamma_e ||
+        !s->tally)
         return tusk_error_set(err, TUSK_ENOMEM, "%s: out of memory (%zu crystals)", origin, s->ncrystals);
     const det_basis_shape_t *bs = det_basis_shape(s->basis);
     char arr[512];
     array_describe(s->array, arr, sizeof arr);
     snprintf(s->description, sizeof s->description,
              "source: %s\narray: %s\nbasis: %zu points, %g mm grid, %u samples of %g ns\n"
+             "germanium: %.1f kg in %zu crystals; Rayleigh scattering %s\n"
              "response: %u samples per channel (%u before the interaction), noise %g keV, gain %g ch/keV, "
              "FWHM %g keV at 0 and %g keV at 1332 keV\nevents: %llu decays, seed %llu, trigger %g keV, truth %s",
              sim_source_describe(s->source), arr, det_basis_points(s->basis), bs->grid_mm, bs->samples,
-             bs->sample_ns, sim_response_samples(s->response), rc.pretrigger, rc.noise_kev, rc.gain, rc.fwhm_0,
-             rc.fwhm_1332, (unsigned long long)s->events_limit, (unsigned long long)s->seed, s->trigger_kev,
+             bs->sample_ns, array_germanium_cm3(s->array) * GEXS_DENSITY / 1000.0, s->ncrystals,
+             mode == TRANSPORT_RAYLEIGH_THOMSON ? "without form factors (thomson)" : "with the atomic form factor",
+             sim_response_samples(s->response), rc.pretrigger, rc.noise_kev, rc.gain, rc.fwhm_0, rc.fwhm_1332,
+             (unsigned long long)s->events_limit, (unsigned long long)s->seed, s->trigger_kev,
              s->truth_on ? "yes" : "no");
     return TUSK_OK;
 }
@@ -239,6 +257,8 @@ void sim_destroy(sim_t **sim)
     free(s->truth);
     free(s->points);
     free(s->deposits);
+    free(s->gamma_e);
+    free(s->tally);
     free(s);
     *sim = NULL;
 }
@@ -272,40 +292,79 @@ static int add_point(sim_t *s, size_t crystal, const double world[3], double ede
     p->energy = edep;
     memcpy(p->world, world, sizeof p->world);
     array_to_local(s->array, crystal, world, p->local);
-    p->segment = det_crystal_segment_of(s->crystal, p->local[0], p->local[1], p->local[2]);
+    /* The segment that collects the charge (the basis knows). */
+    p->segment = sim_response_segment_at(s->response, p->local);
+    if (p->segment < 0)
+        return tusk_error_set(err, TUSK_EINVAL,
+                              "crystal %u: a deposit at (%.2f, %.2f, %.2f) mm has no segment in the basis' crystal",
+                              array_place(s->array, crystal)->id, p->local[0], p->local[1], p->local[2]);
     s->crystal_e[crystal] += edep;
+    s->gamma_e[gamma] += edep;
     return TUSK_OK;
 }
 
-/* Where along the ray the photon interacts next: delta tracking over the
- * chords of the bounding cylinders. false: it leaves the array. */
-static bool next_interaction(sim_t *s, const photon_t *ph, double where[3], size_t *crystal)
+/* Where along the ray the photon interacts next, and in what: delta
+ * (Woodcock) tracking over the union of the crystals' envelopes with
+ * germanium's attenuation, the largest of any material's (aluminium's is
+ * at most 0.55 of it: check_germanium). A tentative point in germanium is
+ * an interaction; in aluminium one with probability mu_Al / mu_Ge; in
+ * vacuum none. A point in no envelope ends the flight there, and a new one
+ * starts at the next envelope (the exponential forgets). false: the
+ * photon leaves the array. */
+static bool next_interaction(sim_t *s, const photon_t *ph, double where[3], size_t *crystal,
+                             gexs_material_t *material)
 {
     size_t n = array_chords(s->array, ph->pos, ph->dir, s->chords, s->ncrystals, NULL);
+    if (n == 0)
+        return false;
     double mu = gexs_linear_attenuation(ph->e_kev) / 10.0; /* 1/mm */
-    for (size_t c = 0; c < n; c++) {
-        double t = s->chords[c].t_in;
-        for (;;) {
-            t += -log(tusk_rng_uniform(&s->rng)) / mu;
-            if (t >= s->chords[c].t_out)
-                break;
+    double al = array_passive(s->array)
+                    ? gexs_material_linear_attenuation(GEXS_ALUMINIUM, ph->e_kev) / 10.0 / mu
+                    : 0.0;
+    size_t first = 0; /* the chords before it end before t */
+    double t = s->chords[0].t_in;
+    for (;;) {
+        t += -log(tusk_rng_uniform(&s->rng)) / mu;
+        while (first < n && s->chords[first].t_out <= t)
+            first++;
+        if (first == n)
+            return false;
+        bool covered = false;
+        for (size_t c = first; c < n && s->chords[c].t_in <= t; c++) {
+            if (s->chords[c].t_out <= t)
+                continue;
+            covered = true;
             double p[3] = {ph->pos[0] + t * ph->dir[0], ph->pos[1] + t * ph->dir[1], ph->pos[2] + t * ph->dir[2]};
-            if (array_inside(s->array, s->chords[c].crystal, p)) {
-                memcpy(where, p, sizeof p);
-                *crystal = s->chords[c].crystal;
-                return true;
-            }
+            enum array_material m = array_material_at(s->array, s->chords[c].crystal, p);
+            if (m == ARRAY_VACUUM)
+                continue;
+            if (m == ARRAY_ALUMINIUM && tusk_rng_uniform(&s->rng) >= al)
+                break; /* a virtual collision */
+            memcpy(where, p, sizeof p);
+            *crystal = s->chords[c].crystal;
+            *material = m == ARRAY_GERMANIUM ? GEXS_GERMANIUM : GEXS_ALUMINIUM;
+            return true;
+        }
+        if (!covered) {
+            /* Between envelopes: the next one that lies ahead. */
+            size_t c = first;
+            while (c < n && s->chords[c].t_in <= t)
+                c++;
+            if (c == n)
+                return false;
+            t = s->chords[c].t_in;
         }
     }
-    return false;
 }
 
-/* Follow every gamma of the decay; points and escaped energy. */
+/* Follow every gamma of the decay; points, escaped energy and the
+ * energy left in passive material. */
 static int transport(sim_t *s, const sim_decay_t *d, double *escaped, tusk_error_t *err)
 {
     photon_t stack[PHOTON_STACK];
     size_t n = 0;
     *escaped = 0.0;
+    s->passive_e = 0.0;
     for (unsigned g = 0; g < d->n; g++) {
         stack[0] = (photon_t){{0.0, 0.0, 0.0}, {d->dir[g][0], d->dir[g][1], d->dir[g][2]}, d->energy[g], g};
         n = 1;
@@ -314,14 +373,17 @@ static int transport(sim_t *s, const sim_decay_t *d, double *escaped, tusk_error
             for (;;) {
                 double p[3];
                 size_t c;
-                if (!next_interaction(s, &ph, p, &c)) {
+                gexs_material_t mat;
+                if (!next_interaction(s, &ph, p, &c, &mat)) {
                     *escaped += ph.e_kev;
                     break;
                 }
                 memcpy(ph.pos, p, sizeof p);
                 transport_step_t st;
-                transport_interact(ph.e_kev, ph.dir, &s->rng, &st);
-                if (st.edep_kev > 0.0) {
+                transport_interact(&s->phys, mat, ph.e_kev, ph.dir, &s->rng, &st);
+                if (mat != GEXS_GERMANIUM) {
+                    s->passive_e += st.edep_kev; /* lost: nothing reads aluminium out */
+                } else if (st.edep_kev > 0.0) {
                     int rc = add_point(s, c, p, st.edep_kev, st.process, g, err);
                     if (rc != TUSK_OK)
                         return rc;
@@ -407,34 +469,68 @@ static int read_out(sim_t *s, size_t *count, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* One decay, transported: its points, the sums per crystal and per gamma,
+ * the statistics. */
+static int decay_once(sim_t *s, sim_decay_t *d, double *emitted, double *deposited, double *escaped,
+                      tusk_error_t *err)
+{
+    int st = sim_source_next(s->source, &s->rng, d, err);
+    if (st != TUSK_OK)
+        return st;
+    s->stats.decays++;
+    s->stats.gammas += d->n;
+    *emitted = 0.0;
+    for (unsigned g = 0; g < d->n; g++) {
+        *emitted += d->energy[g];
+        s->gamma_e[g] = 0.0;
+    }
+    s->npoints = 0;
+    for (size_t c = 0; c < s->ncrystals; c++)
+        s->crystal_e[c] = 0.0;
+    if ((st = transport(s, d, escaped, err)) != TUSK_OK) {
+        tusk_error_prefix(err, "decay %llu", (unsigned long long)d->index);
+        return st;
+    }
+    *deposited = 0.0;
+    for (size_t i = 0; i < s->npoints; i++)
+        *deposited += s->points[i].energy;
+    s->stats.points += s->npoints;
+    s->stats.emitted_kev += *emitted;
+    s->stats.deposited_kev += *deposited;
+    s->stats.escaped_kev += *escaped;
+    s->stats.passive_kev += s->passive_e;
+    return TUSK_OK;
+}
+
+int sim_next_transport(sim_t *s, const sim_gamma_tally_t **tally, size_t *n, tusk_error_t *err)
+{
+    *tally = NULL;
+    *n = 0;
+    if (s->events_limit != 0 && s->stats.decays >= s->events_limit)
+        return TUSK_OK;
+    sim_decay_t d;
+    double emitted, deposited, escaped;
+    int st = decay_once(s, &d, &emitted, &deposited, &escaped, err);
+    if (st != TUSK_OK)
+        return st;
+    for (unsigned g = 0; g < d.n; g++) {
+        s->tally[g].energy_kev = d.energy[g];
+        s->tally[g].germanium_kev = s->gamma_e[g];
+    }
+    *tally = s->tally;
+    *n = d.n;
+    return TUSK_OK;
+}
+
 int sim_next(sim_t *s, const sim_event_t **ev, tusk_error_t *err)
 {
     *ev = NULL;
     while (s->events_limit == 0 || s->stats.decays < s->events_limit) {
         sim_decay_t d;
-        int st = sim_source_next(s->source, &s->rng, &d, err);
+        double emitted, deposited, escaped;
+        int st = decay_once(s, &d, &emitted, &deposited, &escaped, err);
         if (st != TUSK_OK)
             return st;
-        s->stats.decays++;
-        s->stats.gammas += d.n;
-        double emitted = 0.0;
-        for (unsigned g = 0; g < d.n; g++)
-            emitted += d.energy[g];
-        s->npoints = 0;
-        for (size_t c = 0; c < s->ncrystals; c++)
-            s->crystal_e[c] = 0.0;
-        double escaped;
-        if ((st = transport(s, &d, &escaped, err)) != TUSK_OK) {
-            tusk_error_prefix(err, "decay %llu", (unsigned long long)d.index);
-            return st;
-        }
-        double deposited = 0.0;
-        for (size_t i = 0; i < s->npoints; i++)
-            deposited += s->points[i].energy;
-        s->stats.points += s->npoints;
-        s->stats.emitted_kev += emitted;
-        s->stats.deposited_kev += deposited;
-        s->stats.escaped_kev += escaped;
         size_t nread;
         if ((st = read_out(s, &nread, err)) != TUSK_OK) {
             tusk_error_prefix(err, "decay %llu", (unsigned long long)d.index);
@@ -453,6 +549,7 @@ int sim_next(sim_t *s, const sim_event_t **ev, tusk_error_t *err)
         e->emitted_kev = emitted;
         e->deposited_kev = deposited;
         e->escaped_kev = escaped;
+        e->passive_kev = s->passive_e;
         s->stats.events++;
         s->stats.crystals += nread;
         *ev = e;

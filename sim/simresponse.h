@@ -1,6 +1,13 @@
 /* simresponse.h - the detector response of the event simulation: what a
  * crystal's front-end would record for a set of energy deposits.
  *
+ * Segments. A deposit belongs to the segment that collects its charge
+ * (sim_response_segment_at): the basis groups its points by the contact
+ * their holes reach (tusk/basis.h), and the deposit takes the segment of
+ * the basis grid points around it with the largest trilinear weight - so
+ * a deposit just behind the front ring, whose holes drift to the front
+ * face, is a ring-1 deposit, in its energy as in its traces.
+ *
  * Traces. The deposits are grouped by segment; every electrode's trace
  * is the sum over the deposits of the basis signal at the deposit's
  * position, weighted by its energy (keV). The basis signal at a position
@@ -81,8 +88,16 @@ TUSK_INTERNAL unsigned sim_response_samples(const sim_response_t *response);
 typedef struct sim_deposit {
     double pos[3];   /* mm, crystal frame, inside the germanium */
     double energy;   /* keV */
-    int segment;     /* det_crystal_segment_of(pos) */
+    int segment;     /* the collecting segment: sim_response_segment_at(pos) */
 } sim_deposit_t;
+
+/* The segment that collects the charge of a deposit at pos (crystal
+ * frame): of the 8 basis grid nodes around pos that hold a point, the
+ * segment with the largest summed trilinear weight (ties: the lower
+ * segment); with none, the segment of the nearest point within three grid
+ * steps; with none either, the slab (det_crystal_segment_of, -1 outside
+ * the basis' crystal). */
+TUSK_INTERNAL int sim_response_segment_at(const sim_response_t *response, const double pos[3]);
 
 /* The interpolated basis signal of a unit deposit at pos in segment:
  * traces[channel * basis samples + sample], 37 channels. */

@@ -46,20 +46,18 @@ void transport_rotate(double dir[3], double cos_theta, double phi)
     dir[2] /= n;
 }
 
-/* cos theta from (1 + cos^2 theta) / 2 on [-1, 1]: the CDF is
- * (c^3 + 3c + 4)/8; solve c^3 + 3c = 8r - 4 (Cardano, one real root). */
-static double sample_rayleigh_cos(uint64_t *rng)
+void transport_physics_init(transport_physics_t *phys, enum transport_rayleigh rayleigh)
 {
-    double q = 4.0 * tusk_rng_uniform(rng) - 2.0; /* c^3 + 3c - 2q = 0 */
-    double d = sqrt(q * q + 1.0);
-    double c = cbrt(q + d) + cbrt(q - d);
-    return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
+    phys->rayleigh = rayleigh;
+    for (int m = 0; m < GEXS_MATERIALS; m++)
+        sim_rayleigh_init(&phys->ff[m], (gexs_material_t)m);
 }
 
-void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_step_t *step)
+void transport_interact(const transport_physics_t *phys, gexs_material_t material, double e_kev, double dir[3],
+                        uint64_t *rng, transport_step_t *step)
 {
     gexs_mu_t mu;
-    gexs_mass_attenuation(e_kev, &mu);
+    gexs_material_mass_attenuation(material, e_kev, &mu);
     memset(step, 0, sizeof *step);
     double r = tusk_rng_uniform(rng) * mu.total;
     if (r < mu.photo) {
@@ -82,7 +80,10 @@ void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_st
         return;
     }
     if (r < mu.photo + mu.compton + mu.rayleigh || mu.pair <= 0.0) {
-        double ct = sample_rayleigh_cos(rng);
+        double ct = phys->rayleigh == TRANSPORT_RAYLEIGH_THOMSON
+                        ? sim_thomson_sample_cos_theta(rng)
+                        : sim_rayleigh_sample_cos_theta(&phys->ff[(unsigned)material < GEXS_MATERIALS ? material : GEXS_GERMANIUM], e_kev,
+                                                        rng);
         double phi = 2.0 * PI * tusk_rng_uniform(rng);
         step->process = TRANSPORT_RAYLEIGH;
         step->e_kev = e_kev;
@@ -112,12 +113,13 @@ static transport_point_t *add_point(transport_result_t *out, const double pos[3]
     return p;
 }
 
-int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out)
+int transport_slab(const transport_physics_t *phys, double e_kev, double thickness_cm, uint64_t *rng,
+                   transport_result_t *out)
 {
     if (!out)
         return -1;
     memset(out, 0, sizeof *out);
-    if (!rng || !(e_kev > 0.0) || !(thickness_cm > 0.0) || isinf(e_kev) || isinf(thickness_cm))
+    if (!phys || !rng || !(e_kev > 0.0) || !(thickness_cm > 0.0) || isinf(e_kev) || isinf(thickness_cm))
         return -1;
 
     photon_t stack[STACK_MAX];
@@ -145,7 +147,7 @@ int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_r
                 primary_interacted = 1;
 
             transport_step_t st;
-            transport_interact(ph.e_kev, ph.dir, rng, &st);
+            transport_interact(phys, GEXS_GERMANIUM, ph.e_kev, ph.dir, rng, &st);
             add_point(out, ph.pos, st.edep_kev, st.process);
             if (st.e_kev > 0.0) {
                 ph.e_kev = st.e_kev;

@@ -1,5 +1,6 @@
-/* transport.h - photon transport in a homogeneous germanium slab (private
- * to sim/, for tests and as the seed of the array simulation).
+/* transport.h - photon interactions in germanium and aluminium, and
+ * transport in a homogeneous germanium slab (private to sim/; the slab is
+ * for tests).
  *
  * The slab is infinite in x and y and occupies 0 <= z <= thickness. One
  * photon enters at the origin along +z. Free paths are sampled from the
@@ -10,9 +11,12 @@
  *   Compton: cos theta from Klein-Nishina (free electron at rest; the
  *     binding that XCOM's incoherent cross section includes changes only
  *     the rate, not this angle), azimuth uniform; E - E' deposited locally;
- *   Rayleigh: direction only, cos theta from (1 + cos^2 theta)/2, i.e.
- *     Thomson with atomic form factors ignored (this overestimates large
- *     angles; Rayleigh is a few % of the attenuation below 200 keV);
+ *   Rayleigh: direction only, cos theta from (1 + cos^2 theta) F^2(x),
+ *     F the material's atomic form factor (sim/simrng.h); the physics'
+ *     `rayleigh` setting can drop F (TRANSPORT_RAYLEIGH_THOMSON: what
+ *     tusk did before, for comparisons) - without it large angles are
+ *     overestimated: at 1 MeV in germanium half of the Rayleigh
+ *     scatterings turn by less than 1.5 degrees, not 60;
  *   pair: E - 2 m c^2 deposited locally; the positron annihilates at rest
  *     there into two back-to-back 511 keV photons in a random direction,
  *     both followed.
@@ -27,6 +31,9 @@
 #include "tusk/export.h"
 
 #include <stdint.h>
+
+#include "sim/simrng.h"
+#include "tusk/gexs.h"
 
 #define TRANSPORT_MAX_POINTS 64
 #define TRANSPORT_E_CUT_KEV 10.0
@@ -53,11 +60,28 @@ typedef struct transport_result {
     transport_point_t points[TRANSPORT_MAX_POINTS]; /* in order of occurrence */
 } transport_result_t;
 
+/* How Rayleigh scattering turns a photon. */
+enum transport_rayleigh {
+    TRANSPORT_RAYLEIGH_FORM_FACTOR = 0, /* (1 + cos^2) F^2: the default */
+    TRANSPORT_RAYLEIGH_THOMSON = 1      /* (1 + cos^2) alone: tusk before issue 22 */
+};
+
+/* What the interactions need besides the cross sections: the Rayleigh
+ * tables of every material. Filled once (transport_physics_init), then
+ * only read: share it between threads freely. */
+typedef struct transport_physics {
+    enum transport_rayleigh rayleigh;
+    sim_rayleigh_t ff[GEXS_MATERIALS];
+} transport_physics_t;
+
+TUSK_INTERNAL void transport_physics_init(transport_physics_t *phys, enum transport_rayleigh rayleigh);
+
 /* Follow one photon of e_kev (> 0) through a slab of thickness_cm (> 0);
  * fill *out (zeroed first, padding included, so results compare with
  * memcmp). Returns 0, or -1 for invalid arguments (*out then zeroed).
  * deposited_kev + escaped_kev == e_kev up to rounding. */
-TUSK_INTERNAL int transport_slab(double e_kev, double thickness_cm, uint64_t *rng, transport_result_t *out);
+TUSK_INTERNAL int transport_slab(const transport_physics_t *phys, double e_kev, double thickness_cm, uint64_t *rng,
+                                 transport_result_t *out);
 
 /* What one interaction does to a photon (transport_interact). */
 typedef struct transport_step {
@@ -69,12 +93,13 @@ typedef struct transport_step {
 } transport_step_t;
 
 /* One interaction of a photon of e_kev travelling along dir[3] (a unit
- * vector, turned in place for Compton and Rayleigh) at a point in
- * germanium: the process drawn from the partial cross sections, then as
+ * vector, turned in place for Compton and Rayleigh) at a point in the
+ * material: the process drawn from its partial cross sections, then as
  * described above (scattered photons under TRANSPORT_E_CUT_KEV absorbed).
  * Shared by the slab and the array transport so both follow the same
  * physics. */
-void transport_interact(double e_kev, double dir[3], uint64_t *rng, transport_step_t *step);
+void transport_interact(const transport_physics_t *phys, gexs_material_t material, double e_kev, double dir[3],
+                        uint64_t *rng, transport_step_t *step);
 
 /* Rotate the unit vector dir[3] by polar angle theta (cos_theta) and
  * azimuth phi about itself, in place; the result is a unit vector whose

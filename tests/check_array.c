@@ -3,7 +3,12 @@
  * right-handed and round-trip, ray chords through the bounding cylinders
  * (along an axis, misses, sorted and disjoint for random rays, nothing
  * dropped by the bounding-sphere reject), the overlap check, refused
- * configurations, the solid angle by Monte Carlo, the summary. */
+ * configurations, the solid angle by Monte Carlo, the summary; AGATA's
+ * layout: the A180 frames, the three shapes every crystal derives
+ * (A, B, C), the 12 pentagons, the crystals' volumes and masses and the
+ * coverage against AGATA's published figures, the capsules' and
+ * cryostats' aluminium where it belongs and nowhere twice, envelopes that
+ * hold all of it, refused configurations. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +18,12 @@
 #include "testutil.h"
 #include "tusk/crystal.h"
 #include "tusk/array.h"
+#include "array/agata.h"
 #include "base/rng.h"
 
 #define PI 3.14159265358979323846
 #define DEG (PI / 180.0)
+
 
 
 static array_t *load_config(const char *name)
@@ -119,11 +126,42 @@ static void check_frames(const array_t *a, double distance)
 
 /* ---- the shipped configurations ---- */
 
+/* AGATA's frames: orthonormal and right-handed, front faces 235 mm out, axes within 0.9 degrees of the line to
+ * the target; angles that say where the axis points. */
+static void check_agata_frames(const array_t *a)
+{
+    for (size_t i = 0; i < array_count(a); i++) {
+        const array_place_t *p = array_place(a, i);
+        if (i > 0)
+            ck_assert_uint_lt(array_place(a, i - 1)->id, p->id);
+        ck_assert_int_eq(array_index_of(a, p->id), (int)i);
+        ck_assert_uint_eq(p->shape, p->id % 3);
+        double f = norm(p->front);
+        ck_assert_double_eq_tol(f, 235.0, 1e-9);
+        ck_assert_double_eq_tol(p->distance, f, 1e-9);
+        ck_assert_msg(dot(p->axis[2], p->front) / f > cos(0.9 * DEG), "crystal %u leans more than 0.9 degrees", p->id);
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++)
+                ck_assert_double_eq_tol(dot(p->axis[j], p->axis[k]), j == k ? 1.0 : 0.0, 1e-12);
+        double c[3] = {p->axis[0][1] * p->axis[1][2] - p->axis[0][2] * p->axis[1][1],
+                       p->axis[0][2] * p->axis[1][0] - p->axis[0][0] * p->axis[1][2],
+                       p->axis[0][0] * p->axis[1][1] - p->axis[0][1] * p->axis[1][0]};
+        for (int k = 0; k < 3; k++)
+            ck_assert_double_eq_tol(c[k], p->axis[2][k], 1e-12);
+        double t = p->theta_deg * DEG, ph = p->phi_deg * DEG;
+        double u[3] = {sin(t) * cos(ph), sin(t) * sin(ph), cos(t)};
+        ck_assert(dot(u, p->axis[2]) > 1.0 - 1e-9);
+    }
+}
+
 START_TEST(demonstrator_loads)
 {
+    /* AGATA's demonstrator: crystals 0-14 of the A180 layout, five of
+     * each shape, around the beam at backward angles. */
     array_t *a = load_config("array-demonstrator.conf");
     ck_assert_uint_eq(array_count(a), 15);
-    check_frames(a, 235.0);
+    check_agata_frames(a);
+    ck_assert(array_passive(a));
     for (unsigned id = 0; id < 15; id++)
         ck_assert_int_eq(array_index_of(a, id), (int)id);
     ck_assert_int_eq(array_index_of(a, 15), -1);
@@ -131,7 +169,7 @@ START_TEST(demonstrator_loads)
     /* Backward angles, clear of the beam. */
     for (size_t i = 0; i < 15; i++) {
         const array_place_t *p = array_place(a, i);
-        ck_assert(p->theta_deg > 120.0 && p->theta_deg < 170.0);
+        ck_assert(p->theta_deg > 145.0 && p->theta_deg < 170.0);
     }
     const det_config_t *cfg = det_crystal_config(array_crystal(a));
     ck_assert_double_eq(cfg->radius, 40.0);
@@ -140,6 +178,251 @@ START_TEST(demonstrator_loads)
     ck_assert_ptr_null(a);
     array_destroy(&a);
     array_destroy(NULL);
+}
+END_TEST
+
+/* ---- AGATA's layout ---- */
+
+START_TEST(agata_shapes)
+{
+    /* Every crystal's own derivation gives its type's shape: the layout
+     * is AGATA's three shapes, 60 times, to a micrometre. */
+    agata_shape_t type[AGATA_SHAPES];
+    tusk_error_t err;
+    for (unsigned s = 0; s < AGATA_SHAPES; s++) {
+        ck_assert_msg(array_agata_derive(s, 90.0, &type[s], &err) == TUSK_OK, "%s", err.message);
+        ck_assert_uint_eq(type[s].sides, 6);
+    }
+    double worst = 0.0;
+    for (unsigned i = 0; i < AGATA_CRYSTALS; i++) {
+        agata_shape_t own;
+        ck_assert_msg(array_agata_derive(i, 90.0, &own, &err) == TUSK_OK, "%s", err.message);
+        const agata_shape_t *t = &type[i % 3];
+        ck_assert_uint_eq(own.sides, t->sides);
+        for (unsigned k = 0; k < own.sides; k++) {
+            worst = fmax(worst, hypot(own.front[k][0] - t->front[k][0], own.front[k][1] - t->front[k][1]));
+            worst = fmax(worst, hypot(own.back[k][0] - t->back[k][0], own.back[k][1] - t->back[k][1]));
+            tu_check(own.side[k].between == t->side[k].between);
+        }
+    }
+    ck_assert_msg(worst < 0.005, "a crystal's corners %g mm from its type's", worst);
+    /* Shape A borders a pentagon (three sides towards other clusters or a
+     * pentagon, two towards its own cluster... each shape has two sides in
+     * its cluster); the corners start nearest local +x. */
+    for (unsigned s = 0; s < AGATA_SHAPES; s++) {
+        unsigned in_cluster = 0;
+        for (unsigned k = 0; k < 6; k++)
+            in_cluster += !type[s].side[k].between;
+        ck_assert_uint_eq(in_cluster, 2);
+        ck_assert(fabs(atan2(type[s].front[0][1], type[s].front[0][0])) < 1.0 * DEG);
+    }
+    /* The 12 pentagons: each ringed by 5 crystals at one angle (14.1 deg). */
+    double pent[12][3];
+    array_agata_pentagons(pent);
+    for (int q = 0; q < 12; q++) {
+        ck_assert_double_eq_tol(norm(pent[q]), 1.0, 1e-12);
+        double near[AGATA_CRYSTALS];
+        unsigned n = 0;
+        for (unsigned i = 0; i < AGATA_CRYSTALS; i++) {
+            double f[3], ax[3][3];
+            array_agata_place(i, f, ax);
+            double ang = acos(fmin(1.0, dot(f, pent[q]) / norm(f))) / DEG;
+            if (ang < 16.0)
+                near[n++] = ang;
+        }
+        ck_assert_uint_eq(n, 5);
+        for (unsigned k = 0; k < n; k++)
+            ck_assert_double_eq_tol(near[k], 14.10, 0.05);
+        for (int r = 0; r < q; r++)
+            ck_assert(dot(pent[q], pent[r]) < 0.9);
+    }
+}
+END_TEST
+
+START_TEST(agata_volumes)
+{
+    /* AGATA's crystals weigh about 2 kg; the 180 of the 4 pi array 362 kg
+     * (Farnea et al., NIM A 621 (2010) 331). The derived shapes: A 354,
+     * B 384, C 383 cm3 (1.88, 2.04, 2.04 kg), 358 kg in all: 1.1 % short,
+     * within 3 % asked. */
+    array_t *a = load_config("array-agata-4pi.conf");
+    ck_assert_uint_eq(array_count(a), 180);
+    check_agata_frames(a);
+    const double rho = 5.323; /* g/cm3 */
+    const double want[3] = {354.2, 383.8, 383.3};
+    for (unsigned s = 0; s < 3; s++) {
+        double v = det_crystal_volume(array_crystal_of(a, s), 900);
+        ck_assert_msg(fabs(v - want[s]) < 0.5, "shape %c: %g cm3", 'A' + s, v);
+        ck_assert(fabs(v * rho / 1000.0 - 2.0) < 0.2); /* about 2 kg: within 10 % */
+    }
+    double kg = array_germanium_cm3(a) * rho / 1000.0;
+    ck_assert_msg(fabs(kg / 362.0 - 1.0) < 0.03, "%g kg of germanium, AGATA 362", kg);
+    /* Points in the solid: Monte Carlo in the crystal's box against the
+     * volume (4 sigma), for each shape. */
+    uint64_t rng = tu_rand();
+    for (unsigned s = 0; s < 3; s++) {
+        const det_crystal_t *c = array_crystal_of(a, s);
+        long hit = 0, n = 300000;
+        for (long i = 0; i < n; i++)
+            hit += det_crystal_inside(c, 100.0 * tusk_rng_uniform(&rng) - 50.0, 100.0 * tusk_rng_uniform(&rng) - 50.0,
+                                      90.0 * tusk_rng_uniform(&rng));
+        double p = (double)hit / n, box = 100.0 * 100.0 * 90.0 / 1000.0;
+        double mc = p * box, sigma = sqrt(p * (1.0 - p) / n) * box;
+        ck_assert_msg(fabs(mc - det_crystal_volume(c, 900)) < 4.0 * sigma, "shape %c: Monte Carlo %g +- %g cm3",
+                      'A' + s, mc, sigma);
+    }
+    array_destroy(&a);
+}
+END_TEST
+
+/* The fraction of directions from the target whose ray meets germanium,
+ * through the chords and the materials (every 0.25 mm). */
+static double ge_coverage(const array_t *a, long n, uint64_t *rng)
+{
+    const double o[3] = {0.0, 0.0, 0.0};
+    array_chord_t ch[16];
+    long hit = 0;
+    for (long k = 0; k < n; k++) {
+        double d[3];
+        random_dir(rng, d);
+        size_t m = array_chords(a, o, d, ch, 16, NULL);
+        bool h = false;
+        for (size_t c = 0; c < m && !h; c++)
+            for (double t = ch[c].t_in; t < ch[c].t_out && !h; t += 0.25) {
+                double p[3] = {t * d[0], t * d[1], t * d[2]};
+                h = array_material_at(a, ch[c].crystal, p) == ARRAY_GERMANIUM;
+            }
+        hit += h;
+    }
+    return (double)hit / n;
+}
+
+START_TEST(agata_coverage)
+{
+    /* The germanium seen from the target: 4 pi array 79.8 % (AGATA: 82 %,
+     * within 5 % relative asked), the demonstrator 6.7 % (issue 22: about
+     * 6.8 %), 1 pi 20.0 % - by Monte Carlo through the chords and the
+     * materials, and as array_describe says. */
+    static const struct {
+        const char *file;
+        double want, published;
+    } cases[] = {{"array-agata-4pi.conf", 0.798, 0.82}, {"array-demonstrator.conf", 0.0665, 0.068},
+                 {"array-agata-1pi.conf", 0.200, 0.0}};
+    uint64_t rng = tu_rand();
+    for (size_t i = 0; i < 3; i++) {
+        array_t *a = load_config(cases[i].file);
+        const long n = 40000;
+        double f = ge_coverage(a, n, &rng), sigma = sqrt(f * (1.0 - f) / n);
+        ck_assert_msg(fabs(f - cases[i].want) < 4.0 * sigma + 0.002, "%s: %.4f +- %.4f of 4 pi", cases[i].file, f,
+                      sigma);
+        char text[1024], want[64];
+        array_describe(a, text, sizeof text);
+        snprintf(want, sizeof want, "covers %.1f %% of 4 pi", 100.0 * cases[i].want);
+        ck_assert_msg(strstr(text, want), "%s: '%s' lacks '%s'", cases[i].file, text, want);
+        /* The coverage both agree on, against the published one. */
+        if (cases[i].published > 0)
+            ck_assert_msg(fabs(cases[i].want / cases[i].published - 1.0) < 0.05, "%s: %.4f, published %.3f",
+                          cases[i].file, cases[i].want, cases[i].published);
+        array_destroy(&a);
+    }
+}
+END_TEST
+
+START_TEST(agata_materials)
+{
+    array_t *a = load_config("array-agata-4pi.conf");
+    /* Along crystal 7's axis from the target: the cryostat's front wall
+     * (1.0 mm of aluminium 3.2 mm before the germanium), the capsule's
+     * (0.8 mm, 0.4 mm before), 13 mm of germanium to the hole, then the
+     * capsule's back (0.8 mm, 0.4 mm behind the germanium). */
+    const array_place_t *p = array_place(a, 7);
+    double al = 0.0, ge = 0.0, first_al = NAN, first_ge = NAN;
+    const double step = 0.001;
+    for (double s = -10.0; s < 95.0; s += step) {
+        double q[3];
+        for (int k = 0; k < 3; k++)
+            q[k] = p->front[k] + s * p->axis[2][k];
+        enum array_material m = array_material_at(a, 7, q);
+        if (m == ARRAY_ALUMINIUM) {
+            al += step;
+            if (isnan(first_al))
+                first_al = s;
+        } else if (m == ARRAY_GERMANIUM) {
+            ge += step;
+            if (isnan(first_ge))
+                first_ge = s;
+        }
+    }
+    ck_assert_double_eq_tol(al, 2.6, 0.01);
+    ck_assert_double_eq_tol(first_al, -4.2, 0.01);
+    ck_assert_double_eq_tol(first_ge, 0.0, 0.01);
+    ck_assert_double_eq_tol(ge, 13.0, 0.01); /* the hole starts 13 mm in */
+    /* Random points about the shell: no point is two crystals' material,
+     * and every crystal's material lies within its chords (its envelope). */
+    uint64_t rng = tu_rand();
+    array_chord_t ch[32];
+    const double o[3] = {0.0, 0.0, 0.0};
+    long al_points = 0;
+    for (int k = 0; k < 3000; k++) {
+        double d[3];
+        random_dir(&rng, d);
+        size_t m = array_chords(a, o, d, ch, 32, NULL);
+        for (double t = 225.0; t < 340.0; t += 0.5) {
+            double q[3] = {t * d[0], t * d[1], t * d[2]};
+            unsigned claims = 0;
+            for (size_t i = 0; i < array_count(a); i++) {
+                enum array_material mat = array_material_at(a, i, q);
+                if (mat == ARRAY_VACUUM)
+                    continue;
+                claims++;
+                al_points += mat == ARRAY_ALUMINIUM;
+                bool within = false;
+                for (size_t c = 0; c < m; c++)
+                    within |= ch[c].crystal == i && t >= ch[c].t_in && t <= ch[c].t_out;
+                ck_assert_msg(within, "crystal %zu's material at %g mm along a ray outside its chords", i, t);
+            }
+            ck_assert_msg(claims <= 1, "a point is material of %u crystals", claims);
+        }
+    }
+    ck_assert_int_gt(al_points, 100);
+    /* Without capsules and cryostats: germanium only. */
+    array_destroy(&a);
+    a = parse_ok("agata = 0-179\ncapsules = no\ncryostats = no\n");
+    ck_assert(!array_passive(a));
+    for (int k = 0; k < 2000; k++) {
+        double d[3];
+        random_dir(&rng, d);
+        for (double t = 225.0; t < 340.0; t += 0.5) {
+            double q[3] = {t * d[0], t * d[1], t * d[2]};
+            for (size_t i = 0; i < array_count(a); i++)
+                tu_check(array_material_at(a, i, q) != ARRAY_ALUMINIUM);
+        }
+    }
+    array_destroy(&a);
+}
+END_TEST
+
+START_TEST(agata_refused)
+{
+    refused("agata = 0-180\n", "agata: 0-180: AGATA's crystals are 0 to 179", NULL);
+    refused("agata = 3,5,3\n", "crystal 3 is given twice", NULL);
+    refused("agata = 0-\n", "a range without its end", NULL);
+    refused("agata = a\n", "expected crystal numbers and ranges", NULL);
+    refused("agata = 7-2\n", "7-2", NULL);
+    refused("agata = \n", "no crystal given", NULL);
+    refused("agata = 0-14\ntriple.0 = 145 0 10\n", "does not mix with crystal.ID, triple.K or shell", NULL);
+    refused("agata = 0-14\ndistance = 200\n", "distance, gap and triple_spread_deg do not apply", NULL);
+    refused("shell = 10\ncapsules = yes\n", "capsules: passive material goes with AGATA's crystals", NULL);
+    refused("agata = 0-2\ncryostats = maybe\n", "cryostats", NULL);
+    array_t *a = parse_ok("agata = 4, 10-11\n");
+    ck_assert_uint_eq(array_count(a), 3);
+    ck_assert_uint_eq(array_place(a, 0)->id, 4);
+    ck_assert_uint_eq(array_place(a, 0)->shape, 1);
+    ck_assert_uint_eq(array_place(a, 2)->shape, 2);
+    char text[1024];
+    array_describe(a, text, sizeof text);
+    ck_assert_msg(strstr(text, "3 crystals of AGATA's 4 pi layout (A180), ids 4 to 11: 0 A, 2 B, 1 C"), "%s", text);
+    array_destroy(&a);
 }
 END_TEST
 
@@ -287,7 +570,7 @@ END_TEST
 
 START_TEST(chord_along_axis)
 {
-    array_t *a = load_config("array-demonstrator.conf");
+    array_t *a = load_config("array-cylinders.conf");
     const double zero[3] = {0, 0, 0};
     for (size_t i = 0; i < array_count(a); i++) {
         const array_place_t *p = array_place(a, i);
@@ -323,7 +606,7 @@ END_TEST
 
 START_TEST(chord_misses)
 {
-    array_t *a = load_config("array-demonstrator.conf");
+    array_t *a = load_config("array-cylinders.conf");
     array_chord_t ch[4];
     size_t total = 99;
     /* Along the beam, forwards and backwards: the array is a ring. */
@@ -633,7 +916,7 @@ END_TEST
 
 START_TEST(describe_summary)
 {
-    array_t *a = load_config("array-demonstrator.conf");
+    array_t *a = load_config("array-cylinders.conf");
     char text[512];
     size_t n = array_describe(a, text, sizeof text);
     ck_assert_uint_eq(n, strlen(text));
@@ -665,6 +948,14 @@ int main(void)
     tcase_add_test(tc, triple_cluster);
     tcase_add_test(tc, layouts_combine);
     tcase_add_test(tc, describe_summary);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("agata");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, agata_shapes);
+    tcase_add_test(tc, agata_volumes);
+    tcase_add_test(tc, agata_coverage);
+    tcase_add_test(tc, agata_materials);
+    tcase_add_test(tc, agata_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("chords");
     tcase_set_timeout(tc, 120);

@@ -1,10 +1,13 @@
-/* check_basis.c - the PSA signal basis and its file (psa/BASIS.md): round
- * trips of random bases (float32 exact, int16 within the documented
- * tolerance), the [channel][sample][point] block layout, the file's bytes
- * against the documented layout and size formula, and the loader refusing
- * every truncation, every single-byte change, other files and versions,
- * trailing bytes, each malformed field (with a valid checksum) and a
- * mismatch with what the chain expects, with messages naming the file. */
+/* check_basis.c - the PSA signal basis and its file (psa/BASIS.md,
+ * version 2): round trips of random bases (float32 exact, int16 within
+ * the documented tolerance; every point's slab - the segment its position
+ * lies in - kept), the [channel][sample][point] block layout, the file's
+ * bytes against the documented layout and size formula, and the loader
+ * refusing every truncation, every single-byte change, other files and
+ * versions (version 1, grouped by slab, with its own message), trailing
+ * bytes, each malformed field (with a valid checksum) and a mismatch with
+ * what the chain expects, with messages naming the file. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,7 @@ typedef struct model {
     size_t *n;   /* per segment */
     float **pos; /* per segment, [point][3], in add order */
     float **tr;  /* per segment, [point][channel][sample] */
+    unsigned **slab; /* per segment, [point] */
     double scale; /* the largest |value| */
 } model_t;
 
@@ -66,7 +70,8 @@ static void model_build(model_t *m, unsigned segments, unsigned samples, unsigne
     m->n = calloc(segments, sizeof *m->n);
     m->pos = calloc(segments, sizeof *m->pos);
     m->tr = calloc(segments, sizeof *m->tr);
-    ck_assert(m->n && m->pos && m->tr);
+    m->slab = calloc(segments, sizeof *m->slab);
+    ck_assert(m->n && m->pos && m->tr && m->slab);
     size_t total = 0;
     size_t *want = calloc(segments, sizeof *want);
     ck_assert_ptr_nonnull(want);
@@ -75,7 +80,8 @@ static void model_build(model_t *m, unsigned segments, unsigned samples, unsigne
         total += want[s];
         m->pos[s] = malloc((want[s] + 1) * 3 * sizeof(float));
         m->tr[s] = malloc((want[s] + 1) * m->per_point * sizeof(float));
-        ck_assert(m->pos[s] && m->tr[s]);
+        m->slab[s] = malloc((want[s] + 1) * sizeof(unsigned));
+        ck_assert(m->pos[s] && m->tr[s] && m->slab[s]);
     }
     unsigned *order = malloc((total + 1) * sizeof *order);
     ck_assert_ptr_nonnull(order);
@@ -107,7 +113,14 @@ static void model_build(model_t *m, unsigned segments, unsigned samples, unsigne
             if (fabs(tr[v]) > m->scale)
                 m->scale = fabs(tr[v]);
         }
-        tu_check(det_basis_add(m->basis, s, pos, tr, &err) == TUSK_OK);
+        /* Most points lie in the segment that collects them; some not. */
+        if (tu_below(4) == 0) {
+            m->slab[s][i] = tu_below(segments);
+            tu_check(det_basis_add_point(m->basis, s, m->slab[s][i], pos, tr, &err) == TUSK_OK);
+        } else {
+            m->slab[s][i] = s;
+            tu_check(det_basis_add(m->basis, s, pos, tr, &err) == TUSK_OK);
+        }
         m->n[s]++;
         if (peek && tu_below(8) == 0) {
             unsigned t = tu_below(segments);
@@ -125,10 +138,12 @@ static void model_free(model_t *m)
     for (unsigned s = 0; s < m->segments; s++) {
         free(m->pos[s]);
         free(m->tr[s]);
+        free(m->slab[s]);
     }
     free(m->n);
     free(m->pos);
     free(m->tr);
+    free(m->slab);
 }
 
 static bool same_value(float a, float b, double tol)
@@ -150,6 +165,7 @@ static void model_check_segment(const model_t *m, const det_basis_t *b, unsigned
         float pos[3];
         det_basis_position(b, s, i, pos);
         tu_check(memcmp(pos, m->pos[s] + 3 * i, sizeof pos) == 0);
+        tu_check(det_basis_slab(b, s, i) == m->slab[s][i]);
         for (unsigned c = 0; c < m->channels; c++) {
             det_basis_trace(b, s, i, c, trace);
             for (unsigned k = 0; k < m->samples; k++)
@@ -233,7 +249,7 @@ static layout_t layout_of(const uint8_t *d, size_t n)
     memset(&l, 0, sizeof l);
     ck_assert_uint_ge(n, 64);
     ck_assert_mem_eq(d, "TUSKBAS1", 8);
-    ck_assert_uint_eq(tusk_get_u32(d + 8), 1);
+    ck_assert_uint_eq(tusk_get_u32(d + 8), 2);
     l.segments = tusk_get_u32(d + 12);
     l.channels = tusk_get_u32(d + 16);
     l.samples = tusk_get_u32(d + 20);
@@ -326,8 +342,10 @@ START_TEST(roundtrip_float32)
         tr[m.per_point - 1] = 0.5f;
         m.pos[s] = realloc(m.pos[s], (m.n[s] + 1) * 3 * sizeof(float));
         m.tr[s] = realloc(m.tr[s], (m.n[s] + 1) * m.per_point * sizeof(float));
+        m.slab[s] = realloc(m.slab[s], (m.n[s] + 1) * sizeof(unsigned));
         memcpy(m.pos[s] + 3 * m.n[s], pos, sizeof pos);
         memcpy(m.tr[s] + m.n[s] * m.per_point, tr, m.per_point * sizeof *tr);
+        m.slab[s][m.n[s]] = s;
         m.n[s]++;
         ck_assert_int_eq(det_basis_add(b, s, pos, tr, &err), TUSK_OK);
         model_check(&m, b, 0);
@@ -566,13 +584,13 @@ START_TEST(file_layout_and_size)
         ck_assert_mem_eq(d + l.names, names, k);
         if (segments == 36)
             ck_assert_mem_eq(d + l.names, "A1 A2 A3 A4 A5 A6 B1 B2", 23); /* segment = sector * 6 + ring */
-        /* Point table: segment order, segment field, reserved 0. */
+        /* Point table: segment order, segment field, slab. */
         size_t at = l.table;
         for (unsigned s = 0; s < segments; s++)
             for (size_t i = 0; i < m.n[s]; i++, at += 16) {
                 ck_assert(tusk_get_f32(d + at) == m.pos[s][3 * i] && tusk_get_f32(d + at + 8) == m.pos[s][3 * i + 2]);
                 ck_assert_uint_eq(tusk_get_u16(d + at + 12), s);
-                ck_assert_uint_eq(tusk_get_u16(d + at + 14), 0);
+                ck_assert_uint_eq(tusk_get_u16(d + at + 14), m.slab[s][i]);
             }
         ck_assert_uint_eq(at, l.blocks);
         ck_assert_uint_eq(tusk_get_u64(d + l.checksum), tusk_fnv1a(TUSK_FNV1A_SEED, d, l.checksum));
@@ -661,10 +679,17 @@ START_TEST(specific_messages)
     uint8_t b4[4], b8[8];
 
     edited_fails(d, n, path, 0, "TUSKADF1", 8, false, "not a tusk basis file: offset 0 holds \"TUSKADF1\"");
-    tusk_put_u32(b4, 2);
-    edited_fails(d, n, path, 8, b4, 4, false, "offset 8: format version 2, this tusk reads 1");
+    tusk_put_u32(b4, 3);
+    edited_fails(d, n, path, 8, b4, 4, false, "offset 8: format version 3, this tusk reads 2");
     tusk_put_u32(b4, 0);
-    edited_fails(d, n, path, 8, b4, 4, true, "format version 0, this tusk reads 1");
+    edited_fails(d, n, path, 8, b4, 4, true, "format version 0, this tusk reads 2");
+    /* Version 1 (points grouped by the segment they lie in): refused, the
+     * message says why and what to do. */
+    tusk_put_u32(b4, 1);
+    edited_fails(d, n, path, 8, b4, 4, false,
+                 "offset 8: format version 1, this tusk reads 2: version 1 grouped the points by the segment their "
+                 "position lies in, version 2 by the segment that collects their charge");
+    edited_fails(d, n, path, 8, b4, 4, true, "make the basis again (tusk-basis gen)");
 
     /* Trailing bytes; a missing byte. */
     uint8_t *longer = malloc(n + 3);
@@ -745,9 +770,26 @@ START_TEST(specific_messages)
     uint8_t seg1[2] = {1, 0};
     snprintf(needle, sizeof needle, "offset %zu: point 1 of segment 0 says segment 1", l.table + 16 + 12);
     edited_fails(d, n, path, l.table + 16 + 12, seg1, 2, true, needle);
-    snprintf(needle, sizeof needle, "offset %zu: point 0 of segment 1: reserved field 1, must be 0",
+    /* The slab: a segment of the basis (there are 2). */
+    uint8_t slab2[2] = {2, 0};
+    snprintf(needle, sizeof needle, "offset %zu: point 0 of segment 1 lies in slab 2, the basis has 2 segments",
              l.table + 32 + 14);
-    edited_fails(d, n, path, l.table + 32 + 14, seg1, 2, true, needle);
+    edited_fails(d, n, path, l.table + 32 + 14, slab2, 2, true, needle);
+    /* Another slab within range is another valid basis. */
+    {
+        uint8_t *e = malloc(n);
+        memcpy(e, d, n);
+        tusk_put_u16(e + l.table + 32 + 14, 0);
+        reseal(e, n);
+        det_basis_t *b = NULL;
+        tusk_error_t err;
+        ck_assert_int_eq(det_basis_parse(&b, e, n, path, NULL, &err), TUSK_OK);
+        ck_assert_uint_eq(det_basis_slab(b, 1, 0), 0);
+        ck_assert_uint_eq(det_basis_slab(b, 0, 1), 0);
+        ck_assert_uint_eq(det_basis_slab(b, 1, 1), UINT_MAX);
+        det_basis_destroy(&b);
+        free(e);
+    }
     tusk_put_f32(b4, INFINITY);
     snprintf(needle, sizeof needle, "offset %zu: point 0 of segment 0: position (", l.table);
     edited_fails(d, n, path, l.table + 4, b4, 4, true, needle);
@@ -929,6 +971,10 @@ START_TEST(new_and_add_validate)
     float pos[3] = {0, 0, 0}, tr[16] = {0};
     ck_assert_int_eq(det_basis_add(b, 3, pos, tr, &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "segment 3 out of range (the basis has 3)");
+    ck_assert_int_eq(det_basis_add_point(b, 0, 3, pos, tr, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "slab 3 out of range (the basis has 3 segments)");
+    ck_assert_uint_eq(det_basis_slab(b, 0, 0), UINT_MAX);
+    ck_assert_uint_eq(det_basis_slab(NULL, 0, 0), UINT_MAX);
     pos[1] = NAN;
     ck_assert_int_eq(det_basis_add(b, 0, pos, tr, &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "is not finite");

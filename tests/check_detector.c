@@ -2,8 +2,11 @@
  * weighting potentials add up to 1 and are 1 on their own contact, full
  * charge collection on the hit segment and the core with transients only
  * elsewhere, the sign and size of mirror signals, six-fold symmetry of the
- * signals, the depletion check, a small basis end to end, the geometry
- * rule at the walls and fixed cases of seeds that once failed. */
+ * signals, the depletion check, a small basis end to end - its points
+ * grouped by the segment that collects their charge, a known point behind
+ * the front ring collected on ring 1 - the geometry rule at the walls,
+ * fixed cases of seeds that once failed, and the tapered (AGATA) shape:
+ * its configuration, inside test, volume and sectors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,12 +433,41 @@ START_TEST(small_basis_end_to_end)
     ck_assert_uint_eq(shape->samples, c.samples);
     for (unsigned seg = 0; seg < det_crystal_segments(crystal); seg++)
         ck_assert_msg(det_basis_segment_points(b, seg) > 0, "segment %u has no basis point", seg);
-    /* A stored trace is the signal of its point, and sits in its segment. */
+    /* Every point sits with the segment that collects its charge: that
+     * segment's trace ends at the full charge, every other segment's near
+     * 0 (the incomplete ones aside); its slab is the segment its position
+     * lies in; the points collected elsewhere are the generator's count. */
+    size_t moved = 0, checked = 0;
+    float *end = malloc(ns * sizeof *end);
+    for (unsigned s = 0; s < det_crystal_segments(crystal); s++)
+        for (size_t k = 0; k < det_basis_segment_points(b, s); k++) {
+            float q[3];
+            det_basis_position(b, s, k, q);
+            unsigned slab = det_basis_slab(b, s, k);
+            ck_assert_int_eq(det_crystal_segment_of(crystal, q[0], q[1], q[2]), (int)slab);
+            moved += slab != s;
+            det_basis_trace(b, s, k, s, end);
+            if (end[ns - 1] < 0.95f)
+                continue; /* a carrier that did not arrive (st.incomplete), checked below */
+            checked++;
+            for (unsigned e = 0; e < det_crystal_segments(crystal); e++) {
+                if (e == s)
+                    continue;
+                det_basis_trace(b, s, k, e, end);
+                ck_assert_msg(fabsf(end[ns - 1]) < 0.05f, "point (%g, %g, %g) in segment %u: segment %u ends at %g",
+                              q[0], q[1], q[2], s, e, end[ns - 1]);
+            }
+        }
+    free(end);
+    ck_assert_uint_eq(moved, st.moved);
+    ck_assert_msg(checked + st.incomplete >= st.points, "%zu points end below the full charge, %zu incomplete",
+                  st.points - checked, st.incomplete);
+    printf("small basis: %zu of %zu points collected on another segment than their slab\n", moved, st.points);
+    /* A stored trace is the signal of its point. */
     unsigned seg = (unsigned)tu_below(det_crystal_segments(crystal));
     size_t i = tu_below((uint32_t)det_basis_segment_points(b, seg));
     float pos[3];
     det_basis_position(b, seg, i, pos);
-    ck_assert_int_eq(det_crystal_segment_of(crystal, pos[0], pos[1], pos[2]), (int)seg);
     double p[3] = {pos[0], pos[1], pos[2]};
     float *tr = compute(p, NULL), *one = malloc(ns * sizeof *one);
     for (unsigned e = 0; e < ne; e++) {
@@ -460,6 +492,185 @@ START_TEST(small_basis_end_to_end)
 }
 END_TEST
 
+/* A point behind the front ring, in front of the core hole: it lies in
+ * ring 2 (A2), but its holes drift to the front face, ring 1's contact
+ * (A1): its net charge, and its segment, is A1's. The drift says so
+ * (det_signal_info_t.collected), and so does a basis with a point there:
+ * the point is stored with A1. */
+START_TEST(segment_by_collection)
+{
+    const double known[][3] = {{2.0, 1.0, 10.5}, {3.0, 1.0, 12.0}, {10.0, 3.0, 10.0}};
+    for (int k = 0; k < 3; k++) {
+        det_signal_info_t info;
+        float *tr = compute(known[k], &info);
+        ck_assert_int_eq(info.segment, 1);   /* A2: sector A, ring 2 */
+        ck_assert_int_eq(info.collected, 0); /* A1 */
+        ck_assert(last(tr, 0) > 0.95 && fabs(last(tr, 1)) < 0.05);
+        free(tr);
+    }
+    /* Away from the borders the two agree. */
+    det_signal_info_t info;
+    const double inside[3] = {25.0, 8.0, 45.0};
+    free(compute(inside, &info));
+    ck_assert_int_eq(info.collected, info.segment);
+    /* A basis whose grid has a point at (3, 3, 9) (a 6 mm grid offset by 3):
+     * in slab A2, stored with A1. */
+    det_config_t c = cfg;
+    c.basis_grid = 6.0;
+    det_basis_t *b = NULL;
+    det_generate_stats_t st;
+    tusk_error_t err;
+    det_generate_options_t o;
+    memset(&o, 0, sizeof o);
+    o.threads = 2;
+    ck_assert_int_eq(det_basis_generate(&c, &o, &b, &st, &err), TUSK_OK);
+    bool found = false;
+    for (unsigned s = 0; s < det_crystal_segments(crystal) && !found; s++)
+        for (size_t i = 0; i < det_basis_segment_points(b, s); i++) {
+            float q[3];
+            det_basis_position(b, s, i, q);
+            if (q[0] == 3.0f && q[1] == 3.0f && q[2] == 9.0f) {
+                found = true;
+                ck_assert_uint_eq(s, 0);
+                ck_assert_uint_eq(det_basis_slab(b, s, i), 1);
+            }
+        }
+    ck_assert(found);
+    ck_assert_uint_gt(st.moved, 0);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* ---- the tapered shape ---- */
+
+/* An irregular hexagon 30 mm across at the front, 1.4 times larger at
+ * the back (a 10-degree taper, roughly), the cylinder of 40 mm cutting
+ * its corners at the back. */
+static void tapered_config(det_config_t *c)
+{
+    det_config_default(c);
+    c->shape = DET_SHAPE_TAPERED;
+    c->sides = 6;
+    const double r[6] = {34.0, 31.0, 33.0, 35.0, 30.0, 32.0};
+    for (unsigned k = 0; k < 6; k++) {
+        double a = (k * 60.0 + (k % 2 ? 3.0 : -2.0)) * M_PI / 180.0;
+        c->front[k][0] = r[k] * cos(a);
+        c->front[k][1] = r[k] * sin(a);
+        c->back[k][0] = 1.4 * c->front[k][0];
+        c->back[k][1] = 1.4 * c->front[k][1];
+    }
+}
+
+/* Inside the hexagon interpolated at depth z (the test's own reading). */
+static bool in_hexagon(const det_config_t *c, double x, double y, double z)
+{
+    double t = z / c->length;
+    for (unsigned k = 0; k < c->sides; k++) {
+        unsigned j = (k + 1) % c->sides;
+        double ax = c->front[k][0] + (c->back[k][0] - c->front[k][0]) * t,
+               ay = c->front[k][1] + (c->back[k][1] - c->front[k][1]) * t,
+               bx = c->front[j][0] + (c->back[j][0] - c->front[j][0]) * t,
+               by = c->front[j][1] + (c->back[j][1] - c->front[j][1]) * t;
+        if ((bx - ax) * (y - ay) - (by - ay) * (x - ax) < 0.0)
+            return false;
+    }
+    return true;
+}
+
+START_TEST(tapered_shape)
+{
+    det_config_t c;
+    tapered_config(&c);
+    tusk_error_t err;
+    det_crystal_t *t = NULL;
+    ck_assert_msg(det_crystal_new(&t, &c, &err) == TUSK_OK, "%s", err.message);
+    ck_assert(!det_crystal_symmetric(t));
+    /* Its text and back: the same configuration. */
+    char text[4096];
+    det_config_format(&c, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "shape = tapered\n"));
+    det_config_t back;
+    det_config_default(&back);
+    ck_assert_msg(det_config_parse(&back, text, strlen(text), "tapered", &err) == TUSK_OK, "%s", err.message);
+    ck_assert_uint_eq(back.sides, 6);
+    ck_assert(memcmp(back.front, c.front, sizeof c.front) == 0 && memcmp(back.back, c.back, sizeof c.back) == 0);
+    /* Inside: the hexagon at its depth and the cylinder, less the hole;
+     * random points against the test's own reading. */
+    for (int i = 0; i < 200000; i++) {
+        double x = 100.0 * tu_uniform() - 50.0, y = 100.0 * tu_uniform() - 50.0, z = 95.0 * tu_uniform() - 2.5;
+        bool want = z >= 0.0 && z <= c.length && x * x + y * y <= c.radius * c.radius && in_hexagon(&c, x, y, z) &&
+                    !(z > c.hole_front && x * x + y * y < c.hole_radius * c.hole_radius);
+        tu_check(det_crystal_inside(t, x, y, z) == want);
+    }
+    /* The volume: exact slices against Monte Carlo in a box (4 sigma). */
+    double v = det_crystal_volume(t, 900);
+    long hit = 0, n = 400000;
+    for (long i = 0; i < n; i++)
+        hit += det_crystal_inside(t, 80.0 * tu_uniform() - 40.0, 80.0 * tu_uniform() - 40.0, 90.0 * tu_uniform());
+    double p = (double)hit / n, mc = p * 80.0 * 80.0 * 90.0 / 1000.0, sigma = sqrt(p * (1 - p) / n) * 576.0;
+    ck_assert_msg(fabs(v - mc) < 4.0 * sigma, "volume %g cm3, Monte Carlo %g +- %g", v, mc, sigma);
+    /* The coax crystal's volume is a cylinder less the hole. */
+    det_config_t coax;
+    det_config_default(&coax);
+    det_crystal_t *cx = NULL;
+    ck_assert_int_eq(det_crystal_new(&cx, &coax, &err), TUSK_OK);
+    double want = M_PI * (40.0 * 40.0 * 90.0 - 25.0 * 77.0) / 1000.0;
+    ck_assert_double_eq_tol(det_crystal_volume(cx, 90), want, 1e-9 * want);
+    det_crystal_destroy(&cx);
+    /* Sectors between the front corners: just past corner k is sector k. */
+    for (unsigned k = 0; k < 6; k++) {
+        double a = atan2(c.front[k][1], c.front[k][0]);
+        double x = 20.0 * cos(a + 0.01), y = 20.0 * sin(a + 0.01), x2 = 20.0 * cos(a - 0.01), y2 = 20.0 * sin(a - 0.01);
+        ck_assert_int_eq(det_crystal_segment_of(t, x, y, 4.0), (int)(k * 6));
+        ck_assert_int_eq(det_crystal_segment_of(t, x2, y2, 4.0), (int)(((k + 5) % 6) * 6));
+    }
+    det_crystal_destroy(&t);
+}
+END_TEST
+
+START_TEST(tapered_refused)
+{
+    det_config_t c;
+    tusk_error_t err;
+    /* Clockwise corners. */
+    tapered_config(&c);
+    for (unsigned k = 0; k < 3; k++) {
+        double f[2], b[2];
+        memcpy(f, c.front[k], sizeof f);
+        memcpy(b, c.back[k], sizeof b);
+        memcpy(c.front[k], c.front[5 - k], sizeof f);
+        memcpy(c.back[k], c.back[5 - k], sizeof b);
+        memcpy(c.front[5 - k], f, sizeof f);
+        memcpy(c.back[5 - k], b, sizeof b);
+    }
+    ck_assert_int_eq(det_config_check(&c, &err), TUSK_EPARAM);
+    tu_assert_error(&err, TUSK_EPARAM, "front outline is not convex and counter-clockwise");
+    /* Sides that pass the hole too closely: the front 0.18 as large. */
+    tapered_config(&c);
+    for (unsigned k = 0; k < 6; k++) {
+        c.front[k][0] *= 0.18;
+        c.front[k][1] *= 0.18;
+    }
+    ck_assert_int_eq(det_config_check(&c, &err), TUSK_EPARAM);
+    tu_assert_error(&err, TUSK_EPARAM, "from the axis at z = 0 mm; the hole (radius 5) needs 6");
+    /* Corners in the text: pairs, as many front and back, only for tapered. */
+    det_config_default(&c);
+    const char *bad[][2] = {
+        {"shape = tapered\nfront = 1 2 3\nback = 1 2\n", "3 numbers, not pairs of x and y"},
+        {"shape = tapered\nfront = 30 0 0 30 -30 0\nback = 40 0 0 40\n", "3 and 2 corners, not as many"},
+        {"front = 30 0 0 30 -30 0\nback = 40 0 0 40 -40 0\n", "'front' and 'back' are for shape = tapered"},
+        {"shape = tapered\n", "shape tapered: 0 corners"},
+        {"shape = tapered\nfront = 30 0 x\nback = 1\n", "expected corners 'X1 Y1 X2 Y2 ...'"},
+        {"shape = hexagon\n", "not a known shape (coax, tapered)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        det_config_default(&c);
+        ck_assert_int_eq(det_config_parse(&c, bad[i][0], strlen(bad[i][0]), "t.conf", &err), TUSK_EPARAM);
+        tu_assert_error(&err, TUSK_EPARAM, bad[i][1]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("detector");
@@ -476,6 +687,11 @@ int main(void)
     tcase_add_test(tc, rotation_permutes_sectors);
     tcase_add_test(tc, undepleted_is_refused);
     tcase_add_test(tc, small_basis_end_to_end);
+    tcase_add_test(tc, segment_by_collection);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tapered");
+    tcase_add_test(tc, tapered_shape);
+    tcase_add_test(tc, tapered_refused);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -1,7 +1,11 @@
 /* check_sim_event.c - the event simulation end to end (tusk/sim.h): source
- * timing and energies, energy conservation, the full-energy fraction of a
- * single crystal, the traces (sums, noise, baseline), the truth, byte-
- * identical output from a seed, and configuration errors.
+ * timing and energies, energy conservation (the aluminium of AGATA's
+ * capsules and cryostats included), the full-energy fraction of a single
+ * crystal, the traces (sums, noise, baseline), segments by the contact
+ * that collects the charge (energies and traces agree where the charge
+ * lands on a neighbour of the point's slab), the truth, transport-only
+ * efficiencies (ideal tracking) with and without the passive material,
+ * byte-identical output from a seed, and configuration errors.
  *
  * One coarse basis (8 mm points, 3 mm fields: about a second) is made in
  * main, before the tests fork, and written to a temporary folder with the
@@ -177,7 +181,9 @@ START_TEST(test_energy_conservation)
     while (sim_next(s, &ev, &err) == TUSK_OK && ev) {
         events++;
         tu_check(fabs(ev->emitted_kev - 30 * (80.0 + 2600.0) / 2) < 1e-6);
-        tu_check(fabs(ev->deposited_kev + ev->escaped_kev - ev->emitted_kev) < 1e-6 * ev->emitted_kev);
+        tu_check(ev->passive_kev >= 0.0);
+        tu_check(fabs(ev->deposited_kev + ev->escaped_kev + ev->passive_kev - ev->emitted_kev) <
+                 1e-6 * ev->emitted_kev);
         /* The truth holds every deposit: they add up to what was deposited. */
         double sum = 0.0;
         for (unsigned i = 0; i < ev->truth->n_points; i++) {
@@ -187,9 +193,11 @@ START_TEST(test_energy_conservation)
             tu_check(q->segment >= 0 && q->segment < 36);
             tu_check(q->process >= ADF_TRUTH_PHOTO && q->process <= ADF_TRUTH_PAIR);
             tu_check(q->energy > 0.0f);
-            /* A point lies in its crystal: 235 mm or more from the target. */
+            /* A point lies in its crystal: its front face 235 mm out (its
+             * plane, AGATA's crystals leaning by up to 0.9 degrees, no
+             * nearer than 234.97 mm). */
             double r = sqrt(q->world[0] * q->world[0] + q->world[1] * q->world[1] + q->world[2] * q->world[2]);
-            tu_check(r >= 235.0 - 1e-3 && q->local[2] >= -1e-3f && q->local[2] <= 90.0f + 1e-3f);
+            tu_check(r >= 234.9 && q->local[2] >= -1e-3f && q->local[2] <= 90.0f + 1e-3f);
         }
         ck_assert_msg(fabs(sum - ev->deposited_kev) < 1e-3 * ev->truth->n_points + 1e-6, "truth %g, deposited %g",
                       sum, ev->deposited_kev);
@@ -201,9 +209,14 @@ START_TEST(test_energy_conservation)
     ck_assert_uint_eq(st.decays, 300);
     ck_assert_uint_eq(st.gammas, 9000);
     ck_assert_uint_eq(st.events, events);
-    ck_assert_msg(fabs(st.deposited_kev + st.escaped_kev - st.emitted_kev) < 1e-6 * st.emitted_kev, "run totals");
-    /* 15 crystals cover ~10.6 % of 4 pi: most events see several gammas. */
-    ck_assert_uint_gt(events, 250);
+    ck_assert_msg(fabs(st.deposited_kev + st.escaped_kev + st.passive_kev - st.emitted_kev) < 1e-6 * st.emitted_kev,
+                  "run totals");
+    /* The demonstrator's capsules and cryostats take their share. */
+    ck_assert(st.passive_kev > 0.0);
+    /* 15 crystals cover 6.7 % of 4 pi, behind aluminium: with 30 gammas
+     * 85 % of the decays leave 10 keV in one (255 +- 8 of 300 over 20
+     * seeds; a soak of 50 saw 234): 6 sigma below. */
+    ck_assert_uint_gt(events, 208);
     sim_destroy(&s);
 }
 END_TEST
@@ -369,6 +382,7 @@ START_TEST(test_response_linear)
     det_basis_t *b;
     ck_assert_msg(det_basis_load(&b, basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
     det_config_t cfg;
+    det_config_default(&cfg);
     const char *text = det_basis_shape(b)->config;
     ck_assert_int_eq(det_config_parse(&cfg, text, strlen(text), "basis", &err), TUSK_OK);
     det_crystal_t *c;
@@ -435,6 +449,162 @@ START_TEST(test_response_linear)
     ck_assert_ptr_null(r);
     det_crystal_destroy(&c);
     det_basis_destroy(&b);
+}
+END_TEST
+
+/* Segments by collection: a deposit at a basis point collected on another
+ * segment than its slab belongs to the collecting segment - its segment
+ * energy and its trace's net charge both there, the slab's trace back at
+ * 0 - and a deposit between grid points of two segments goes with the
+ * heavier side. */
+START_TEST(test_segment_by_collection)
+{
+    tusk_error_t err;
+    det_basis_t *b;
+    ck_assert_msg(det_basis_load(&b, basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    det_config_t cfg;
+    det_config_default(&cfg);
+    const char *text = det_basis_shape(b)->config;
+    ck_assert_int_eq(det_config_parse(&cfg, text, strlen(text), "basis", &err), TUSK_OK);
+    det_crystal_t *c;
+    ck_assert_int_eq(det_crystal_new(&c, &cfg, &err), TUSK_OK);
+    sim_response_config_t rc;
+    sim_response_config_default(&rc);
+    rc.noise_kev = 0.0;
+    rc.fwhm_0 = rc.fwhm_1332 = 0.0;
+    sim_response_t *r;
+    ck_assert_msg(sim_response_new(&r, b, c, &rc, &err) == TUSK_OK, "%s", err.message);
+    const unsigned S = sim_response_samples(r), bs = det_basis_shape(b)->samples;
+    adf_crystal_t *out = malloc(sizeof *out);
+    float *tr = malloc(37 * bs * sizeof *tr);
+    uint64_t rng = tu_rand();
+    unsigned moved = 0;
+    for (unsigned s = 0; s < 36; s++)
+        for (size_t i = 0; i < det_basis_segment_points(b, s); i++) {
+            unsigned slab = det_basis_slab(b, s, i);
+            if (slab == s)
+                continue;
+            det_basis_trace(b, s, i, s, tr);
+            if (tr[bs - 1] < 0.95f)
+                continue; /* its holes did not arrive */
+            moved++;
+            float p[3];
+            det_basis_position(b, s, i, p);
+            double pos[3] = {p[0], p[1], p[2]};
+            ck_assert_int_eq(det_crystal_segment_of(c, pos[0], pos[1], pos[2]), (int)slab);
+            ck_assert_int_eq(sim_response_segment_at(r, pos), (int)s);
+            sim_deposit_t d = {{pos[0], pos[1], pos[2]}, 500.0, sim_response_segment_at(r, pos)};
+            ck_assert_int_eq(sim_response_crystal(r, &d, 1, &rng, out, &err), TUSK_OK);
+            ck_assert_double_eq_tol(out->segment_energy[s], 500.0, 1e-3);
+            ck_assert_double_eq_tol(out->segment_energy[slab], 0.0, 1e-3);
+            double net = (out->trace[s][S - 1] - rc.baseline) / rc.gain;
+            double there = (out->trace[slab][S - 1] - rc.baseline) / rc.gain;
+            ck_assert_msg(net > 475.0 && fabs(there) < 25.0, "point (%g, %g, %g): %g keV on segment %u, %g on its slab %u",
+                          pos[0], pos[1], pos[2], net, s, there, slab);
+        }
+    printf("points collected on another segment than their slab: %u checked\n", moved);
+    ck_assert_uint_gt(moved, 10);
+    /* Between grid points: the heavier side (each point of one segment
+     * or the other, weights by distance). */
+    for (int round = 0; round < 2000; round++) {
+        unsigned s = tu_below(36);
+        size_t i = tu_below((uint32_t)det_basis_segment_points(b, s));
+        float p[3];
+        det_basis_position(b, s, i, p);
+        double pos[3] = {p[0] + 0.2 * cfg.basis_grid * (tu_uniform() - 0.5),
+                         p[1] + 0.2 * cfg.basis_grid * (tu_uniform() - 0.5),
+                         p[2] + 0.2 * cfg.basis_grid * (tu_uniform() - 0.5)};
+        /* Within a tenth of a step of a point: its weight is over 0.72,
+         * the others' under 0.28 together. */
+        tu_check(sim_response_segment_at(r, pos) == (int)s);
+    }
+    free(out);
+    free(tr);
+    sim_response_destroy(&r);
+    det_crystal_destroy(&c);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* Without noise, a crystal's segment energies are the net charges of its
+ * segment traces: every segment's amplitude matches its energy but where a
+ * carrier did not arrive (the basis' points by the passivated back face).
+ * (Before issue 22 the energies went by slab: with the demo's 6 mm basis
+ * 43 % of the hit segments disagreed with their traces - tusk-sim check,
+ * docs/validation.md.) */
+START_TEST(test_energies_match_traces)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "array = %s\nsource = co60\nevents = 4000\nnoise_kev = 0\nfwhm_0 = 0\nfwhm_1332 = 0\n"
+             "seed = %llu\n", demo_path, (unsigned long long)tu_rand());
+    sim_t *s = sim_of(text);
+    const sim_event_t *ev;
+    tusk_error_t err;
+    unsigned hit = 0, off = 0;
+    while (sim_next(s, &ev, &err) == TUSK_OK && ev)
+        for (size_t i = 0; i < ev->n_crystals; i++) {
+            const adf_crystal_t *c = &ev->crystal[i];
+            for (unsigned g = 0; g < 36; g++) {
+                double a = (mean_samples(c, g, 62, 70) - mean_samples(c, g, 0, 10)) / 2.0;
+                double e = c->segment_energy[g];
+                if (e < 20.0 && a < 20.0)
+                    continue;
+                hit++;
+                off += fabs(a - e) > 0.1 * e + 5.0;
+            }
+        }
+    printf("segment energies against net charges: %u of %u hit segments differ\n", off, hit);
+    ck_assert_uint_gt(hit, 500);
+    ck_assert_msg(off * 100 <= hit, "%u of %u hit segments: energy and net charge differ", off, hit);
+    sim_destroy(&s);
+}
+END_TEST
+
+/* Transport only (sim_next_transport): per gamma, what it left in
+ * germanium; the demonstrator's efficiency at 1 MeV with perfect tracking,
+ * and the share its capsules and cryostats take. */
+START_TEST(test_transport_efficiency)
+{
+    char text[2048];
+    double eff[2], pt[2];
+    for (int passive = 0; passive < 2; passive++) {
+        char arr[700];
+        snprintf(arr, sizeof arr, "%s/agata.conf", dir);
+        su_write_file(arr, passive ? "agata = 0-14\n" : "agata = 0-14\ncapsules = no\ncryostats = no\n",
+                      "check_sim_event");
+        snprintf(text, sizeof text, "array = %s\nsource = line\nenergy = 1000\nevents = 200000\nseed = %llu\n", arr,
+                 (unsigned long long)tu_rand());
+        sim_t *s = sim_of(text);
+        const sim_gamma_tally_t *t;
+        size_t n;
+        tusk_error_t err;
+        unsigned long emitted = 0, full = 0, any = 0;
+        while (sim_next_transport(s, &t, &n, &err) == TUSK_OK && t) {
+            ck_assert_uint_eq(n, 1);
+            ck_assert_double_eq(t[0].energy_kev, 1000.0);
+            tu_check(t[0].germanium_kev >= 0.0 && t[0].germanium_kev <= 1000.0 + 1e-9);
+            emitted++;
+            full += fabs(t[0].germanium_kev - 1000.0) <= 1e-3;
+            any += t[0].germanium_kev > 0.0;
+        }
+        ck_assert_int_eq(n, 0);
+        ck_assert_uint_eq(emitted, 200000);
+        sim_stats_t st = sim_stats(s);
+        ck_assert_uint_eq(st.decays, 200000);
+        ck_assert_msg(fabs(st.deposited_kev + st.escaped_kev + st.passive_kev - st.emitted_kev) < 1e-6 * st.emitted_kev,
+                      "energy");
+        ck_assert(passive ? st.passive_kev > 0.0 : st.passive_kev == 0.0);
+        eff[passive] = (double)full / emitted;
+        pt[passive] = (double)full / any;
+        sim_destroy(&s);
+    }
+    printf("demonstrator, 1 MeV, perfect tracking: efficiency %.4f (bare germanium %.4f), P/T %.3f (%.3f)\n", eff[1],
+           eff[0], pt[1], pt[0]);
+    /* tusk-sim efficiency with 10^6 decays: 3.12 % with the aluminium,
+     * 3.41 % without; sigma here 0.04 %. */
+    ck_assert_msg(eff[1] > 0.029 && eff[1] < 0.0335, "efficiency %g", eff[1]);
+    ck_assert_msg(eff[0] > eff[1] + 0.0005, "aluminium should cost efficiency: %g vs %g", eff[0], eff[1]);
+    ck_assert(pt[1] > 0.4 && pt[1] < 0.7);
 }
 END_TEST
 
@@ -651,6 +821,9 @@ int main(void)
     tcase_add_test(tc, test_traces);
     tcase_add_test(tc, test_time_offset);
     tcase_add_test(tc, test_response_linear);
+    tcase_add_test(tc, test_segment_by_collection);
+    tcase_add_test(tc, test_energies_match_traces);
+    tcase_add_test(tc, test_transport_efficiency);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_set_timeout(tc, 300);
@@ -660,7 +833,7 @@ int main(void)
     tcase_add_test(tc, test_config_file_paths);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
-    static const char *const files[] = {"basis.tbs", "bad.tbs", "one.conf", "run.conf"};
+    static const char *const files[] = {"basis.tbs", "bad.tbs", "one.conf", "run.conf", "agata.conf"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[700];
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);

@@ -1,8 +1,10 @@
 /* check_sim_physics.c - photon physics of the simulation: Klein-Nishina
- * angles sampled by chi^2 (and their kinematics), transport in a Ge slab
- * (attenuation exp(-mu x), energy conservation), reproducibility. The
- * germanium cross sections and Compton formulas themselves:
- * check_germanium. */
+ * angles sampled by chi^2 (and their kinematics), Rayleigh angles with
+ * the atomic form factor by chi^2 (the sampler's integral of F^2 against
+ * the form factor itself, the forward peak it makes), transport in a Ge
+ * slab (attenuation exp(-mu x), energy conservation), reproducibility.
+ * The germanium cross sections, form factors and Compton formulas
+ * themselves: check_germanium. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@
 #include "sim/simrng.h"
 
 #define PI 3.14159265358979323846
+
+/* The Rayleigh tables, made once in main (read only afterwards). */
+static transport_physics_t phys;
 
 static double rel(double a, double b)
 {
@@ -189,7 +194,7 @@ static void attenuation(double e, double x)
     transport_result_t r;
     int pass = 0;
     for (int i = 0; i < n; i++) {
-        tu_check(transport_slab(e, x, &rng, &r) == 0);
+        tu_check(transport_slab(&phys, e, x, &rng, &r) == 0);
         pass += r.primary_unscattered;
         tu_check(!r.primary_unscattered || (r.n_interactions == 0 && r.escaped_kev == e));
     }
@@ -221,7 +226,7 @@ START_TEST(transport_conserves_energy)
     for (int i = 0; i < 50000; i++) {
         double e = i % 5 ? log_grid(10.0, 10000.0, (int)tu_below(10000), 10000) : 5000.0;
         double x = log_grid(0.05, 20.0, (int)tu_below(1000), 1000);
-        tu_check(transport_slab(e, x, &rng, &r) == 0);
+        tu_check(transport_slab(&phys, e, x, &rng, &r) == 0);
         tu_check(fabs(r.deposited_kev + r.escaped_kev - e) <= 1e-9 * e);
         tu_check(r.deposited_kev >= 0.0 && r.escaped_kev >= 0.0);
         tu_check(r.n_points <= TRANSPORT_MAX_POINTS && r.n_points <= r.n_interactions);
@@ -244,12 +249,13 @@ START_TEST(transport_conserves_energy)
     }
     ck_assert(pairs > 100 && photos > 1000 && comptons > 1000 && rayleighs > 100);
     /* Bad arguments. */
-    ck_assert_int_eq(transport_slab(-1.0, 1.0, &rng, &r), -1);
-    ck_assert_int_eq(transport_slab(100.0, 0.0, &rng, &r), -1);
-    ck_assert_int_eq(transport_slab(NAN, 1.0, &rng, &r), -1);
-    ck_assert_int_eq(transport_slab(100.0, INFINITY, &rng, &r), -1);
-    ck_assert_int_eq(transport_slab(100.0, 1.0, NULL, &r), -1);
-    ck_assert_int_eq(transport_slab(100.0, 1.0, &rng, NULL), -1);
+    ck_assert_int_eq(transport_slab(&phys, -1.0, 1.0, &rng, &r), -1);
+    ck_assert_int_eq(transport_slab(&phys, 100.0, 0.0, &rng, &r), -1);
+    ck_assert_int_eq(transport_slab(&phys, NAN, 1.0, &rng, &r), -1);
+    ck_assert_int_eq(transport_slab(&phys, 100.0, INFINITY, &rng, &r), -1);
+    ck_assert_int_eq(transport_slab(&phys, 100.0, 1.0, NULL, &r), -1);
+    ck_assert_int_eq(transport_slab(&phys, 100.0, 1.0, &rng, NULL), -1);
+    ck_assert_int_eq(transport_slab(NULL, 100.0, 1.0, &rng, &r), -1);
 }
 END_TEST
 
@@ -261,7 +267,7 @@ START_TEST(full_energy_thick_slab)
     transport_result_t r;
     int full = 0, n = 20000;
     for (int i = 0; i < n; i++) {
-        transport_slab(661.657, 30.0, &rng, &r);
+        transport_slab(&phys, 661.657, 30.0, &rng, &r);
         full += r.escaped_kev == 0.0;
     }
     ck_assert_msg(full > 0.75 * n && full < 0.97 * n, "full-energy fraction %g", (double)full / n);
@@ -277,15 +283,15 @@ START_TEST(same_seed_same_results)
     uint64_t seed = tu_rand();
     uint64_t s1 = seed, s2 = seed;
     for (int i = 0; i < N; i++)
-        transport_slab(50.0 + 3.3 * i, 0.5 + (i % 7), &s1, &a[i]);
+        transport_slab(&phys, 50.0 + 3.3 * i, 0.5 + (i % 7), &s1, &a[i]);
     for (int i = 0; i < N; i++)
-        transport_slab(50.0 + 3.3 * i, 0.5 + (i % 7), &s2, &b[i]);
+        transport_slab(&phys, 50.0 + 3.3 * i, 0.5 + (i % 7), &s2, &b[i]);
     ck_assert_uint_eq(s1, s2);
     ck_assert(memcmp(a, b, sizeof a) == 0);
     uint64_t s3 = seed + 1;
     int differ = 0;
     for (int i = 0; i < N; i++) {
-        transport_slab(50.0 + 3.3 * i, 0.5 + (i % 7), &s3, &b[i]);
+        transport_slab(&phys, 50.0 + 3.3 * i, 0.5 + (i % 7), &s3, &b[i]);
         differ += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
     }
     ck_assert(differ > N / 2);
@@ -295,8 +301,151 @@ START_TEST(same_seed_same_results)
 }
 END_TEST
 
+/* ---- Rayleigh scattering ---- */
+
+START_TEST(rayleigh_integral)
+{
+    /* The sampler's integral of F^2 against Simpson's rule over
+     * gexs_form_factor itself, for both materials, in pieces up to x = 80
+     * per angstrom (1 MeV's backward scattering). */
+    for (int m = 0; m < GEXS_MATERIALS; m++) {
+        const sim_rayleigh_t *t = &phys.ff[m];
+        const double edges[] = {0.0, 0.005, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 80.0};
+        double acc = 0.0;
+        for (int k = 0; k + 1 < 9; k++) {
+            double a = edges[k] * edges[k], b = edges[k + 1] * edges[k + 1], h = (b - a) / 20000, sum = 0.0;
+            for (int i = 0; i <= 20000; i++) {
+                double f = gexs_form_factor((gexs_material_t)m, sqrt(a + i * h));
+                sum += (i == 0 || i == 20000 ? 1.0 : i % 2 ? 4.0 : 2.0) * f * f;
+            }
+            acc += sum * h / 3.0;
+            double got = sim_rayleigh_integral(t, b);
+            ck_assert_msg(rel(got, acc) < 1e-6, "%s: integral of F^2 to x = %g: %.9g vs Simpson %.9g",
+                          gexs_material_name((gexs_material_t)m), edges[k + 1], got, acc);
+        }
+        ck_assert_double_eq(sim_rayleigh_integral(t, 0.0), 0.0);
+        ck_assert(sim_rayleigh_integral(t, 1e30) >= sim_rayleigh_integral(t, 1e6));
+    }
+}
+END_TEST
+
+enum { RAY_BINS = 30, RAY_SAMPLES = 300000 };
+
+/* The density of u = sin^2(theta/2)/lambda^2 in [0, umax]: (1 + c^2)/2
+ * F^2, c = 1 - 2 u / umax; with_ff false: (1 + c^2)/2 alone. */
+static double ray_density(gexs_material_t m, double u, double umax, bool with_ff)
+{
+    double c = 1.0 - 2.0 * u / umax, f = with_ff ? gexs_form_factor(m, sqrt(u)) : 1.0;
+    return 0.5 * (1.0 + c * c) * f * f;
+}
+
+/* The chi^2 p-value of RAY_SAMPLES angles drawn at e keV in material m
+ * (with the form factor, or Thomson's) against the density above, in bins
+ * of u holding similar shares. */
+static double rayleigh_chi2_p(gexs_material_t m, double e, bool with_ff, uint64_t *rng, double *chi2_out)
+{
+    const double umax = (e / GEXS_HC_KEV_A) * (e / GEXS_HC_KEV_A);
+    /* Edges: equal shares of the integral of F^2 (bisection). */
+    double edge[RAY_BINS + 1];
+    const sim_rayleigh_t *t = &phys.ff[m];
+    double total = with_ff ? sim_rayleigh_integral(t, umax) : umax;
+    edge[0] = 0.0;
+    edge[RAY_BINS] = umax;
+    for (int b = 1; b < RAY_BINS; b++) {
+        double want = total * b / RAY_BINS, lo = 0.0, hi = umax;
+        for (int it = 0; it < 200; it++) {
+            double mid = 0.5 * (lo + hi);
+            if ((with_ff ? sim_rayleigh_integral(t, mid) : mid) < want)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        edge[b] = 0.5 * (lo + hi);
+    }
+    double expect[RAY_BINS], sum = 0.0;
+    for (int b = 0; b < RAY_BINS; b++) {
+        const int n = 2000;
+        double h = (edge[b + 1] - edge[b]) / n, s = 0.0;
+        for (int i = 0; i <= n; i++)
+            s += (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) * ray_density(m, edge[b] + i * h, umax, with_ff);
+        expect[b] = s * h / 3.0;
+        sum += expect[b];
+    }
+    static long counts[RAY_BINS];
+    memset(counts, 0, sizeof counts);
+    for (int i = 0; i < RAY_SAMPLES; i++) {
+        double c = with_ff ? sim_rayleigh_sample_cos_theta(t, e, rng) : sim_thomson_sample_cos_theta(rng);
+        tu_check(c >= -1.0 && c <= 1.0);
+        double u = 0.5 * (1.0 - c) * umax;
+        int lo = 0, hi = RAY_BINS;
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (edge[mid] <= u)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        counts[lo]++;
+    }
+    double chi2 = 0.0;
+    for (int b = 0; b < RAY_BINS; b++) {
+        double x = expect[b] / sum * RAY_SAMPLES;
+        chi2 += (counts[b] - x) * (counts[b] - x) / x;
+    }
+    *chi2_out = chi2;
+    return chi2_pvalue(chi2, RAY_BINS - 1);
+}
+
+/* As kn_chi2: a p below 1e-4 is confirmed on a second sample. */
+static void rayleigh_chi2(gexs_material_t m, double e, bool with_ff)
+{
+    uint64_t rng = tu_rand();
+    double chi2 = 0.0, chi2b = 0.0;
+    double p = rayleigh_chi2_p(m, e, with_ff, &rng, &chi2);
+    if (p >= 1e-4)
+        return;
+    double p2 = rayleigh_chi2_p(m, e, with_ff, &rng, &chi2b);
+    ck_assert_msg(p2 >= 1e-4, "Rayleigh sampling (%s, %s) at %g keV: chi2 = %.1f then %.1f for %d dof, p = %.3g then %.3g",
+                  gexs_material_name(m), with_ff ? "form factor" : "thomson", e, chi2, chi2b, RAY_BINS - 1, p, p2);
+}
+
+START_TEST(rayleigh_form_factor_angles)
+{
+    rayleigh_chi2(GEXS_GERMANIUM, 30.0, true);
+    rayleigh_chi2(GEXS_GERMANIUM, 300.0, true);
+    rayleigh_chi2(GEXS_GERMANIUM, 1000.0, true);
+    rayleigh_chi2(GEXS_ALUMINIUM, 100.0, true);
+    rayleigh_chi2(GEXS_GERMANIUM, 500.0, false);
+}
+END_TEST
+
+START_TEST(rayleigh_forward)
+{
+    /* What the form factor does (quartiles of the angle from the form
+     * factor by numeric integration): at 1 MeV in germanium half of the
+     * Rayleigh scatterings turn by less than 1.74 degrees, at 300 keV by
+     * less than 5.45 and at 60 keV by less than 18.4 - where Thomson's
+     * (1 + cos^2) alone turns half of them by more than 90 degrees. */
+    uint64_t rng = tu_rand();
+    const double e[] = {1000.0, 300.0, 60.0}, median_deg[] = {1.74, 5.45, 18.38};
+    const int n = 40000;
+    for (int k = 0; k < 3; k++) {
+        int below = 0;
+        for (int i = 0; i < n; i++)
+            below += sim_rayleigh_sample_cos_theta(&phys.ff[GEXS_GERMANIUM], e[k], &rng) > cos(median_deg[k] * PI / 180.0);
+        /* a binomial half: sigma = 100; 6 sigma */
+        ck_assert_msg(abs(below - n / 2) < 600, "%g keV: %d of %d within %g degrees", e[k], below, n, median_deg[k]);
+    }
+    int backwards = 0;
+    for (int i = 0; i < n; i++)
+        backwards += sim_thomson_sample_cos_theta(&rng) < 0.0;
+    ck_assert_msg(abs(backwards - n / 2) < 600, "thomson: %d of %d backwards", backwards, n);
+}
+END_TEST
+
 int main(void)
 {
+    transport_physics_init(&phys, TRANSPORT_RAYLEIGH_FORM_FACTOR);
     Suite *s = suite_create("sim_physics");
     TCase *tc = tcase_create("compton");
     tcase_set_timeout(tc, 60);
@@ -313,6 +462,12 @@ int main(void)
     tcase_add_test(tc, attenuation_200kev);
     tcase_add_test(tc, transport_conserves_energy);
     tcase_add_test(tc, full_energy_thick_slab);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("rayleigh");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, rayleigh_integral);
+    tcase_add_test(tc, rayleigh_form_factor_angles);
+    tcase_add_test(tc, rayleigh_forward);
     suite_add_tcase(s, tc);
     tc = tcase_create("reproducibility");
     tcase_add_test(tc, same_seed_same_results);

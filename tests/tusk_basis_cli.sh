@@ -1,8 +1,10 @@
 #!/bin/sh
 # tusk_basis_cli.sh - tusk-basis end to end on the coarse crystal: gen
-# writes a basis that info validates, a damaged file is refused, signal
-# prints the traces of one point, plot draws the pictures (gnuplot), and
-# bad settings exit 1 or 2 with a message.
+# writes a basis that info validates (and where the points' charge is
+# collected, by ring), a damaged or version-1 file is refused, signal
+# prints the traces of one point (one behind the front ring collected on
+# ring 1), plot draws the pictures (gnuplot), and bad settings exit 1 or 2
+# with a message.
 #
 # Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT): top_builddir,
 # top_srcdir.
@@ -20,6 +22,8 @@ run "$tool" gen -c "$conf" --field-grid 3 --grid 8 --int16 -o "$tmp/coarse.tbs"
 expect_status 0 "gen"
 expect_in out "points" "gen"
 expect_in out "time: potential" "gen"
+expect_in out "collection: " "gen"
+expect_in out "points collected on another segment than the one they lie in" "gen"
 expect_in err "signals:" "gen progress"
 [ -s "$tmp/coarse.tbs" ] || fail "gen wrote no file"
 
@@ -31,6 +35,10 @@ expect_in out "channels      37 (36 segments + core)" "info"
 expect_in out "samples       60 of 10.0 ns" "info"
 expect_in out "int16" "info"
 expect_in out "basis_grid = 8" "info (configuration)"
+expect_in out "ring  points  elsewhere" "info (collection)"
+# Ring 1 collects its own; 4-6 too; the charge of rings 2-3 partly goes forward.
+awk '$1 == 1 && NF == 5 { one = $3 } $1 == 6 && NF == 5 { six = $3 } $1 == 2 && NF == 5 { two = $3 }
+     END { exit !(one == 0 && six == 0 && two > 0) }' "$tmp/out" || { show; fail "info: the collection table"; }
 
 step "a truncated or damaged basis is refused"
 size=$(wc -c <"$tmp/coarse.tbs" | tr -d ' ')
@@ -45,6 +53,12 @@ expect_status 1 "info on a damaged file"
 expect_in err "bad.tbs" "info on a damaged file"
 run "$tool" info "$tmp/none.tbs"
 expect_status 1 "info on a missing file"
+cp "$tmp/coarse.tbs" "$tmp/v1.tbs"
+printf '\001' | dd of="$tmp/v1.tbs" bs=1 seek=8 conv=notrunc 2>/dev/null
+run "$tool" info "$tmp/v1.tbs"
+expect_status 1 "info on a version-1 file"
+expect_in err "format version 1, this tusk reads 2" "info on a version-1 file"
+expect_in err "make the basis again (tusk-basis gen)" "info on a version-1 file"
 
 step "signal: 37 traces of one point, hit segment and core reach 1"
 run "$tool" signal -c "$conf" --field-grid 3 --at 20,10,45
@@ -53,6 +67,11 @@ expect_in out "segment A4" "signal"
 expect_in out "holes: collected at A4" "signal"
 expect_in out "electrons: collected at CC" "signal"
 last=$(tail -n 1 "$tmp/out")
+run "$tool" signal -c "$conf" --field-grid 3 --at 2,1,10.5
+expect_status 0 "signal behind the front ring"
+expect_in out "segment A2" "signal behind the front ring"
+expect_in out "holes: collected at A1" "signal behind the front ring"
+run "$tool" signal -c "$conf" --field-grid 3 --at 20,10,45
 # Columns: t, then electrodes 0..36 (A1..A6, B1.., F6, CC): electrode e is
 # column e + 2. A4 is 3, B4 is 9, CC is 36.
 a4=$(echo "$last" | awk '{print $5}')

@@ -1,6 +1,7 @@
 /* array.h - the geometry of a detector array (libtusk-array): N crystals
- * of one shape (a det_config_t) placed around a target at the origin, each
- * facing it. The simulation transports photons through it; tracking turns
+ * placed around a target at the origin, each facing it - of one shape (a
+ * det_config_t), or AGATA's own three with their capsules and cryostats.
+ * The simulation transports photons through it; tracking turns
  * crystal-frame points into array-frame points with it.
  *
  * Frames, lengths in mm, angles in degrees:
@@ -40,7 +41,32 @@
  *                             over [-cos h, cos h], roll 0
  *   shell_hole_deg = 20       h: the shell leaves cones of this half-angle
  *                             around +z and -z free (beam pipe; [0, 90))
- * Layouts combine. THETA in [0, 180]; PHI and ROLL any finite value; ROLL
+ *   agata = IDS               crystals of AGATA's 4 pi array (A180) by their
+ *                             AGATA number: "0-179" the whole shell, "0-14"
+ *                             the demonstrator's five triple clusters around
+ *                             the beam at backward angles, "0-44" fifteen
+ *                             clusters (1 pi); numbers and ranges, commas
+ *                             between. Each crystal where AGATA puts it (its
+ *                             frame from AGATA's table, front face 235 mm from
+ *                             the target, axis within 0.9 degrees of the line
+ *                             to it) and of AGATA's shape: crystal i is shape
+ *                             A, B or C for i mod 3 = 0, 1, 2 - tapered
+ *                             hexagons (tusk/crystal.h) derived from the
+ *                             layout (array/agata.h), with the radius, length,
+ *                             hole and segmentation of the given crystal. Not
+ *                             with the other layouts, distance, gap or
+ *                             triple_spread_deg.
+ *   capsules = yes|no         (agata only; yes) each crystal's aluminium
+ *                             capsule: 0.8 mm thick, 0.4 mm from the germanium
+ *                             (front, sides, cylinder and back)
+ *   cryostats = yes|no        (agata only; yes) the triple clusters' aluminium
+ *                             walls: 1.0 mm thick, 2.0 mm beyond the capsules,
+ *                             in front and towards other clusters or the empty
+ *                             pentagons (none between the crystals of a
+ *                             cluster; open at the back - the end caps'
+ *                             insides, preamplifiers and dewars are not
+ *                             modelled)
+ * Layouts combine (agata excepted). THETA in [0, 180]; PHI and ROLL any finite value; ROLL
  * defaults to 0. Refused, with messages naming the origin and the key
  * ("array.conf: triple.2: ..."): a malformed or out-of-range value, an id
  * given twice (both keys named), no crystal at all, more than
@@ -49,7 +75,9 @@
  * centre) must be at least radius + radius + gap (a capsule test:
  * conservative; for crystals facing the target it is where the front
  * faces meet). The message names both crystal ids, that distance and what
- * is needed.
+ * is needed. AGATA's crystals are not checked so: their shapes, capsules
+ * and cryostats stay apart by construction (0.5 mm between capsules and
+ * between cryostats).
  *
  * An array is immutable once made: its functions may be called from any
  * number of threads. No global mutable state.
@@ -81,6 +109,7 @@ typedef struct array_place {
     double distance;                     /* mm, target to the front-face centre */
     double front[3];                     /* front-face centre in the array frame, mm */
     double axis[3][3];                   /* rows: the crystal's local x, y, z unit vectors in the array frame */
+    unsigned shape;                      /* agata: 0, 1, 2 for A, B, C; else 0 */
 } array_place_t;
 
 /* Build an array from `size` bytes of configuration text (syntax above);
@@ -98,8 +127,13 @@ TUSK_API void array_destroy(array_t **array);
 TUSK_API size_t array_count(const array_t *a);
 /* Crystal i (0 <= i < count; NULL beyond), the crystals sorted by id. */
 TUSK_API const array_place_t *array_place(const array_t *a, size_t i);
-/* The shape shared by every crystal (owned by the array). */
+/* The crystal the array was made with (owned by the array): every
+ * crystal's shape but for AGATA's layout. */
 TUSK_API const det_crystal_t *array_crystal(const array_t *a);
+/* Crystal i's own shape (owned by the array; NULL beyond the count). */
+TUSK_API const det_crystal_t *array_crystal_of(const array_t *a, size_t i);
+/* The germanium of all crystals, cm^3 (det_crystal_volume). */
+TUSK_API double array_germanium_cm3(const array_t *a);
 /* The index of the crystal with this id, -1 if none. */
 TUSK_API int array_index_of(const array_t *a, unsigned id);
 
@@ -109,26 +143,43 @@ TUSK_API void array_to_world(const array_t *a, size_t i, const double local[3], 
 /* Directions into crystal i's local frame (the rotation only). */
 TUSK_API void array_dir_to_local(const array_t *a, size_t i, const double world_dir[3], double local_dir[3]);
 
-/* A stretch of a ray inside one crystal's bounding cylinder. */
+/* What there is at a point. */
+enum array_material {
+    ARRAY_VACUUM = 0,
+    ARRAY_GERMANIUM = 1,
+    ARRAY_ALUMINIUM = 2 /* capsules and cryostats */
+};
+
+/* The material at an array-frame point as far as crystal i and what
+ * surrounds it (its capsule and cryostat walls) go: germanium, aluminium
+ * or vacuum. Another crystal's material is not seen: ask each crystal
+ * whose envelope holds the point (array_chords). */
+TUSK_API enum array_material array_material_at(const array_t *a, size_t i, const double world[3]);
+/* Whether there is material besides germanium (capsules or cryostats). */
+TUSK_API bool array_passive(const array_t *a);
+
+/* A stretch of a ray inside one crystal's envelope. */
 typedef struct array_chord {
     size_t crystal;     /* the crystal's index */
     double t_in, t_out; /* along the ray, mm; t_in < t_out */
 } array_chord_t;
 
 /* The chords of the ray origin + t dir (dir a unit vector, t >= 0, mm)
- * through every crystal's BOUNDING CYLINDER (radius = the config's
- * radius, 0 <= z <= length in the local frame), sorted by t_in; t_in is
- * clamped to 0 when the origin is inside a cylinder. Tangent rays (chords
- * of no length) give none. Writes the first `max` chords (by t_in) into
- * `chords` (may be NULL when max is 0) and returns how many it wrote;
- * *total (may be NULL) gets the number that exist. The chords are
- * disjoint: the overlap check keeps the cylinders apart.
+ * through every crystal's ENVELOPE - a cylinder about its axis holding its
+ * germanium and, for AGATA's layout, its capsule and cryostat walls (the
+ * config's radius and 0 <= z <= length in the local frame otherwise) -
+ * sorted by t_in; t_in is clamped to 0 when the origin is inside one.
+ * Tangent rays (chords of no length) give none. Writes the first `max`
+ * chords (by t_in) into `chords` (may be NULL when max is 0) and returns
+ * how many it wrote; *total (may be NULL) gets the number that exist. The
+ * overlap check keeps the chords of the other layouts disjoint; AGATA's
+ * envelopes overlap their neighbours' (their contents do not).
  *
  * The caller samples interactions by delta (Woodcock) tracking along the
- * chords and accepts a point only if array_inside: the bounding
- * cylinder contains the germanium (it does for the coax shape). Each
- * crystal is first tested against its bounding sphere, so a ray costs
- * little per crystal it misses. */
+ * chords and asks array_material_at (or array_inside) what is at a
+ * point; where chords overlap, each crystal whose chord holds the point.
+ * Each crystal is first tested against its bounding sphere, so a ray
+ * costs little per crystal it misses. */
 TUSK_API size_t array_chords(const array_t *a, const double origin[3], const double dir[3], array_chord_t *chords,
                              size_t max, size_t *total);
 /* Is the array-frame point inside crystal i's germanium

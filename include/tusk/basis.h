@@ -1,7 +1,14 @@
 /* basis.h - a PSA signal basis (libtusk-detector): for every basis point
  * of a crystal, its position, its segment and the normalised traces of
- * all electrodes; and its file format (psa/BASIS.md), written and loaded
- * with every byte checked.
+ * all electrodes; and its file format (psa/BASIS.md, version 2), written
+ * and loaded with every byte checked.
+ *
+ * A point's segment is the one that collects its net charge: the contact
+ * its holes reach, which a real detector's segment energy shows, and whose
+ * points a PSA must search. Near segment and ring borders field lines
+ * bend, and about 10 % of AGATA-like points (most behind the front ring)
+ * collect on a neighbour of the segment their position lies in; that one,
+ * the slab (det_crystal_segment_of), is kept too (det_basis_slab).
  *
  * In memory and on disk the points are grouped by segment and each
  * segment's traces are laid out as [channel][sample][point] - point index
@@ -42,9 +49,12 @@ typedef struct det_basis det_basis_t;
 TUSK_API int det_basis_new(det_basis_t **out, const det_basis_shape_t *shape, tusk_error_t *err);
 TUSK_API void det_basis_destroy(det_basis_t **basis);
 
-/* Add a point of `segment` at pos (mm); traces holds channels * samples
- * values, channel after channel. Points keep the order they were added in
- * within their segment. */
+/* Add a point collected on `segment` lying in slab `slab` at pos (mm);
+ * traces holds channels * samples values, channel after channel. Points
+ * keep the order they were added in within their segment. */
+TUSK_API int det_basis_add_point(det_basis_t *basis, unsigned segment, unsigned slab, const float pos[3],
+                                 const float *traces, tusk_error_t *err);
+/* The same with slab = segment. */
 TUSK_API int det_basis_add(det_basis_t *basis, unsigned segment, const float pos[3], const float *traces,
                            tusk_error_t *err);
 
@@ -61,7 +71,9 @@ typedef struct det_basis_expect {
 
 /* Load a basis file (`expect` may be NULL). Every length, count, position
  * and the checksum are verified: a truncated, corrupt or mismatched file
- * is refused with a message naming the file and what is wrong. */
+ * is refused with a message naming the file and what is wrong; so is a
+ * version 1 file (points grouped by slab), with the advice to make the
+ * basis again. */
 TUSK_API int det_basis_load(det_basis_t **out, const char *path, const det_basis_expect_t *expect, tusk_error_t *err);
 /* The same from bytes in memory (`origin` names them). */
 TUSK_API int det_basis_parse(det_basis_t **out, const uint8_t *data, size_t size, const char *origin,
@@ -74,6 +86,8 @@ TUSK_API size_t det_basis_points(const det_basis_t *basis);                    /
 TUSK_API size_t det_basis_segment_points(const det_basis_t *basis, unsigned segment);
 /* Position (mm) of point i of `segment`. */
 TUSK_API void det_basis_position(const det_basis_t *basis, unsigned segment, size_t i, float pos[3]);
+/* The slab of point i of `segment` (UINT_MAX for no such point). */
+TUSK_API unsigned det_basis_slab(const det_basis_t *basis, unsigned segment, size_t i);
 /* The segment's traces, [channel][sample][point] (point fastest), as
  * float whatever the file held; NULL for a segment without points. Valid
  * until the next det_basis_add to that segment. A basis being built keeps

@@ -18,10 +18,23 @@
  * (front face: ring 0), the central hole is the core contact, the back
  * face is passivated (no contact).
  *
- * Shapes: "coax" - a closed-end coaxial cylinder. A shape is an entry of
- * crystal.c's shape table (its outline and whether a turn by one sector
- * maps it onto itself); inside, segment-of and contact-of are built on it,
- * so AGATA's tapered hexagonal front is one more entry. */
+ * Shapes (an entry of crystal.c's shape table: its outline and whether a
+ * turn by one sector maps it onto itself; inside, segment-of and
+ * contact-of are built on it):
+ *   "coax"    - a closed-end coaxial cylinder of `radius`;
+ *   "tapered" - AGATA's crystals: a convex polygon of `sides` corners at
+ *               the front face (front, z = 0) and another at the back
+ *               (back, z = length), each corner moving in a straight line
+ *               from one to the other (the side faces of AGATA's crystals
+ *               are planes, so the polygon at depth z is exact), cut by
+ *               the cylinder of `radius` about the axis (AGATA's crystals
+ *               are cut from 80 mm cylinders: round at the back). Corners
+ *               counter-clockwise seen from the back (+z). With as many
+ *               sides as sectors, sector s runs from the direction of
+ *               front corner s to that of corner s + 1 (AGATA's sector
+ *               borders run along the corners); otherwise sectors are
+ *               equal angles from sector_offset_deg. Never symmetric.
+ * The array (tusk/array.h) derives AGATA's three tapered shapes A, B, C. */
 #ifndef TUSK_CRYSTAL_H
 #define TUSK_CRYSTAL_H
 
@@ -40,9 +53,11 @@ extern "C" {
 #define DET_MAX_RINGS 16
 #define DET_MAX_SECTORS 16
 #define DET_MAX_SEGMENTS (DET_MAX_RINGS * DET_MAX_SECTORS)
+#define DET_MAX_SIDES 12
 
 enum det_shape {
-    DET_SHAPE_COAX = 0
+    DET_SHAPE_COAX = 0,
+    DET_SHAPE_TAPERED = 1
 };
 
 /* Everything the basis generator is configured with. Lengths in mm,
@@ -69,6 +84,9 @@ typedef struct det_config {
     bool symmetry;            /* solve one sector, rotate for the others (off): 6x fewer
                                  solves, but a 60-degree turn is no symmetry of the
                                  Cartesian grid: a few % error near the surfaces */
+    unsigned sides;           /* tapered: corners of the outline (3..DET_MAX_SIDES); coax: 0 */
+    double front[DET_MAX_SIDES][2]; /* tapered: corners (x, y) at z = 0, counter-clockwise */
+    double back[DET_MAX_SIDES][2];  /* tapered: the same corners at z = length */
 } det_config_t;
 
 /* The defaults above (an AGATA-like closed-end coax). */
@@ -80,11 +98,14 @@ TUSK_API void det_config_default(det_config_t *cfg);
  * radius, length, hole_radius, hole_front, rings, sectors, ring_thickness
  * (comma-separated), sector_offset_deg, impurity_front, impurity_back,
  * bias, field_grid, basis_grid, samples, sample_ns, step_ns,
- * preamp_rise_ns, symmetry. */
+ * preamp_rise_ns, symmetry; for shape = tapered also front and back
+ * ("X1 Y1 X2 Y2 ...", mm: the corners, as many in each). */
 TUSK_API int det_config_parse(det_config_t *cfg, const char *text, size_t size, const char *origin, tusk_error_t *err);
 TUSK_API int det_config_load(det_config_t *cfg, const char *path, tusk_error_t *err);
 /* Consistency: positive sizes, hole inside the crystal, ring thicknesses
- * summing to the length, grids and times in range. */
+ * summing to the length, grids and times in range; a tapered outline
+ * convex and counter-clockwise at both ends, around the hole with room to
+ * spare (hole_radius + 1 mm from every side at every depth). */
 TUSK_API int det_config_check(const det_config_t *cfg, tusk_error_t *err);
 /* The configuration as parseable text (into buf; the length needed is
  * returned, as snprintf does). Stored in basis files. */
@@ -102,6 +123,10 @@ TUSK_API unsigned det_crystal_core(const det_crystal_t *crystal);      /* the co
 
 /* Is (x, y, z) inside the germanium (closed surfaces count as inside)? */
 TUSK_API bool det_crystal_inside(const det_crystal_t *crystal, double x, double y, double z);
+/* The germanium's volume, cm^3 (the hole taken out), by integration over
+ * the outline's area at `steps` depths (the midpoint rule; the outline's
+ * area at a depth is exact: polygon clipped by the circle). */
+TUSK_API double det_crystal_volume(const det_crystal_t *crystal, unsigned steps);
 /* The segment a point inside belongs to (by sector angle and ring depth);
  * -1 outside. */
 TUSK_API int det_crystal_segment_of(const det_crystal_t *crystal, double x, double y, double z);

@@ -36,7 +36,9 @@ TUSK_API int det_signals_new(det_signals_t **out, const det_crystal_t *crystal, 
 TUSK_API void det_signals_destroy(det_signals_t **signals);
 
 typedef struct det_signal_info {
-    int segment;                  /* where the interaction is */
+    int segment;                  /* where the interaction is: the slab, det_crystal_segment_of */
+    int collected;                /* the segment whose contact the holes reach (the net charge's
+                                     segment), or -1 when they reach none */
     enum det_drift_end end[2];    /* by carrier (DET_ELECTRON, DET_HOLE) */
     int electrode[2];             /* contact reached, or -1 */
     double drift_ns[2];           /* time to reach it (or to stop) */

@@ -7,12 +7,19 @@
  * Per decay of the source (sim/simsource.h), every gamma starts at the
  * target. It is followed through the array (tusk/array.h) by delta
  * tracking: free paths drawn with germanium's attenuation along the
- * chords of the crystals' bounding cylinders, a tentative point accepted
- * only inside the germanium (the core hole is vacuum); interactions as in
- * sim/transport.h (photo, Compton by Klein-Nishina, pair with annihilation
- * photons, Rayleigh); a photon leaving a crystal may enter another.
- * Electrons deposit where they are made. No material but germanium
- * (capsules, cryostats, target chamber are not modelled).
+ * chords of the crystals' envelopes, a tentative point accepted inside
+ * the germanium (the core hole is vacuum) and, with the ratio of their
+ * attenuations, in the aluminium of capsules and cryostats (AGATA's
+ * layout); interactions as in sim/transport.h (photo, Compton by
+ * Klein-Nishina, pair with annihilation photons, Rayleigh with the atomic
+ * form factor); a photon leaving a crystal may enter another. Electrons
+ * deposit where they are made; what is left in aluminium is lost
+ * (sim_event_t.passive_kev). No target chamber, beam pipe or detector
+ * holders.
+ *
+ * A deposit's segment is the one that collects its charge, from the basis
+ * (sim/simresponse.h: sim_response_segment_at), in data:crystal's segment
+ * energies and in data:truth alike.
  *
  * A crystal whose deposits add up to at least trigger_kev is read out
  * (sim/simresponse.h). A decay with at least one crystal read out is an
@@ -28,6 +35,11 @@
  *                       basis give byte-identical output
  *   trigger_kev = E     read a crystal out from this deposit on (10)
  *   truth = yes|no      write data:truth frames (yes)
+ *   rayleigh = form_factor|thomson
+ *                       Rayleigh angles with germanium's and aluminium's
+ *                       atomic form factors (form_factor), or without them
+ *                       (thomson: as tusk did before issue 22, for
+ *                       comparisons)
  *   + the source's keys (sim/simsource.h) and the response's
  *     (sim/simresponse.h)
  * sim_config_load takes the file's relative basis and array paths from
@@ -65,6 +77,7 @@ typedef struct sim_event {
     double emitted_kev;        /* energy of the gammas emitted */
     double deposited_kev;      /* in all crystals */
     double escaped_kev;        /* left the array */
+    double passive_kev;        /* left in capsules and cryostats: emitted = deposited + escaped + passive */
 } sim_event_t;
 
 typedef struct sim_stats {
@@ -74,7 +87,7 @@ typedef struct sim_stats {
     uint64_t crystals;         /* data:crystal records made */
     uint64_t points;           /* interaction points */
     uint64_t truth_truncated;  /* events with more points than a truth frame holds (flag bit 1) */
-    double emitted_kev, deposited_kev, escaped_kev;
+    double emitted_kev, deposited_kev, escaped_kev, passive_kev;
 } sim_stats_t;
 
 /* Truth frame flag: points beyond ADF_TRUTH_MAX_POINTS were left out. */
@@ -94,6 +107,22 @@ TUSK_API void sim_destroy(sim_t **sim);
 /* Simulate decays until one is an event: *ev points to it (valid until
  * the next call), or NULL when `events` decays have been simulated. */
 TUSK_API int sim_next(sim_t *sim, const sim_event_t **ev, tusk_error_t *err);
+
+/* One emitted gamma of a decay: its energy and what it and everything
+ * it made (scattered photons, annihilation photons) left in germanium. */
+typedef struct sim_gamma_tally {
+    double energy_kev;
+    double germanium_kev;
+} sim_gamma_tally_t;
+
+/* For efficiencies: the next decay's transport only - no read-out, no
+ * frames, no trigger - and what each of its gammas deposited in
+ * germanium: *n entries of *tally, valid until the next call (*n = 0 and
+ * NULL once `events` decays are done). A gamma is fully absorbed when
+ * germanium_kev equals energy_kev (up to rounding: 1e-6 relative). The
+ * decays count in sim_stats as sim_next's do; do not mix the two in one
+ * run. */
+TUSK_API int sim_next_transport(sim_t *sim, const sim_gamma_tally_t **tally, size_t *n, tusk_error_t *err);
 
 /* Back to the seed and decay 0: the same events again. */
 TUSK_API void sim_rewind(sim_t *sim);
