@@ -42,23 +42,9 @@ export TMPDIR
 unset XDG_RUNTIME_DIR
 private=$tmp/tusk-$(id -u)
 
-step() { echo "distributed: $*"; }
-fail() {
-    echo "distributed: FAIL: $*" >&2
-    for f in err.txt out.txt; do [ -f "$f" ] && sed 's/^/    | /' "$f" >&2; done
-    exit 1
-}
-# tusk-run with the build's tusk-actor; a timeout only as a safety net.
-run() { timeout 120 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" "$@"; }
-# expect STATUS NEEDLE ARGS...: run tusk-run, check exit status and stderr.
-expect() {
-    want=$1 needle=$2
-    shift 2
-    got=0
-    run "$@" >out.txt 2>err.txt || got=$?
-    [ "$got" -eq "$want" ] || fail "tusk-run $* exited $got, expected $want"
-    grep -qF -- "$needle" err.txt || fail "tusk-run $*: stderr lacks '$needle'"
-}
+me=distributed
+# shellcheck source=tests/distributed_lib.sh
+. "${abs_top_srcdir:-${top_srcdir:-..}}/tests/distributed_lib.sh"
 # report KEY INSTANCE: a figure from a --report file (INSTANCE "" for the totals line).
 report() {
     if [ -z "$2" ]; then
@@ -71,24 +57,6 @@ report() {
 linkv() {
     awk -v l="link=$2" -v k="$1" '$1 == l { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' rep.txt
 }
-# until_true N CMD...: run CMD until it succeeds, at most N times 0.1 s
-# apart (a safety bound: the tests wait for states, never for time).
-until_true() {
-    ut_n=$1
-    shift
-    ut_i=0
-    until "$@"; do
-        ut_i=$((ut_i + 1))
-        [ $ut_i -lt "$ut_n" ] || return 1
-        sleep 0.1
-    done
-}
-# gone PID: the process no longer runs (a zombie waiting for its reaper counts as gone).
-gone() {
-    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-    case "$st" in Z*) return 0 ;; *) return 1 ;; esac
-}
-
 # chain FILE FILTER_ATTRS FILTER_PARAMS: producer -> filter (fault actor,
 # a passthrough unless told otherwise) -> writer, 16 KiB buffers.
 chain() {

@@ -48,36 +48,8 @@ export TMPDIR
 unset XDG_RUNTIME_DIR
 W=$b/tests/wire_inject
 
-step() { echo "$me: $*"; }
-fail() {
-    echo "$me: FAIL: $*" >&2
-    for f in err.txt out.txt; do [ -f "$f" ] && sed 's/^/    | /' "$f" >&2; done
-    exit 1
-}
-run() { timeout 120 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" "$@"; }
-# expect STATUS NEEDLE ARGS...: run tusk-run, check exit status and stderr.
-expect() {
-    want=$1 needle=$2
-    shift 2
-    got=0
-    run "$@" >out.txt 2>err.txt || got=$?
-    [ "$got" -eq "$want" ] || fail "tusk-run $* exited $got, expected $want"
-    grep -qF -- "$needle" err.txt || fail "tusk-run $*: stderr lacks '$needle'"
-}
-until_true() {
-    ut_n=$1
-    shift
-    ut_i=0
-    until "$@"; do
-        ut_i=$((ut_i + 1))
-        [ $ut_i -lt "$ut_n" ] || return 1
-        sleep 0.1
-    done
-}
-gone() {
-    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-    case "$st" in Z*) return 0 ;; *) return 1 ;; esac
-}
+# shellcheck source=tests/distributed_lib.sh
+. "${abs_top_srcdir:-${top_srcdir:-..}}/tests/distributed_lib.sh"
 # report FILE KEY LINE_PREFIX: a figure of a --report file's line.
 report() {
     grep "^$3" "$1" | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
