@@ -154,6 +154,38 @@ sts() {
     done
 }
 
+# reco_chains SYS EVENTS TARGET FIRST: the actor of config/SYS-gpu.xml
+# (whose producer reads the file the caller made) in chains, opencl then
+# fast: once in tusk-emulate (SYS-BACKEND-pass1-emulate.txt; FIRST is the
+# consumer instance whose frame count the long run's null consumer
+# expects), then `repeat` times for about TARGET seconds of run time under
+# tusk-run and tusk-emulate; events/s = EVENTS x repeat / run time
+# (tusk-run) or / wall time (tusk-emulate) in SYS-chains.txt.
+reco_chains() {
+    local sys=$1 events=$2 target=$3 first=$4 summary=$out/$1-chains.txt
+    printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
+    for backend in opencl fast; do
+        local name=$sys-$backend repeat t1 frames
+        sed -e "s/name=\"backend\">opencl/name=\"backend\">$backend/" \
+            -e "s/name=\"device\">gpu/name=\"device\">$gpu/" \
+            "$share/$sys-gpu.xml" > "$work/$name.xml"
+        ( cd "$work" && time tusk-emulate "$work/$name.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
+        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate "$events" | awk '{ print $1 }')
+        frames=$(awk -v c="$first" '$1 == c && $2 == "consumer" { print $7 }' "$out/$name-pass1-emulate.txt")
+        if [ "$t1" = failed ] || [ -z "$frames" ]; then
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 "$events" failed - >> "$summary"
+            continue
+        fi
+        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
+        zf_long "$work/$name.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name-long.xml"
+        chain "$name" "$work/$name-long.xml"
+        for runner in run emulate; do
+            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
+                $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
+        done
+    done
+}
+
 # ut: tusk-bench ut (20,000 events in one batch; decoding, Compass and both
 # for the reference, fast on all cores and OpenCL, at 5 sectors / 8
 # candidates and 1 / 1; the device's memory bandwidth), once more with 256
@@ -164,33 +196,13 @@ sts() {
 # null consumer; events/s = events / run time (tusk-run) or / wall time
 # (tusk-emulate) in ut-chains.txt.
 ut() {
-    local events=20000 target=${UT_CHAIN_SECONDS:-12} summary=$out/ut-chains.txt
+    local events=20000 target=${UT_CHAIN_SECONDS:-12}
     if [ -z "${SKIP_BENCH:-}" ]; then
         tusk-bench ut --device "$gpu" > "$out/ut-bench.txt" 2>&1
         tusk-bench ut --device "$gpu" --group-size 256 --ref-runs 0 > "$out/ut-bench-wg256.txt" 2>&1
     fi
     ( cd "$work" && tusk-ut sim --events $events -o ut-minbias.adf ) > "$out/ut-sim.txt" 2>&1
-    printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
-    for backend in opencl fast; do
-        local name=ut-$backend repeat t1 frames
-        sed -e "s/name=\"backend\">opencl/name=\"backend\">$backend/" \
-            -e "s/name=\"device\">gpu/name=\"device\">$gpu/" \
-            "$share/ut-gpu.xml" > "$work/ut-$backend.xml"
-        ( cd "$work" && time tusk-emulate "$work/ut-$backend.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
-        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate $events | awk '{ print $1 }')
-        frames=$(awk '$1 == "qa" && $2 == "consumer" { print $7 }' "$out/$name-pass1-emulate.txt")
-        if [ "$t1" = failed ] || [ -z "$frames" ]; then
-            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 $events failed - >> "$summary"
-            continue
-        fi
-        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
-        zf_long "$work/ut-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name-long.xml"
-        chain "$name" "$work/$name-long.xml"
-        for runner in run emulate; do
-            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
-                $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
-        done
-    done
+    reco_chains ut $events "$target" qa
 }
 
 # tpc: tusk-bench tpc over the event-size scan (160 to 15,000 particles: pp
@@ -203,7 +215,7 @@ ut() {
 # TPC_CHAIN_SECONDS (12) of run time; events/s = events / run time
 # (tusk-run) or / wall time (tusk-emulate) in tpc-chains.txt.
 tpc() {
-    local events=10 target=${TPC_CHAIN_SECONDS:-12} summary=$out/tpc-chains.txt
+    local events=10 target=${TPC_CHAIN_SECONDS:-12}
     if [ -z "${SKIP_BENCH:-}" ]; then
         tusk-bench tpc --device "$gpu" > "$out/tpc-bench.txt" 2>&1
         tusk-bench tpc --device "$gpu" --group-size 256 --ref-runs 0 --tracks 2500,15000 \
@@ -211,27 +223,7 @@ tpc() {
     fi
     ( cd "$work" && tusk-tpc sim --preset central --events $events --set truth=no -o tpc-central.adf ) \
         > "$out/tpc-sim.txt" 2>&1
-    printf '%-8s %-8s %7s %9s %9s %9s\n' backend runner repeat events seconds events/s > "$summary"
-    for backend in opencl fast; do
-        local name=tpc-$backend repeat t1 frames
-        sed -e "s/name=\"backend\">opencl/name=\"backend\">$backend/" \
-            -e "s/name=\"device\">gpu/name=\"device\">$gpu/" \
-            "$share/tpc-gpu.xml" > "$work/tpc-$backend.xml"
-        ( cd "$work" && time tusk-emulate "$work/tpc-$backend.xml" ) > "$out/$name-pass1-emulate.txt" 2>&1
-        t1=$(zf_rate "$out/$name-pass1-emulate.txt" emulate $events | awk '{ print $1 }')
-        frames=$(awk '$1 == "sink" && $2 == "consumer" { print $7 }' "$out/$name-pass1-emulate.txt")
-        if [ "$t1" = failed ] || [ -z "$frames" ]; then
-            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" pass1 1 $events failed - >> "$summary"
-            continue
-        fi
-        repeat=$(awk -v t="$t1" -v T="$target" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 500 ? 500 : r) }')
-        zf_long "$work/tpc-$backend.xml" "$repeat" $((frames * repeat)) tracker > "$work/$name-long.xml"
-        chain "$name" "$work/$name-long.xml"
-        for runner in run emulate; do
-            printf '%-8s %-8s %7s %9s %9s %9s\n' "$backend" "$runner" "$repeat" $((events * repeat)) \
-                $(zf_rate "$out/$name-$runner.txt" "$runner" $((events * repeat))) >> "$summary"
-        done
-    done
+    reco_chains tpc $events "$target" sink
 }
 
 # track: tusk-bench track at multiplicity 1 (TRACK_M1_EVENTS, 100,000
