@@ -13,9 +13,10 @@
  * A record is read where it is: a decoded adf_crystal_t (psa_analyse) or a
  * data:crystal frame in place (adf_crystal_view_t, psa_analyse_start),
  * whose samples are decoded as they are used. psa_analyse calibrates every
- * channel of a record in pass 1 (eager), as does the residual mode, whose
- * subtraction works on all of them; psa_analyse_start only the core and
- * the channels the masks take (lazy). A channel is calibrated by the same
+ * channel of a record in pass 1 (eager), as does the residual mode for a
+ * record of several hits, whose subtraction works on all of them;
+ * psa_analyse_start otherwise only the core and the channels the masks
+ * take (lazy). A channel is calibrated by the same
  * code either way, so the problems are the same, bit for bit. */
 #include <limits.h>
 #include <math.h>
@@ -31,11 +32,16 @@
 #define ALL_CHANNELS ((UINT64_C(1) << PSA_CHANNELS) - 1)
 
 typedef struct hitlist {
-    unsigned n, next;              /* hits, and the next to search (residual rounds) */
+    unsigned n, next;              /* hits, and the next search (residual rounds) */
+    unsigned searches;             /* n, or with residual n x (1 + refine) where n >= 2: search k is of
+                                      hit k % n, a refinement from k = n on */
     uint8_t seg[PSA_SEGMENTS];     /* in decreasing energy */
     float energy[PSA_SEGMENTS];
     bool is_hit[PSA_SEGMENTS];
     double t0;                     /* samples from the record's first sample */
+    double round_t0;               /* residual: the T0 this round's hit was aligned at (samples) */
+    uint32_t best[PSA_SEGMENTS];   /* residual: each hit's point so far */
+    double at[PSA_SEGMENTS];       /* and where its signal was placed (samples) */
     uint16_t rejected;             /* PSA_REJECT_* of the record (then no hits) */
     uint16_t n_samples;            /* the record's */
     uint64_t have;                 /* basis channels calibrated into the work traces (bits) */
@@ -156,8 +162,10 @@ static void find_hits(const psa_engine_t *e, const source_t *r, hitlist_t *h)
         }
 }
 
-/* T0 of the record (samples): the core's leading edge minus the basis'. */
-static double find_t0(const psa_engine_t *e, const float *work, unsigned n)
+/* The leading edge of the core trace in work (samples from the record's
+ * first sample; NaN if there is none), less the basis' mean edge: where
+ * the aligned basis (engine.c) puts sample 0. */
+static double core_t0(const psa_engine_t *e, const float *work, unsigned n)
 {
     const float *core = work + (size_t)PSA_CORE * n;
     double a = 0.0;
@@ -165,17 +173,56 @@ static double find_t0(const psa_engine_t *e, const float *work, unsigned n)
     for (unsigned t = n - tail; t < n; t++)
         a += core[t];
     a /= tail;
-    double le = psa_leading_edge(core, n, a);
-    if (!isfinite(le))
-        le = e->cfg.baseline_samples + e->basis_t0; /* no edge (noise only): where it would be */
-    return le - e->basis_t0;
+    return psa_leading_edge(core, n, a) - e->basis_t0;
 }
 
-/* The hits of a record searched in this round: from h->next, all or one. */
+/* A refinement's T0 for hit k (samples). The hits of a crystal happen
+ * together, at the time where the model of the core, the sum of the hits'
+ * signals found so far (each energy x its point's core signal, as the
+ * basis has it: from the interaction), has the measured core's leading
+ * edge; hit k's traces are then aligned where its point so far has its
+ * edge (the aligned basis has every point's at basis_t0). The trace's own
+ * edge would place each hit at the sum's, off by the difference between
+ * the hits' offsets. Where the model has no edge: the placement so far. */
+static double refined_t0(const psa_engine_t *e, const hitlist_t *h, unsigned k)
+{
+    const unsigned S = e->samples;
+    float model[PSA_MAX_SAMPLES] = {0}, one[PSA_MAX_SAMPLES];
+    for (unsigned m = 0; m < h->n; m++) {
+        det_basis_trace(e->basis, h->seg[m], h->best[m], PSA_CORE, one);
+        for (unsigned t = 0; t < S; t++)
+            model[t] += h->energy[m] * one[t];
+    }
+    const double le = psa_leading_edge(model, S, model[S - 1]);
+    if (!isfinite(le))
+        return h->at[k];
+    const double interaction = h->t0 + e->basis_t0 - le; /* record samples */
+    return interaction + e->edge[h->seg[k]][h->best[k]] - e->basis_t0;
+}
+
+/* T0 of the record (samples): its core's. */
+static double find_t0(const psa_engine_t *e, const float *work, unsigned n)
+{
+    const double t0 = core_t0(e, work, n);
+    /* No edge (noise only): where it would be. */
+    return isfinite(t0) ? t0 : (double)e->cfg.baseline_samples;
+}
+
+/* The interaction time of a hit (samples after the key's timestamp, the
+ * record's sample cfg.pretrigger): t0 placed the trace's core leading
+ * edge at the basis' mean edge; point q of segment s starts its edge
+ * e->edge[s][q] samples after its interaction. */
+static double psa_hit_t0(const psa_engine_t *e, double t0, unsigned s, uint32_t q)
+{
+    return t0 + e->basis_t0 - e->edge[s][q] - e->cfg.pretrigger;
+}
+
+/* The searches of a record in this round: from h->next, one (the residual
+ * mode's rounds, refinements included), or every hit once (one round). */
 static unsigned round_hits(const hitlist_t *h, bool one_round)
 {
-    unsigned last = one_round ? (h->next < h->n ? h->next + 1 : h->next) : h->n;
-    return last - h->next;
+    unsigned last = one_round ? (h->next < h->searches ? h->next + 1 : h->next) : h->n;
+    return last > h->next ? last - h->next : 0;
 }
 
 typedef struct pass {
@@ -195,8 +242,11 @@ static void pass_records(void *ctx, size_t first, size_t step, size_t end)
         hitlist_t *h = &j->hits[c];
         float *w = j->traces + c * PSA_CHANNELS * j->per;
         find_hits(e, &r, h);
+        h->searches = h->n * (e->cfg.residual && h->n >= 2 ? 1 + e->cfg.refine : 1);
         h->n_samples = (uint16_t)r.n;
-        if (j->eager) {
+        /* Residual subtraction works on every channel: a record of
+         * several hits needs them all (one hit subtracts nothing). */
+        if (j->eager || (e->cfg.residual && h->n >= 2)) {
             for (unsigned k = 0; k < PSA_CHANNELS; k++)
                 calibrate(e, &r, k, w + (size_t)k * r.n);
             h->have = ALL_CHANNELS;
@@ -212,10 +262,25 @@ static void pass_records(void *ctx, size_t first, size_t step, size_t end)
             o->status = j->crystals ? j->crystals[c].status : j->views[c].status;
             o->core_energy[0] = r.core_energy[0];
             o->core_energy[1] = r.core_energy[1];
-            o->core_time[0] = o->core_time[1] = (float)(h->t0 * e->sample_ns);
+            o->core_time[0] = o->core_time[1] = (float)((h->t0 - e->cfg.pretrigger) * e->sample_ns);
             o->has_fom = true;
             o->psa_status = h->rejected;
         }
+    }
+}
+
+/* Subtract energy x the (aligned) basis signal of point q of segment s,
+ * placed at t0 (samples), from every channel of work. */
+static void subtract(const psa_engine_t *e, float *work, unsigned n, unsigned s, uint32_t q, double t0, float energy)
+{
+    const unsigned S = e->samples;
+    const size_t N = e->npoints[s];
+    const float *blk = e->block[s];
+    for (unsigned c = 0; c < PSA_CHANNELS; c++) {
+        float *v = work + (size_t)c * n;
+        const float *row = blk + (size_t)c * S * N + q;
+        for (unsigned t = 0; t < n; t++)
+            v[t] -= energy * psa_basis_at(row, N, S, (double)t - t0);
     }
 }
 
@@ -239,8 +304,14 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
         const unsigned len = h->n_samples;
         float *work = j->traces + c * PSA_CHANNELS * j->per;
         size_t i = j->start + j->first[c];
-        for (unsigned k = h->next; k < h->next + nh; k++) {
-            const unsigned s = h->seg[k];
+        for (unsigned kn = h->next; kn < h->next + nh; kn++) {
+            const unsigned k = kn % h->n, s = h->seg[k];
+            /* A refinement: the hit's own signal so far back in, every
+             * other hit's still subtracted. */
+            if (kn >= h->n)
+                subtract(e, work, len, s, h->best[k], h->at[k], -h->energy[k]);
+            const double t0 = kn >= h->n ? refined_t0(e, h, k) : h->t0;
+            h->round_t0 = t0;
             bool others[PSA_SEGMENTS];
             memcpy(others, h->is_hit, sizeof others);
             others[s] = false;
@@ -262,12 +333,11 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
                 b->cand_start[i + 1] = cand0;
                 memcpy(b->channel + i * PSA_CHANNELS, ch, nch);
                 j->slots[i] = (slot_t){(uint32_t)c, (uint8_t)k, (int8_t)shift, own};
-                const double t0 = h->t0 + shift;
                 for (unsigned q = 0; q < nch; q++) {
                     const float *v = work + (size_t)ch[q] * len;
                     float *m = b->trace + (i * PSA_CHANNELS + q) * S;
                     for (unsigned t = 0; t < S; t++)
-                        m[t] = at_time(v, len, t0 + t) * inv;
+                        m[t] = at_time(v, len, t0 + shift + t) * inv;
                 }
             }
         }
@@ -337,7 +407,7 @@ static int job_begin(const psa_engine_t *e, psa_job_t *j, const adf_crystal_t *c
     j->views = views;
     j->n = n;
     j->per = per;
-    j->eager = crystals != NULL || e->cfg.residual;
+    j->eager = crystals != NULL;
     j->out = out;
     j->stats = stats ? stats : &j->local;
     pass_t pass = {e, j};
@@ -362,33 +432,6 @@ static void job_let_go(psa_job_t *j)
     j->views = NULL;
 }
 
-/* Subtract energy x the basis signal of point q of segment s, placed at
- * t0 (samples), from every channel of work. */
-static void subtract(const psa_engine_t *e, float *work, unsigned n, unsigned s, uint32_t q, double t0, float energy)
-{
-    const unsigned S = e->samples;
-    const size_t N = e->npoints[s];
-    const float *blk = e->block[s];
-    for (unsigned c = 0; c < PSA_CHANNELS; c++) {
-        float *v = work + (size_t)c * n;
-        for (unsigned t = 0; t < n; t++) {
-            double x = (double)t - t0; /* basis time */
-            float b;
-            if (x <= 0.0) {
-                b = 0.0f;
-            } else if (x >= (double)(S - 1)) {
-                b = blk[((size_t)c * S + S - 1) * N + q];
-            } else {
-                unsigned k = (unsigned)x;
-                float f = (float)(x - k), b0 = blk[((size_t)c * S + k) * N + q],
-                      b1 = blk[((size_t)c * S + k + 1) * N + q];
-                b = b0 + f * (b1 - b0);
-            }
-            v[t] -= energy * b;
-        }
-    }
-}
-
 /* The searched round's results to the records, in the order the problems
  * were made (for each hit the best of its T0 shifts); residual: each found
  * signal subtracted. */
@@ -401,7 +444,8 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
         hitlist_t *h = &j->hits[c];
         const unsigned nh = round_hits(h, j->one_round);
         size_t i0 = j->start + j->first[c];
-        for (unsigned k = h->next; k < h->next + nh; k++, i0 += per_hit) {
+        for (unsigned kn = h->next; kn < h->next + nh; kn++, i0 += per_hit) {
+            const unsigned k = kn % h->n;
             size_t bi = i0;
             for (size_t i = i0; i < i0 + per_hit; i++)
                 if (b->fom[i] < b->fom[bi])
@@ -410,22 +454,26 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
             unsigned s = h->seg[k];
             uint32_t q = b->best[bi];
             adf_psa_t *o = &j->out[c];
-            adf_psa_hit_t *hit = &o->hit[o->n_hits++];
+            adf_psa_hit_t *hit = kn < h->n ? &o->hit[o->n_hits++] : &o->hit[k];
             float pos[3];
             det_basis_position(e->basis, s, q, pos);
             hit->status = j->slots[bi].own_trace ? PSA_HIT_OWN_TRACE : 0;
-            st->own_trace += j->slots[bi].own_trace;
+            st->own_trace += kn < h->n && j->slots[bi].own_trace;
             hit->segment = (int16_t)s;
             hit->crystal = (int16_t)o->crystal_id;
             hit->x = pos[0];
             hit->y = pos[1];
             hit->z = pos[2];
             hit->energy = h->energy[k];
-            hit->time = (float)((h->t0 + shift) * e->sample_ns);
+            const double t0 = (j->one_round ? h->round_t0 : h->t0) + shift;
+            hit->time = (float)(psa_hit_t0(e, t0, s, q) * e->sample_ns);
             hit->fom = b->fom[bi];
-            if (e->cfg.residual)
-                subtract(e, j->traces + c * PSA_CHANNELS * j->per, h->n_samples, s, q, h->t0 + shift,
-                         h->energy[k]);
+            if (e->cfg.residual) {
+                h->best[k] = q;
+                h->at[k] = t0;
+                if (kn + 1 < h->searches) /* a search of the record follows */
+                    subtract(e, j->traces + c * PSA_CHANNELS * j->per, h->n_samples, s, q, h->at[k], h->energy[k]);
+            }
         }
         h->next += nh;
     }
@@ -559,6 +607,18 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
     return rc;
 }
 
+/* With residual: a record of the job has several hits (so more rounds
+ * than one follow). */
+static bool several_rounds(const psa_engine_t *e, const psa_job_t *j)
+{
+    if (!e->cfg.residual)
+        return false;
+    for (size_t c = 0; c < j->n; c++)
+        if (j->hits[c].n >= 2)
+            return true;
+    return false;
+}
+
 int psa_analyse_start(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, const adf_crystal_view_t *in,
                       size_t n, adf_psa_t *out, psa_stats_t *stats, tusk_error_t *err)
 {
@@ -566,7 +626,9 @@ int psa_analyse_start(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, 
     if (rc == TUSK_OK)
         rc = job_begin(e, job, NULL, in, n, out, stats, psa_engine_pool(e), err);
     if (rc == TUSK_OK) {
-        const bool may_submit = be->submit && be->collect && !e->cfg.residual && e->cfg.mode == PSA_MODE_FULL;
+        /* Residual rounds follow one another; an input without a record of
+         * several hits has one round only, and is submitted as well. */
+        const bool may_submit = be->submit && be->collect && e->cfg.mode == PSA_MODE_FULL && !several_rounds(e, job);
         rc = run_rounds(e, be, job, may_submit, err);
     }
     job_let_go(job);

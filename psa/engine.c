@@ -1,5 +1,6 @@
 /* engine.c - PSA settings, search batches and the engine: masks, the
- * adaptive mode's coarse sub-grids, the basis' own T0, the record check,
+ * adaptive mode's coarse sub-grids, the basis aligned point by point at
+ * its leading edges, the record check,
  * the analyses' thread pool (see tusk/psa.h). */
 #include <math.h>
 #include <stdio.h>
@@ -17,11 +18,13 @@ void psa_config_default(psa_config_t *c)
     c->mask = PSA_MASK_NEIGHBOURS;
     c->include_hit = false;
     c->include_core = false;
-    c->residual = false;
+    c->residual = true;
+    c->refine = 1;
     c->t0_search = 0;
     c->threshold_kev = 20.0;
     c->gain = 2.0;
     c->baseline_samples = 8;
+    c->pretrigger = 10;
     c->max_kev = 1e5;
     c->threads = 0;
 }
@@ -54,7 +57,7 @@ static int choice(const tusk_params_t *p, const char *key, const char *const *na
 
 static const char *const config_keys[] = {"p",        "mode",          "mask", "include_hit",      "include_core",
                                           "residual", "t0_search",     "threshold_kev",    "gain",
-                                          "baseline_samples", "max_kev", "threads",          NULL};
+                                          "baseline_samples", "max_kev", "threads",          "pretrigger", "refine", NULL};
 
 const char *const *psa_config_keys(void)
 {
@@ -67,7 +70,7 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
     static const char *const modes[] = {"full", "adaptive", NULL};
     static const char *const masks[] = {"neighbours", "square", "all", NULL};
     int mode = (int)c->mode, mask = (int)c->mask, st;
-    uint64_t t0 = c->t0_search, nb = c->baseline_samples, th = c->threads;
+    uint64_t t0 = c->t0_search, nb = c->baseline_samples, th = c->threads, pt = c->pretrigger, rf = c->refine;
     if ((st = prefixed(tusk_params_double(p, "p", c->p, &c->p, err), err, origin)) ||
         (st = choice(p, "mode", modes, &mode, origin, err)) || (st = choice(p, "mask", masks, &mask, origin, err)) ||
         (st = prefixed(tusk_params_bool(p, "include_hit", c->include_hit, &c->include_hit, err), err, origin)) ||
@@ -79,7 +82,9 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
         (st = prefixed(tusk_params_double(p, "gain", c->gain, &c->gain, err), err, origin)) ||
         (st = prefixed(tusk_params_u64(p, "baseline_samples", nb, &nb, err), err, origin)) ||
         (st = prefixed(tusk_params_double(p, "max_kev", c->max_kev, &c->max_kev, err), err, origin)) ||
-        (st = prefixed(tusk_params_u64(p, "threads", th, &th, err), err, origin)))
+        (st = prefixed(tusk_params_u64(p, "threads", th, &th, err), err, origin)) ||
+        (st = prefixed(tusk_params_u64(p, "pretrigger", pt, &pt, err), err, origin)) ||
+        (st = prefixed(tusk_params_u64(p, "refine", rf, &rf, err), err, origin)))
         return st;
     if (th > 256)
         return tusk_error_set(err, TUSK_EPARAM, "%s: threads = %llu: at most 256", origin, (unsigned long long)th);
@@ -102,8 +107,16 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
     if (nb < 1 || nb > 512)
         return tusk_error_set(err, TUSK_EPARAM, "%s: baseline_samples = %llu: must be 1 to 512", origin,
                               (unsigned long long)nb);
+    if (rf > 4)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: refine = %llu: at most 4 passes", origin,
+                              (unsigned long long)rf);
+    if (pt >= ADF_CRYSTAL_MAX_SAMPLES)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: pretrigger = %llu: must be below %d (a record's samples)",
+                              origin, (unsigned long long)pt, ADF_CRYSTAL_MAX_SAMPLES);
     c->t0_search = (unsigned)t0;
     c->baseline_samples = (unsigned)nb;
+    c->pretrigger = (unsigned)pt;
+    c->refine = (unsigned)rf;
     return TUSK_OK;
 }
 
@@ -328,27 +341,72 @@ double psa_leading_edge(const float *tr, unsigned n, double amplitude)
     return at[0] - 0.1 * (at[1] - at[0]) / 0.4;
 }
 
-static int basis_offsets(psa_engine_t *e, tusk_error_t *err)
+/* The basis, aligned point by point. A point's core signal starts its
+ * leading edge (psa_leading_edge, the line through the 10 % and 50 %
+ * crossings) `edge` samples after the interaction, and that offset varies
+ * from point to point (2 mm AGATA-like basis: standard deviation about 2.3
+ * samples, -3 to +15 samples around the mean; late near the front face and
+ * at large radius). A measured trace only shows its own leading edge, not
+ * the interaction time, so psa_analyse places every trace with its core's
+ * leading edge at basis_t0 (the mean edge); here every basis point is
+ * shifted the same way, all of its channels by edge - basis_t0
+ * (psa_basis_at), so that a measured trace and the point it came from line
+ * up whatever the point's own offset, and each point's edge is kept for
+ * the hit's time. Done once, when the engine is made: every backend (the
+ * reference, the fast search, the OpenCL kernels, which take e->block)
+ * searches the aligned blocks, at no cost per event. A point whose core
+ * never crosses (none in a generated basis) keeps the mean. */
+static int align_basis(psa_engine_t *e, tusk_error_t *err)
 {
+    const unsigned S = e->samples;
+    size_t total = 0, points = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        total += e->npoints[s] * (size_t)PSA_CHANNELS * S;
+        points += e->npoints[s];
+    }
+    e->aligned = malloc((total + points + 1) * sizeof *e->aligned);
+    float *tr = malloc(S * sizeof *tr);
+    if (!e->aligned || !tr) {
+        free(tr);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (the aligned basis: %zu floats)", total + points);
+    }
+    float *edge = e->aligned + total;
     double sum = 0.0;
     size_t n = 0;
-    float *tr = malloc(e->samples * sizeof *tr);
-    if (!tr)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
-    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+    size_t at = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; at += e->npoints[s], s++) {
+        e->edge[s] = edge + at;
         for (size_t i = 0; i < e->npoints[s]; i++) {
             det_basis_trace(e->basis, s, i, PSA_CORE, tr);
-            double a = tr[e->samples - 1];
-            double t = psa_leading_edge(tr, e->samples, a);
+            const double t = psa_leading_edge(tr, S, tr[S - 1]);
+            edge[at + i] = (float)t;
             if (isfinite(t)) {
                 sum += t;
                 n++;
             }
         }
+    }
     free(tr);
     if (n == 0)
         return tusk_error_set(err, TUSK_EINVAL, "no basis core trace has a leading edge");
     e->basis_t0 = sum / n;
+    float *out = e->aligned;
+    at = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; at += e->npoints[s], s++) {
+        const size_t N = e->npoints[s];
+        const float *raw = e->block[s];
+        float *edges = edge + at;
+        for (size_t q = 0; q < N; q++)
+            if (!isfinite(edges[q]))
+                edges[q] = (float)e->basis_t0;
+        for (unsigned c = 0; c < PSA_CHANNELS; c++)
+            for (unsigned t = 0; t < S; t++)
+                for (size_t q = 0; q < N; q++)
+                    out[((size_t)c * S + t) * N + q] =
+                        psa_basis_at(raw + (size_t)c * S * N + q, N, S, t + (edges[q] - e->basis_t0));
+        e->block[s] = N ? out : NULL;
+        out += N * (size_t)PSA_CHANNELS * S;
+    }
     return TUSK_OK;
 }
 
@@ -409,7 +467,7 @@ int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_confi
     if (st == TUSK_OK)
         st = coarse_grids(e, err);
     if (st == TUSK_OK)
-        st = basis_offsets(e, err);
+        st = align_basis(e, err);
     if (st == TUSK_OK)
         st = psa_job_new(&e->job, e, err);
     if (st != TUSK_OK) {
@@ -430,6 +488,7 @@ void psa_engine_destroy(psa_engine_t **engine)
         free(e->coarse[s]);
     psa_job_destroy(&e->job);
     tusk_pool_destroy(&e->pool);
+    free(e->aligned);
     free(e);
     *engine = NULL;
 }
@@ -455,4 +514,21 @@ const det_basis_t *psa_engine_basis(const psa_engine_t *e)
 unsigned psa_engine_samples(const psa_engine_t *e)
 {
     return e->samples;
+}
+
+void psa_engine_trace(const psa_engine_t *e, unsigned s, size_t i, unsigned channel, float *out)
+{
+    const size_t N = e->npoints[s];
+    for (unsigned t = 0; t < e->samples; t++)
+        out[t] = e->block[s][((size_t)channel * e->samples + t) * N + i];
+}
+
+double psa_engine_edge(const psa_engine_t *e, unsigned s, size_t i)
+{
+    return e->edge[s][i];
+}
+
+double psa_engine_mean_edge(const psa_engine_t *e)
+{
+    return e->basis_t0;
 }

@@ -958,14 +958,10 @@ int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     return st;
 }
 
-int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+/* Wait for flight fl (of batch b) and fill b's results; the flight is
+ * free again (the caller takes it off the ring). */
+static int take_flight(psa_cl_t *c, flight_t *fl, psa_batch_t *b, tusk_error_t *err)
 {
-    if (c->flying == 0)
-        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: no batch is being searched");
-    flight_t *fl = &c->flight[c->head];
-    if (fl->batch != b)
-        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: not the oldest batch being searched (batches are "
-                              "collected in the order they were submitted)");
     const char *dev = tusk_cl_describe(c->cl);
     int st = TUSK_OK;
     if (fl->read) {
@@ -998,6 +994,20 @@ int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     }
     c->stats.problems += fl->n;
     fl->batch = NULL;
+    return TUSK_OK;
+}
+
+int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    if (c->flying == 0)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: no batch is being searched");
+    flight_t *fl = &c->flight[c->head];
+    if (fl->batch != b)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_collect: not the oldest batch being searched (batches are "
+                              "collected in the order they were submitted)");
+    int st = take_flight(c, fl, b, err);
+    if (st)
+        return st;
     c->head = (c->head + 1) % PSA_CL_FLIGHTS;
     c->flying--;
     return TUSK_OK;
@@ -1005,11 +1015,19 @@ int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
 
 int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
 {
-    if (c->flying)
-        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_search: %u batch%s submitted and not collected yet",
-                              c->flying, c->flying == 1 ? " is" : "es are");
+    if (c->flying == PSA_CL_FLIGHTS)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl_search: %u batches submitted and not collected yet: collect "
+                              "one first", c->flying);
+    /* Submitted behind the batches in flight (the queue runs in order),
+     * and taken back as the newest: they stay in flight. */
     int st = psa_cl_submit(c, b, err);
-    return st ? st : psa_cl_collect(c, b, err);
+    if (st)
+        return st;
+    flight_t *fl = &c->flight[(c->head + c->flying - 1) % PSA_CL_FLIGHTS];
+    if ((st = take_flight(c, fl, b, err)))
+        return st;
+    c->flying--;
+    return TUSK_OK;
 }
 
 /* ---- as a psa_analyse backend --------------------------------------------------- */

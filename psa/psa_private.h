@@ -15,12 +15,15 @@ struct psa_engine {
     double sample_ns;
     unsigned rings, sectors;
     size_t npoints[PSA_SEGMENTS];
-    const float *block[PSA_SEGMENTS];    /* [channel][sample][point] */
+    const float *block[PSA_SEGMENTS];    /* [channel][sample][point], aligned (below) */
+    const float *edge[PSA_SEGMENTS];     /* each point's own leading-edge offset (samples) */
     uint8_t mask[PSA_SEGMENTS][PSA_CHANNELS]; /* before leaving out other hits */
     unsigned mask_n[PSA_SEGMENTS];
     uint32_t *coarse[PSA_SEGMENTS];      /* adaptive: the coarse sub-grid's points */
     size_t coarse_n[PSA_SEGMENTS];
-    double basis_t0;                     /* mean leading-edge offset of the basis' core, samples */
+    double basis_t0;                     /* mean leading-edge offset of the basis' core, samples: where
+                                            every point's core leading edge lies in the aligned blocks */
+    float *aligned;                      /* the aligned blocks and the edges (one allocation) */
     psa_job_t *job;                      /* psa_analyse's working memory */
     struct tusk_pool *pool;              /* cfg.threads threads, made by the first analysis that needs
                                             them (NULL: one thread, or not yet) */
@@ -66,6 +69,22 @@ float psa_pow(float d, float p);
  * the line through its 10 % and 50 % crossings of `amplitude`, at 0.
  * NaN if it never crosses. */
 double psa_leading_edge(const float *trace, unsigned n, double amplitude);
+
+/* Sample x (basis time, samples) of one basis trace whose samples are
+ * row[0], row[stride], ... row[(S - 1) * stride]: 0 before the basis' time
+ * zero (x <= 0: no charge has moved), linear between samples, the last
+ * sample after the end. The one formula for placing a basis signal at a
+ * fractional time (the basis' alignment, residual subtraction). */
+static inline float psa_basis_at(const float *row, size_t stride, unsigned S, double x)
+{
+    if (x <= 0.0)
+        return 0.0f;
+    if (x >= (double)(S - 1))
+        return row[(size_t)(S - 1) * stride];
+    const unsigned k = (unsigned)x;
+    const float f = (float)(x - k), b0 = row[(size_t)k * stride], b1 = row[(size_t)(k + 1) * stride];
+    return b0 + f * (b1 - b0);
+}
 
 /* The kernels' source, compiled into the library (Makefile.am's PSA_KERNEL_PARTS, by
  * tools/embed-text.sh); exported for the tests that build on it. */

@@ -15,10 +15,10 @@
  *       on the file by the emulator (emulator/emulator.h, one stage)
  *
  * --set KEY=VALUE: PSA keys (tusk/psa.h: p, mode, mask, include_hit,
- * include_core, residual, t0_search, threshold_kev, gain,
- * baseline_samples, max_kev) go to the analysis; with validate, the simulation's
+ * include_core, residual, refine, t0_search, threshold_kev, gain,
+ * baseline_samples, max_kev, pretrigger) go to the analysis; with validate, the simulation's
  * keys (tusk/sim.h: source, energy, noise_kev, ...) to the simulation;
- * gain, a key of both, to both (they must agree). --backend opencl runs
+ * gain and pretrigger, keys of both, to both (they must agree). --backend opencl runs
  * the grid search on an OpenCL device (tusk/psa_cl.h; full search only).
  *
  * validate's temporary array file (crystal.0 = 0 0: one crystal on the
@@ -81,8 +81,8 @@ static void help(FILE *out)
             "           analyse an ADF file: data:crystal -> data:psa, other frames copied (the psa\n"
             "           actor, from $TUSK_ACTOR_PATH or the installed actors)\n"
             "\n"
-            "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, t0_search,\n"
-            "threshold_kev, gain, baseline_samples, max_kev; psa/README.md); with validate also\n"
+            "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, refine, t0_search,\n"
+            "threshold_kev, gain, baseline_samples, max_kev, pretrigger; psa/README.md); with validate also\n"
             "the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
             "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"
             "N, P.D or a name; default $TUSK_CL_DEVICE, else any; full search only).\n"
@@ -93,10 +93,6 @@ static void help(FILE *out)
 }
 
 /* ---- options ------------------------------------------------------------------ */
-
-static const char *const psa_keys[] = {"p",        "mode",          "mask", "include_hit",      "include_core",
-                                       "residual", "t0_search", "threshold_kev", "gain", "baseline_samples",
-                                       "max_kev", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
@@ -136,7 +132,8 @@ static int route_set(opts_t *o, char *arg)
     *eq = '\0';
     const char *key = arg, *value = eq + 1;
     int st = 0;
-    bool is_psa = in_list(psa_keys, key);
+    /* The engine's keys (psa_config_keys), threads being --threads. */
+    bool is_psa = in_list(psa_config_keys(), key) && strcmp(key, "threads") != 0;
     bool is_sim = o->validate && in_list(sim_known_keys(), key);
     if (is_sim && (strcmp(key, "basis") == 0 || strcmp(key, "array") == 0 || strcmp(key, "truth") == 0)) {
         fprintf(stderr, PROG ": --set %s: not a setting here (%s)\n", key,
@@ -144,9 +141,12 @@ static int route_set(opts_t *o, char *arg)
         return TUSK_EXIT_USAGE;
     }
     if (!is_psa && !is_sim) {
-        fprintf(stderr, PROG ": --set %s: unknown key; PSA keys: p, mode, mask, include_hit, include_core, residual, "
-                        "t0_search, threshold_kev, gain, baseline_samples, max_kev%s\n",
-                key, o->validate ? "; simulation keys: see sim/README.md (source, energy, noise_kev, ...)" : "");
+        fprintf(stderr, PROG ": --set %s: unknown key; PSA keys:", key);
+        for (const char *const *k = psa_config_keys(); *k; k++)
+            if (strcmp(*k, "threads") != 0)
+                fprintf(stderr, "%s %s", k == psa_config_keys() ? "" : ",", *k);
+        fprintf(stderr, "%s\n",
+                o->validate ? "; simulation keys: see sim/README.md (source, energy, noise_kev, ...)" : "");
         return TUSK_EXIT_USAGE;
     }
     if (is_psa)
@@ -329,9 +329,10 @@ static void describe_psa(FILE *f, const analysis_t *a, const char *backend)
     const psa_config_t *c = &a->cfg;
     fprintf(f,
             "PSA: backend %s%s%s, p = %g, mode %s, mask %s, include_hit %s, include_core %s, residual %s, "
-            "t0_search %u, threshold %g keV\n",
+            "refine %u, t0_search %u, threshold %g keV, pretrigger %u\n",
             backend, a->cl ? " on " : "", a->cl ? psa_cl_describe(a->cl) : "", c->p, c->mode == PSA_MODE_ADAPTIVE ? "adaptive" : "full", masks[c->mask], yes_no(c->include_hit),
-            yes_no(c->include_core), yes_no(c->residual), c->t0_search, c->threshold_kev);
+            yes_no(c->include_core), yes_no(c->residual), c->residual ? c->refine : 0, c->t0_search, c->threshold_kev,
+            c->pretrigger);
 }
 
 /* ---- statistics ------------------------------------------------------------------ */
@@ -481,6 +482,7 @@ typedef struct seg_truth {
 
 typedef struct rec_truth {
     seg_truth_t seg[PSA_SEGMENTS];
+    double after_ns; /* the interaction time after the key's timestamp (sim_event_t) */
 } rec_truth_t;
 
 typedef struct results {
@@ -488,6 +490,9 @@ typedef struct results {
     vec_t axis[3];        /* single: PSA - truth, x y z */
     vec_t d3;             /* single: 3D */
     vec_t d3_alone;       /* single, in a crystal with one hit segment */
+    vec_t d3_shared;      /* single, in a crystal with other hit segments */
+    vec_t d3_shared1;     /* of those, where every other hit segment has one interaction */
+    vec_t dt;             /* single: hit time - interaction time (ns) */
     vec_t d3_multi;       /* several points: 3D to their energy-weighted centroid */
     vec_t multi_axis[3];
     double sim_s, psa_s;
@@ -502,12 +507,16 @@ static void results_free(results_t *r)
     }
     vec_free(&r->d3);
     vec_free(&r->d3_alone);
+    vec_free(&r->d3_shared);
+    vec_free(&r->d3_shared1);
+    vec_free(&r->dt);
     vec_free(&r->d3_multi);
 }
 
-static void truth_of(const adf_truth_t *t, unsigned crystal, rec_truth_t *rt, results_t *r)
+static void truth_of(const adf_truth_t *t, unsigned crystal, double after_ns, rec_truth_t *rt, results_t *r)
 {
     memset(rt, 0, sizeof *rt);
+    rt->after_ns = after_ns;
     for (unsigned i = 0; i < t->n_points; i++) {
         const adf_truth_point_t *p = &t->point[i];
         if (p->crystal != crystal)
@@ -561,8 +570,18 @@ static int analyse_batch(analysis_t *an, const adf_crystal_t *rec, const rec_tru
                     ok = ok && vec_push(&r->axis[a], d[a]);
                 }
                 ok = ok && vec_push(&r->d3, sqrt(d2));
-                if (p->n_hits == 1)
+                ok = ok && vec_push(&r->dt, hit->time - rt[k].after_ns);
+                if (p->n_hits == 1) {
                     ok = ok && vec_push(&r->d3_alone, sqrt(d2));
+                } else {
+                    bool others1 = true;
+                    for (unsigned o = 0; o < p->n_hits; o++)
+                        if (o != h && p->hit[o].segment >= 0 && p->hit[o].segment < PSA_SEGMENTS)
+                            others1 = others1 && rt[k].seg[p->hit[o].segment].n == 1;
+                    ok = ok && vec_push(&r->d3_shared, sqrt(d2));
+                    if (others1)
+                        ok = ok && vec_push(&r->d3_shared1, sqrt(d2));
+                }
             } else {
                 r->multi++;
                 for (int a = 0; a < 3; a++) {
@@ -627,7 +646,9 @@ typedef struct report {
     hist_t axis[3], d3, d3_alone, d3_multi;
     moments_t m[3];
     double fwhm[3];
-    dist3_t single, alone, multi;
+    dist3_t single, alone, multi, shared, shared1;
+    moments_t dt;
+    double dt_median; /* |hit time - interaction time| */
 } report_t;
 
 static void report_free(report_t *rep)
@@ -679,12 +700,19 @@ static void print_report(FILE *f, const opts_t *o, const analysis_t *an, sim_t *
     fprintf(f, "\n");
     print_dist3(f, "3D distance, single-interaction hits", &rep->single);
     print_dist3(f, "3D distance, single-interaction hits in crystals with one hit segment", &rep->alone);
+    print_dist3(f, "3D distance, single-interaction hits in crystals with other hit segments", &rep->shared);
+    print_dist3(f, "  of those, where every other hit segment has one interaction", &rep->shared1);
     print_dist3(f, "3D distance to the energy-weighted centroid, multi-interaction hits", &rep->multi);
+    fprintf(f, "\nhit time - interaction time, single-interaction hits (ns; both from the key's timestamp):\n"
+               "  mean %.2f, RMS %.2f, median of |difference| %.2f\n",
+            rep->dt.mean, rep->dt.rms, rep->dt_median);
     fprintf(f,
             "\nbasis grid step %.2f mm: the nearest basis point, what a perfect search finds, is up to\n"
             "g*sqrt(3)/2 = %.2f mm away in 3D and g/2 = %.2f mm per axis (uniform: RMS g/sqrt(12) = %.2f mm,\n"
             "FWHM about g), more next to a segment border, where the segment's own points are sparser.\n",
             g, g * sqrt(3.0) / 2, g / 2, g / sqrt(12.0));
+    fprintf(f, "search: %llu problems, %.4g FoM terms (%.3g a crystal)\n", (unsigned long long)r->stats.problems,
+            (double)r->stats.fom_terms, r->records ? (double)r->stats.fom_terms / (double)r->records : 0.0);
     fprintf(f, "time: simulation %.2f s, PSA %.2f s (%.0f crystals/s, %.0f hits/s)\n", r->sim_s, r->psa_s,
             r->psa_s > 0 ? (double)r->records / r->psa_s : 0.0, r->psa_s > 0 ? (double)r->hits / r->psa_s : 0.0);
 }
@@ -939,7 +967,7 @@ static int cmd_validate(opts_t *o)
         r.events++;
         for (size_t c = 0; c < ev->n_crystals; c++) {
             rec[n] = ev->crystal[c];
-            truth_of(ev->truth, ev->crystal[c].crystal_id, &rt[n], &r);
+            truth_of(ev->truth, ev->crystal[c].crystal_id, ev->after_ns, &rt[n], &r);
             if (++n == BATCH) {
                 rc = analyse_batch(&an, rec, rt, n, out, &r);
                 n = 0;
@@ -967,6 +995,12 @@ static int cmd_validate(opts_t *o)
              hist_make(&rep.d3_multi, &r.d3_multi, 0, HIST_3D_MAX);
         rep.single = dist3(&r.d3);
         rep.alone = dist3(&r.d3_alone);
+        rep.shared = dist3(&r.d3_shared);
+        rep.shared1 = dist3(&r.d3_shared1);
+        rep.dt = moments(&r.dt);
+        for (size_t i = 0; i < r.dt.n; i++)
+            r.dt.v[i] = fabs(r.dt.v[i]);
+        rep.dt_median = dist3(&r.dt).median;
         rep.multi = dist3(&r.d3_multi);
         if (!ok) {
             fprintf(stderr, PROG ": out of memory\n");

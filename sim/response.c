@@ -19,6 +19,7 @@ struct sim_response {
     const det_basis_t *basis;
     const det_crystal_t *crystal;
     unsigned channels, bsamples, samples;
+    double sample_ns;  /* the basis' sample period */
     double grid;
     det_grid_t *map;   /* node -> basis point */
     const float *block[ADF_CRYSTAL_SEGMENTS];
@@ -110,6 +111,7 @@ int sim_response_new(sim_response_t **out, const det_basis_t *basis, const det_c
     r->crystal = crystal;
     r->channels = shape->channels;
     r->bsamples = shape->samples;
+    r->sample_ns = shape->sample_ns;
     r->samples = samples;
     r->grid = shape->grid_mm;
     for (unsigned s = 0; s < ADF_CRYSTAL_SEGMENTS; s++) {
@@ -319,8 +321,8 @@ static int16_t digitise(double adc, uint16_t *status)
     return (int16_t)v;
 }
 
-int sim_response_crystal(sim_response_t *r, const sim_deposit_t *d, size_t n, uint64_t *rng, adf_crystal_t *out,
-                         tusk_error_t *err)
+int sim_response_crystal(sim_response_t *r, const sim_deposit_t *d, size_t n, double after_ns, uint64_t *rng,
+                         adf_crystal_t *out, tusk_error_t *err)
 {
     const unsigned bs = r->bsamples, S = r->samples, C = r->channels;
     double seg_e[ADF_CRYSTAL_SEGMENTS] = {0};
@@ -335,8 +337,9 @@ int sim_response_crystal(sim_response_t *r, const sim_deposit_t *d, size_t n, ui
         seg_e[d[k].segment] += d[k].energy;
         total += d[k].energy;
     }
-    /* Where the interaction falls between samples, then the noise. */
-    double shift = (double)r->cfg.pretrigger + tusk_rng_uniform(rng);
+    /* Where the interaction falls (sample pretrigger is the key's
+     * timestamp), then the noise. */
+    double shift = (double)r->cfg.pretrigger + after_ns / r->sample_ns;
     fill_gauss(rng, r->noise, (size_t)ADF_CRYSTAL_CHANNELS * S);
     out->status = 0;
     out->n_samples = (uint16_t)S;

@@ -441,7 +441,7 @@ static void fill_truth(sim_t *s, const sim_decay_t *d)
 }
 
 /* Read out the crystals over threshold, in array (id) order. */
-static int read_out(sim_t *s, size_t *count, tusk_error_t *err)
+static int read_out(sim_t *s, double after_ns, size_t *count, tusk_error_t *err)
 {
     *count = 0;
     for (size_t c = 0; c < s->ncrystals; c++) {
@@ -458,7 +458,7 @@ static int read_out(sim_t *s, size_t *count, tusk_error_t *err)
             d->segment = p->segment;
         }
         adf_crystal_t *rec = &s->records[*count];
-        int st = sim_response_crystal(s->response, s->deposits, nd, &s->rng, rec, err);
+        int st = sim_response_crystal(s->response, s->deposits, nd, after_ns, &s->rng, rec, err);
         if (st != TUSK_OK) {
             tusk_error_prefix(err, "crystal %u", array_place(s->array, c)->id);
             return st;
@@ -532,7 +532,7 @@ int sim_next(sim_t *s, const sim_event_t **ev, tusk_error_t *err)
         if (st != TUSK_OK)
             return st;
         size_t nread;
-        if ((st = read_out(s, &nread, err)) != TUSK_OK) {
+        if ((st = read_out(s, d.after_ns, &nread, err)) != TUSK_OK) {
             tusk_error_prefix(err, "decay %llu", (unsigned long long)d.index);
             return st;
         }
@@ -542,6 +542,7 @@ int sim_next(sim_t *s, const sim_event_t **ev, tusk_error_t *err)
         sim_event_t *e = &s->event;
         e->event = (uint32_t)s->stats.events;
         e->timestamp = d.timestamp;
+        e->after_ns = d.after_ns;
         e->decay = d.index;
         e->n_crystals = nread;
         e->crystal = s->records;

@@ -17,8 +17,11 @@
  * point of the segment). The core trace, whose basis signal rises to 1
  * wherever the charge is, ends at the total energy.
  *
- * Then the front-end: the interaction time falls `pretrigger` samples plus
- * a uniform random fraction of a sample after the first sample (traces
+ * Then the front-end: the record's sample `pretrigger` is taken at its
+ * key's timestamp (the decay's 10 ns tick), and the interaction falls
+ * the decay's time after that tick's start later (sim_decay_t.after_ns,
+ * a fraction of a sample at 10 ns a sample), so that times counted from
+ * the key's timestamp (adf/FORMAT.md, data:psa) are the decay's (traces
  * are shifted by linear interpolation; before the interaction they are
  * 0, after the basis ends they hold its last value), white Gaussian noise
  * of noise_kev per sample is added to every channel, and the result is
@@ -104,10 +107,12 @@ TUSK_INTERNAL int sim_response_segment_at(const sim_response_t *response, const 
 TUSK_INTERNAL int sim_response_signal(sim_response_t *response, int segment, const double pos[3], float *traces,
                                       tusk_error_t *err);
 
-/* Fill *out (crystal_id left to the caller) for n deposits. Draws the
- * time offset, the noise and the smearing from *rng, in a fixed order. */
-TUSK_INTERNAL int sim_response_crystal(sim_response_t *response, const sim_deposit_t *deposits, size_t n, uint64_t *rng,
-                                       adf_crystal_t *out, tusk_error_t *err);
+/* Fill *out (crystal_id left to the caller) for n deposits that happened
+ * after_ns (>= 0) after the record's key's timestamp, which marks its
+ * sample `pretrigger`. Draws the noise and the smearing from *rng, in a
+ * fixed order. */
+TUSK_INTERNAL int sim_response_crystal(sim_response_t *response, const sim_deposit_t *deposits, size_t n,
+                                       double after_ns, uint64_t *rng, adf_crystal_t *out, tusk_error_t *err);
 
 /* A standard normal deviate (Marsaglia's polar method, one of its pair). */
 double sim_gauss(uint64_t *rng);

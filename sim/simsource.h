@@ -44,7 +44,8 @@ typedef struct sim_source sim_source_t;
 
 typedef struct sim_decay {
     uint64_t index;              /* 0-based decay number */
-    uint64_t timestamp;          /* 10 ns ticks */
+    uint64_t timestamp;          /* 10 ns ticks: the tick the decay falls in */
+    double after_ns;             /* the decay's time after its tick's start, [0, SIM_TICK_NS) */
     unsigned n;                  /* gammas emitted */
     double energy[SIM_MAX_GAMMAS];  /* keV */
     double dir[SIM_MAX_GAMMAS][3];  /* unit vectors, array frame */

@@ -181,6 +181,8 @@ int sim_source_next(sim_source_t *s, uint64_t *rng, sim_decay_t *d, tusk_error_t
     s->time_ns = t;
     d->index = s->next_index++;
     d->timestamp = (uint64_t)tick;
+    d->after_ns = t - floor(t / SIM_TICK_NS) * SIM_TICK_NS;
+    d->after_ns = d->after_ns >= 0.0 && d->after_ns < SIM_TICK_NS ? d->after_ns : 0.0; /* rounding */
     d->n = s->n;
     for (unsigned i = 0; i < s->n; i++) {
         d->energy[i] = s->energy[i];

@@ -83,18 +83,27 @@ START_TEST(test_source_poisson_spacing)
     sim_decay_t d;
     const int n = 20000;
     uint64_t first = 0, last = 0;
-    double sum_cos = 0.0;
+    double sum_cos = 0.0, prev_ns = -1.0, sum_after = 0.0;
     for (int i = 0; i < n; i++) {
         ck_assert_int_eq(sim_source_next(src, &rng, &d, &err), TUSK_OK);
         tu_check(d.index == (uint64_t)i && d.n == 1 && d.energy[0] == 661.657);
         tu_check(fabs(d.dir[0][0] * d.dir[0][0] + d.dir[0][1] * d.dir[0][1] + d.dir[0][2] * d.dir[0][2] - 1) < 1e-12);
         tu_check(d.timestamp >= last);
+        /* The decay's time is its tick's start plus after_ns (issue 22):
+         * within the tick, and increasing from decay to decay. */
+        tu_check(d.after_ns >= 0.0 && d.after_ns < SIM_TICK_NS);
+        const double t_ns = (double)(d.timestamp - 1000) * SIM_TICK_NS + d.after_ns;
+        tu_check(t_ns > prev_ns);
+        prev_ns = t_ns;
+        sum_after += d.after_ns;
         if (i == 0)
             first = d.timestamp;
         last = d.timestamp;
         sum_cos += d.dir[0][2];
     }
     ck_assert_uint_ge(first, 1000);
+    /* Uniform within the tick: mean 5 ns, sigma 10 / sqrt(12 n). */
+    ck_assert_msg(fabs(sum_after / n - 5.0) < 4.0 * 10.0 / sqrt(12.0 * n), "mean after_ns %g", sum_after / n);
     /* Mean spacing 1/rate = 20 us = 2000 ticks, within 4 sigma of n spacings. */
     double mean = (double)(last - 1000) / n;
     ck_assert_msg(fabs(mean - 2000.0) < 4.0 * 2000.0 / sqrt(n), "mean spacing %g ticks", mean);
@@ -408,7 +417,8 @@ START_TEST(test_response_linear)
         det_basis_position(b, s2, i2, p2);
         double e1 = 100.0 + 1000.0 * tu_uniform(), e2 = 100.0 + 1000.0 * tu_uniform();
         sim_deposit_t d[2] = {{{p1[0], p1[1], p1[2]}, e1, (int)s1}, {{p2[0], p2[1], p2[2]}, e2, (int)s2}};
-        ck_assert_int_eq(sim_response_crystal(r, d, 2, &rng, out, &err), TUSK_OK);
+        const double after_ns = 10.0 * tu_uniform();
+        ck_assert_int_eq(sim_response_crystal(r, d, 2, after_ns, &rng, out, &err), TUSK_OK);
         ck_assert_uint_eq(out->n_samples, S);
         ck_assert_double_eq_tol(out->segment_energy[s1] + (s1 == s2 ? 0.0 : out->segment_energy[s2]),
                                 s1 == s2 ? e1 + e2 : e1 + e2, 1e-3);
@@ -422,6 +432,22 @@ START_TEST(test_response_linear)
             tu_check(fabs(out->trace[ch][S - 1] - want) <= 0.5 + 1e-3);
             for (unsigned k = 0; k <= 10; k++)
                 tu_check(out->trace[ch][k] == 2000);
+            /* The interaction after_ns after sample `pretrigger` (10),
+             * which the key's timestamp marks: every sample. */
+            for (unsigned k = 0; k < S; k++) {
+                const double x = (double)k - 10.0 - after_ns / det_basis_shape(b)->sample_ns;
+                double v = 0.0;
+                if (x >= bs - 1)
+                    v = e1 * tr[bs - 1] + e2 * tr2[bs - 1];
+                else if (x > 0.0) {
+                    const unsigned j = (unsigned)x;
+                    const double f = x - j;
+                    v = e1 * (tr[j] + f * (tr[j + 1] - tr[j])) + e2 * (tr2[j] + f * (tr2[j + 1] - tr2[j]));
+                }
+                const double adc = fmin(fmax(rc.baseline + gain * v, 0.0), SIM_ADC_MAX); /* 14 bits: clipped */
+                ck_assert_msg(fabs(out->trace[ch][k] - adc) <= 0.5 + 1e-3, "channel %u sample %u: %d, want %.3f "
+                              "(after %.4f ns)", ch, k, out->trace[ch][k], adc, after_ns);
+            }
         }
         /* Interpolation: midway between two neighbouring points of s1. */
         float q[3];
@@ -494,7 +520,7 @@ START_TEST(test_segment_by_collection)
             ck_assert_int_eq(det_crystal_segment_of(c, pos[0], pos[1], pos[2]), (int)slab);
             ck_assert_int_eq(sim_response_segment_at(r, pos), (int)s);
             sim_deposit_t d = {{pos[0], pos[1], pos[2]}, 500.0, sim_response_segment_at(r, pos)};
-            ck_assert_int_eq(sim_response_crystal(r, &d, 1, &rng, out, &err), TUSK_OK);
+            ck_assert_int_eq(sim_response_crystal(r, &d, 1, 10.0 * tu_uniform(), &rng, out, &err), TUSK_OK);
             ck_assert_double_eq_tol(out->segment_energy[s], 500.0, 1e-3);
             ck_assert_double_eq_tol(out->segment_energy[slab], 0.0, 1e-3);
             double net = (out->trace[s][S - 1] - rc.baseline) / rc.gain;

@@ -314,13 +314,15 @@ START_TEST(test_clustering)
 }
 END_TEST
 
-/* Twelve points within a few degrees: split to max_points or fewer, every
- * point in exactly one gamma or counted unaccepted. */
+/* Twelve points within a few degrees, oversize = split: split to
+ * max_points or fewer, every point in exactly one gamma or counted
+ * unaccepted. */
 START_TEST(test_split)
 {
     track_config_t c;
     track_config_default(&c);
     c.max_points = 5;
+    c.oversize = TRACK_OVERSIZE_SPLIT;
     c.fom_max = 1e9; /* accept everything of 2+ points */
     c.single_min_prob = 1e-300;
     track_t *t = tracker_of(&c);
@@ -348,6 +350,147 @@ START_TEST(test_split)
     ck_assert_uint_eq(s.splits, 1);
     ck_assert_uint_eq(pts + s.unaccepted_points, 12);
     ck_assert_float_eq_tol(e + s.unaccepted_kev, want, 1e-3);
+    track_destroy(&t);
+}
+END_TEST
+
+/* Oversize = merge (the default): max_points + 1 to 16 points within a
+ * few degrees are one cluster, evaluated whole with its nearest points
+ * merged to max_points (flag MERGED), and split as oversize = split
+ * does, the alternative; the whole is kept when it is accepted and no
+ * part of 2+ points has a lower FoM, and then it is one gamma with every
+ * point and the energy sum, else the parts are tracked as with split.
+ * The evaluated points are the groups' energy sums at their weighted
+ * centroids, each group the nearest pairs' (checked against a brute
+ * force over the points); every point ends in one gamma or unaccepted.
+ * More than 16 points are split as before. */
+START_TEST(test_merge)
+{
+    track_config_t c;
+    track_config_default(&c);
+    c.max_points = 3 + tu_below(5); /* 3..7 */
+    c.merge_points = 2 + tu_below(7); /* 2..8: evaluated as the fewer of the two */
+    c.fom_max = tu_below(2) ? 1e9 : 3.5; /* everything of 2+ points accepted, or the default */
+    track_t *t = tracker_of(&c);
+    const unsigned m = c.max_points + 1 + tu_below(16 - c.max_points); /* max_points + 1 .. 16 */
+    track_point_t p[20];
+    double want = 0.0;
+    for (unsigned i = 0; i < m; i++) {
+        p[i] = point_at(70.0 + 6.0 * tu_uniform(), 10.0 + 6.0 * tu_uniform(), 240.0 + 40.0 * tu_uniform(),
+                        20.0 + 200.0 * tu_uniform());
+        want += p[i].energy;
+    }
+    adf_tracked_t out;
+    tusk_error_t err;
+    ck_assert_int_eq(track_event(t, p, m, &out, &err), TUSK_OK);
+    track_stats_t st;
+    track_stats(t, &st);
+    ck_assert_uint_eq(st.merged, 1);
+    ck_assert_uint_eq(st.splits, 1); /* the alternative */
+    size_t nc = 0;
+    trk_cluster_t *cl = track_last_clusters(t, &nc);
+    ck_assert_ptr_nonnull(cl);
+    ck_assert_uint_ge(nc, 3); /* the whole and 2+ parts */
+    ck_assert_uint_eq(cl[0].m, m);
+    ck_assert_uint_eq(cl[0].n, c.max_points < c.merge_points ? c.max_points : c.merge_points);
+    ck_assert_uint_eq(cl[0].flags, TRACK_GAMMA_MERGED);
+    size_t n1 = 0; /* the first pass's clusters: the whole, then its parts */
+    for (size_t k = 0; k < nc; k++)
+        n1 += cl[k].pass == 0;
+    ck_assert_uint_eq(cl[0].alt, n1 - 1);
+    bool keep = cl[0].fom <= c.fom_max;
+    unsigned in_parts = 0;
+    for (size_t k = 1; k <= cl[0].alt; k++) {
+        ck_assert_uint_eq(cl[k].pass, 0);
+        ck_assert_uint_eq(cl[k].flags & TRACK_GAMMA_SPLIT, TRACK_GAMMA_SPLIT);
+        in_parts += cl[k].m;
+        if (cl[k].n >= 2 && cl[k].fom < cl[0].fom)
+            keep = false;
+    }
+    ck_assert_uint_eq(in_parts, m); /* the parts hold its points */
+    ck_assert_uint_eq(cl[0].accepted, keep);
+    ck_assert_uint_eq(cl[0].dropped, !keep);
+    unsigned pts_out = 0;
+    double e_out = 0.0;
+    for (unsigned g = 0; g < out.n_gammas; g++) {
+        pts_out += out.gamma[g].n_points;
+        e_out += out.gamma[g].energy;
+    }
+    ck_assert_uint_eq(pts_out + st.unaccepted_points, m);
+    ck_assert_float_eq_tol(e_out + st.unaccepted_kev, want, 1e-3);
+    if (keep) {
+        ck_assert_uint_eq(out.n_gammas, 1);
+        ck_assert_uint_eq(out.gamma[0].n_points, m);
+        ck_assert_uint_eq(out.gamma[0].status, TRACK_GAMMA_MERGED);
+        ck_assert_float_eq_tol(out.gamma[0].energy, want, 1e-3);
+        for (size_t k = 1; k <= cl[0].alt; k++)
+            ck_assert(cl[k].dropped && !cl[k].accepted);
+    } else {
+        for (unsigned g = 0; g < out.n_gammas; g++)
+            ck_assert_uint_eq(out.gamma[g].status & TRACK_GAMMA_MERGED, 0);
+    }
+    /* the groups again, by brute force: merge the nearest centroids */
+    double e[16], x[16][3];
+    int grp[16];
+    for (unsigned i = 0; i < m; i++) {
+        e[i] = p[i].energy;
+        for (int k = 0; k < 3; k++)
+            x[i][k] = p[i].pos[k];
+        grp[i] = (int)i;
+    }
+    for (unsigned left = m; left > cl[0].n; left--) {
+        double best = INFINITY;
+        int bi = -1, bj = -1;
+        for (unsigned i = 0; i < m; i++)
+            for (unsigned j = i + 1; j < m; j++) {
+                if (grp[i] != (int)i || grp[j] != (int)j)
+                    continue;
+                double d = 0.0;
+                for (int k = 0; k < 3; k++)
+                    d += (x[j][k] - x[i][k]) * (x[j][k] - x[i][k]);
+                if (d < best) {
+                    best = d;
+                    bi = (int)i;
+                    bj = (int)j;
+                }
+            }
+        for (int k = 0; k < 3; k++)
+            x[bi][k] = (e[bi] * x[bi][k] + e[bj] * x[bj][k]) / (e[bi] + e[bj]);
+        e[bi] += e[bj];
+        for (unsigned i = 0; i < m; i++)
+            if (grp[i] == bj)
+                grp[i] = bi;
+    }
+    /* same partition: points i, j together here exactly when there */
+    for (unsigned i = 0; i < m; i++)
+        for (unsigned j = 0; j < m; j++)
+            ck_assert_int_eq(grp[i] == grp[j], cl[0].grp[i] == cl[0].grp[j]);
+    /* the evaluated points: each group's sum at its centroid */
+    track_batch_t *b = track_batch_new();
+    ck_assert_int_eq(track_batch_begin(b, 0, 0, &err), TUSK_OK);
+    for (unsigned i = 0; i < m; i++)
+        ck_assert_int_eq(track_batch_add(b, &p[i], &err), TUSK_OK);
+    track_point_t ev[TRACK_MAX_CLUSTER];
+    track_cluster_points(b, &cl[0], ev);
+    for (unsigned i = 0; i < m; i++) {
+        const track_point_t *q = &ev[cl[0].grp[i]];
+        ck_assert_float_eq_tol(q->energy, e[grp[i]], 1e-3);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(q->pos[k], x[grp[i]][k], 1e-3);
+    }
+    track_batch_destroy(&b);
+    free(cl);
+    /* 17 to 20 points: split, as oversize = split does */
+    const unsigned big = 17 + tu_below(4);
+    for (unsigned i = 0; i < big; i++)
+        p[i] = point_at(70.0 + 6.0 * tu_uniform(), 10.0 + 6.0 * tu_uniform(), 240.0 + 40.0 * tu_uniform(),
+                        20.0 + 200.0 * tu_uniform());
+    track_stats_reset(t);
+    ck_assert_int_eq(track_event(t, p, big, &out, &err), TUSK_OK);
+    track_stats(t, &st);
+    ck_assert_uint_eq(st.splits, 1);
+    for (unsigned g = 0; g < out.n_gammas; g++)
+        ck_assert_uint_eq(out.gamma[g].status & TRACK_GAMMA_SPLIT, TRACK_GAMMA_SPLIT);
     track_destroy(&t);
 }
 END_TEST
@@ -585,9 +728,10 @@ static void outcome_same(const outcome_t *a, const outcome_t *b, const char *wha
     ck_assert_uint_eq(a->clusters, b->clusters);
     for (size_t i = 0; i < a->clusters; i++) {
         const trk_cluster_t *x = &a->cl[i], *y = &b->cl[i];
-        ck_assert_msg(x->ev == y->ev && x->n == y->n && x->pass == y->pass && x->flags == y->flags &&
+        ck_assert_msg(x->ev == y->ev && x->n == y->n && x->m == y->m && x->pass == y->pass && x->flags == y->flags &&
                           memcmp(&x->angle, &y->angle, sizeof x->angle) == 0 &&
-                          memcmp(x->pt, y->pt, x->n * sizeof x->pt[0]) == 0 && x->rank == y->rank &&
+                          memcmp(x->pt, y->pt, x->m * sizeof x->pt[0]) == 0 &&
+                          memcmp(x->grp, y->grp, x->m * sizeof x->grp[0]) == 0 && x->rank == y->rank &&
                           memcmp(&x->fom, &y->fom, sizeof x->fom) == 0 && x->accepted == y->accepted,
                       "%s: cluster %zu differs", what, i);
     }
@@ -619,7 +763,8 @@ START_TEST(test_threads_agree)
     outcome_t want;
     outcome_take(one, b, &want);
     ck_assert_uint_eq(want.stats.events, events);
-    ck_assert_uint_ge(want.stats.splits, 1);
+    ck_assert_uint_ge(want.stats.splits, 1); /* bunches of more than 16 points */
+    ck_assert_uint_ge(want.stats.merged, 1); /* and of 8 to 16 */
     ck_assert_uint_ge(want.stats.accepted_second + want.stats.unaccepted, 1);
     /* in ranges of 37 events, twice: the statistics of both */
     track_stats_reset(one);
@@ -1102,6 +1247,97 @@ START_TEST(test_co60_truth)
 }
 END_TEST
 
+/* Gammas of more than max_points points are tracked whole (oversize =
+ * merge; issue 22): a 1332.5 keV line in AGATA's 4 pi array (truth
+ * points), and of the full-energy gammas with more than max_points
+ * points, alone in their cluster (no other gamma's point within the
+ * cone), most come out as one gamma of their energy with all their
+ * points. With oversize = split (tusk before) not one does: their
+ * clusters are split into parts that each carry part of the energy.
+ * Measured (20,000 decays): 147 of 396 recovered (37 %; the whole,
+ * merged to merge_points = 6, is kept only where no part fits better);
+ * seeds 1-5 of this test: 32-49 %. */
+START_TEST(test_oversize_recovered)
+{
+    const uint64_t seed = tu_rand() % 1000000 + 1;
+    static char arr4pi[1024];
+    snprintf(arr4pi, sizeof arr4pi, "%s/config/array-agata-4pi.conf",
+             tu_source_dir("config/array-agata-4pi.conf"));
+    char text[2048];
+    snprintf(text, sizeof text,
+             "basis = %s\narray = %s\nsource = line\nenergy = 1332.5\nevents = 3000\nseed = %llu\ntruth = yes\n",
+             basis_path, arr4pi, (unsigned long long)seed);
+    tusk_params_t *p = tusk_params_new();
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_params_parse(p, text, strlen(text), "test", &err), TUSK_OK);
+    sim_t *s = NULL;
+    ck_assert_msg(sim_new(&s, p, "test", &err) == TUSK_OK, "%s", err.message);
+    tusk_params_destroy(&p);
+    for (int mode = 0; mode < 2; mode++) {
+        track_config_t c;
+        track_config_default(&c);
+        c.points = TRACK_POINTS_TRUTH;
+        c.oversize = mode ? TRACK_OVERSIZE_SPLIT : TRACK_OVERSIZE_MERGE;
+        track_t *t = NULL;
+        ck_assert_msg(track_new(&t, &c, sim_array(s), &err) == TUSK_OK, "%s", err.message);
+        track_batch_t *b = track_batch_new();
+        sim_rewind(s);
+        const sim_event_t *ev;
+        unsigned big = 0, whole = 0;
+        for (;;) {
+            ck_assert_msg(sim_next(s, &ev, &err) == TUSK_OK, "%s", err.message);
+            if (!ev)
+                break;
+            const adf_truth_t *tr = ev->truth;
+            track_batch_clear(b);
+            ck_assert_int_eq(track_batch_begin(b, ev->event, ev->timestamp, &err), TUSK_OK);
+            ck_assert_int_eq(track_add_truth(t, b, tr, false, &err), TUSK_OK);
+            ck_assert_int_eq(track_run(t, b, &err), TUSK_OK);
+            adf_tracked_t out;
+            track_batch_result(b, 0, &out);
+            size_t n = 0;
+            const track_point_t *pts = track_batch_event_points(b, 0, &n, NULL, NULL);
+            ck_assert_uint_eq(n, tr->n_points); /* min_point_kev 0: every point */
+            unsigned lab[ADF_TRUTH_MAX_POINTS];
+            track_cluster(pts, n, c.cone_deg, lab);
+            for (unsigned g = 0; g < tr->n_gammas; g++) {
+                double dep = 0.0;
+                unsigned cnt = 0, first = 0;
+                bool alone = true;
+                for (unsigned i = 0; i < n; i++)
+                    if (tr->point[i].gamma == g) {
+                        if (cnt++ == 0)
+                            first = i;
+                        dep += tr->point[i].energy;
+                    }
+                for (unsigned i = 0; i < n && cnt; i++)
+                    if ((tr->point[i].gamma == g) != (lab[i] == lab[first]))
+                        alone = false;
+                if (cnt <= c.max_points || cnt > 16 || !alone || fabs(dep - 1332.5) > 1.0)
+                    continue;
+                big++;
+                for (unsigned k = 0; k < out.n_gammas; k++)
+                    if (fabs(out.gamma[k].energy - dep) < 0.1 && out.gamma[k].n_points == cnt) {
+                        whole++;
+                        break;
+                    }
+            }
+        }
+        printf("check_tracking: oversize = %s (seed %llu): %u of %u full-energy 1332.5 keV gammas of more than %u "
+               "points, alone in their cluster, tracked whole\n",
+               mode ? "split" : "merge", (unsigned long long)seed, whole, big, c.max_points);
+        ck_assert_uint_ge(big, 15);
+        if (mode == 0)
+            ck_assert_msg(whole >= 0.15 * big, "merge: %u of %u tracked whole", whole, big);
+        else
+            ck_assert_uint_eq(whole, 0);
+        track_batch_destroy(&b);
+        track_destroy(&t);
+    }
+    sim_destroy(&s);
+}
+END_TEST
+
 /* psa hits at the truth's crystal-frame positions, in event:data:psa
  * composites, land where the truth's array-frame positions are; the
  * truth_segments points are the energy-weighted centroids. */
@@ -1232,6 +1468,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_clustering);
     tcase_add_test(tc, test_split);
+    tcase_add_test(tc, test_merge);
     tcase_add_test(tc, test_second_pass);
     tcase_add_test(tc, test_settings);
     tcase_add_test(tc, test_reentrant);
@@ -1243,6 +1480,7 @@ int main(void)
     tc = tcase_create("simulated");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_co60_truth);
+    tcase_add_test(tc, test_oversize_recovered);
     tcase_add_test(tc, test_psa_points_where_truth_says);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);

@@ -164,7 +164,7 @@ static void add_event(pair_t *p, const track_point_t *pts, size_t n, uint32_t ev
 }
 
 typedef struct tally {
-    size_t clusters, multi, same, near_ties, gammas;
+    size_t clusters, multi, same, near_ties, gammas, merged;
     unsigned by_size[TRACK_MAX_CLUSTER + 1];
 } tally_t;
 
@@ -189,9 +189,12 @@ static void run_and_compare(pair_t *p, tally_t *tl)
         const trk_cluster_t *c = &cc[i], *d = &dc[i];
         ck_assert_uint_eq(c->ev, d->ev);
         ck_assert_uint_eq(c->n, d->n);
-        ck_assert(memcmp(c->pt, d->pt, c->n * sizeof c->pt[0]) == 0);
+        ck_assert_uint_eq(c->m, d->m);
+        ck_assert(memcmp(c->pt, d->pt, c->m * sizeof c->pt[0]) == 0);
+        ck_assert(memcmp(c->grp, d->grp, c->m * sizeof c->grp[0]) == 0);
         tl->clusters++;
         tl->by_size[c->n]++;
+        tl->merged += c->m > c->n;
         if (c->n < 2)
             continue;
         tl->multi++;
@@ -244,7 +247,9 @@ static void random_dir(double d[3])
  * to max_points points, several a event, many events a batch. Every size
  * is there by construction: event m - 1 (m = 1 .. max_points) holds one
  * cluster alone, of m points within a few degrees, which the clustering
- * (20 degrees) keeps whole; the other events' clusters may merge. */
+ * (20 degrees) keeps whole, and events max_points .. 15 one of 9 to 16
+ * points, whose nearest points are merged (oversize = merge); the other
+ * events' clusters may merge or be split. */
 START_TEST(test_random_clusters)
 {
     track_config_t cfg;
@@ -259,7 +264,7 @@ START_TEST(test_random_clusters)
     for (unsigned ev = 0; ev < events; ev++) {
         track_point_t pts[64];
         size_t n = 0;
-        const bool alone = ev < cfg.max_points; /* one cluster of ev + 1 points */
+        const bool alone = ev < 16; /* one cluster of ev + 1 points (merged beyond max_points) */
         unsigned k = alone ? 1 : 1 + tu_below(4);
         for (unsigned c = 0; c < k; c++) {
             double d[3];
@@ -288,12 +293,13 @@ START_TEST(test_random_clusters)
         add_event(&p, pts, n, ev);
     }
     run_and_compare(&p, &tl);
-    printf("check_tracking_cl: random (max_points %u): %zu clusters (%zu of 2+ points), %zu same order, %zu "
-           "near-ties; %zu gammas\n",
-           cfg.max_points, tl.clusters, tl.multi, tl.same, tl.near_ties, tl.gammas);
+    printf("check_tracking_cl: random (max_points %u): %zu clusters (%zu of 2+ points, %zu merged), %zu same order, "
+           "%zu near-ties; %zu gammas\n",
+           cfg.max_points, tl.clusters, tl.multi, tl.merged, tl.same, tl.near_ties, tl.gammas);
     for (unsigned n = 1; n <= cfg.max_points; n++)
         ck_assert_msg(tl.by_size[n] > 0, "no cluster of %u points", n);
     ck_assert_uint_ge(tl.multi, _i == 0 ? 300 : 30);
+    ck_assert_uint_ge(tl.merged, 16 - cfg.max_points);
     ck_assert_msg(tl.near_ties * 100 <= tl.multi, "%zu near-ties in %zu clusters", tl.near_ties, tl.multi);
     pair_close(&p);
 }

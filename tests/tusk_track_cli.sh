@@ -206,6 +206,24 @@ expect_status 2 "no -o"
 run "$tool" frobnicate
 expect_status 2 "an unknown command"
 
+step "losses: every full-energy gamma recovered or lost by one cause; split loses the oversize ones"
+run "$tool" losses "$tmp/co60.adf" --array "$array" -q
+expect_status 0 "losses"
+expect_in out "cause,gammas,fraction" "losses"
+awk -F, '$1 == "full_energy" { f = $2 } $1 == "recovered" || $1 ~ /^lost_/ { s += $2 }
+    END { if (f < 50 || s != f) { print "full " f ", recovered + lost " s; exit 1 } }' "$tmp/out" ||
+    fail "losses: recovered and the losses do not add up to the full-energy gammas"
+cp "$tmp/out" "$tmp/losses-merge.csv"
+run "$tool" losses "$tmp/co60.adf" --array "$array" --energy 1332.5 --set oversize=split -q
+expect_status 0 "losses, split"
+awk -F, '$1 == "recovered_merged" && $2 != 0 { exit 1 }' "$tmp/out" || fail "split: gammas recovered merged"
+run "$tool" losses "$tmp/co60.adf" --array "$array" --set oversize=sideways -q
+expect_status 1 "losses, a bad setting"
+expect_in err "oversize: 'sideways' is not merge or split" "losses, a bad setting"
+run "$tool" losses "$tmp/co60.adf" --array "$array" --points psa -q
+expect_status 2 "losses of psa points"
+expect_in err "points must be truth" "losses of psa points"
+
 step "--version, an unknown command and option (base/cli.h)"
 cli_conventions "$tool" tusk-track run
 

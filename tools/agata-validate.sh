@@ -11,6 +11,11 @@
 #                          tracked  tusk-sim run -> tusk-track (--points,
 #                                   truth by default) -> tusk-spectra: the
 #                                   peak table of tracking alone, no PSA
+#                          losses   tusk-sim run -> tusk-track losses: the
+#                                   full-energy gammas the ideal tracker
+#                                   (truth points) recovers and where it
+#                                   loses the others, by cause (--set
+#                                   applies; --source line: that line's)
 #                          ideal    tusk-sim efficiency: per gamma line the
 #                                   fully absorbed fraction and the peak-
 #                                   to-total with perfect tracking
@@ -62,7 +67,7 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
-case $mode in chain | tracked | ideal | segments | geometry) ;; *) echo "agata-validate: --mode chain, tracked, ideal, segments or geometry" >&2; exit 2 ;; esac
+case $mode in chain | tracked | losses | ideal | segments | geometry) ;; *) echo "agata-validate: --mode chain, tracked, losses, ideal, segments or geometry" >&2; exit 2 ;; esac
 [ -n "$points" ] || { [ "$mode" = tracked ] && points=truth || points=psa; }
 simsets=""
 case $source in
@@ -109,6 +114,15 @@ segments)
     "$sim" run $simargs --set noise_kev=0 --set fwhm_0=0 --set fwhm_1332=0 -q -o "$out/quiet.adf" 2>"$out/log.txt" ||
         { cat "$out/log.txt" >&2; exit 1; }
     "$sim" check "$out/quiet.adf"
+    exit 0 ;;
+losses)
+    # shellcheck disable=SC2086
+    "$sim" run $simargs -q -o "$out/sim.adf" 2>"$out/log.txt" || { cat "$out/log.txt" >&2; exit 1; }
+    # shellcheck disable=SC2086
+    "$build/tusk-track" losses "$out/sim.adf" --array "$array" $([ "$source" = line ] && echo "--energy $energy") \
+        -q ${track_sets:-} >"$out/losses.csv" 2>>"$out/log.txt" || { cat "$out/log.txt" >&2; exit 1; }
+    rm -f "$out/sim.adf"
+    awk -v l="$source/truth" 'NR == 1 { print "label," $0; next } { print l "," $0 }' "$out/losses.csv"
     exit 0 ;;
 tracked)
     # shellcheck disable=SC2086

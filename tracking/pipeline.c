@@ -239,10 +239,81 @@ trk_cluster_t *track_last_clusters(const track_t *t, size_t *n)
 
 /* ---- one chunk ---------------------------------------------------------------------------- */
 
-void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out)
+void track_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out)
 {
-    for (unsigned i = 0; i < c->n; i++)
-        out[i] = b->pt[c->pt[i]];
+    if (c->m <= c->n) {
+        for (unsigned i = 0; i < c->n; i++)
+            out[i] = b->pt[c->pt[i]];
+        return;
+    }
+    double sum[TRACK_MAX_CLUSTER][4];
+    memset(sum, 0, sizeof sum);
+    for (unsigned i = c->m; i-- > 0;) /* downwards: each group ends with its first point's crystal and segment */
+        out[c->grp[i]] = b->pt[c->pt[i]];
+    for (unsigned i = 0; i < c->m; i++) {
+        const track_point_t *p = &b->pt[c->pt[i]];
+        double *s = sum[c->grp[i]];
+        s[3] += p->energy;
+        for (int k = 0; k < 3; k++)
+            s[k] += (double)p->energy * p->pos[k];
+    }
+    for (unsigned g = 0; g < c->n; g++) {
+        out[g].energy = (float)sum[g][3];
+        if (sum[g][3] > 0.0)
+            for (int k = 0; k < 3; k++)
+                out[g].pos[k] = (float)(sum[g][k] / sum[g][3]);
+    }
+}
+
+/* Merge the points of c (m of them in c->pt) into maxp groups: the two
+ * groups whose energy-weighted centroids are nearest become one (the
+ * first such pair in index order on ties), until maxp are left; groups
+ * are numbered in the order of their first point. */
+static void merge_nearest(const track_batch_t *b, trk_cluster_t *c, unsigned maxp)
+{
+    double e[TRK_CLUSTER_MEMBERS], x[TRK_CLUSTER_MEMBERS][3];
+    unsigned root[TRK_CLUSTER_MEMBERS], groups = c->m;
+    for (unsigned i = 0; i < c->m; i++) {
+        const track_point_t *p = &b->pt[c->pt[i]];
+        root[i] = i;
+        e[i] = p->energy > 0.0f ? p->energy : 0.0;
+        for (int k = 0; k < 3; k++)
+            x[i][k] = p->pos[k];
+    }
+    while (groups > maxp) {
+        unsigned bi = 0, bj = 0;
+        double best = INFINITY;
+        for (unsigned i = 0; i < c->m; i++) {
+            if (root[i] != i)
+                continue;
+            for (unsigned j = i + 1; j < c->m; j++) {
+                if (root[j] != j)
+                    continue;
+                const double dx = x[j][0] - x[i][0], dy = x[j][1] - x[i][1], dz = x[j][2] - x[i][2];
+                const double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < best) {
+                    best = d2;
+                    bi = i;
+                    bj = j;
+                }
+            }
+        }
+        const double et = e[bi] + e[bj];
+        for (int k = 0; k < 3; k++)
+            x[bi][k] = et > 0.0 ? (e[bi] * x[bi][k] + e[bj] * x[bj][k]) / et : x[bi][k];
+        e[bi] = et;
+        for (unsigned i = 0; i < c->m; i++)
+            if (root[i] == bj)
+                root[i] = bi;
+        groups--;
+    }
+    unsigned number[TRK_CLUSTER_MEMBERS], n = 0;
+    for (unsigned i = 0; i < c->m; i++) {
+        if (root[i] == i)
+            number[i] = n++;
+        c->grp[i] = (uint8_t)number[root[i]]; /* root[i] <= i: numbered already */
+    }
+    c->n = (uint8_t)n;
 }
 
 static int push_cluster(trk_chunk_t *ch, const trk_cluster_t *c)
@@ -262,25 +333,42 @@ static int push_kev(trk_chunk_t *ch, double e)
 }
 
 /* Add the cluster of points idx[0..cnt) (batch indices, ascending) of
- * event ev, made at `angle`; one of more than max_points points is
- * reclustered at angles shrinking by SPLIT_FACTOR until it falls apart
- * (each part treated the same way); below SPLIT_MIN_DEG (points in
- * nearly the same direction) it is cut into runs of max_points in index
- * order. */
+ * event ev, made at `angle`. One of more than max_points points: with
+ * oversize = merge, at most TRK_CLUSTER_MEMBERS points and may_merge,
+ * the whole cluster with its nearest points merged until merge_points
+ * (or max_points, if fewer) are left (merge_nearest), followed by the
+ * parts the split below makes of it, its alternative (second_pass keeps
+ * one); otherwise it is reclustered at angles shrinking
+ * by SPLIT_FACTOR until it falls apart (each part treated the same way),
+ * and below SPLIT_MIN_DEG (points in nearly the same direction) cut into
+ * runs of max_points in index order. */
 static int add_cluster(const track_t *t, trk_chunk_t *ch, const track_batch_t *b, uint32_t ev, const uint32_t *idx,
-                       size_t cnt, double angle, unsigned pass, unsigned flags)
+                       size_t cnt, double angle, unsigned pass, unsigned flags, bool may_merge)
 {
     unsigned maxp = t->cfg.max_points;
-    if (cnt <= maxp) {
+    if (cnt <= maxp || (may_merge && t->cfg.oversize == TRACK_OVERSIZE_MERGE && cnt <= TRK_CLUSTER_MEMBERS)) {
         trk_cluster_t c;
         memset(&c, 0, sizeof c);
         c.ev = ev;
-        c.n = (uint8_t)cnt;
+        c.n = c.m = (uint8_t)cnt;
         c.pass = (uint8_t)pass;
         c.flags = (uint16_t)flags;
         c.angle = angle;
         memcpy(c.pt, idx, cnt * sizeof *idx);
-        return push_cluster(ch, &c);
+        if (cnt <= maxp)
+            return push_cluster(ch, &c);
+        /* the whole, merged, then its parts as oversize = split makes
+         * them: the alternatives, of which second_pass keeps one */
+        merge_nearest(b, &c, maxp < t->cfg.merge_points ? maxp : t->cfg.merge_points);
+        c.flags |= TRACK_GAMMA_MERGED;
+        ch->stats.merged++;
+        const size_t w = ch->cl_n;
+        int st = push_cluster(ch, &c);
+        if (!st)
+            st = add_cluster(t, ch, b, ev, idx, cnt, angle, pass, flags, false);
+        if (!st)
+            ch->cl[w].alt = (uint8_t)(ch->cl_n - w - 1);
+        return st;
     }
     if (!(flags & TRACK_GAMMA_SPLIT))
         ch->stats.splits++;
@@ -316,11 +404,11 @@ static int add_cluster(const track_t *t, trk_chunk_t *ch, const track_batch_t *b
             for (size_t i = 0; i < cnt; i++)
                 if (lab[i] == p)
                     sub[m++] = idx[i];
-            st = add_cluster(t, ch, b, ev, sub, m, a, pass, flags);
+            st = add_cluster(t, ch, b, ev, sub, m, a, pass, flags, may_merge);
         }
     } else {
         for (size_t s = 0; s < cnt && !st; s += maxp)
-            st = add_cluster(t, ch, b, ev, idx + s, cnt - s < maxp ? cnt - s : maxp, a, pass, flags);
+            st = add_cluster(t, ch, b, ev, idx + s, cnt - s < maxp ? cnt - s : maxp, a, pass, flags, may_merge);
     }
 done:
     if (cnt > SPLIT_STACK) {
@@ -371,7 +459,7 @@ static int cluster_chunk(const track_t *t, trk_chunk_t *ch, const track_batch_t 
             /* all of them: idx is the points in order */
             for (size_t i = 0; i < ev->n; i++)
                 s->idx[i] = (uint32_t)(ev->first + i);
-            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, ev->n, t->cfg.cone_deg, 0, 0))
+            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, ev->n, t->cfg.cone_deg, 0, 0, true))
                 return ch->st;
             continue;
         }
@@ -380,7 +468,7 @@ static int cluster_chunk(const track_t *t, trk_chunk_t *ch, const track_batch_t 
             for (size_t i = 0; i < ev->n; i++)
                 if (s->label[i] == c)
                     s->idx[m++] = (uint32_t)(ev->first + i);
-            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, m, t->cfg.cone_deg, 0, 0))
+            if (add_cluster(t, ch, b, (uint32_t)e, s->idx, m, t->cfg.cone_deg, 0, 0, true))
                 return ch->st;
         }
     }
@@ -393,7 +481,7 @@ static int cluster_chunk(const track_t *t, trk_chunk_t *ch, const track_batch_t 
 static double cluster_energy(const track_batch_t *b, const trk_cluster_t *c)
 {
     double e = 0.0;
-    for (unsigned i = 0; i < c->n; i++)
+    for (unsigned i = 0; i < c->m; i++)
         e += b->pt[c->pt[i]].energy;
     return e;
 }
@@ -403,7 +491,7 @@ static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, d
 {
     track_point_t pts[TRACK_MAX_CLUSTER];
     unsigned perm[TRACK_MAX_CLUSTER];
-    trk_cluster_points(b, c, pts);
+    track_cluster_points(b, c, pts);
     if (c->n == 1)
         c->rank = 0;
     trk_perm_of_rank(c->n, c->rank, perm);
@@ -416,6 +504,30 @@ static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, d
     st->permutations += trk_factorial(c->n);
 }
 
+/* A merged cluster w and its alternative, the parts that follow it
+ * (w->alt clusters, as oversize = split makes them): the whole is kept
+ * when it is accepted and no part of 2+ points has a lower FoM (a gamma
+ * cut into parts leaves them without part of their energy: worse fits;
+ * two gammas in one cluster fit worse than each alone), otherwise the
+ * parts; the other is dropped (neither accepted nor rejected, not
+ * counted unaccepted, its points counted with the one kept). */
+static void choose(trk_cluster_t *w)
+{
+    bool whole = w->accepted;
+    for (unsigned k = 1; k <= w->alt && whole; k++)
+        if (w[k].n >= 2 && w[k].fom < w->fom)
+            whole = false;
+    if (whole) {
+        for (unsigned k = 1; k <= w->alt; k++) {
+            w[k].accepted = 0;
+            w[k].dropped = 1;
+        }
+    } else {
+        w->accepted = 0;
+        w->dropped = 1;
+    }
+}
+
 /* After the first pass's evaluation: acceptance, and each rejected
  * cluster's points at a smaller angle (by recluster_deg / cone_deg) into
  * the second pass; one that does not fall apart stays rejected without a
@@ -423,37 +535,41 @@ static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, d
 static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b)
 {
     const double single_max = -log(t->cfg.single_min_prob);
-    for (size_t i = 0; i < ch->n1; i++) {
+    for (size_t i = 0; i < ch->n1; i++)
         decide(t, b, &ch->cl[i], single_max, &ch->stats);
+    for (size_t i = 0; i < ch->n1; i++)
+        if (ch->cl[i].m > ch->cl[i].n)
+            choose(ch->cl + i);
+    for (size_t i = 0; i < ch->n1; i++)
         if (ch->cl[i].accepted && push_kev(ch, cluster_energy(b, &ch->cl[i])))
             return ch->st;
-    }
     ch->kev_end[KEV_ACCEPTED_1] = ch->kev_n;
     const double shrink = t->cfg.recluster_deg / t->cfg.cone_deg;
     for (size_t i = 0; i < ch->n1; i++) {
-        if (ch->cl[i].accepted)
+        if (ch->cl[i].accepted || ch->cl[i].dropped)
             continue;
         ch->stats.rejected++;
         trk_cluster_t c = ch->cl[i]; /* ch->cl moves as clusters are added */
-        track_point_t pts[TRACK_MAX_CLUSTER];
-        unsigned lab[TRACK_MAX_CLUSTER];
-        trk_cluster_points(b, &c, pts);
+        track_point_t pts[TRK_CLUSTER_MEMBERS];
+        unsigned lab[TRK_CLUSTER_MEMBERS];
+        for (unsigned k = 0; k < c.m; k++) /* its batch points, merged or not */
+            pts[k] = b->pt[c.pt[k]];
         double angle = c.angle * shrink;
-        size_t parts = track_cluster(pts, c.n, angle, lab);
+        size_t parts = track_cluster(pts, c.m, angle, lab);
         if (parts < 2) {
             ch->stats.unaccepted++;
-            ch->stats.unaccepted_points += c.n;
+            ch->stats.unaccepted_points += c.m;
             if (push_kev(ch, cluster_energy(b, &c)))
                 return ch->st;
             continue;
         }
         for (size_t p = 0; p < parts; p++) {
-            uint32_t sub[TRACK_MAX_CLUSTER];
+            uint32_t sub[TRK_CLUSTER_MEMBERS];
             size_t m = 0;
-            for (unsigned k = 0; k < c.n; k++)
+            for (unsigned k = 0; k < c.m; k++)
                 if (lab[k] == p)
                     sub[m++] = c.pt[k];
-            if (add_cluster(t, ch, b, c.ev, sub, m, angle, 1, c.flags))
+            if (add_cluster(t, ch, b, c.ev, sub, m, angle, 1, c.flags, true))
                 return ch->st;
         }
     }
@@ -475,14 +591,16 @@ static bool before(const trk_gamma_t *a, const trk_gamma_t *b)
 static void gamma_of(const track_batch_t *b, const trk_cluster_t *c, trk_gamma_t *x)
 {
     unsigned perm[TRACK_MAX_CLUSTER] = {0};
+    track_point_t pts[TRACK_MAX_CLUSTER];
     trk_perm_of_rank(c->n, c->rank, perm);
-    const track_point_t *p1 = &b->pt[c->pt[perm[0]]], *p2 = &b->pt[c->pt[perm[c->n > 1 ? 1 : 0]]];
+    track_cluster_points(b, c, pts);
+    const track_point_t *p1 = &pts[perm[0]], *p2 = &pts[perm[c->n > 1 ? 1 : 0]];
     memset(x, 0, sizeof *x);
     x->g.energy = (float)cluster_energy(b, c);
     memcpy(x->g.first, p1->pos, sizeof x->g.first);
     memcpy(x->g.second, p2->pos, sizeof x->g.second);
     x->g.fom = (float)c->fom;
-    x->g.n_points = c->n;
+    x->g.n_points = c->m;
     x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass ? TRACK_GAMMA_RECLUSTER : 0) | c->flags);
     x->first_point = c->pt[0];
 }
@@ -505,7 +623,7 @@ static int finish(const track_t *t, trk_chunk_t *ch, track_batch_t *b, trk_scrat
         if (c->accepted)
             continue;
         ch->stats.unaccepted++;
-        ch->stats.unaccepted_points += c->n;
+        ch->stats.unaccepted_points += c->m;
         if (push_kev(ch, cluster_energy(b, c)))
             return ch->st;
     }
@@ -671,6 +789,7 @@ int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, const 
         s->points += c->points;
         s->clusters += c->clusters;
         s->splits += c->splits;
+        s->merged += c->merged;
         s->permutations += c->permutations;
         s->accepted += c->accepted;
         s->accepted_single += c->accepted_single;
@@ -711,7 +830,7 @@ static int eval_cpu(void *ctx, const track_t *t, const track_batch_t *b, trk_clu
             continue;
         track_point_t pts[TRACK_MAX_CLUSTER];
         unsigned perm[TRACK_MAX_CLUSTER];
-        trk_cluster_points(b, &c[i], pts);
+        track_cluster_points(b, &c[i], pts);
         trk_search(t, pts, c[i].n, perm, NULL);
         c[i].rank = track_rank_of_perm(c[i].n, perm);
     }

@@ -215,8 +215,11 @@ static void pack_chunk(void *ctx, size_t k, unsigned thread)
             continue;
         trk_dev_point_t *p = pts + d * TRK_MAX_POINTS;
         memset(p, 0, TRK_MAX_POINTS * sizeof *p);
+        track_point_t merged[TRACK_MAX_CLUSTER];
+        if (x->m > x->n)
+            track_cluster_points(j->b, x, merged);
         for (unsigned q = 0; q < x->n; q++) {
-            const track_point_t *y = &j->b->pt[x->pt[q]];
+            const track_point_t *y = x->m > x->n ? &merged[q] : &j->b->pt[x->pt[q]];
             p[q].x = y->pos[0];
             p[q].y = y->pos[1];
             p[q].z = y->pos[2];

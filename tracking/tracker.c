@@ -14,7 +14,7 @@
 
 /* ---- settings ---------------------------------------------------------------- */
 
-static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "fom_max",
+static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "oversize", "merge_points", "fom_max",
                                          "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm", "min_point_kev",
                                          NULL};
 
@@ -27,6 +27,8 @@ void track_config_default(track_config_t *cfg)
     cfg->cone_deg = 20.0;
     cfg->recluster_deg = 10.0;
     cfg->max_points = 7;
+    cfg->oversize = TRACK_OVERSIZE_MERGE;
+    cfg->merge_points = 6;
     cfg->fom_max = 3.5;
     cfg->single_min_prob = 0.05;
     cfg->w0_mm = 3.0;
@@ -88,6 +90,24 @@ int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool str
         return tusk_error_set(err, TUSK_EPARAM, "%s: max_points: %llu is outside 1 to %d", origin,
                               (unsigned long long)mp, TRACK_MAX_CLUSTER);
     cfg->max_points = (unsigned)mp;
+    uint64_t mg = cfg->merge_points;
+    if ((st = tusk_params_u64(params, "merge_points", mg, &mg, err))) {
+        tusk_error_prefix(err, "%s", origin);
+        return st;
+    }
+    if (mg < 2 || mg > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: merge_points: %llu is outside 2 to %d", origin,
+                              (unsigned long long)mg, TRACK_MAX_CLUSTER);
+    cfg->merge_points = (unsigned)mg;
+    const char *ov = tusk_params_get(params, "oversize");
+    if (ov) {
+        if (strcmp(ov, "merge") == 0)
+            cfg->oversize = TRACK_OVERSIZE_MERGE;
+        else if (strcmp(ov, "split") == 0)
+            cfg->oversize = TRACK_OVERSIZE_SPLIT;
+        else
+            return tusk_error_set(err, TUSK_EPARAM, "%s: oversize: '%s' is not merge or split", origin, ov);
+    }
     if ((st = read_double(params, origin, "cone_deg", &cfg->cone_deg, err)) ||
         (st = read_double(params, origin, "recluster_deg", &cfg->recluster_deg, err)) ||
         (st = read_double(params, origin, "fom_max", &cfg->fom_max, err)) ||
@@ -114,6 +134,11 @@ int track_config_check(const track_config_t *c, const char *origin, tusk_error_t
     if (c->max_points < 1 || c->max_points > TRACK_MAX_CLUSTER)
         return tusk_error_set(err, TUSK_EPARAM, "%s: max_points: %u is outside 1 to %d", origin, c->max_points,
                               TRACK_MAX_CLUSTER);
+    if (c->merge_points < 2 || c->merge_points > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: merge_points: %u is outside 2 to %d", origin, c->merge_points,
+                              TRACK_MAX_CLUSTER);
+    if ((unsigned)c->oversize > TRACK_OVERSIZE_SPLIT)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: oversize: unknown mode %d", origin, (int)c->oversize);
     if (!isfinite(c->fom_max))
         return tusk_error_set(err, TUSK_EPARAM, "%s: fom_max: %g is not finite", origin, c->fom_max);
     if (!(c->single_min_prob > 0.0 && c->single_min_prob <= 1.0))
@@ -295,13 +320,13 @@ void track_stats_reset(track_t *t)
 size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap,
-                     "%llu events, %llu points (%llu ignored), %llu clusters (%llu split), %llu orders; "
+                     "%llu events, %llu points (%llu ignored), %llu clusters (%llu split, %llu merged), %llu orders; "
                      "%llu gammas accepted (%llu single, %llu in the second pass; %.0f keV), %llu clusters "
                      "rejected in the first pass, %llu left unaccepted (%llu points, %.0f keV), %llu gammas "
                      "beyond a frame's %d",
                      (unsigned long long)s->events, (unsigned long long)s->points,
                      (unsigned long long)s->points_ignored, (unsigned long long)s->clusters,
-                     (unsigned long long)s->splits, (unsigned long long)s->permutations,
+                     (unsigned long long)s->splits, (unsigned long long)s->merged, (unsigned long long)s->permutations,
                      (unsigned long long)s->accepted, (unsigned long long)s->accepted_single,
                      (unsigned long long)s->accepted_second, s->accepted_kev, (unsigned long long)s->rejected,
                      (unsigned long long)s->unaccepted, (unsigned long long)s->unaccepted_points, s->unaccepted_kev,

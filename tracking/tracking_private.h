@@ -37,17 +37,27 @@ struct track_batch {
     size_t n_g, g_cap;
 };
 
-/* A cluster of one event's points, as the evaluators see it. */
+/* Batch points a cluster holds at most: one of more than max_points
+ * (and at most this many) has its nearest points merged until max_points
+ * are left (pipeline.c, add_cluster); a bigger one is split. */
+#define TRK_CLUSTER_MEMBERS 16
+
+/* A cluster of one event's points, as the evaluators see it: m batch
+ * points, evaluated as n points (n = m, or the m merged into n groups). */
 typedef struct trk_cluster {
     uint32_t ev;           /* event index in the batch */
-    uint8_t n;             /* points, 1..TRACK_MAX_CLUSTER */
+    uint8_t n;             /* points evaluated, 1..max_points (<= TRACK_MAX_CLUSTER) */
+    uint8_t m;             /* batch points, n..TRK_CLUSTER_MEMBERS (m > n: merged) */
     uint8_t pass;          /* 0 first, 1 reclustering */
-    uint16_t flags;        /* TRACK_GAMMA_SPLIT */
+    uint16_t flags;        /* TRACK_GAMMA_SPLIT, TRACK_GAMMA_MERGED */
     double angle;          /* the linking angle that made it, degrees */
-    uint32_t pt[TRACK_MAX_CLUSTER]; /* batch point indices, ascending */
+    uint32_t pt[TRK_CLUSTER_MEMBERS]; /* batch point indices, ascending */
+    uint8_t grp[TRK_CLUSTER_MEMBERS]; /* m > n: the evaluated point (0..n-1) each belongs to */
     uint32_t rank;         /* the best order (set by the evaluator) */
     double fom;            /* its FoM, in double on the host */
     uint8_t accepted;
+    uint8_t alt;           /* merged (m > n): the clusters after it are its parts, the alternative */
+    uint8_t dropped;       /* the alternative not taken (pipeline.c, choose) */
 } trk_cluster_t;
 
 /* A gamma on its way into the batch, with what orders it in its event. */
@@ -172,8 +182,11 @@ int trk_psa_points(const track_t *t, const trk_sink_t *s, const adf_psa_t *psa, 
 int trk_truth_points(const track_t *t, trk_scratch_t *sc, const trk_sink_t *s, const adf_truth_t *truth,
                      bool segments, tusk_error_t *err);
 
-/* The points of a cluster, copied out in its order. */
-void trk_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
+/* The n points of a cluster that are evaluated, in its order: its batch
+ * points, or when it has merged ones (m > n) each group's energy sum at
+ * its energy-weighted centroid (crystal and segment of its first
+ * point). */
+TUSK_INTERNAL void track_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
 
 /* The FoM of the order perm of n points (track_fom without its checks). */
 double trk_fom_points(const track_t *t, const track_point_t *pts, const unsigned *perm, unsigned n);

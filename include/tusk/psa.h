@@ -7,9 +7,11 @@
  *      off every channel, ADC channels to keV (gain); T0 from the core's
  *      high-gain trace by a leading-edge fit (the line through the 10 %
  *      and 50 % crossings, extended to 0), minus the basis' own mean
- *      leading-edge offset, so T0 estimates the interaction time; the
- *      traces resampled (linear interpolation) so sample 0 is T0, as in
- *      the basis.
+ *      leading-edge offset; the traces resampled (linear interpolation)
+ *      so sample 0 is T0. The basis is aligned the same way, point by
+ *      point (psa_engine_new shifts each point's signals so that its core
+ *      leading edge lies at the mean), so a trace is compared with every
+ *      point at that point's own offset.
  *   2. hit segments: segment energy (the record's) >= threshold_kev, in
  *      decreasing energy. A record with a segment or core energy that is
  *      not finite, or beyond +-max_kev, is rejected instead (no hits; its
@@ -22,12 +24,21 @@
  *      along each axis), then every point within two grid steps of the
  *      coarse best. t0_search = k: the problem is also tried with the
  *      traces shifted by -k .. +k samples, the best of all kept.
- *      residual: hits are searched one after another in decreasing
- *      energy, each best signal (times its energy) subtracted from the
- *      traces before the next.
+ *      residual (the default): hits are searched one after another in
+ *      decreasing energy, each best signal (times its energy) subtracted
+ *      from the traces before the next; refine = r: then, in a crystal
+ *      of several hits, r passes searching each hit again with its own
+ *      signal put back and every other hit's subtracted, aligned at the
+ *      crystal's interaction time (where the sum of the hits' basis
+ *      signals has the measured core's leading edge) plus its point's
+ *      own offset.
  *   4. output (adf_psa_t): per hit the segment, the best point's position,
- *      the segment energy, T0 (ns from the trace's first sample) and the
- *      FoM.
+ *      the segment energy, the time and the FoM. Times (the hit's, the
+ *      core's) are ns after the key's timestamp, which marks the record's
+ *      sample `pretrigger` (adf/FORMAT.md): the hit's is its interaction
+ *      time, the trace's leading edge less the best point's own
+ *      leading-edge offset; the core's the same with the basis' mean
+ *      offset.
  *
  * Mask (which channels enter the FoM for hit segment s): `neighbours` -
  * the segments one sector to either side in s's ring and one ring
@@ -97,19 +108,23 @@ typedef struct psa_config {
     enum psa_mask mask;        /* neighbours */
     bool include_hit;          /* the hit segment's own trace in the FoM (no: the seed's best setting) */
     bool include_core;         /* the core's trace (no) */
-    bool residual;             /* subtract each found signal before the next hit (no) */
+    bool residual;             /* subtract each found signal before the next hit (yes) */
+    unsigned refine;           /* residual, a crystal with several hits: passes searching each hit again
+                                  with every other hit's signal subtracted (1) */
     unsigned t0_search;        /* also try shifts of +-1 .. +-t0_search samples (0) */
     double threshold_kev;      /* net-charge segment threshold (20) */
     double gain;               /* ADC channels per keV, segments and core high gain (2, as tusk-sim) */
     unsigned baseline_samples; /* samples averaged for the baseline (8) */
+    unsigned pretrigger;       /* the record's sample taken at its key's timestamp (10, as tusk-sim): times
+                                  in data:psa count from it */
     double max_kev;            /* a record with a segment or core energy beyond +-max_kev is rejected (1e5) */
     unsigned threads;          /* preprocessing threads of psa_analyse (0: one per CPU) */
 } psa_config_t;
 
 TUSK_API void psa_config_default(psa_config_t *cfg);
 /* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
- * include_hit, include_core, residual, t0_search, threshold_kev, gain,
- * baseline_samples, max_kev, threads. Absent keys keep cfg's value; messages start with
+ * include_hit, include_core, residual, refine, t0_search, threshold_kev,
+ * gain, baseline_samples, max_kev, threads, pretrigger. Absent keys keep cfg's value; messages start with
  * `origin` and name the key. */
 TUSK_API int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
 /* The keys psa_config_read reads (NULL-terminated), for an actor's list of
@@ -156,6 +171,15 @@ TUSK_API void psa_engine_destroy(psa_engine_t **engine);
 TUSK_API const psa_config_t *psa_engine_config(const psa_engine_t *e);
 TUSK_API const det_basis_t *psa_engine_basis(const psa_engine_t *e);
 TUSK_API unsigned psa_engine_samples(const psa_engine_t *e);
+/* The signal every backend compares with (psa_engine_samples floats):
+ * channel `channel` of point i of segment s, shifted so that its core
+ * leading edge lies at psa_engine_mean_edge (step 1 above). */
+TUSK_API void psa_engine_trace(const psa_engine_t *e, unsigned s, size_t i, unsigned channel, float *out);
+/* The leading edge of point i of segment s's core signal in the basis
+ * (samples after its interaction; psa_engine_mean_edge where it has
+ * none), and the mean over the basis. */
+TUSK_API double psa_engine_edge(const psa_engine_t *e, unsigned s, size_t i);
+TUSK_API double psa_engine_mean_edge(const psa_engine_t *e);
 
 /* The mask channels (ascending) for hit segment s, leaving out the
  * segments flagged in other_hits (may be NULL); their count, at least 1:
@@ -253,8 +277,9 @@ TUSK_API int psa_analyse_start(psa_engine_t *e, const psa_backend_t *backend, ps
 TUSK_API int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job, tusk_error_t *err);
 
 /* Steps 1 - 3 of psa_analyse without the search: append to `batch` the
- * problems of n crystals (every hit segment, every T0 shift; no residual
- * subtraction, no candidate lists). For benchmarks and backend tests on
+ * problems of n crystals (every hit segment once, every T0 shift; no
+ * residual subtraction or refinement, whatever the settings; no
+ * candidate lists). For benchmarks and backend tests on
  * realistic problems. */
 TUSK_API int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_batch_t *batch,
                          tusk_error_t *err);

@@ -84,8 +84,9 @@ TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
  * submitted at once (TUSK_EINVAL for a third): the second's packing and
  * uploads overlap the first's kernels, and its kernels follow them on the
  * device without a gap. A failure of the device (TUSK_ECL) abandons every
- * batch in flight. psa_cl_search refuses to run while a batch is in
- * flight. */
+ * batch in flight. psa_cl_search runs behind one batch in flight (which
+ * stays in flight; the device searches them in order) and refuses to run
+ * behind two. */
 TUSK_API int psa_cl_submit(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 TUSK_API int psa_cl_collect(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 

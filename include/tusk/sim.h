@@ -70,6 +70,8 @@ typedef struct sim sim_t;
 typedef struct sim_event {
     uint32_t event;            /* consecutive, from 0 */
     uint64_t timestamp;        /* 10 ns ticks */
+    double after_ns;           /* the decay's time after the timestamp, [0, 10) ns: every record's traces
+                                  have it after their sample `pretrigger` */
     uint64_t decay;            /* source decay it came from */
     size_t n_crystals;         /* read out */
     const adf_crystal_t *crystal; /* n_crystals, by crystal id */

@@ -5,8 +5,10 @@
  *
  * Per event: interaction points (array frame, mm, target at the origin;
  * keV) are clustered by their angular separation seen from the target
- * (single linkage, cone_deg); clusters of more than max_points points are
- * split by reclustering with smaller angles. Every order of a cluster's
+ * (single linkage, cone_deg); a cluster of more than max_points points is
+ * evaluated whole with its nearest points merged (oversize = merge, up to
+ * 16 points) against the parts that reclustering with smaller angles
+ * splits it into, or only split (oversize = split). Every order of a cluster's
  * points (n! of them) is scored by a figure of merit (FoM, lower is
  * better: a normalised -ln likelihood of Compton scattering angles against
  * positions, attenuation and interaction probabilities); the best order
@@ -27,7 +29,20 @@
  *                         energy-weighted centroid (a perfect PSA)
  *   cone_deg = 20         clustering angle, (0, 180)
  *   recluster_deg = 10    the second pass's angle, (0, cone_deg)
- *   max_points = 7        points a cluster at most, 1..8 (8! orders)
+ *   max_points = 7        points evaluated in a cluster at most, 1..8 (8! orders)
+ *   oversize = merge | split
+ *                         a cluster of more points (merge): its nearest
+ *                         points merged (energy-weighted centroids) until
+ *                         max_points are left and the whole cluster
+ *                         evaluated, for clusters of up to 16 points (more
+ *                         are split); or split by reclustering at smaller
+ *                         angles (tusk before issue 22); with merge
+ *                         the parts the split makes are the alternative:
+ *                         the whole is kept when it is accepted and no
+ *                         part of 2+ points fits better (lower FoM)
+ *   merge_points = 6      points a merged cluster is evaluated as, 2..8
+ *                         (at most max_points): 6! = 720 orders, 7! =
+ *                         5040
  *   fom_max = 3.5         acceptance of clusters of 2+ points
  *   single_min_prob = 0.05  acceptance of single points, (0, 1]
  *   w0_mm = 3, w1_mm = 6  position resolution sigma(e) = w0 + w1
@@ -82,15 +97,24 @@ enum track_points { TRACK_POINTS_PSA = 0, TRACK_POINTS_TRUTH = 1, TRACK_POINTS_T
 #define TRACK_GAMMA_SINGLE 0x0001u    /* a single-point cluster */
 #define TRACK_GAMMA_RECLUSTER 0x0002u /* accepted in the second pass */
 #define TRACK_GAMMA_SPLIT 0x0004u     /* its cluster was split to fit max_points */
+#define TRACK_GAMMA_MERGED 0x0008u    /* more than max_points points, the nearest merged to fit */
 /* Event status bit (adf_tracked_t.status): more accepted gammas than a
  * data:tracked frame holds; the lowest-energy ones were left out (counted
  * in gammas_truncated). */
 #define TRACK_EVENT_TRUNCATED 0x0001u
 
+/* What becomes of a cluster of more than max_points points (setting
+ * oversize): its nearest points merged until max_points are left, the
+ * whole cluster evaluated (up to 16 points; more are split), or split by
+ * reclustering at smaller angles (tusk before issue 22). */
+enum track_oversize { TRACK_OVERSIZE_MERGE = 0, TRACK_OVERSIZE_SPLIT = 1 };
+
 typedef struct track_config {
     enum track_points points;
     double cone_deg, recluster_deg;
     unsigned max_points;
+    enum track_oversize oversize;
+    unsigned merge_points;
     double fom_max, single_min_prob;
     double w0_mm, w1_mm;
     double inner_radius_mm;
@@ -214,6 +238,7 @@ typedef struct track_stats {
     uint64_t points_ignored;    /* at or below min_point_kev, not added */
     uint64_t clusters;          /* evaluated, both passes */
     uint64_t splits;            /* clusters split to fit max_points */
+    uint64_t merged;            /* clusters whose nearest points were merged to fit max_points */
     uint64_t permutations;      /* orders evaluated (n! a cluster) */
     uint64_t accepted;          /* gammas accepted (both passes) */
     uint64_t accepted_single;   /*   of which single points */
