@@ -28,7 +28,7 @@ die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
 # libFuzzer for clang; valgrind runs `make memcheck`; iproute2 (`ip`, not
 # in minimal images) builds the network namespaces of the multi-host test.
 packages=(build-essential autoconf automake libtool pkg-config
-          libzmq3-dev libxml2-dev check
+          libzmq3-dev libxml2-dev check libmicrohttpd-dev
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
           valgrind clang libclang-rt-dev iproute2 gnuplot-nox)
 

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/evbuild.h"
 
 TUSK_ACTOR_DECLARE("event_builder",

@@ -52,7 +52,7 @@
 #include <unistd.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/grow.h"
 
 TUSK_ACTOR_DECLARE("fault",

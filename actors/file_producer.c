@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 
 TUSK_ACTOR_DECLARE("file_producer", "replays an ADF file in buffers of whole frames",
                    "file: the ADF file to replay (required)\n"

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 
 TUSK_ACTOR_DECLARE("file_writer", "writes every buffer it receives to a file",
                    "file: the output file; {instance} is replaced by the instance number, required with "

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/sim.h"
 
 TUSK_ACTOR_DECLARE("gamma_sim", "simulates gamma-ray events in an array: data:crystal and data:truth frames",

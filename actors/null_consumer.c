@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 
 TUSK_ACTOR_DECLARE("null_consumer", "drains its input, counts buffers, frames and bytes",
                    "expect_frames: fail at stop unless exactly this many frames arrived (not checked)\n");

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 
 TUSK_ACTOR_DECLARE("passthrough", "copies whole ADF frames from input to output, checking the framing",
                    "forward: true to check the framing and pass the input on uncopied (false)\n");

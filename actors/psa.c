@@ -15,9 +15,9 @@
  *   summary   yes | no (yes): the summary line on stderr at the end of
  *             the run (tusk-psa run -q says no); warnings are printed
  *             either way
- *   p, mode, mask, include_hit, include_core, residual, t0_search,
- *   threshold_kev, gain, baseline_samples, max_kev: the analysis
- *   (psa/README.md)
+ *   p, mode, mask, include_hit, include_core, residual, refine, t0_search,
+ *   threshold_kev, gain, baseline_samples, max_kev, pretrigger: the
+ *   analysis (psa/README.md)
  *
  * Every input buffer is one batch (or batches of `batch` crystals): its
  * data:crystal frames are read in place (adf_crystal_view: no decoded
@@ -29,7 +29,8 @@
  * does not, into a staging buffer, and the call returns
  * TUSK_ACTOR_MORE_OUTPUT and goes on copying with the same input.
  *
- * A pipeline with the opencl backend (full mode, no residual, batch = 0):
+ * A pipeline with the opencl backend (full mode, batch = 0; with residual,
+ * inputs without a crystal of several hits):
  * the call that takes input k prepares it and submits its search, then
  * waits for the search of input k - 1 and writes k - 1's output; the
  * device searches k while the host returns, takes input k + 1 and
@@ -64,7 +65,7 @@
 #include <string.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/basis.h"
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
@@ -77,8 +78,8 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
                    "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
-                   "p, mode, mask, include_hit, include_core, residual, t0_search, threshold_kev, gain, "
-                   "baseline_samples, max_kev: the analysis (psa/README.md)\n");
+                   "p, mode, mask, include_hit, include_core, residual, refine, t0_search, threshold_kev, gain, "
+                   "baseline_samples, max_kev, pretrigger: the analysis (psa/README.md)\n");
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 

@@ -30,11 +30,11 @@
  * (TUSK_ACTOR_EDATA) naming the frame's number in the input and its
  * offset.
  *
- * Written on actorkit's filter skeleton (ak_batch_t, actors/actorkit.h). */
+ * Written on actorkit's filter skeleton (ak_batch_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/sts.h"
 
 TUSK_ACTOR_DECLARE("sts_hitfinder", "CBM STS local reconstruction: data:sts_digis in, data:sts_clusters and "

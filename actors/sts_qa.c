@@ -24,9 +24,9 @@
  *   format    png | svg (png)
  *   plot      draw the residual picture with gnuplot (yes)
  *
- * Written on actorkit's QA skeleton (ak_report_t, actors/actorkit.h). */
+ * Written on actorkit's QA skeleton (ak_report_t, tusk/actorkit.h). */
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/sts.h"
 
 TUSK_ACTOR_DECLARE("sts_qa", "CBM STS reconstruction quality: efficiencies, fakes, residuals and pulls against the "

@@ -22,11 +22,11 @@
  * prints one summary line on stderr; process_reset starts the same
  * timeslices again.
  *
- * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
+ * Written on actorkit's producer skeleton (ak_source_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/sts.h"
 
 TUSK_ACTOR_DECLARE("sts_sim", "simulated CBM STS timeslices: data:sts_digis and data:sts_truth a module",

@@ -29,11 +29,11 @@
  * before it are tracked and go out, then the call fails (TUSK_ACTOR_EDATA)
  * naming the frame's number in the input and its offset.
  *
- * Written on actorkit's filter skeleton (ak_batch_t, actors/actorkit.h). */
+ * Written on actorkit's filter skeleton (ak_batch_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/tpc.h"
 
 TUSK_ACTOR_DECLARE("tpc_ca", "ALICE TPC slice tracker (cellular automaton and Kalman filter): data:tpc_clusters "

@@ -27,9 +27,9 @@
  *   format    png | svg (png)
  *   plot      draw the efficiency picture with gnuplot (yes)
  *
- * Written on actorkit's QA skeleton (ak_report_t, actors/actorkit.h). */
+ * Written on actorkit's QA skeleton (ak_report_t, tusk/actorkit.h). */
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/tpc.h"
 
 TUSK_ACTOR_DECLARE("tpc_qa", "ALICE TPC slice tracker quality (Table 9.1): efficiency, clone and fake rates, "

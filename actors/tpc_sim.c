@@ -20,11 +20,11 @@
  * TUSK_ACTOR_END_OF_DATA. process_stop prints one summary line on stderr;
  * process_reset starts the same events again.
  *
- * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
+ * Written on actorkit's producer skeleton (ak_source_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/tpc.h"
 
 TUSK_ACTOR_DECLARE("tpc_sim", "simulated ALICE TPC events: data:tpc_clusters and data:tpc_truth a slice",

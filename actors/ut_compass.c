@@ -33,11 +33,11 @@
  * (TUSK_ACTOR_EDATA) naming the frame's number in the input and its
  * offset.
  *
- * Written on actorkit's filter skeleton (ak_batch_t, actors/actorkit.h). */
+ * Written on actorkit's filter skeleton (ak_batch_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/ut.h"
 
 TUSK_ACTOR_DECLARE("ut_compass", "LHCb UT decoding and Compass tracking: data:ut_raw and data:velo_tracks in, "

@@ -22,9 +22,9 @@
  *   format    png | svg (png)
  *   plot      draw the picture with gnuplot (yes)
  *
- * Written on actorkit's QA skeleton (ak_report_t, actors/actorkit.h). */
+ * Written on actorkit's QA skeleton (ak_report_t, tusk/actorkit.h). */
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/ut.h"
 
 TUSK_ACTOR_DECLARE("ut_qa", "UT tracking quality (Table 3): efficiency, clones and fakes per category",

@@ -22,11 +22,11 @@
  * prints one summary line on stderr; process_reset starts the same events
  * again.
  *
- * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
+ * Written on actorkit's producer skeleton (ak_source_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/ut.h"
 
 TUSK_ACTOR_DECLARE("ut_sim", "simulated LHCb events: data:ut_raw, data:velo_tracks and data:ut_truth",

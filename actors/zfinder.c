@@ -26,12 +26,12 @@
  * offset; a spacepoint outside its RoI or in a layer the detector does not
  * have is TUSK_ACTOR_EDATA naming the RoI and the point.
  *
- * Written on actorkit's filter skeleton (ak_batch_t, actors/actorkit.h). */
+ * Written on actorkit's filter skeleton (ak_batch_t, tusk/actorkit.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/grow.h"
 #include "tusk/zfinder.h"
 

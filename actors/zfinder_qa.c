@@ -23,11 +23,11 @@
  *   format    png | svg (png)
  *   plot      draw the picture with gnuplot (yes)
  *
- * Written on actorkit's QA skeleton (ak_report_t, actors/actorkit.h). */
+ * Written on actorkit's QA skeleton (ak_report_t, tusk/actorkit.h). */
 #include <string.h>
 
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/parse.h"
 #include "tusk/zfinder.h"
 

@@ -18,11 +18,11 @@
  * prints one summary line on stderr; process_reset starts the same RoIs
  * again.
  *
- * Written on actorkit's producer skeleton (ak_source_t, actors/actorkit.h). */
+ * Written on actorkit's producer skeleton (ak_source_t, tusk/actorkit.h). */
 #include <stdio.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "tusk/zfinder.h"
 
 TUSK_ACTOR_DECLARE("zfinder_sim", "simulated inner-detector RoIs: data:id_spacepoints and data:id_truth",

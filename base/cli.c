@@ -1,8 +1,12 @@
 /* cli.c - the scaffolding of every tusk command-line tool (see cli.h). */
 #include "base/cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/exit.h"
 #include "base/parse.h"
@@ -303,4 +307,42 @@ bool tusk_cli_keys(const char *prog, const tusk_params_t *params, const char *co
         return true;
     fprintf(stderr, "%s: %s\n", prog, err.message);
     return false;
+}
+
+int tusk_cli_exec_under(const char *prog, const char *const *tool, char *const *args, size_t n_args, const char *mark)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "%s: cannot find this program (/proc/self/exe) to run it under %s: %s\n", prog, tool[0],
+                strerror(errno));
+        return TUSK_EXIT_USAGE;
+    }
+    self[len] = '\0';
+    size_t n_tool = 0;
+    while (tool[n_tool])
+        n_tool++;
+    char **argv = calloc(n_tool + n_args + 2, sizeof *argv);
+    if (!argv) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return TUSK_EXIT_FAIL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n_tool; i++)
+        argv[k++] = (char *)tool[i];
+    argv[k++] = self;
+    for (size_t i = 0; i < n_args; i++)
+        argv[k++] = args[i];
+    argv[k] = NULL;
+    setenv("TUSK_NO_DLCLOSE", "1", 1);
+    setenv(mark, "1", 1);
+    fflush(NULL);
+    execvp(argv[0], argv);
+    int e = errno;
+    const char *base = strrchr(tool[0], '/');
+    base = base ? base + 1 : tool[0];
+    fprintf(stderr, "%s: cannot run %s: %s (Debian: apt-get install %s)\n", prog, tool[0], strerror(e),
+            strcmp(base, "gdbserver") == 0 ? "gdbserver" : base);
+    free(argv);
+    return TUSK_EXIT_USAGE;
 }

@@ -148,4 +148,22 @@ TUSK_INTERNAL bool tusk_cli_label(const char *prog, const char *arg, char *label
  * parameter 'K' (known: ...)" on stderr and false. */
 TUSK_INTERNAL bool tusk_cli_keys(const char *prog, const struct tusk_params *params, const char *const *known);
 
+/* ---- running under a debugging tool ------------------------------------------
+ * valgrind's memcheck as tusk's tools run it (tusk-emulate --memcheck,
+ * tusk-run --debug INSTANCE=valgrind): full leak checking, definite and
+ * indirect leaks counted as errors, 40 callers. */
+#define TUSK_MEMCHECK_ARGS                                                                                   \
+    "-q", "--leak-check=full", "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite,indirect", \
+        "--num-callers=40"
+
+/* Run this same program (/proc/self/exe: the real binary, not a libtool
+ * wrapper) again under a tool: exec tool[0] tool[1].. SELF args[0..n_args),
+ * `tool` NULL-terminated, its first word looked up on PATH. The
+ * environment gets TUSK_NO_DLCLOSE=1 (actor libraries stay loaded, so the
+ * tool's reports name their functions) and MARK=1 (the program then knows
+ * it runs under the tool). Returns only on failure: TUSK_EXIT_USAGE, the
+ * message on stderr naming PROG, the tool and what installs it. */
+TUSK_INTERNAL int tusk_cli_exec_under(const char *prog, const char *const *tool, char *const *args, size_t n_args,
+                                      const char *mark);
+
 #endif

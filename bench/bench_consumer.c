@@ -33,7 +33,7 @@
 #include <string.h>
 
 #define AK_CONSUMER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/clock.h"
 #include "base/grow.h"
 

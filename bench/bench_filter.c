@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define AK_FILTER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 
 TUSK_ACTOR_DECLARE("bench_filter", "copies its input whole, or only the frame keys (timing the transport alone)",
                    "copy: full | keys: one memcpy of the input, or only the frame keys and stamps (full)\n");

@@ -31,7 +31,7 @@
 #include <time.h>
 
 #define AK_PRODUCER
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/clock.h"
 
 #define BENCH_FRAME_TYPE 0xFA00FE01u

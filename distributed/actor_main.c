@@ -33,6 +33,10 @@ static void help(FILE *out)
                  "                     tusk-run writes to its standard input ('-'), or a\n"
                  "                     file only you can read (RUN_FOLDER/keys, to debug)\n"
                  "  --security none    no keys: tcp without authentication\n"
+                 "  --debug gdbserver:PORT | valgrind:LOG\n"
+                 "                     run under gdbserver (waiting for gdb on localhost:PORT)\n"
+                 "                     or valgrind's memcheck (its report into LOG); tusk-run\n"
+                 "                     --debug INSTANCE=... passes it to one instance\n"
                  "\n"
                  "Exit status: 0 told to end, 2 bad usage, another the controller was lost.\n");
 }
@@ -62,6 +66,58 @@ static int read_stdin(char **text, size_t *size, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* --debug: this same process again under gdbserver or valgrind (with
+ * every argument but --debug's; the secrets stay on standard input).
+ * Once: the marked environment says it runs under it already. */
+static int exec_debug(const char *how, int argc, char **argv)
+{
+    if (getenv("TUSK_ACTOR_DEBUGGED"))
+        return TUSK_EXIT_OK;
+    char spec[512];
+    if ((size_t)snprintf(spec, sizeof spec, "%s", how) >= sizeof spec) {
+        fprintf(stderr, PROG ": --debug: too long\n");
+        return TUSK_EXIT_USAGE;
+    }
+    char *arg = strchr(spec, ':');
+    if (arg)
+        *arg++ = '\0';
+    char comm[64], log[600];
+    const char *tool[16];
+    size_t n = 0;
+    unsigned port = 0;
+    if (strcmp(spec, "gdbserver") == 0 && arg && tusk_cli_unsigned(PROG, "--debug gdbserver:PORT", arg, 1, 65535, &port)) {
+        snprintf(comm, sizeof comm, "localhost:%u", port);
+        tool[n++] = "gdbserver";
+        tool[n++] = comm;
+    } else if (strcmp(spec, "valgrind") == 0 && arg && *arg) {
+        static const char *const vg_args[] = {TUSK_MEMCHECK_ARGS};
+        const char *vg = getenv("VALGRIND");
+        tool[n++] = vg && *vg ? vg : "valgrind";
+        for (size_t i = 0; i < sizeof vg_args / sizeof vg_args[0]; i++)
+            tool[n++] = vg_args[i];
+        snprintf(log, sizeof log, "--log-file=%s", arg);
+        tool[n++] = log;
+    } else {
+        if (strcmp(spec, "gdbserver") != 0 || !arg)
+            fprintf(stderr, PROG ": --debug '%s': gdbserver:PORT or valgrind:LOG\n", how);
+        return TUSK_EXIT_USAGE;
+    }
+    tool[n] = NULL;
+    char **args = calloc((size_t)argc, sizeof *args);
+    if (!args)
+        return TUSK_EXIT_FAIL;
+    size_t k = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--debug") == 0 && i + 1 < argc)
+            i++;
+        else if (strncmp(argv[i], "--debug=", 8) != 0)
+            args[k++] = argv[i];
+    }
+    int rc = tusk_cli_exec_under(PROG ": --debug", tool, args, k, "TUSK_ACTOR_DEBUGGED");
+    free(args);
+    return rc;
+}
+
 static int run(const tusk_cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"control", required_argument, NULL, 'c'},
@@ -71,13 +127,14 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
                                              {"orphan-ms", required_argument, NULL, 'o'},
                                              {"secrets", required_argument, NULL, 's'},
                                              {"security", required_argument, NULL, 'S'},
+                                             {"debug", required_argument, NULL, 'D'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     tusk_node_options_t opt = {.orphan_ms = 10000};
     int c;
     bool have_instance = false, insecure = false;
-    const char *secrets_from = NULL;
+    const char *secrets_from = NULL, *debug = NULL;
     while ((c = tusk_cli_getopt(cli, argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': opt.control = optarg; break;
@@ -96,6 +153,7 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
                 return TUSK_EXIT_USAGE;
             break;
         case 's': secrets_from = optarg; break;
+        case 'D': debug = optarg; break;
         case 'S':
             if (strcmp(optarg, "none") != 0) {
                 fprintf(stderr, PROG ": --security takes 'none' (keys come with --secrets)\n");
@@ -118,6 +176,11 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
     if (!secrets_from == !insecure) {
         fprintf(stderr, PROG ": give --secrets FILE|- (tusk-run does) or --security none\n");
         return TUSK_EXIT_USAGE;
+    }
+    if (debug) {
+        int rc = exec_debug(debug, argc, argv);
+        if (rc != TUSK_EXIT_OK)
+            return rc;
     }
     /* A dead downstream peer must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
@@ -152,7 +215,7 @@ int main(int argc, char **argv)
 {
     static const tusk_cli_t cli = {PROG, PACKAGE_VERSION,
                                    "--control ENDPOINT --actor NAME --instance K --secrets FILE|- [--incarnation N]\n"
-                                   "[--orphan-ms MS]",
+                                   "[--orphan-ms MS] [--debug gdbserver:PORT|valgrind:LOG]",
                                    NULL, run, help};
     return tusk_cli_main(&cli, argc, argv);
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,9 +23,14 @@
 
 #include "controller.h"
 #include "security.h"
+#include "status.h"
+#include "tap.h"
 #include "tusk/topology.h"
 #include "runtime/wire.h"
 #include "zutil.h"
+#include "ctlstate.h"
+#include "runctl.h"
+#include "tusk/params.h"
 #include "base/clock.h"
 #include "base/parse.h"
 
@@ -74,6 +80,9 @@ typedef struct inst {
     bool draining;          /* failed but working: its sinks wait for what it sent */
     char hook[48];          /* from its liveness thread: the hook it is in ("" none) */
     uint64_t hook_ms;       /* and for how long, as it last said */
+    tusk_ctl_t *prev_stats; /* the statistics before in->stats (for the queue column) */
+    uint64_t stats_at, prev_at; /* when they arrived (tusk_clock_ms) */
+    tusk_params_t *sets;    /* parameters changed between runs (set): a restart gets them too */
 } inst_t;
 
 typedef struct ctrl {
@@ -104,6 +113,31 @@ typedef struct ctrl {
     tusk_sec_t *sec;
     uint64_t bad_control;          /* control messages that did not parse: dropped */
     uint64_t refused_commands;     /* messages from a peer not allowed to send them */
+    char **narval_paths;           /* --narval-script, absolute: what the instances read */
+    int debug_actor;               /* --debug: its actor (-1: none), instance, tool, */
+    unsigned debug_k;
+    bool debug_gdb, debug_errors;  /* gdbserver (else valgrind); valgrind said errors */
+    char debug_how[PATH_MAX + 32]; /* what its tusk-actor's --debug gets */
+    char debug_log[PATH_MAX + 32]; /* valgrind's report */
+    /* Run control (ctlstate.h): a controller that stays up, and commands. */
+    bool serving;                  /* tusk_run_serve: runs until quit */
+    bool configured;               /* every instance initialised */
+    bool ended;                    /* going away */
+    bool quit_requested, start_requested;
+    bool in_run;                   /* serve_run: from its start to its report */
+    uint32_t next_run;             /* the number a plain start takes */
+    unsigned runs;                 /* runs done */
+    unsigned in_command;           /* inside a command that waits for the instances */
+    char (*waiters)[256];          /* --wait: control ids answered when the run ends */
+    unsigned n_waiters;
+    unsigned live_lines;           /* lines of the live table on the terminal (redrawn in place) */
+    bool observing;                /* opt.observer started */
+    bool mail_ready;               /* mail_lock and mail_cond made */
+    pthread_mutex_t mail_lock;     /* commands from other threads (tusk_controller_post) */
+    pthread_cond_t mail_cond;
+    struct mail *mail;
+    bool mail_closed;              /* the controller is ending: no more posts */
+    char *summary;                 /* the last run's summary (serving) */
 } ctrl_t;
 
 /* Set by SIGINT/SIGTERM; the loop turns it into an orderly stop. */
@@ -115,6 +149,13 @@ static void on_signal(int sig)
     stop_signals++;
 }
 
+/* --debug's instance: no timeouts apply to it (a dead one is still
+ * noticed: its process ends). */
+static bool debugged(const ctrl_t *c, const inst_t *in)
+{
+    return c->debug_actor >= 0 && in->actor == (unsigned)c->debug_actor && in->k == c->debug_k;
+}
+
 static const tusk_actor_spec_t *spec_of(const ctrl_t *c, const inst_t *in)
 {
     return tusk_topology_actor(c->topo, in->actor);
@@ -123,7 +164,8 @@ static const tusk_actor_spec_t *spec_of(const ctrl_t *c, const inst_t *in)
 static void say(ctrl_t *c, const char *fmt, ...) TUSK_PRINTF(2, 3);
 static void say(ctrl_t *c, const char *fmt, ...)
 {
-    (void)c;
+    if (c)
+        c->live_lines = 0; /* the live table starts again below what was said */
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "tusk-run: ");
@@ -202,8 +244,13 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
     char k[16], inc[16], orphan[16];
     snprintf(k, sizeof k, "%u", in->k);
     snprintf(inc, sizeof inc, "%u", in->incarnation);
-    snprintf(orphan, sizeof orphan, "%u", c->opt.orphan_ms);
-    in->local = layout_host_is_local(s->hostname);
+    /* Stopped in gdb, an instance hears nothing: it must not end itself. */
+    snprintf(orphan, sizeof orphan, "%u", debugged(c, in) && c->debug_gdb ? 0 : c->opt.orphan_ms);
+    /* Another host's instance goes through the launcher, unless the engine
+     * (engine.h) reaches it itself (srun); with an engine, the process we
+     * hold is systemd-run's or srun's, treated as a launcher's. */
+    bool here = layout_host_is_local(s->hostname) || tusk_engine_replaces_launcher(c->opt.engine);
+    in->local = here && tusk_engine_kind(c->opt.engine) == TUSK_ENGINE_DIRECT;
     /* No shell: the launcher's words, then tusk-actor's. A remote shell
      * (ssh) reads them once more, so they must mean nothing to it. */
     const char *actor_args[] = {c->actor_bin, "--control", c->endpoint, "--actor", s->name, "--instance", k,
@@ -211,7 +258,7 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
     enum { N_ACTOR_ARGS = sizeof actor_args / sizeof actor_args[0] };
     char **launcher = NULL;
     size_t n_launcher = 0;
-    if (!in->local) {
+    if (!here) {
         if ((rc = tusk_launcher_split(c->opt.launcher ? c->opt.launcher : "ssh {host}", s->hostname, &launcher,
                                       &n_launcher, err)) != TUSK_OK)
             return rc;
@@ -225,12 +272,25 @@ static int spawn(ctrl_t *c, inst_t *in, tusk_error_t *err)
                                       s->name, in->k, s->hostname, actor_args[i]);
             }
     }
-    char *argv[4096 + N_ACTOR_ARGS + 1];
+    if (c->opt.engine) { /* then the engine's: systemd-run ..., srun ... */
+        char **words = NULL;
+        rc = tusk_engine_words(c->opt.engine, c->topo, in->actor, in->k, in->incarnation, c->opt.run,
+                               (long)getpid(), launcher, n_launcher, &words, &n_launcher, err);
+        free(launcher);
+        launcher = words;
+        if (rc != TUSK_OK)
+            return rc;
+    }
+    char *argv[4096 + N_ACTOR_ARGS + 3];
     size_t argc = 0;
     for (size_t i = 0; i < n_launcher && argc < 4096; i++)
         argv[argc++] = launcher[i];
     for (size_t i = 0; i < N_ACTOR_ARGS; i++)
         argv[argc++] = (char *)actor_args[i];
+    if (debugged(c, in)) {
+        argv[argc++] = "--debug";
+        argv[argc++] = c->debug_how;
+    }
     argv[argc] = NULL;
     /* Its log: in our private run folder, never through a link. */
     int log_fd = tusk_open_nofollow(in->log, O_WRONLY | O_CREAT | O_APPEND, 0600, err);
@@ -357,10 +417,17 @@ static void send_configure(ctrl_t *c, inst_t *in)
     tusk_ctl_set(m, "topology", tusk_topology_name(c->topo));
     tusk_ctl_set(m, "run_dir", c->run_dir);
     tusk_ctl_set(m, "transport", layout_transport_name(c->layout.transport));
+    if (c->opt.shm && c->layout.transport == TUSK_TRANSPORT_IPC)
+        tusk_ctl_set(m, "shm", "1"); /* the buffers in shared memory (shmlink.h) */
     tusk_ctl_set_u64(m, "base_port", c->layout.base_port);
     tusk_ctl_set_u64(m, "heartbeat_ms", c->opt.heartbeat_ms);
     if (c->opt.actor_path)
         tusk_ctl_set(m, "actor_path", c->opt.actor_path);
+    for (unsigned i = 0; i < c->opt.n_narval_scripts; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "narval_script:%u", i);
+        tusk_ctl_set(m, key, c->narval_paths[i]);
+    }
     const tusk_actor_spec_t *s = spec_of(c, in);
     /* A restart binds where its predecessor did: the senders' sockets
      * reconnect there by themselves. */
@@ -388,6 +455,12 @@ static void send_configure(ctrl_t *c, inst_t *in)
             snprintf(key, sizeof key, "to:%u:%u", a, k);
             tusk_ctl_set(m, key, ep);
         }
+    }
+    /* Parameters changed between runs (set): a restarted instance has them too. */
+    for (size_t i = 0; in->sets && i < tusk_params_count(in->sets); i++) {
+        char key[160];
+        zu_format(key, sizeof key, "set:%s", tusk_params_key(in->sets, i));
+        tusk_ctl_set(m, key, tusk_params_value(in->sets, i));
     }
     command(c, in, "CONFIGURE", m, c->xml, c->xml_size);
     tusk_ctl_destroy(&m);
@@ -632,12 +705,40 @@ static void who(const tusk_ctl_t *m, const char *id, const char *user, char *out
               *user ? user : "nobody: no authentication", said[0], said[1], said[2], said[3]);
 }
 
+/* Run control (defined with tusk_run_serve, below). */
+static int controller_command(ctrl_t *c, const char *verb, const char *args, const char *via, const char *who,
+                              char **reply, tusk_error_t *err);
+static void observe_tick(ctrl_t *c);
+static void live_table(ctrl_t *c);
+static int observe_start(ctrl_t *c, tusk_error_t *err);
+static void control_end(ctrl_t *c);
+static int bring_up(ctrl_t *c, tusk_error_t *err);
+static void drive_run(ctrl_t *c);
+
+/* The options with their defaults; nothing taken yet. */
+static void ctrl_init(ctrl_t *c, const tusk_run_options_t *opt)
+{
+    c->opt = *opt;
+    if (!c->opt.heartbeat_ms)
+        c->opt.heartbeat_ms = 500;
+    if (!c->opt.timeout_ms)
+        c->opt.timeout_ms = 5000;
+    if (!c->opt.start_timeout_ms)
+        c->opt.start_timeout_ms = 20000;
+    if (!c->opt.orphan_ms)
+        c->opt.orphan_ms = 10000;
+    c->lock_fd = -1;
+    c->debug_actor = -1;
+    if (!c->opt.run)
+        c->opt.run = 1;
+    c->out = opt->out ? opt->out : stdout;
+}
+
 static void handle_cli(ctrl_t *c, const char *id, const char *user, tusk_ctl_t *m)
 {
     const char *cmd = tusk_ctl_get(m, "cmd");
     tusk_ctl_t *r = tusk_ctl_new("CLI_REPLY");
     char *text = NULL;
-    size_t text_size = 0;
     char sender[512];
     who(m, id, user, sender, sizeof sender);
     if (tusk_sec_curve(c->sec) && strcmp(user, tusk_sec_owner(c->sec)) != 0) {
@@ -648,33 +749,30 @@ static void handle_cli(ctrl_t *c, const char *id, const char *user, tusk_ctl_t *
             tusk_sec_owner(c->sec));
         tusk_ctl_set(r, "status", "error");
         tusk_ctl_set(r, "message", "not the run's owner");
-    } else if (cmd && strcmp(cmd, "status") == 0) {
-        FILE *mem = open_memstream(&text, &text_size);
-        if (mem) {
-            status_table(c, mem, false);
-            fclose(mem);
+    } else if (cmd && strcmp(cmd, "wait") == 0 && (c->running || c->in_run)) {
+        /* Answered when the run ends, with its summary (answer_waiters). */
+        char (*w)[256] = realloc(c->waiters, (c->n_waiters + 1) * sizeof *w);
+        if (w) {
+            c->waiters = w;
+            zu_format(c->waiters[c->n_waiters++], sizeof *w, "%s", id);
+            tusk_ctl_destroy(&r);
+            return;
         }
-        tusk_ctl_set(r, "status", "ok");
-    } else if (cmd && strcmp(cmd, "stop") == 0) {
-        c->stop_requested = true;
-        tusk_ctl_set(r, "status", "ok");
-        say(c, "stop requested (tusk-run --stop) by %s", sender);
-    } else if (cmd && (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)) {
-        bool pause = cmd[0] == 'p';
-        /* Producers first when pausing, consumers first when resuming. */
-        for (unsigned j = 0; j < c->n_inst; j++) {
-            inst_t *in = &c->inst[pause ? j : c->n_inst - 1 - j];
-            if (in->st == (pause ? I_RUNNING : I_PAUSED))
-                command(c, in, pause ? "PAUSE" : "RESUME", NULL, NULL, 0);
-        }
-        tusk_ctl_set(r, "status", "ok");
-        say(c, "%s requested (tusk-run --%s) by %s", cmd, cmd, sender);
-    } else {
         tusk_ctl_set(r, "status", "error");
-        tusk_ctl_set(r, "message", "unknown command");
+        tusk_ctl_set(r, "message", "out of memory");
+    } else {
+        char via[64];
+        tusk_error_t e;
+        zu_format(via, sizeof via, "tusk-run --%s", cmd ? cmd : "?");
+        if (controller_command(c, cmd ? cmd : "", tusk_ctl_get(m, "args"), via, sender, &text, &e) == TUSK_OK) {
+            tusk_ctl_set(r, "status", "ok");
+        } else {
+            tusk_ctl_set(r, "status", "error");
+            tusk_ctl_set(r, "message", e.message);
+        }
     }
     tusk_error_t err;
-    zu_send_ctl(c->router, id, r, text ? text : "", text ? text_size : 0, &err);
+    zu_send_ctl(c->router, id, r, text ? text : "", text ? strlen(text) : 0, &err);
     tusk_ctl_destroy(&r);
     free(text);
 }
@@ -729,8 +827,12 @@ static bool handle_message(ctrl_t *c, const char *id, const char *user, tusk_ctl
     in->last_seen = tusk_clock_ms();
     bool kept = tusk_ctl_get(m, "state") != NULL;
     if (kept) {
-        tusk_ctl_destroy(&in->stats);
+        /* The one before stays, for the queue column's estimate. */
+        tusk_ctl_destroy(&in->prev_stats);
+        in->prev_stats = in->stats;
+        in->prev_at = in->stats_at;
         in->stats = m;
+        in->stats_at = tusk_clock_ms();
     }
     if (strcmp(verb, "BAD_DATA") == 0) {
         /* A malformed buffer arrived (the first on its link): say so now;
@@ -806,10 +908,16 @@ static bool handle_message(ctrl_t *c, const char *id, const char *user, tusk_ctl
                 tell_neighbours(c, in, "RESEND_EOR", true, false);
                 say(c, "%s[%u] restarted", spec_of(c, in)->name, in->k);
             }
-        } else if (strcmp(to, "PAUSE") == 0) {
-            in->st = I_PAUSED;
-        } else if (strcmp(to, "RESUME") == 0) {
-            in->st = I_RUNNING;
+        } else if (strcmp(to, "PAUSE") == 0 || strcmp(to, "RESUME") == 0) {
+            /* What it is now, as it says: one that ended (or was stopped)
+             * before the command came stays so, or the run never ends. */
+            const char *now = tusk_ctl_get(m, "state");
+            in->st = !now                          ? (to[0] == 'P' ? I_PAUSED : I_RUNNING)
+                   : strcmp(now, "paused") == 0  ? I_PAUSED
+                   : strcmp(now, "running") == 0 ? I_RUNNING
+                   : strcmp(now, "ended") == 0   ? I_ENDED
+                   : strcmp(now, "ready") == 0   ? I_STOPPED
+                                                 : in->st;
         } else if (strcmp(to, "STOP") == 0) {
             in->st = I_STOPPED;
         } else if (strcmp(to, "EXIT") == 0) {
@@ -855,7 +963,7 @@ static void pump(ctrl_t *c, long timeout_ms)
     }
     for (unsigned i = 0; i < c->n_inst; i++) {
         inst_t *in = &c->inst[i];
-        if (!alive(in))
+        if (!alive(in) || debugged(c, in))
             continue;
         uint64_t limit = in->st == I_STARTING ? c->opt.start_timeout_ms : c->opt.timeout_ms;
         /* A command in progress (CONFIGURE loads a library, START may warm
@@ -877,7 +985,7 @@ static void pump(ctrl_t *c, long timeout_ms)
     for (unsigned i = 0; i < c->n_inst; i++) {
         inst_t *in = &c->inst[i];
         unsigned limit_s = spec_of(c, in)->hook_timeout_s;
-        if (alive(in) && in->hook[0] && limit_s && in->hook_ms > (uint64_t)limit_s * 1000u)
+        if (alive(in) && in->hook[0] && limit_s && in->hook_ms > (uint64_t)limit_s * 1000u && !debugged(c, in))
             on_failure(c, in, "stalled in %s for %.1f s, over its hook_timeout of %u s", in->hook,
                        (double)in->hook_ms / 1000.0, limit_s);
     }
@@ -898,8 +1006,9 @@ static void pump(ctrl_t *c, long timeout_ms)
         tusk_ctl_destroy(&ping);
         c->next_ping = now + c->opt.heartbeat_ms;
     }
+    observe_tick(c);
     if (c->opt.live && c->running && now >= c->next_live) {
-        status_table(c, c->out, false);
+        live_table(c);
         c->next_live = now + 1000;
     }
     if (stop_signals && !c->stop_requested) {
@@ -914,7 +1023,8 @@ static const char *hook_of(const char *verb)
     static const char *const map[][2] = {
         {"CONFIGURE", "process_config/process_register"}, {"INITIALISE", "process_initialise"},
         {"START", "process_start"}, {"STOP", "process_stop"}, {"PAUSE", "process_pause"},
-        {"RESUME", "process_resume"}, {"RESET", "process_reset"}, {"EXIT", "process_unload"}};
+        {"RESUME", "process_resume"}, {"RESET", "process_reset"}, {"EXIT", "process_unload"},
+        {"UPDATE", "process_update"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], verb) == 0)
             return map[i][1];
@@ -934,7 +1044,7 @@ static bool wait_for(ctrl_t *c, const char *verb, unsigned timeout_ms)
             const inst_t *in = &c->inst[i];
             if (alive(in) && strcmp(in->waiting, verb) == 0) {
                 pending = true;
-                in_hook |= *hook && strcmp(in->hook, hook) == 0;
+                in_hook |= (*hook && strcmp(in->hook, hook) == 0) || debugged(c, in);
             }
         }
         if (!pending)
@@ -999,24 +1109,31 @@ static void exit_all(ctrl_t *c)
 
 /* ---- reporting ---------------------------------------------------------------- */
 
-/* Buffers sent by every instance of `up` to slot `in`. */
-static uint64_t sent_to(const inst_t *up, const inst_t *in)
-{
-    char key[64];
-    snprintf(key, sizeof key, "sent:%u:%u", in->actor, in->k);
-    return slot_stat(up, key);
-}
-
+/* The queue column: buffers sent to `in` and not yet received by it, over
+ * its input links (what waits in the senders' and its own socket queues,
+ * at most hwm each, and in the pipe between them). The counts of the
+ * current incarnations, the sender's taken at the moment of the
+ * receiver's (runctl.h: two processes report at different moments; the
+ * difference of their latest counts alone showed a second's worth of
+ * buffers on a fast link). */
 static uint64_t queue_depth(const ctrl_t *c, const inst_t *in)
 {
     uint64_t q = 0;
-    for (unsigned i = 0; i < c->n_inst; i++) {
+    for (unsigned i = 0; in->stats && i < c->n_inst; i++) {
         const inst_t *up = &c->inst[i];
-        char key[64];
-        snprintf(key, sizeof key, "recv:%u:%u", up->actor, up->k);
-        uint64_t sent = sent_to(up, in), recv = stat_u64(in->stats, key);
-        if (sent > recv)
-            q += sent - recv;
+        char key[64], rkey[96];
+        snprintf(key, sizeof key, "sent:%u:%u", in->actor, in->k);
+        if (!up->stats || !tusk_ctl_get(up->stats, key) || stat_u64(up->stats, "run") != stat_u64(in->stats, "run"))
+            continue;
+        uint64_t inc = stat_u64(up->stats, "incarnation");
+        tusk_count_sample_t last = {true, up->stats_at, stat_u64(up->stats, key)}, before = {0};
+        const tusk_ctl_t *pm = up->prev_stats;
+        if (pm && tusk_ctl_get(pm, key) && stat_u64(pm, "incarnation") == inc &&
+            stat_u64(pm, "run") == stat_u64(up->stats, "run"))
+            before = (tusk_count_sample_t){true, up->prev_at, stat_u64(pm, key)};
+        snprintf(rkey, sizeof rkey, "recvi:%u:%u:%llu", up->actor, up->k, (unsigned long long)inc);
+        tusk_count_sample_t got = {true, in->stats_at, stat_u64(in->stats, rkey)};
+        q += tusk_queue_estimate(&before, &last, &got);
     }
     return q;
 }
@@ -1042,6 +1159,13 @@ static void security_lines(ctrl_t *c, FILE *out)
     }
 }
 
+/* An instance's state as the status table says it. */
+static const char *state_word(const inst_t *in)
+{
+    return in->lost && in->st == I_GONE ? "lost" : in->st == I_GONE ? (in->failed_now ? "gone" : "done")
+                                                                     : ist_names[in->st];
+}
+
 static void status_table(ctrl_t *c, FILE *out, bool final)
 {
     uint64_t now = tusk_clock_ms();
@@ -1063,10 +1187,7 @@ static void status_table(ctrl_t *c, FILE *out, bool final)
             in->prev_bytes = bytes;
             in->prev_ms = now;
         }
-        fprintf(out, "%-20s %-12s %-10s %9llu %9llu %10.1f %10.1f %8.*f %8llu\n", name, s->hostname,
-                in->lost && in->st == I_GONE ? "lost"
-                : in->st == I_GONE          ? (in->failed_now ? "gone" : "done")
-                                            : ist_names[in->st],
+        fprintf(out, "%-20s %-12s %-10s %9llu %9llu %10.1f %10.1f %8.*f %8llu\n", name, s->hostname, state_word(in),
                 (unsigned long long)slot_stat(in, "in_buffers"), (unsigned long long)slot_stat(in, "out_buffers"),
                 (double)bin / 1e6, (double)bout / 1e6, final ? 2 : 1, third,
                 (unsigned long long)(final ? in->restarts : queue_depth(c, in)));
@@ -1199,6 +1320,147 @@ static bool linked(const ctrl_t *c, const inst_t *up, const inst_t *d)
         if (ds->sources[j] == up->actor)
             return true;
     return false;
+}
+
+/* The status snapshot (status.h) for the web page and /metrics: the
+ * figures of the status table and of the links' reconciliation
+ * (count_link), as they are now. */
+int tusk_controller_status(ctrl_t *c, tusk_status_t *st, tusk_error_t *err)
+{
+    size_t n_links = 0;
+    for (unsigned u = 0; u < c->n_inst; u++)
+        for (unsigned d = 0; d < c->n_inst; d++)
+            n_links += linked(c, &c->inst[u], &c->inst[d]);
+    int rc = tusk_status_size(st, c->n_inst, n_links, err);
+    if (rc != TUSK_OK)
+        return rc;
+    zu_format(st->topology, sizeof st->topology, "%s", tusk_topology_name(c->topo));
+    zu_format(st->run_dir, sizeof st->run_dir, "%s", c->run_dir);
+    st->run = tusk_controller_run(c);
+    zu_format(st->run_state, sizeof st->run_state, "%s", tusk_controller_phase(c));
+    st->elapsed_s = tusk_controller_elapsed(c);
+    tusk_sec_counts_t sc = tusk_sec_counts(c->sec, NULL);
+    st->bad_control = c->bad_control;
+    st->refused_commands = c->refused_commands;
+    st->ctl_refused = sc.refused;
+    st->ctl_denied = sc.denied;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        tusk_status_inst_t *o = &st->inst[i];
+        zu_format(o->actor, sizeof o->actor, "%s", s->name);
+        o->k = in->k;
+        o->incarnation = in->incarnation;
+        zu_format(o->host, sizeof o->host, "%s", s->hostname);
+        zu_format(o->actor_class, sizeof o->actor_class, "%s",
+                  s->actor_class == TUSK_PRODUCER ? "producer" : s->n_sinks ? "filter" : "consumer");
+        zu_format(o->state, sizeof o->state, "%s",
+                  in->lost && in->st == I_GONE ? "lost"
+                  : in->st == I_GONE          ? (in->failed_now ? "gone" : "done")
+                                              : ist_names[in->st]);
+        o->in_buffers = slot_stat(in, "in_buffers");
+        o->out_buffers = slot_stat(in, "out_buffers");
+        o->in_bytes = slot_stat(in, "in_bytes");
+        o->out_bytes = slot_stat(in, "out_bytes");
+        o->block_ns = slot_stat(in, "block_ns");
+        o->queue = queue_depth(c, in);
+        o->restarts = in->restarts;
+        o->refused = slot_stat(in, "refused");
+        o->denied = slot_stat(in, "denied");
+        o->dropped = slot_stat(in, "dropped");
+        if (alive(in) && in->hook[0]) {
+            zu_format(o->hook, sizeof o->hook, "%s", in->hook);
+            o->hook_ms = in->hook_ms;
+        }
+        zu_format(o->last_error, sizeof o->last_error, "%s", in->reason);
+        if (in->local)
+            zu_format(o->live_dir, sizeof o->live_dir, "%s/%s.%u/live", c->run_dir, s->name, in->k);
+    }
+    size_t l = 0;
+    for (unsigned u = 0; u < c->n_inst; u++)
+        for (unsigned d = 0; d < c->n_inst && l < n_links; d++) {
+            if (!linked(c, &c->inst[u], &c->inst[d]))
+                continue;
+            link_count_t lc;
+            count_link(c, &c->inst[u], &c->inst[d], &lc);
+            tusk_status_link_t *o = &st->links[l++];
+            *o = (tusk_status_link_t){.from = u, .to = d, .sent = lc.sent, .received = lc.received,
+                                      .finished = lc.finished, .held = lc.held, .duplicates = lc.duplicates,
+                                      .gaps = lc.gaps, .malformed = lc.malformed};
+            /* Its sampling tap (tap.h), as the sending instance says. */
+            char key[64];
+            const inst_t *in = &c->inst[d];
+            snprintf(key, sizeof key, "tap:%u:%u", in->actor, in->k);
+            const char *address = c->inst[u].stats ? tusk_ctl_get(c->inst[u].stats, key) : NULL;
+            o->tap = address != NULL;
+            zu_format(o->tap_address, sizeof o->tap_address, "%s", address ? address : "");
+            snprintf(key, sizeof key, "tap_sent:%u:%u", in->actor, in->k);
+            o->tap_sent = slot_stat(&c->inst[u], key);
+            snprintf(key, sizeof key, "tap_dropped:%u:%u", in->actor, in->k);
+            o->tap_dropped = slot_stat(&c->inst[u], key);
+        }
+    return TUSK_OK;
+}
+
+/* `tap UP[K]->DOWN[K]` / `untap ...` (tap.h): the sending instance
+ * opens (closes) a sampling tap on its link to DOWN[K]; the reply names
+ * the tap's address. */
+static int tap_link(ctrl_t *c, const char *args, bool on, const char *by, char **reply, tusk_error_t *err)
+{
+    char up_name[128], down_name[128];
+    unsigned uk, dk, every;
+    int rc = tusk_tap_link_parse(args, up_name, sizeof up_name, &uk, down_name, sizeof down_name, &dk,
+                                 on ? &every : NULL, err);
+    if (rc != TUSK_OK)
+        return rc;
+    inst_t *up = NULL, *down = NULL;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (in->k == uk && strcmp(spec_of(c, in)->name, up_name) == 0)
+            up = in;
+        if (in->k == dk && strcmp(spec_of(c, in)->name, down_name) == 0)
+            down = in;
+    }
+    if (!up || !down || !linked(c, up, down))
+        return tusk_error_set(err, TUSK_EINVAL, "%s: no link %s[%u]->%s[%u] in the topology", on ? "tap" : "untap",
+                              up_name, uk, down_name, dk);
+    if (!alive(up) || up->st == I_STARTING || up->st == I_HELLO)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: %s[%u] is %s", on ? "tap" : "untap", up_name, uk,
+                              ist_names[up->st]);
+    tusk_ctl_t *m = tusk_ctl_new("TAP");
+    if (!m)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    tusk_ctl_set_u64(m, "actor", down->actor);
+    tusk_ctl_set_u64(m, "instance", down->k);
+    tusk_ctl_set_u64(m, "on", on);
+    if (on)
+        tusk_ctl_set_u64(m, "every", every);
+    command(c, up, "TAP", m, NULL, 0);
+    tusk_ctl_destroy(&m);
+    if (!wait_for(c, "TAP", c->opt.start_timeout_ms) || !alive(up))
+        return tusk_error_set(err, TUSK_EIO, "%s: %s[%u] did not answer", on ? "tap" : "untap", up_name, uk);
+    if (!up->stats)
+        return tusk_error_set(err, TUSK_EIO, "tap: %s[%u] sent no statistics", up_name, uk);
+    const char *problem = tusk_ctl_get(up->stats, "tap_error");
+    if (problem)
+        return tusk_error_set(err, TUSK_EIO, "tap: %s[%u]: %s", up_name, uk, problem);
+    char key[64];
+    snprintf(key, sizeof key, "tap:%u:%u", down->actor, down->k);
+    const char *address = tusk_ctl_get(up->stats, key);
+    if (on && !address)
+        return tusk_error_set(err, TUSK_EIO, "tap: %s[%u] did not say where its tap is", up_name, uk);
+    size_t size = 0;
+    FILE *mem = open_memstream(reply, &size);
+    if (!mem)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    if (on)
+        fprintf(mem, "tap on %s[%u]->%s[%u]: %s\n", up_name, uk, down_name, dk, address);
+    else
+        fprintf(mem, "tap off %s[%u]->%s[%u]\n", up_name, uk, down_name, dk);
+    fclose(mem);
+    say(c, "tap %s %s[%u]->%s[%u]%s%s %s", on ? "on" : "off", up_name, uk, down_name, dk, on ? ": " : "",
+        on ? address : "", by);
+    return TUSK_OK;
 }
 
 /* Every link's counts: what was lost (and where), what arrived beyond
@@ -1373,6 +1635,8 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
             waitpid(in->pid, NULL, 0);
         }
         tusk_ctl_destroy(&in->stats);
+        tusk_ctl_destroy(&in->prev_stats);
+        tusk_params_destroy(&in->sets);
         for (unsigned j = 0; j < in->n_old; j++)
             tusk_ctl_destroy(&in->old_stats[j]);
         free(in->old_stats);
@@ -1380,6 +1644,8 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
     }
     free(c->inst);
     free(c->first);
+    free(c->waiters);
+    free(c->summary);
     tusk_sec_close(c->sec, c->router);
     /* Its sockets closed, the authentication handler may go. */
     tusk_sec_destroy(&c->sec);
@@ -1387,6 +1653,9 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
         zmq_ctx_term(c->zctx);
     tusk_topology_destroy(&c->topo);
     free(c->xml);
+    for (unsigned i = 0; c->narval_paths && i < c->opt.n_narval_scripts; i++)
+        free(c->narval_paths[i]);
+    free(c->narval_paths);
     memset(&c->secrets, 0, sizeof c->secrets);
     /* The secrets and the entry for --stop go with the run. */
     if (c->keys_path[0])
@@ -1554,12 +1823,74 @@ static int make_secrets(ctrl_t *c, tusk_error_t *err)
     return rc;
 }
 
+/* --narval-script (as tusk-emulate takes it; the instances get the
+ * absolute paths) and --debug NAME[K]=TOOL (a local instance, checked
+ * before anything starts). */
+static int setup_narval_debug(ctrl_t *c, tusk_error_t *err)
+{
+    int rc = TUSK_OK;
+    if (c->opt.n_narval_scripts && !(c->narval_paths = calloc(c->opt.n_narval_scripts, sizeof *c->narval_paths)))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    for (unsigned i = 0; rc == TUSK_OK && i < c->opt.n_narval_scripts; i++) {
+        const char *script = c->opt.narval_scripts[i];
+        rc = tusk_topology_narval_script(c->topo, script, err);
+        if (rc == TUSK_OK && !(c->narval_paths[i] = realpath(script, NULL)))
+            rc = tusk_error_set(err, TUSK_EIO, "--narval-script %s: %s", script, strerror(errno));
+    }
+    c->debug_actor = -1;
+    if (rc != TUSK_OK || !c->opt.debug)
+        return rc;
+    const char *how = c->opt.debug, *eq = strchr(how, '=');
+    char name[256];
+    unsigned k = 0;
+    size_t len = eq ? (size_t)(eq - how) : 0;
+    const char *br = eq ? memchr(how, '[', len) : NULL;
+    if (!eq || len == 0 || len >= sizeof name)
+        return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': NAME[K]=gdbserver:PORT or NAME[K]=valgrind", how);
+    memcpy(name, how, br ? (size_t)(br - how) : len);
+    name[br ? (size_t)(br - how) : len] = '\0';
+    if (br) {
+        char digits[16];
+        size_t nd = len - (size_t)(br - how) - 1;
+        if (nd < 2 || nd >= sizeof digits || how[len - 1] != ']')
+            return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': the instance is written NAME[K]", how);
+        memcpy(digits, br + 1, nd - 1);
+        digits[nd - 1] = '\0';
+        if (tusk_parse_unsigned(digits, 0, 0xFFFF, &k) != TUSK_OK)
+            return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': '%s' is no instance number", how, digits);
+    }
+    int a = tusk_topology_find(c->topo, name);
+    if (a < 0)
+        return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': %s has no actor '%s'", how, c->opt.topology, name);
+    const tusk_actor_spec_t *s = tusk_topology_actor(c->topo, (unsigned)a);
+    if (k >= s->instances)
+        return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': %s has %u instance%s (0 to %u)", how, name,
+                              s->instances, s->instances == 1 ? "" : "s", s->instances - 1);
+    if (!layout_host_is_local(s->hostname))
+        return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': %s runs on %s: only an instance on this host can "
+                              "be debugged", how, name, s->hostname);
+    const char *tool = eq + 1;
+    unsigned port = 0;
+    if (strncmp(tool, "gdbserver:", 10) == 0 && tusk_parse_unsigned(tool + 10, 1, 65535, &port) == TUSK_OK) {
+        c->debug_gdb = true;
+        snprintf(c->debug_how, sizeof c->debug_how, "gdbserver:%u", port);
+    } else if (strcmp(tool, "valgrind") != 0) {
+        return tusk_error_set(err, TUSK_EINVAL, "--debug '%s': the tool is gdbserver:PORT (a port, 1 to 65535) or "
+                              "valgrind", how);
+    }
+    c->debug_actor = a;
+    c->debug_k = k;
+    return TUSK_OK;
+}
+
 static int setup(ctrl_t *c, tusk_error_t *err)
 {
     /* The size limit and messages of every other topology reader. */
     int rc = tusk_topology_read(c->opt.topology, &c->xml, &c->xml_size, err);
     if (rc == TUSK_OK)
         rc = tusk_topology_parse(&c->topo, c->xml, c->xml_size, c->opt.topology, err);
+    if (rc == TUSK_OK)
+        rc = setup_narval_debug(c, err);
     if (rc != TUSK_OK)
         return rc;
     c->layout.transport = c->opt.force_transport ? c->opt.transport : layout_default_transport(c->topo);
@@ -1592,6 +1923,8 @@ static int setup(ctrl_t *c, tusk_error_t *err)
     c->layout.run_dir = c->run_dir;
     c->layout.base_port = c->opt.base_port; /* 0: the kernel picks free ports */
     if ((rc = layout_check(c->topo, &c->layout, err)) != TUSK_OK)
+        return rc;
+    if ((rc = tusk_engine_check(c->opt.engine, c->topo, err)) != TUSK_OK)
         return rc;
     find_actor_bin(c);
 
@@ -1753,22 +2086,94 @@ static bool run_finished(const ctrl_t *c)
     return true;
 }
 
+/* ---- --debug, and what consumers said ------------------------------------------ */
+
+/* --debug's instance's process is there (valgrind's leak check runs
+ * after its EXIT reply). */
+static bool debug_alive(const ctrl_t *c)
+{
+    return c->debug_actor >= 0 && c->inst[c->first[c->debug_actor] + c->debug_k].pid > 0;
+}
+
+/* Where the debugged instance's tool reports, and how to reach it. */
+static void debug_announce(ctrl_t *c)
+{
+    if (c->debug_actor < 0)
+        return;
+    const char *name = tusk_topology_actor(c->topo, (unsigned)c->debug_actor)->name;
+    if (c->debug_gdb) {
+        say(c, "%s[%u] waits under gdbserver for gdb: gdb -ex 'target remote localhost:%s' (then 'continue'); "
+            "no timeouts apply to it", name, c->debug_k, strchr(c->debug_how, ':') + 1);
+        return;
+    }
+    zu_format(c->debug_log, sizeof c->debug_log, "%s/%s.%u.valgrind", c->run_dir, name, c->debug_k);
+    unlink(c->debug_log);
+    zu_format(c->debug_how, sizeof c->debug_how, "valgrind:%s", c->debug_log);
+    say(c, "%s[%u] runs under valgrind's memcheck, its report in %s; no timeouts apply to it", name, c->debug_k,
+        c->debug_log);
+}
+
+/* valgrind's report at the end: errors (anything in it: -q) are said and
+ * make the run fail; none is said too. */
+static void debug_verdict(ctrl_t *c)
+{
+    if (c->debug_actor < 0 || c->debug_gdb)
+        return;
+    const char *name = tusk_topology_actor(c->topo, (unsigned)c->debug_actor)->name;
+    struct stat st;
+    if (stat(c->debug_log, &st) != 0) {
+        say(c, "valgrind wrote no report for %s[%u] (%s): did it run?", name, c->debug_k, c->debug_log);
+        c->debug_errors = true;
+        return;
+    }
+    if (st.st_size == 0) {
+        say(c, "valgrind: no errors and no leaks in %s[%u]", name, c->debug_k);
+        return;
+    }
+    c->debug_errors = true;
+    say(c, "valgrind found errors in %s[%u] (%s):", name, c->debug_k, c->debug_log);
+    FILE *fp = fopen(c->debug_log, "r");
+    char line[1024];
+    for (unsigned n = 0; fp && n < 200 && fgets(line, sizeof line, fp); n++)
+        fputs(line, stderr);
+    if (fp)
+        fclose(fp);
+}
+
+/* What the consumers printed (their logs: spectra, peak tables, QA
+ * summaries at process_stop), under the summary; the last 64 KiB of
+ * each. */
+static void print_reports(ctrl_t *c, FILE *out)
+{
+    enum { REPORT_MAX = 64 * 1024 };
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        struct stat st;
+        if (s->actor_class != TUSK_CONSUMER || stat(in->log, &st) != 0 || st.st_size == 0)
+            continue;
+        FILE *fp = fopen(in->log, "r");
+        if (!fp)
+            continue;
+        fprintf(out, "\n%s[%u] reports:\n", s->name, in->k);
+        if (st.st_size > REPORT_MAX && fseek(fp, (long)(st.st_size - REPORT_MAX), SEEK_SET) == 0) {
+            int ch;
+            while ((ch = fgetc(fp)) != EOF && ch != '\n')
+                ; /* from a whole line */
+            fprintf(out, "(the last %d KiB: the whole report is its log, %s)\n", REPORT_MAX / 1024, in->log);
+        }
+        char buf[4096];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, fp)) > 0)
+            fwrite(buf, 1, got, out);
+        fclose(fp);
+    }
+}
+
 int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
 {
     ctrl_t cs = {0}, *c = &cs;
-    c->opt = *opt;
-    if (!c->opt.heartbeat_ms)
-        c->opt.heartbeat_ms = 500;
-    if (!c->opt.timeout_ms)
-        c->opt.timeout_ms = 5000;
-    if (!c->opt.start_timeout_ms)
-        c->opt.start_timeout_ms = 20000;
-    if (!c->opt.orphan_ms)
-        c->opt.orphan_ms = 10000;
-    c->lock_fd = -1;
-    if (!c->opt.run)
-        c->opt.run = 1;
-    c->out = opt->out ? opt->out : stdout;
+    ctrl_init(c, opt);
     stop_signals = 0;
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_pipe;
     sigaction(SIGINT, &sa, &old_int);
@@ -1780,33 +2185,14 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
 
     int status = TUSK_EXIT_USAGE;
     int rc = setup(c, err);
+    if (rc == TUSK_OK)
+        rc = observe_start(c, err);
     if (rc != TUSK_OK)
         goto done;
-    for (unsigned i = 0; i < c->n_inst && rc == TUSK_OK; i++)
-        rc = spawn(c, &c->inst[i], err);
-    if (rc != TUSK_OK)
-        goto done;
-
+    debug_announce(c);
     /* Everyone reports, is configured and initialised. */
-    uint64_t deadline = tusk_clock_ms() + c->opt.start_timeout_ms;
-    while (!everyone_in(c, I_HELLO) && tusk_clock_ms() < deadline && !c->fatal && stop_signals < 2)
-        pump(c, 50);
-    if (c->fatal || !everyone_in(c, I_HELLO)) {
-        setup_failure(c, "start-up", err);
+    if ((rc = bring_up(c, err)) != TUSK_OK)
         goto done;
-    }
-    /* Consumers first: each input is bound before anyone connects to it. */
-    if (!step_all(c, "CONFIGURE", true, c->opt.start_timeout_ms, I_HELLO) || c->fatal ||
-        !everyone_in(c, I_CONFIGURED)) {
-        setup_failure(c, "configuration", err);
-        goto done;
-    }
-    write_endpoints(c);
-    if (!step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED) || c->fatal ||
-        !everyone_in(c, I_READY)) {
-        setup_failure(c, "initialisation", err);
-        goto done;
-    }
     /* Consumers first: nothing is produced before it can be taken. */
     c->running = true;
     if (!step_all(c, "START", true, c->opt.start_timeout_ms, I_READY) && !c->fatal) {
@@ -1814,38 +2200,14 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         c->running = false;
         goto done;
     }
-    c->started_ms = tusk_clock_ms();
-    say(c, "run %u started: %u instances of %u actors over %s (run folder %s)", c->opt.run, c->n_inst,
-        tusk_topology_count(c->topo), layout_transport_name(c->layout.transport), c->run_dir);
-
-    while (!run_finished(c) && stop_signals < 2) {
-        pump(c, 100);
-        if (c->stop_requested && !c->stop_at)
-            c->stop_at = tusk_clock_ms();
-        if (c->stop_requested && !c->producers_stopped) {
-            for (unsigned i = 0; i < c->n_inst; i++) {
-                inst_t *in = &c->inst[i];
-                if (spec_of(c, in)->actor_class == TUSK_PRODUCER && alive(in) &&
-                    (in->st == I_RUNNING || in->st == I_PAUSED))
-                    command(c, in, "STOP", NULL, NULL, 0);
-            }
-            c->producers_stopped = true;
-        }
-        if (c->stop_at && tusk_clock_ms() - c->stop_at > DRAIN_TIMEOUT_MS) {
-            say(c, "the rest did not drain within %d s: stopping them as they are", DRAIN_TIMEOUT_MS / 1000);
-            break;
-        }
-    }
-    c->running = false;
-    c->ended_ms = tusk_clock_ms();
-    /* Stop in dependency order, producers first (not after an abort), then
+    /* Data moves until every instance ended, or a stop drained; then
+     * stop in dependency order, producers first (not after an abort), and
      * tell every instance at once to exit. */
-    if (stop_signals < 2)
-        step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
+    drive_run(c);
     exit_all(c);
     uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
     bool children = true;
-    while (children && tusk_clock_ms() < end) {
+    while (children && (tusk_clock_ms() < end || (debug_alive(c) && stop_signals < 2))) {
         pump(c, 50);
         children = false;
         for (unsigned i = 0; i < c->n_inst; i++)
@@ -1868,6 +2230,9 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
     if (!opt->quiet)
         fprintf(c->out, "run time %.2f s, produced %.1f MB (%.1f MB/s)\n", seconds, (double)produced / 1e6,
                 seconds > 0 ? (double)produced / 1e6 / seconds : 0.0);
+    if (!opt->quiet)
+        print_reports(c, c->out);
+    debug_verdict(c);
     if (opt->report)
         write_report(c, opt->report, &totals, seconds);
     uint64_t extra = totals.extra > totals.duplicates ? totals.extra : totals.duplicates;
@@ -1877,6 +2242,10 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
     } else if (stop_signals > 1) {
         status = TUSK_EXIT_FAIL;
         tusk_error_set(err, TUSK_EACTOR, "run %u aborted", c->opt.run);
+    } else if (c->debug_errors) {
+        status = TUSK_EXIT_LOSS;
+        tusk_error_set(err, TUSK_EACTOR, "run %u ended, but valgrind found errors in %s[%u]: %s", c->opt.run,
+                       tusk_topology_actor(c->topo, (unsigned)c->debug_actor)->name, c->debug_k, c->debug_log);
     } else if (failures || totals.lost || extra || totals.malformed || totals.gaps || totals.dropped) {
         status = TUSK_EXIT_LOSS;
         char more[200] = "";
@@ -1899,9 +2268,10 @@ done:
         c->running = false;
         exit_all(c);
     }
-    if (status != TUSK_EXIT_OK && c->run_dir[0])
+    if ((status != TUSK_EXIT_OK || c->opt.keep_run_dir) && c->run_dir[0])
         say(c, "logs kept in %s", c->run_dir);
-    ctrl_free(c, status != TUSK_EXIT_OK);
+    control_end(c);
+    ctrl_free(c, status != TUSK_EXIT_OK || c->opt.keep_run_dir);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
@@ -1962,6 +2332,12 @@ static int find_my_run(char *dir, size_t size, tusk_error_t *err)
 }
 
 int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, tusk_error_t *err)
+{
+    return tusk_run_command_args(run_dir, command_name, NULL, out, err);
+}
+
+int tusk_run_command_args(const char *run_dir, const char *command_name, const char *args, FILE *out,
+                          tusk_error_t *err)
 {
     char dir[PATH_MAX], path[PATH_MAX + 16], endpoint[256];
     if (run_dir) {
@@ -2027,6 +2403,8 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
         /* Who asks (the controller says it in its log; the key is what it trusts). */
         tusk_ctl_t *m = tusk_ctl_new("CLI");
         tusk_ctl_set(m, "cmd", command_name);
+        if (args && *args)
+            tusk_ctl_set(m, "args", args);
         const char *user = getenv("USER");
         char host[256] = "?";
         gethostname(host, sizeof host);
@@ -2038,7 +2416,22 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
         rc = zu_send_ctl(s, NULL, m, NULL, 0, err);
         tusk_ctl_destroy(&m);
         zmq_pollitem_t item = {.socket = s, .events = ZMQ_POLLIN};
-        if (rc == TUSK_OK && zmq_poll(&item, 1, 5000) <= 0)
+        /* A quick answer, but for a command that waits for the instances
+         * (set, reset: up to their hooks' time), and for wait (until the
+         * run ends): those as long as the controller lives. */
+        bool quick = strcmp(command_name, "wait") != 0 && strcmp(command_name, "set") != 0 &&
+                     strcmp(command_name, "reset") != 0;
+        int polled = 0;
+        while (rc == TUSK_OK && (polled = zmq_poll(&item, 1, quick ? 5000 : 1000)) == 0 && !quick) {
+            int probe_fd;
+            long probe_owner;
+            int live = probe_lock(dir, &probe_fd, &probe_owner);
+            if (probe_fd >= 0)
+                close(probe_fd);
+            if (live != 1)
+                break; /* its tusk-run is gone */
+        }
+        if (rc == TUSK_OK && polled <= 0)
             rc = tusk_error_set(err, TUSK_EIO, "the controller at %s did not answer (is the run still going?)",
                                 endpoint);
         if (rc == TUSK_OK) {
@@ -2064,4 +2457,655 @@ int tusk_run_command(const char *run_dir, const char *command_name, FILE *out, t
     tusk_sec_destroy(&sec);
     zmq_ctx_term(ctx);
     return rc;
+}
+
+/* ---- run control: a controller that stays up (ctlstate.h) ------------------------- */
+
+struct mail { /* a command from another thread (tusk_controller_post) */
+    const char *verb, *args, *who;
+    char *reply;
+    int rc;
+    tusk_error_t err;
+    bool done;
+    struct mail *next;
+};
+
+/* A reply's text (malloc'd; NULL when out of memory). */
+static char *reply_text(const char *fmt, ...) TUSK_PRINTF(1, 2);
+static char *reply_text(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return text;
+}
+
+static const char *phase_of(const ctrl_t *c)
+{
+    if (c->ended)
+        return "ended";
+    if (c->running || c->in_run) {
+        if (c->stop_requested || !c->running)
+            return "stopping";
+        /* Paused: none moves data any more (those that ended stay so). */
+        bool paused = false, moving = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            if (alive(&c->inst[i])) {
+                paused |= c->inst[i].st == I_PAUSED;
+                moving |= c->inst[i].st == I_RUNNING;
+            }
+        return paused && !moving ? "paused" : "running";
+    }
+    if (!c->serving && c->ended_ms)
+        return "ended";
+    return c->configured ? "ready" : "setup";
+}
+
+const char *tusk_controller_phase(const tusk_controller_t *c)
+{
+    return phase_of(c);
+}
+
+uint32_t tusk_controller_run(const tusk_controller_t *c)
+{
+    return c->opt.run;
+}
+
+double tusk_controller_elapsed(const tusk_controller_t *c)
+{
+    if (!c->started_ms)
+        return 0;
+    uint64_t end = c->running ? tusk_clock_ms() : c->ended_ms;
+    return end > c->started_ms ? (double)(end - c->started_ms) / 1000.0 : 0;
+}
+
+/* The observer (ctlstate.h) starts once the control socket is up; the
+ * mailbox for tusk_controller_post is made before any thread of it can
+ * post. */
+static int observe_start(ctrl_t *c, tusk_error_t *err)
+{
+    const tusk_ctl_observer_t *o = c->opt.observer;
+    if (!o)
+        return TUSK_OK;
+    if (pthread_mutex_init(&c->mail_lock, NULL) != 0 || pthread_cond_init(&c->mail_cond, NULL) != 0)
+        return tusk_error_set(err, TUSK_ENOMEM, "cannot make the command mailbox");
+    c->mail_ready = true;
+    if (o->start) {
+        int rc = o->start(o->ctx, c, err);
+        if (rc != TUSK_OK)
+            return rc;
+    }
+    c->observing = true;
+    return TUSK_OK;
+}
+
+/* Answer the --wait clients: the run ended, with `text`. */
+static void answer_waiters(ctrl_t *c, const char *text)
+{
+    for (unsigned i = 0; i < c->n_waiters; i++) {
+        tusk_ctl_t *r = tusk_ctl_new("CLI_REPLY");
+        tusk_ctl_set(r, "status", "ok");
+        tusk_error_t err;
+        zu_send_ctl(c->router, c->waiters[i], r, text, strlen(text), &err);
+        tusk_ctl_destroy(&r);
+    }
+    c->n_waiters = 0;
+}
+
+/* Every turn of the loop: the commands other threads posted (not inside
+ * another command: they wait for its end), then the observer's tick. */
+static void observe_tick(ctrl_t *c)
+{
+    if (c->mail_ready && !c->in_command) {
+        pthread_mutex_lock(&c->mail_lock);
+        struct mail *list = c->mail;
+        c->mail = NULL;
+        pthread_mutex_unlock(&c->mail_lock);
+        for (struct mail *m = list, *next; m; m = next) {
+            /* m lives on its poster's stack: once done, it may be gone. */
+            next = m->next;
+            char *reply = NULL;
+            int rc = controller_command(c, m->verb, m->args, NULL, m->who, &reply, &m->err);
+            pthread_mutex_lock(&c->mail_lock);
+            m->reply = reply;
+            m->rc = rc;
+            m->done = true;
+            pthread_cond_broadcast(&c->mail_cond);
+            pthread_mutex_unlock(&c->mail_lock);
+        }
+    }
+    if (c->observing && c->opt.observer->tick)
+        c->opt.observer->tick(c->opt.observer->ctx, c);
+}
+
+/* The controller ends: the --wait clients are told, posts still waiting
+ * are refused, the observer stops. */
+static void control_end(ctrl_t *c)
+{
+    c->ended = true;
+    if (c->router)
+        answer_waiters(c, "tusk-run: the controller ended\n");
+    if (c->mail_ready) {
+        pthread_mutex_lock(&c->mail_lock);
+        c->mail_closed = true;
+        for (struct mail *m = c->mail; m; m = m->next) {
+            m->rc = tusk_error_set(&m->err, TUSK_EIO, "%s: the controller ended", m->verb);
+            m->done = true;
+        }
+        c->mail = NULL;
+        pthread_cond_broadcast(&c->mail_cond);
+        pthread_mutex_unlock(&c->mail_lock);
+    }
+    if (c->observing && c->opt.observer->stop)
+        c->opt.observer->stop(c->opt.observer->ctx, c);
+    c->observing = false;
+    if (c->mail_ready) {
+        pthread_cond_destroy(&c->mail_cond);
+        pthread_mutex_destroy(&c->mail_lock);
+        c->mail_ready = false;
+    }
+}
+
+int tusk_controller_post(tusk_controller_t *c, const char *verb, const char *args, const char *who, char **reply,
+                         tusk_error_t *err)
+{
+    *reply = NULL;
+    if (!c->mail_ready)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: no observer, so no mailbox: call tusk_controller_command on "
+                              "the controller's thread", verb);
+    struct mail m = {.verb = verb, .args = args, .who = who ? who : "?"};
+    pthread_mutex_lock(&c->mail_lock);
+    if (c->mail_closed) {
+        pthread_mutex_unlock(&c->mail_lock);
+        return tusk_error_set(err, TUSK_EIO, "%s: the controller ended", verb);
+    }
+    struct mail **tail = &c->mail;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &m;
+    while (!m.done)
+        pthread_cond_wait(&c->mail_cond, &c->mail_lock);
+    pthread_mutex_unlock(&c->mail_lock);
+    *reply = m.reply;
+    if (m.rc != TUSK_OK)
+        *err = m.err;
+    return m.rc;
+}
+
+int tusk_controller_command(tusk_controller_t *c, const char *verb, const char *args, const char *who, char **reply,
+                            tusk_error_t *err)
+{
+    return controller_command(c, verb, args, NULL, who ? who : "?", reply, err);
+}
+
+/* The live table (--live): on a terminal redrawn in place (the cursor
+ * back up over the last one, each line cleared); otherwise plain lines,
+ * each table under a line with the run's time. */
+static void live_table(ctrl_t *c)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    if (!mem)
+        return;
+    status_table(c, mem, false);
+    fclose(mem);
+    if (isatty(fileno(c->out))) {
+        if (c->live_lines)
+            fprintf(c->out, "\033[%uA", c->live_lines);
+        unsigned lines = 0;
+        for (const char *p = text; *p;) {
+            size_t len = strcspn(p, "\n");
+            fprintf(c->out, "\r%.*s\033[K\n", (int)len, p);
+            lines++;
+            p += len + (p[len] == '\n');
+        }
+        fputs("\033[J", c->out); /* what a longer table left below */
+        c->live_lines = lines;
+    } else {
+        fprintf(c->out, "-- run %u, %.1f s\n%s", c->opt.run, tusk_controller_elapsed(c), text);
+    }
+    fflush(c->out);
+    free(text);
+}
+
+/* The alive instances of every actor not ready for a run (the first, for
+ * a message), or NULL. */
+static const inst_t *not_ready(const ctrl_t *c)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        if (!alive(in) || (in->st != I_READY && in->st != I_STOPPED))
+            return in;
+    }
+    return NULL;
+}
+
+/* Clear the instances' reply errors before a command to them all. */
+static void clear_replies(ctrl_t *c)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        c->inst[i].reply_error = false;
+        c->inst[i].reply_message[0] = '\0';
+    }
+}
+
+/* The first instance whose reply was an error, said into err. */
+static int reply_failure(ctrl_t *c, const char *what, tusk_error_t *err)
+{
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        const inst_t *in = &c->inst[i];
+        if (in->reply_error || (alive(in) && in->waiting[0]))
+            return tusk_error_set(err, TUSK_EACTOR, "%s: %s[%u]: %s", what, spec_of(c, in)->name, in->k,
+                                  in->reply_error ? in->reply_message : "no reply");
+        if (!alive(in))
+            return tusk_error_set(err, TUSK_EACTOR, "%s: %s[%u] is %s", what, spec_of(c, in)->name, in->k,
+                                  state_word(in));
+    }
+    return TUSK_OK;
+}
+
+/* reset: process_reset, then process_initialise, on every instance
+ * (producers first), their processes and libraries kept. */
+static int reset_all(ctrl_t *c, tusk_error_t *err)
+{
+    clear_replies(c);
+    for (unsigned i = 0; i < c->n_inst; i++)
+        if (c->inst[i].st == I_STOPPED)
+            c->inst[i].st = I_READY;
+    bool ok = step_all(c, "RESET", false, c->opt.start_timeout_ms, I_READY);
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (alive(in) && in->st == I_READY && !in->reply_error && !in->waiting[0])
+            in->st = I_CONFIGURED; /* what process_reset leaves */
+    }
+    if (!ok || reply_failure(c, "reset", err) != TUSK_OK)
+        return reply_failure(c, "reset", err) != TUSK_OK ? TUSK_EACTOR
+                                                          : tusk_error_set(err, TUSK_EACTOR, "reset: no reply");
+    ok = step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED);
+    if (!ok || !everyone_in(c, I_READY) || reply_failure(c, "reset: initialise", err) != TUSK_OK)
+        return reply_failure(c, "reset: initialise", err) != TUSK_OK
+                   ? TUSK_EACTOR
+                   : tusk_error_set(err, TUSK_EACTOR, "reset: initialise: not every instance is ready");
+    return TUSK_OK;
+}
+
+/* set A.P=V / A[K].P=V: UPDATE to the instances (actor.h, process_update);
+ * what they took is kept for their restarts (inst->sets). */
+static int set_param(ctrl_t *c, const char *args, char **reply, tusk_error_t *err)
+{
+    tusk_set_arg_t a;
+    int rc = tusk_set_arg_parse(args, &a, err);
+    if (rc != TUSK_OK)
+        return rc;
+    int actor = tusk_topology_find(c->topo, a.actor);
+    if (actor < 0)
+        return tusk_error_set(err, TUSK_EINVAL, "set: the topology has no actor '%s'", a.actor);
+    const tusk_actor_spec_t *s = tusk_topology_actor(c->topo, (unsigned)actor);
+    if (a.instance >= 0 && (unsigned)a.instance >= s->instances)
+        return tusk_error_set(err, TUSK_EINVAL, "set: actor %s has %u instance%s, not %d", s->name, s->instances,
+                              s->instances == 1 ? "" : "s", a.instance + 1);
+    tusk_ctl_t *m = tusk_ctl_new("UPDATE");
+    char key[160];
+    zu_format(key, sizeof key, "set:%s", a.key);
+    if (!m || tusk_ctl_set(m, key, a.value) != TUSK_OK) {
+        tusk_ctl_destroy(&m);
+        return tusk_error_set(err, TUSK_EINVAL, "set: '%s' is no parameter name (letters, digits, _ . -)", a.key);
+    }
+    unsigned first = a.instance >= 0 ? (unsigned)a.instance : 0, last = a.instance >= 0 ? first + 1 : s->instances;
+    for (unsigned k = first; k < last; k++) {
+        inst_t *in = &c->inst[c->first[actor] + k];
+        if (!alive(in) || (in->st != I_READY && in->st != I_STOPPED && in->st != I_CONFIGURED)) {
+            tusk_ctl_destroy(&m);
+            return tusk_error_set(err, TUSK_EINVAL, "set: %s[%u] is %s, not ready", s->name, k, state_word(in));
+        }
+    }
+    clear_replies(c);
+    for (unsigned k = first; k < last; k++)
+        command(c, &c->inst[c->first[actor] + k], "UPDATE", m, NULL, 0);
+    tusk_ctl_destroy(&m);
+    wait_for(c, "UPDATE", c->opt.start_timeout_ms);
+    unsigned took = 0;
+    const inst_t *bad = NULL;
+    for (unsigned k = first; k < last; k++) {
+        inst_t *in = &c->inst[c->first[actor] + k];
+        if (in->reply_error || in->waiting[0] || !alive(in)) {
+            if (!bad)
+                bad = in;
+            continue;
+        }
+        took++;
+        tusk_error_t ignored;
+        if (!in->sets)
+            in->sets = tusk_params_new();
+        if (in->sets)
+            tusk_params_set(in->sets, a.key, a.value, &ignored);
+    }
+    if (bad)
+        return tusk_error_set(err, TUSK_EACTOR, "set %s.%s: %s[%u]: %s (%u of %u instances took the value)", s->name,
+                              a.key, s->name, bad->k,
+                              bad->reply_error ? bad->reply_message : alive(bad) ? "no reply" : state_word(bad), took,
+                              last - first);
+    *reply = reply_text("%s.%s = %s (%u instance%s)\n", s->name, a.key, a.value, took, took == 1 ? "" : "s");
+    return TUSK_OK;
+}
+
+/* The one command path (ctlstate.h): the control socket's clients
+ * (handle_cli, `via` "tusk-run --VERB") and the observer's threads. */
+static int controller_command(ctrl_t *c, const char *verb, const char *args, const char *via, const char *who,
+                              char **reply, tusk_error_t *err)
+{
+    *reply = NULL;
+    const char *phase = phase_of(c);
+    char by[700];
+    zu_format(by, sizeof by, "%s%s%sby %s", via ? "(" : "", via ? via : "", via ? ") " : "", who);
+    if (strcmp(verb, "status") == 0) {
+        size_t size = 0;
+        FILE *mem = open_memstream(reply, &size);
+        if (!mem)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        if (c->serving)
+            fprintf(mem, "run %u: %s, %.1f s; %u run%s done\n", c->opt.run, phase, tusk_controller_elapsed(c),
+                    c->runs, c->runs == 1 ? "" : "s");
+        status_table(c, mem, false);
+        fclose(mem);
+        return TUSK_OK;
+    }
+    if (c->in_command)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: another command is being carried out; try again", verb);
+    bool between = c->serving && strcmp(phase, "ready") == 0;
+    if (strcmp(verb, "stop") == 0) {
+        if (c->serving && !c->running)
+            return tusk_error_set(err, TUSK_EINVAL, "stop: no run is going on (%s)", phase);
+        c->stop_requested = true;
+        say(c, "stop requested %s", by);
+        return TUSK_OK;
+    }
+    if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0) {
+        bool pause = verb[0] == 'p';
+        if (c->serving && !c->running)
+            return tusk_error_set(err, TUSK_EINVAL, "%s: no run is going on (%s)", verb, phase);
+        /* Producers first when pausing, consumers first when resuming. */
+        for (unsigned j = 0; j < c->n_inst; j++) {
+            inst_t *in = &c->inst[pause ? j : c->n_inst - 1 - j];
+            if (in->st == (pause ? I_RUNNING : I_PAUSED))
+                command(c, in, pause ? "PAUSE" : "RESUME", NULL, NULL, 0);
+        }
+        say(c, "%s requested %s", verb, by);
+        return TUSK_OK;
+    }
+    if (strcmp(verb, "tap") == 0 || strcmp(verb, "untap") == 0)
+        return tap_link(c, args, verb[0] == 't', by, reply, err);
+    if (strcmp(verb, "wait") == 0) {
+        /* Not during a run (handle_cli waits for its end): the last summary. */
+        *reply = strdup(c->summary ? c->summary : "tusk-run: no run is going on, none ended yet\n");
+        return *reply ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    bool known = strcmp(verb, "start") == 0 || strcmp(verb, "reset") == 0 || strcmp(verb, "set") == 0 ||
+                 strcmp(verb, "quit") == 0;
+    if (!known)
+        return tusk_error_set(err, TUSK_EINVAL, "unknown command '%s' (start, stop, pause, resume, reset, set, "
+                              "status, wait, quit)", verb);
+    if (!c->serving)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: this tusk-run makes one run only (a controller that stays up "
+                              "is tusk-run --serve)", verb);
+    if (strcmp(verb, "quit") == 0) {
+        if (c->running)
+            c->stop_requested = true;
+        c->quit_requested = true;
+        say(c, "quit requested %s", by);
+        *reply = strdup(c->running ? "tusk-run: stopping the run, then quitting\n" : "tusk-run: quitting\n");
+        return TUSK_OK;
+    }
+    if (!between || c->start_requested)
+        return tusk_error_set(err, TUSK_EINVAL, "%s: only between runs (now: %s%s)", verb, phase,
+                              c->start_requested ? ", a run is starting" : "");
+    if (strcmp(verb, "start") == 0) {
+        uint32_t run = c->next_run;
+        if (args && *args) {
+            unsigned v;
+            if (tusk_parse_unsigned(args, 1, UINT32_MAX, &v) != TUSK_OK)
+                return tusk_error_set(err, TUSK_EINVAL, "start: '%s' is no run number (1 or more)", args);
+            run = v;
+        }
+        const inst_t *in = not_ready(c);
+        if (in)
+            return tusk_error_set(err, TUSK_EINVAL, "start: %s[%u] is %s, not ready%s", spec_of(c, in)->name, in->k,
+                                  state_word(in), alive(in) ? " (reset?)" : " (quit, and serve again)");
+        c->next_run = run;
+        c->start_requested = true;
+        say(c, "start of run %u requested %s", run, by);
+        *reply = reply_text("tusk-run: run %u starting\n", run);
+        return TUSK_OK;
+    }
+    int rc;
+    c->in_command++;
+    if (strcmp(verb, "reset") == 0) {
+        say(c, "reset requested %s", by);
+        rc = reset_all(c, err);
+        if (rc == TUSK_OK)
+            *reply = reply_text("tusk-run: reset: %u instances reset and initialised\n", c->n_inst);
+    } else {
+        say(c, "set %s requested %s", args ? args : "", by);
+        rc = set_param(c, args, reply, err);
+    }
+    c->in_command--;
+    if (rc != TUSK_OK)
+        say(c, "%s", err->message);
+    return rc;
+}
+
+/* Spawn every instance, and bring them to ready: hello, configure
+ * (consumers first), initialise. */
+static int bring_up(ctrl_t *c, tusk_error_t *err)
+{
+    int rc = TUSK_OK;
+    for (unsigned i = 0; i < c->n_inst && rc == TUSK_OK; i++)
+        rc = spawn(c, &c->inst[i], err);
+    if (rc != TUSK_OK)
+        return rc;
+    uint64_t deadline = tusk_clock_ms() + c->opt.start_timeout_ms;
+    while (!everyone_in(c, I_HELLO) && (tusk_clock_ms() < deadline || debug_alive(c)) && !c->fatal &&
+           stop_signals < 2)
+        pump(c, 50);
+    if (c->fatal || !everyone_in(c, I_HELLO))
+        return setup_failure(c, "start-up", err);
+    /* Consumers first: each input is bound before anyone connects to it. */
+    if (!step_all(c, "CONFIGURE", true, c->opt.start_timeout_ms, I_HELLO) || c->fatal ||
+        !everyone_in(c, I_CONFIGURED))
+        return setup_failure(c, "configuration", err);
+    write_endpoints(c);
+    if (!step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED) || c->fatal ||
+        !everyone_in(c, I_READY))
+        return setup_failure(c, "initialisation", err);
+    return TUSK_OK;
+}
+
+/* A run started: data moves until every instance ended, or a stop (a
+ * command, a signal, a failure) drained: producers first, the rest once
+ * drained (or after DRAIN_TIMEOUT_MS as they are); then STOP to every
+ * instance in dependency order (not after an abort). */
+static void drive_run(ctrl_t *c)
+{
+    c->started_ms = tusk_clock_ms();
+    say(c, "run %u started: %u instances of %u actors over %s (run folder %s)", c->opt.run, c->n_inst,
+        tusk_topology_count(c->topo),
+        c->opt.shm && c->layout.transport == TUSK_TRANSPORT_IPC ? "shm" : layout_transport_name(c->layout.transport),
+        c->run_dir);
+    while (!run_finished(c) && stop_signals < 2) {
+        pump(c, 100);
+        if (c->stop_requested && !c->stop_at)
+            c->stop_at = tusk_clock_ms();
+        if (c->stop_requested && !c->producers_stopped) {
+            for (unsigned i = 0; i < c->n_inst; i++) {
+                inst_t *in = &c->inst[i];
+                if (spec_of(c, in)->actor_class == TUSK_PRODUCER && alive(in) &&
+                    (in->st == I_RUNNING || in->st == I_PAUSED))
+                    command(c, in, "STOP", NULL, NULL, 0);
+            }
+            c->producers_stopped = true;
+        }
+        if (c->stop_at && tusk_clock_ms() - c->stop_at > DRAIN_TIMEOUT_MS) {
+            say(c, "the rest did not drain within %d s: stopping them as they are", DRAIN_TIMEOUT_MS / 1000);
+            break;
+        }
+    }
+    c->running = false;
+    c->ended_ms = tusk_clock_ms();
+    if (stop_signals < 2)
+        step_all(c, "STOP", false, c->opt.start_timeout_ms, I_GONE);
+}
+
+/* One run of a serving controller: start (consumers first), move data
+ * until every instance ended or a stop drained, stop (producers first),
+ * then the run's summary and report. The instances stay. */
+static void serve_run(ctrl_t *c)
+{
+    c->opt.run = c->next_run;
+    c->in_run = true;
+    /* A new run: the last one's figures go. */
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        tusk_ctl_destroy(&in->stats);
+        tusk_ctl_destroy(&in->prev_stats);
+        for (unsigned j = 0; j < in->n_old; j++)
+            tusk_ctl_destroy(&in->old_stats[j]);
+        in->n_old = 0;
+        in->failed_once = in->failed_now = false;
+        in->restarts = 0;
+        in->reason[0] = '\0';
+        in->prev_bytes = in->prev_ms = 0;
+        if (in->st == I_STOPPED)
+            in->st = I_READY;
+    }
+    clear_replies(c);
+    c->stop_requested = c->producers_stopped = c->fatal = false;
+    c->stop_at = c->fatal_at = 0;
+    c->fatal_reason[0] = '\0';
+    c->running = true;
+    c->ended_ms = 0;
+    c->started_ms = tusk_clock_ms();
+    c->live_lines = 0;
+    if (!step_all(c, "START", true, c->opt.start_timeout_ms, I_READY) && !c->fatal) {
+        tusk_error_t e;
+        setup_failure(c, "start", &e);
+        begin_fatal_stop(c, e.message);
+    }
+    drive_run(c);
+
+    /* The summary, as tusk_run_topology prints it, and the report. */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    c->in_run = false;
+    if (!mem)
+        return;
+    fprintf(mem, "\n");
+    status_table(c, mem, true);
+    totals_t t = reconcile(c, mem);
+    uint64_t produced = 0;
+    bool failures = false;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        failures |= c->inst[i].failed_once;
+        if (spec_of(c, &c->inst[i])->actor_class == TUSK_PRODUCER)
+            produced += slot_stat(&c->inst[i], "out_bytes");
+    }
+    double seconds = (double)(c->ended_ms - c->started_ms) / 1000.0;
+    fprintf(mem, "run time %.2f s, produced %.1f MB (%.1f MB/s)\n", seconds, (double)produced / 1e6,
+            seconds > 0 ? (double)produced / 1e6 / seconds : 0.0);
+    uint64_t extra = t.extra > t.duplicates ? t.extra : t.duplicates;
+    const char *verdict = c->fatal ? "stopped by a failure"
+                        : stop_signals > 1 ? "aborted"
+                        : failures || t.lost || extra || t.malformed || t.gaps || t.dropped ? "ended with failures"
+                                                                                            : "ended cleanly";
+    fprintf(mem, "run %u %s%s%s\n", c->opt.run, verdict, c->fatal ? ": " : "", c->fatal ? c->fatal_reason : "");
+    fclose(mem);
+    if (!c->opt.quiet)
+        fputs(text, c->out);
+    fflush(c->out);
+    say(c, "run %u %s", c->opt.run, verdict);
+    char path[PATH_MAX + 32];
+    zu_format(path, sizeof path, "%s/run-%u.report", c->run_dir, c->opt.run);
+    write_report(c, path, &t, seconds);
+    if (c->opt.report)
+        write_report(c, c->opt.report, &t, seconds);
+    answer_waiters(c, text);
+    free(c->summary);
+    c->summary = text;
+}
+
+int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
+{
+    ctrl_t cs = {0}, *c = &cs;
+    ctrl_init(c, opt);
+    c->serving = true;
+    stop_signals = 0;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_pipe;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ign, &old_pipe);
+
+    int status = TUSK_EXIT_USAGE;
+    int rc = TUSK_OK;
+    if (c->opt.debug)
+        rc = tusk_error_set(err, TUSK_EINVAL, "--debug: not with --serve (yet): debug a one-shot run");
+    if (rc == TUSK_OK)
+        rc = setup(c, err);
+    if (rc == TUSK_OK)
+        rc = observe_start(c, err);
+    if (rc == TUSK_OK)
+        rc = bring_up(c, err);
+    if (rc != TUSK_OK)
+        goto done;
+    c->configured = true;
+    c->next_run = c->opt.run;
+    say(c, "ready: %u instances of %u actors configured and initialised over %s (run folder %s); waiting for "
+        "commands (tusk-run --start)", c->n_inst, tusk_topology_count(c->topo),
+        layout_transport_name(c->layout.transport), c->run_dir);
+    while (!c->quit_requested && !stop_signals) {
+        pump(c, 100);
+        if (c->start_requested && !c->quit_requested && !stop_signals) {
+            c->start_requested = false;
+            serve_run(c);
+            c->runs++;
+            c->next_run = c->opt.run + 1;
+        }
+    }
+    say(c, "quitting after %u run%s", c->runs, c->runs == 1 ? "" : "s");
+    status = stop_signals > 1 ? TUSK_EXIT_FAIL : TUSK_EXIT_OK;
+    if (stop_signals > 1)
+        tusk_error_set(err, TUSK_EACTOR, "aborted");
+    else
+        tusk_error_clear(err);
+    c->ended = true;
+    exit_all(c);
+    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
+    bool children = true;
+    while (children && tusk_clock_ms() < end) {
+        pump(c, 50);
+        children = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            children |= c->inst[i].pid > 0;
+    }
+done:
+    if (status == TUSK_EXIT_USAGE && c->router) {
+        c->running = false;
+        exit_all(c);
+    }
+    if (status != TUSK_EXIT_OK && c->run_dir[0])
+        say(c, "logs kept in %s", c->run_dir);
+    control_end(c);
+    ctrl_free(c, status != TUSK_EXIT_OK || c->opt.keep_run_dir);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    return status;
 }

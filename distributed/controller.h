@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "layout.h"
 #include "base/exit.h"
 #include "tusk/error.h"
@@ -39,6 +40,8 @@ typedef struct tusk_run_options {
     const char *run_dir;         /* NULL: a new temporary folder */
     bool force_transport;
     tusk_transport_t transport;  /* with force_transport */
+    bool shm;                    /* --transport shm: ipc, the buffers in shared memory
+                                    (distributed/shmlink.h) */
     unsigned base_port;          /* tcp: fixed ports from here; 0: the kernel picks free ones */
     const char *control_address; /* where the control socket binds (default 127.0.0.1) */
     unsigned control_port;       /* its port (0: one the kernel picks) */
@@ -62,6 +65,16 @@ typedef struct tusk_run_options {
                                     made for the run) */
     const char *cert;            /* with certs: tusk-run's certificate (default "controller");
                                     an instance's is named after its <hostname> */
+    const tusk_engine_t *engine; /* where the instances run (engine.h; NULL: direct) */
+    const char *const *narval_scripts; /* NARVAL scripts whose "set library" lines name the
+                                    libraries of generic_* actors (tusk-emulate's
+                                    --narval-script); the same paths on every host */
+    unsigned n_narval_scripts;
+    bool keep_run_dir;           /* keep the run folder (logs, reports) after a clean run too */
+    const char *debug;           /* one local instance under a debugging tool: "NAME[K]=gdbserver:PORT"
+                                    or "NAME[K]=valgrind" ("NAME": instance 0); its timeouts off */
+    const struct tusk_ctl_observer *observer; /* ctlstate.h: called on the controller's thread
+                                    (the web page); NULL: none */
 } tusk_run_options_t;
 
 /* Run the topology to its end; returns tusk-run's exit status (base/exit.h):
@@ -76,5 +89,20 @@ int tusk_run_topology(const tusk_run_options_t *options, tusk_error_t *err);
  * run in `run_dir` (NULL: the user's only run going on; refused when
  * there are several, or none). */
 int tusk_run_command(const char *run_dir, const char *command, FILE *out, tusk_error_t *err);
+
+/* tusk-run --serve: a controller that stays up (ctlstate.h). Configures
+ * once, then runs what it is told (start, stop, pause, resume, reset,
+ * set, status, quit) until quit or a signal (SIGINT/SIGTERM: the run
+ * going on is stopped, then it quits). Each run's summary goes to
+ * options->out, its figures to RUN_FOLDER/run-N.report (and to
+ * options->report, overwritten by every run). Returns TUSK_EXIT_OK after
+ * a quit, TUSK_EXIT_USAGE when the setup failed, TUSK_EXIT_FAIL on a
+ * second signal. */
+int tusk_run_serve(const tusk_run_options_t *options, tusk_error_t *err);
+
+/* A command with arguments (ctlstate.h's verbs: start "N", set "A.P=V",
+ * and "wait": the reply comes when the run going on ends, with its
+ * summary) to the controller of `run_dir` (as tusk_run_command). */
+int tusk_run_command_args(const char *run_dir, const char *command, const char *args, FILE *out, tusk_error_t *err);
 
 #endif

@@ -16,8 +16,11 @@
 #include "layout.h"
 #include "node.h"
 #include "security.h"
+#include "tap.h"
+#include "shmlink.h"
 #include "tusk/actor_host.h"
 #include "tusk/adf_reader.h"
+#include "tusk/params.h"
 #include "runtime/wire.h"
 #include "zutil.h"
 #include "base/clock.h"
@@ -32,6 +35,10 @@
 #define DATA_LINGER_MS 5000
 /* Dropped messages said in the log: the first ones, then every 1000th. */
 #define DROPS_SAID 5
+/* How long an output waits for a free slot of the ring before it goes as
+ * a copy (only when slots lent to a receiver that died do not come back:
+ * see take_slot). */
+#define SLOT_WAIT_MS 5000
 
 typedef enum {
     ST_IDLE,       /* waiting for CONFIGURE */
@@ -54,6 +61,11 @@ typedef struct out_link { /* to one downstream instance */
     void *sock;
     uint64_t sent;        /* buffers this run (markers are not buffers) */
     bool lost;            /* PEER_LOST: skip it */
+    bool shm;             /* buffers of the node's ring go as slot descriptors (shmlink.h) */
+    unsigned bit;         /* this link's bit in the ring's slots */
+    unsigned hwm;         /* the receiver's hwm: slots it may hold before others are preferred */
+    tusk_tap_t *tap;      /* the sampling tap on it (tap.h), while attached */
+    uint64_t tap_sent, tap_dropped; /* counts of the taps closed before */
 } out_link_t;
 
 typedef struct sink { /* one actor reading our output */
@@ -118,11 +130,20 @@ typedef struct node {
 
     tusk_actor_lib_t *lib;
     tusk_actor_t *actor;
+    char *param_dir;      /* its parameters.conf's folder, made by the host (NULL: the actor's own
+                             <config_dir>): tusk-run --set rewrites it (update_params) */
     input_t *inputs;
     unsigned n_inputs;
     sink_t *sinks;
     unsigned n_sinks;
     bufpool_t pool; /* output buffers */
+    /* tusk-run --transport shm: output buffers are slots of this ring,
+     * inputs may lie in the rings of our senders (shmlink.h). */
+    tusk_shm_ring_t *ring;
+    bool ring_starved;       /* no slot came in time: pool buffers (copies) until one is free */
+    tusk_shm_map_t **maps;   /* our senders' rings, mapped */
+    size_t n_maps, cap_maps;
+    bool in_view;            /* the input in hand lies in a sender's ring */
 
     uint32_t run;
     bool end_sent;           /* end of run sent downstream this run */
@@ -168,6 +189,17 @@ static void add_stats(node_t *n, tusk_ctl_t *m)
         for (unsigned k = 0; k < n->sinks[s].n; k++) {
             snprintf(key, sizeof key, "sent:%u:%u", n->sinks[s].actor, k);
             tusk_ctl_set_u64(m, key, n->sinks[s].links[k].sent);
+            const out_link_t *l = &n->sinks[s].links[k];
+            if (l->tap || l->tap_sent || l->tap_dropped) { /* tap.h */
+                snprintf(key, sizeof key, "tap_sent:%u:%u", n->sinks[s].actor, k);
+                tusk_ctl_set_u64(m, key, l->tap_sent + tusk_tap_sent(l->tap));
+                snprintf(key, sizeof key, "tap_dropped:%u:%u", n->sinks[s].actor, k);
+                tusk_ctl_set_u64(m, key, l->tap_dropped + tusk_tap_dropped(l->tap));
+                if (l->tap) {
+                    snprintf(key, sizeof key, "tap:%u:%u", n->sinks[s].actor, k);
+                    tusk_ctl_set(m, key, tusk_tap_address(l->tap));
+                }
+            }
         }
     for (unsigned j = 0; j < n->n_inputs; j++)
         for (unsigned k = 0; k < n->inputs[j].n; k++) {
@@ -304,22 +336,53 @@ static bool wait_writable(node_t *n, zmq_pollitem_t *items, int count)
     return n->state == ST_RUNNING || n->state == ST_PAUSED || n->state == ST_ENDED;
 }
 
+/* A copy of a buffer that went on link `l` to its tap, if one is
+ * attached (tap.h: never waits; a full tap drops and counts). */
+static void tap_offer(out_link_t *l, const tusk_wire_header_t *h, const void *data, size_t size)
+{
+    if (!l->tap)
+        return;
+    uint8_t hdr[TUSK_WIRE_HEADER_SIZE];
+    tusk_wire_encode(h, hdr);
+    tusk_tap_offer(l->tap, hdr, sizeof hdr, data, size);
+}
+
 /* Send one message (header + payload frame) to link `k` of sink `s`
- * without waiting; false when it cannot take it now. */
-static bool try_send(sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *payload, int *error)
+ * without waiting; false when it cannot take it now. A buffer in a slot
+ * of `ring` (`slot`, not NULL) goes as its slot descriptor on a shm link
+ * (`payload` is then unused). */
+static bool try_send(tusk_shm_ring_t *ring, sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *payload,
+                     const void *slot, int *error)
 {
     out_link_t *l = &s->links[k];
     /* Buffers are numbered; markers carry the count so far. */
     bool marker = (h->flags & (TUSK_WIRE_END_OF_RUN | TUSK_WIRE_EMPTY)) != 0;
     h->seq = marker ? l->sent : l->sent + 1;
     uint8_t hdr[TUSK_WIRE_HEADER_SIZE];
-    tusk_wire_encode(h, hdr);
+    tusk_wire_header_t wh = *h;
+    if (slot)
+        wh.flags |= TUSK_WIRE_SHM;
+    tusk_wire_encode(&wh, hdr);
     if (zmq_send(l->sock, hdr, sizeof hdr, ZMQ_DONTWAIT | ZMQ_SNDMORE) < 0) {
         if (errno != EAGAIN)
             *error = errno;
         return false;
     }
     /* The first frame went, so the socket takes the rest of the message. */
+    if (slot) {
+        tusk_wire_shm_t d;
+        uint8_t desc[TUSK_WIRE_SHM_SIZE];
+        tusk_shm_ring_lend(ring, slot, l->bit, h->seq, &d);
+        tusk_wire_shm_encode(&d, desc);
+        if (zmq_send(l->sock, desc, sizeof desc, 0) < 0) {
+            *error = errno;
+            tusk_shm_ring_unlend(ring, slot, l->bit);
+            return false;
+        }
+        l->sent++;
+        tap_offer(l, h, slot, h->payload_size);
+        return true;
+    }
     zmq_msg_t copy;
     zmq_msg_init(&copy);
     if (payload)
@@ -329,31 +392,41 @@ static bool try_send(sink_t *s, unsigned k, tusk_wire_header_t *h, zmq_msg_t *pa
         zmq_msg_close(&copy);
         return false;
     }
-    if (!marker)
+    if (!marker) {
         l->sent++;
+        if (payload)
+            tap_offer(l, h, zmq_msg_data(payload), zmq_msg_size(payload));
+    }
     return true;
 }
 
 /* Send to one instance of sink `s`, the next that can take it: load
- * sharing; waits (back-pressure) while none can. */
-static int send_balanced(node_t *n, sink_t *s, tusk_wire_header_t *h, zmq_msg_t *payload, tusk_error_t *err)
+ * sharing; waits (back-pressure) while none can. `slot`: see try_send. */
+static int send_balanced(node_t *n, sink_t *s, tusk_wire_header_t *h, zmq_msg_t *payload, const void *slot,
+                         tusk_error_t *err)
 {
     zmq_pollitem_t items[TUSK_MAX_INSTANCES + 1];
     while (true) {
         int error = 0, live = 0;
-        for (unsigned i = 0; i < s->n; i++) {
-            unsigned k = (s->rr + i) % s->n;
-            if (s->links[k].lost)
-                continue;
-            live++;
-            if (try_send(s, k, h, payload, &error)) {
-                s->rr = (k + 1) % s->n;
-                return TUSK_OK;
+        /* A slot goes first to an instance holding fewer than its hwm of
+         * ours (the queue in messages says little when a message is a
+         * descriptor): load sharing that follows each one's pace; then,
+         * when all hold that many, to the next that takes it. */
+        for (int pass = slot ? 0 : 1; pass < 2; pass++)
+            for (unsigned i = 0; i < s->n; i++) {
+                unsigned k = (s->rr + i) % s->n;
+                const out_link_t *l = &s->links[k];
+                if (l->lost || (pass == 0 && (!l->shm || tusk_shm_ring_lent(n->ring, l->bit) >= l->hwm)))
+                    continue;
+                live += pass;
+                if (try_send(n->ring, s, k, h, payload, l->shm ? slot : NULL, &error)) {
+                    s->rr = (k + 1) % s->n;
+                    return TUSK_OK;
+                }
+                if (error)
+                    return tusk_error_set(err, TUSK_EIO, "actor %s: send to %s[%u] failed: %s", n->label,
+                                          tusk_topology_actor(n->topo, s->actor)->name, k, zmq_strerror(error));
             }
-            if (error)
-                return tusk_error_set(err, TUSK_EIO, "actor %s: send to %s[%u] failed: %s", n->label,
-                                      tusk_topology_actor(n->topo, s->actor)->name, k, zmq_strerror(error));
-        }
         if (live == 0)
             return tusk_error_set(err, TUSK_EIO, "actor %s: every instance of %s is lost: nowhere to send", n->label,
                                   tusk_topology_actor(n->topo, s->actor)->name);
@@ -373,7 +446,7 @@ static int send_to(node_t *n, sink_t *s, unsigned k, tusk_wire_header_t *h, tusk
     zmq_pollitem_t items[2];
     while (!s->links[k].lost) {
         int error = 0;
-        if (try_send(s, k, h, NULL, &error))
+        if (try_send(n->ring, s, k, h, NULL, NULL, &error))
             return TUSK_OK;
         if (error)
             return tusk_error_set(err, TUSK_EIO, "actor %s: send to %s[%u] failed: %s", n->label,
@@ -396,27 +469,36 @@ static tusk_wire_header_t header_for(const node_t *n, uint16_t flags)
                                 .input_instance = TUSK_WIRE_NONE};
 }
 
-/* Send a message (its payload shared, not copied) to every sink. */
-static int emit_msg(node_t *n, zmq_msg_t *payload, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
+/* Send a message (its payload shared, not copied) to every sink; or,
+ * with `slot`, a slot of the ring (see try_send). */
+static int emit_msg(node_t *n, zmq_msg_t *payload, const void *slot, uint32_t used, const tusk_wire_header_t *tmpl,
+                    tusk_error_t *err)
 {
     int rc = TUSK_OK;
     for (unsigned s = 0; s < n->n_sinks && rc == TUSK_OK; s++) {
         tusk_wire_header_t h = *tmpl;
         h.payload_size = used;
-        rc = send_balanced(n, &n->sinks[s], &h, payload, err);
+        rc = send_balanced(n, &n->sinks[s], &h, payload, slot, err);
     }
     return rc;
 }
 
-/* Hand an output buffer (from the pool) to every sink, zero-copy. */
+/* Hand an output buffer (from the pool, or a slot of the ring) to every
+ * sink, zero-copy. */
 static int emit(node_t *n, void *buf, uint32_t used, const tusk_wire_header_t *tmpl, tusk_error_t *err)
 {
+    if (tusk_shm_ring_owns(n->ring, buf)) {
+        /* Lent to every link it went to: the sender's hold ends. */
+        int rc = emit_msg(n, NULL, buf, used, tmpl, err);
+        tusk_shm_ring_put(n->ring, buf);
+        return rc;
+    }
     zmq_msg_t payload;
     if (zmq_msg_init_data(&payload, buf, used, bufpool_release, &n->pool) != 0) {
         bufpool_release(buf, &n->pool);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     }
-    int rc = emit_msg(n, &payload, used, tmpl, err);
+    int rc = emit_msg(n, &payload, NULL, used, tmpl, err);
     zmq_msg_close(&payload);
     return rc;
 }
@@ -456,9 +538,59 @@ static void hook_leave(node_t *n)
 
 /* ---- the driver's host: output buffers from the pool, sent zero-copy ------------- */
 
+/* A free slot of the ring for an output: waits (control and heartbeats
+ * served) while every slot is lent, as on a full queue. After
+ * SLOT_WAIT_MS without one, NULL (the output goes as a copy, from the
+ * pool), and at once until a slot is free again: slots lent to a
+ * receiver that restarted come back only once its successor has seen a
+ * buffer of ours in shared memory (shmlink.h), so copies keep the data
+ * moving meanwhile. The same bytes arrive either way. TUSK_EIO when the
+ * node leaves the states that move data while it waits. */
+static int take_slot(node_t *n, uint8_t **out, tusk_error_t *err)
+{
+    uint8_t *slot = tusk_shm_ring_take(n->ring);
+    *out = NULL;
+    if (slot || n->ring_starved) {
+        n->ring_starved = slot == NULL;
+        *out = slot;
+        return TUSK_OK;
+    }
+    uint64_t give_up = tusk_clock_ms() + SLOT_WAIT_MS;
+    while (!(slot = tusk_shm_ring_take(n->ring))) {
+        if (tusk_clock_ms() >= give_up) {
+            n->ring_starved = true;
+            fprintf(stderr, "tusk-actor %s: no free shared-memory slot for %u ms: outputs go as copies until "
+                            "one is free\n", n->label, SLOT_WAIT_MS);
+            return TUSK_OK;
+        }
+        heartbeat_if_due(n);
+        zmq_pollitem_t item = {.socket = n->control, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, 1) > 0 && (item.revents & ZMQ_POLLIN))
+            service_control(n);
+        if (tusk_hb_orphaned(n->hb))
+            n->state = ST_EXIT;
+        if (!(n->state == ST_RUNNING || n->state == ST_PAUSED || n->state == ST_ENDED))
+            return tusk_error_set(err, TUSK_EIO, "actor %s: stopped while waiting for a free shared-memory slot",
+                                  n->label);
+    }
+    *out = slot;
+    return TUSK_OK;
+}
+
 static void *host_take(void *ctx, uint8_t **data, tusk_error_t *err)
 {
     node_t *n = ctx;
+    if (n->ring) {
+        uint8_t *slot;
+        if (take_slot(n, &slot, err) != TUSK_OK) {
+            *data = NULL;
+            return NULL;
+        }
+        if (slot) {
+            *data = slot;
+            return slot;
+        }
+    }
     void *buf = bufpool_take(&n->pool);
     if (!buf)
         tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory for an output buffer", n->label);
@@ -469,7 +601,10 @@ static void *host_take(void *ctx, uint8_t **data, tusk_error_t *err)
 static void host_give_back(void *ctx, void *buffer)
 {
     node_t *n = ctx;
-    bufpool_release(buffer, &n->pool);
+    if (tusk_shm_ring_owns(n->ring, buffer))
+        tusk_shm_ring_put(n->ring, buffer);
+    else
+        bufpool_release(buffer, &n->pool);
 }
 
 /* A filter's outputs name the input they came from; the last one (and a
@@ -483,8 +618,29 @@ static int host_emit(void *ctx, void *buffer, uint32_t size, uint64_t frames, un
         h = n->out_header;
         h.flags = (flags & TUSK_EMIT_LAST) ? TUSK_WIRE_COMPLETES : 0;
     }
+    if ((flags & TUSK_EMIT_FORWARDED) && n->in_view) {
+        /* An input in a sender's ring goes on as a copy (into a slot of
+         * ours, or a message): its slot goes back when the input is done,
+         * so nothing of a sender's ring outlives the call (a receiver
+         * declared lost holds nothing). */
+        zmq_msg_t *in = buffer;
+        uint8_t *slot = NULL;
+        if (n->ring && size <= tusk_shm_ring_slot_size(n->ring) && take_slot(n, &slot, err) != TUSK_OK)
+            return TUSK_EIO;
+        if (slot) {
+            memcpy(slot, zmq_msg_data(in), size);
+            return emit(n, slot, size, &h, err);
+        }
+        zmq_msg_t copy;
+        if (zmq_msg_init_size(&copy, size) != 0)
+            return tusk_error_set(err, TUSK_ENOMEM, "actor %s: out of memory", n->label);
+        memcpy(zmq_msg_data(&copy), zmq_msg_data(in), size);
+        int rc = emit_msg(n, &copy, NULL, size, &h, err);
+        zmq_msg_close(&copy);
+        return rc;
+    }
     if (flags & TUSK_EMIT_FORWARDED) /* unchanged: the message that came in goes out, uncopied */
-        return emit_msg(n, buffer, size, &h, err);
+        return emit_msg(n, buffer, NULL, size, &h, err);
     return emit(n, buffer, size, &h, err);
 }
 
@@ -552,7 +708,7 @@ static int send_marker(node_t *n, uint16_t flags, uint16_t ia, uint16_t ik, uint
     e.input_seq = input_seq;
     e.payload_size = 0;
     for (unsigned s = 0; s < n->n_sinks; s++) {
-        int rc = send_balanced(n, &n->sinks[s], &e, NULL, err);
+        int rc = send_balanced(n, &n->sinks[s], &e, NULL, NULL, err);
         if (rc != TUSK_OK)
             return rc;
     }
@@ -715,6 +871,10 @@ static uint64_t count_frames(node_t *n, const input_t *in, in_peer_t *p, const t
                              zmq_msg_t *body)
 {
     uint32_t size = (uint32_t)zmq_msg_size(body);
+    /* A NARVAL C actor's buffers (generic_*, its library set by a NARVAL
+     * script) are NARVAL's: bytes of its own format, carried unchecked. */
+    if (tusk_topology_actor(n->topo, in->actor)->narval_library)
+        return 0;
     const adf_error_t *e;
     uint64_t frames = tusk_driver_frames(n->drv, zmq_msg_data(body), size, &e);
     if (!e)
@@ -739,6 +899,40 @@ static uint64_t count_frames(node_t *n, const input_t *in, in_peer_t *p, const t
     return frames;
 }
 
+/* A buffer in a sender's ring (TUSK_WIRE_SHM): `body` holds its slot
+ * descriptor. It becomes a message over the slot itself, which gives the
+ * slot back when it is closed; *map: the ring's map. */
+static int shm_view(node_t *n, const tusk_wire_header_t *h, zmq_msg_t *body, tusk_shm_map_t **map,
+                    tusk_error_t *err)
+{
+    tusk_wire_shm_t d;
+    int rc = tusk_wire_shm_decode(zmq_msg_data(body), zmq_msg_size(body), &d, err);
+    if (rc != TUSK_OK)
+        return rc;
+    tusk_shm_map_t *m = NULL;
+    for (size_t i = 0; i < n->n_maps && !m; i++)
+        if (tusk_shm_map_is(n->maps[i], &d))
+            m = n->maps[i];
+    if (!m) {
+        if (tusk_grow(&n->maps, &n->cap_maps, n->n_maps + 1, sizeof *n->maps) != 0)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+        if ((rc = tusk_shm_map_open(&m, &d, err)) != TUSK_OK)
+            return rc;
+        n->maps[n->n_maps++] = m;
+    }
+    uint8_t *data;
+    if ((rc = tusk_shm_map_slot(m, &d, h->payload_size, &data, err)) != TUSK_OK)
+        return rc;
+    zmq_msg_close(body);
+    if (zmq_msg_init_data(body, data, h->payload_size, tusk_shm_map_release, m) != 0) {
+        zmq_msg_init(body);
+        tusk_shm_map_release(data, m);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    *map = m;
+    return TUSK_OK;
+}
+
 /* Receive one message from input j. */
 static void receive_one(node_t *n, unsigned j)
 {
@@ -760,7 +954,7 @@ static void receive_one(node_t *n, unsigned j)
     zu_drain_more(in->sock);
     if (rc == TUSK_OK && !more)
         rc = tusk_error_set(&err, TUSK_EINVAL, "a data message without its buffer frame");
-    if (rc == TUSK_OK && zmq_msg_size(&body) != h.payload_size)
+    if (rc == TUSK_OK && !(h.flags & TUSK_WIRE_SHM) && zmq_msg_size(&body) != h.payload_size)
         rc = tusk_error_set(&err, TUSK_EINVAL, "a data message of %zu bytes whose header says %u",
                             zmq_msg_size(&body), (unsigned)h.payload_size);
     if (rc == TUSK_OK && (h.source_actor != in->actor || h.source_instance >= in->n))
@@ -769,6 +963,12 @@ static void receive_one(node_t *n, unsigned j)
     if (rc == TUSK_OK && h.run != n->run)
         rc = tusk_error_set(&err, TUSK_EINVAL, "a data message of run %u during run %u", (unsigned)h.run,
                             (unsigned)n->run);
+    /* A buffer in a sender's ring, looked at only once it is of this run:
+     * one left from an earlier run (its slot since free again: the sender
+     * starts each run with every slot free) is never touched. */
+    tusk_shm_map_t *view = NULL;
+    if (rc == TUSK_OK && (h.flags & TUSK_WIRE_SHM))
+        rc = shm_view(n, &h, &body, &view, &err);
     if (rc != TUSK_OK) {
         /* Not a data message of this run: whoever sent it, it is no
          * buffer of any link. Dropped and counted (the run does not end
@@ -798,12 +998,16 @@ static void receive_one(node_t *n, unsigned j)
     } else {
         pi->received++;
         p->received_total++;
+        if (view)
+            tusk_shm_map_seen(view, h.seq);
         bool fresh = buffer_number(n, in, p, pi, &h);
         if (fresh) {
             if (h.flags & TUSK_WIRE_COMPLETES)
                 count_done(n, &h, 1);
             uint64_t frames = count_frames(n, in, p, &h, &body);
+            n->in_view = view != NULL;
             rc = process_buffer(n, j, p, &h, &body, frames, &err);
+            n->in_view = false;
             if (rc != TUSK_OK && n->state != ST_EXIT)
                 fail(n, &err);
         }
@@ -864,6 +1068,118 @@ static int local_run_dir(node_t *n, const char *run_dir, tusk_error_t *err)
     return n->run_dir ? TUSK_OK : tusk_error_set(err, TUSK_ENOMEM, "out of memory");
 }
 
+/* The folder of the parameters.conf the host made (tusk-run --set
+ * rewrites it between runs), with the values changed by --set in earlier
+ * runs (set:KEY in CONFIGURE: a restarted instance keeps them). */
+static int keep_param_dir(node_t *n, const tusk_ctl_t *m, const char *dir, tusk_error_t *err)
+{
+    free(n->param_dir);
+    if (!(n->param_dir = strdup(dir)))
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    tusk_params_t *p = NULL;
+    bool changed = false;
+    int rc = tusk_params_load(&p, dir, err);
+    for (size_t i = 0; rc == TUSK_OK && i < tusk_ctl_count(m); i++)
+        if (strncmp(tusk_ctl_key(m, i), "set:", 4) == 0) {
+            rc = tusk_params_set(p, tusk_ctl_key(m, i) + 4, tusk_ctl_value(m, i), err);
+            changed = true;
+        }
+    if (rc == TUSK_OK && changed)
+        rc = tusk_params_save(p, dir, err);
+    tusk_params_destroy(&p);
+    return rc;
+}
+
+/* UPDATE set:KEY=VALUE ...: between runs, parameters the actor declares
+ * changeable (actor.h, process_changeable) take new values: its
+ * parameters.conf rewritten, then process_update; when that fails, the
+ * old parameters.conf is put back. */
+static int update_params(node_t *n, const tusk_ctl_t *m, tusk_error_t *err)
+{
+    if (!n->param_dir)
+        return tusk_error_set(err, TUSK_EINVAL, "actor %s: its configuration folder is its own (<config_dir> %s): "
+                              "change the files there and configure again", n->label,
+                              n->spec->config_dir ? n->spec->config_dir : "?");
+    size_t count = 0;
+    for (size_t i = 0; i < tusk_ctl_count(m); i++) {
+        const char *key = tusk_ctl_key(m, i);
+        if (strncmp(key, "set:", 4) != 0)
+            continue;
+        count++;
+        if (!tusk_actor_lib_is_changeable(n->lib, key + 4)) {
+            const char *list = tusk_actor_lib_changeable(n->lib);
+            return tusk_error_set(err, TUSK_EINVAL, "actor %s: parameter '%s' cannot change between runs (%s%s)",
+                                  n->label, key + 4,
+                                  *list ? "changeable: " : "it declares none changeable: actor.h, process_changeable",
+                                  list);
+        }
+    }
+    if (!count)
+        return tusk_error_set(err, TUSK_EINVAL, "UPDATE without a set:KEY");
+    tusk_params_t *old = NULL, *p = NULL;
+    int rc = tusk_params_load(&old, n->param_dir, err);
+    if (rc == TUSK_OK)
+        rc = tusk_params_load(&p, n->param_dir, err);
+    for (size_t i = 0; rc == TUSK_OK && i < tusk_ctl_count(m); i++)
+        if (strncmp(tusk_ctl_key(m, i), "set:", 4) == 0)
+            rc = tusk_params_set(p, tusk_ctl_key(m, i) + 4, tusk_ctl_value(m, i), err);
+    if (rc == TUSK_OK)
+        rc = tusk_params_save(p, n->param_dir, err);
+    if (rc == TUSK_OK) {
+        hook_enter(n, "process_update");
+        rc = tusk_actor_update(n->actor, n->param_dir, err);
+        hook_leave(n);
+        tusk_error_t ignored;
+        if (rc != TUSK_OK && tusk_params_save(old, n->param_dir, &ignored) != TUSK_OK)
+            fprintf(stderr, "tusk-actor %s: could not put back %s/parameters.conf: %s\n", n->label, n->param_dir,
+                    ignored.message);
+    }
+    tusk_params_destroy(&old);
+    tusk_params_destroy(&p);
+    return rc;
+}
+
+/* shm=1 in CONFIGURE (tusk-run --transport shm; every instance on this
+ * host): the outputs are slots of a ring in shared memory, enough for
+ * every link's queue (its receiver's hwm) and 4 more, within
+ * RING_MAX_BYTES (and at least 4). More than TUSK_SHM_MAX_LINKS links: no ring (ipc). */
+#define RING_MAX_BYTES ((uint64_t)2 << 30)
+static int shm_ring(node_t *n, const tusk_ctl_t *m, tusk_error_t *err)
+{
+    const char *shm = tusk_ctl_get(m, "shm");
+    unsigned links = 0;
+    for (unsigned s = 0; s < n->n_sinks; s++)
+        links += n->sinks[s].n;
+    if (!shm || strcmp(shm, "1") != 0 || n->layout.transport != TUSK_TRANSPORT_IPC || links == 0)
+        return TUSK_OK;
+    if (links > TUSK_SHM_MAX_LINKS) {
+        fprintf(stderr, "tusk-actor %s: %u output links, shared memory serves at most %u: ipc\n", n->label, links,
+                TUSK_SHM_MAX_LINKS);
+        return TUSK_OK;
+    }
+    uint32_t size = n->spec->buffer_size ? n->spec->buffer_size : 1;
+    uint64_t slots = 4, most = RING_MAX_BYTES / size;
+    for (unsigned s = 0; s < n->n_sinks; s++)
+        slots += (uint64_t)tusk_topology_actor(n->topo, n->sinks[s].actor)->hwm * n->sinks[s].n;
+    if (slots > most)
+        slots = most < 4 ? 4 : most;
+    int rc = tusk_shm_ring_new(&n->ring, size, (uint32_t)slots, links, err);
+    if (rc != TUSK_OK) {
+        tusk_error_prefix(err, "actor %s", n->label);
+        return rc;
+    }
+    unsigned bit = 0;
+    for (unsigned s = 0; s < n->n_sinks; s++)
+        for (unsigned k = 0; k < n->sinks[s].n; k++) {
+            n->sinks[s].links[k].shm = true;
+            n->sinks[s].links[k].bit = bit++;
+            n->sinks[s].links[k].hwm = tusk_topology_actor(n->topo, n->sinks[s].actor)->hwm;
+        }
+    fprintf(stderr, "tusk-actor %s: outputs in shared memory: %u slots of %u bytes for %u links\n", n->label,
+            (unsigned)slots, (unsigned)tusk_shm_ring_slot_size(n->ring), links);
+    return TUSK_OK;
+}
+
 static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size, tusk_error_t *err)
 {
     if (!xml)
@@ -877,6 +1193,17 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     n->heartbeat_ms = hb ? (unsigned)hb : HEARTBEAT_DEFAULT_MS;
     tusk_hb_set_period(n->hb, n->heartbeat_ms);
     int rc = tusk_topology_parse(&n->topo, xml, xml_size, name ? name : "topology", err);
+    /* tusk-run --narval-script: the NARVAL scripts naming the libraries
+     * of generic_* actors (narval_script:0, :1, ...; read here, so the
+     * same path on every host), as tusk-emulate takes them. */
+    for (unsigned i = 0; rc == TUSK_OK; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "narval_script:%u", i);
+        const char *script = tusk_ctl_get(m, key);
+        if (!script)
+            break;
+        rc = tusk_topology_narval_script(n->topo, script, err);
+    }
     if (rc == TUSK_OK)
         rc = tusk_topology_resolve(n->topo, actor_path && *actor_path ? actor_path : NULL, err);
     if (rc != TUSK_OK)
@@ -898,9 +1225,15 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
     if (rc != TUSK_OK)
         return rc;
     n->layout.run_dir = n->run_dir;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s.%u", n->run_dir, n->spec->name, n->opt.instance);
-    rc = tusk_actor_write_config(dir, n->spec, n->opt.instance, err);
+    /* Its own folder (<config_dir>, as NARVAL gives it), or one made in
+     * the run folder: the emulator's rule (tusk_actor_config_folder). */
+    char made_dir[4096];
+    const char *dir = NULL;
+    bool made = false;
+    snprintf(made_dir, sizeof made_dir, "%s/%s.%u", n->run_dir, n->spec->name, n->opt.instance);
+    rc = tusk_actor_config_folder(n->spec, n->opt.instance, made_dir, &dir, &made, err);
+    if (rc == TUSK_OK && made)
+        rc = keep_param_dir(n, m, made_dir, err);
     if (rc == TUSK_OK)
         rc = tusk_actor_lib_open(&n->lib, n->spec->library_path, n->spec->actor_class, err);
     if (rc == TUSK_OK) {
@@ -981,7 +1314,7 @@ static int configure(node_t *n, tusk_ctl_t *m, const char *xml, size_t xml_size,
             }
         }
     }
-    return TUSK_OK;
+    return shm_ring(n, m, err);
 }
 
 static void reset_run_counters(node_t *n)
@@ -1000,6 +1333,14 @@ static void reset_run_counters(node_t *n)
     for (unsigned s = 0; s < n->n_sinks; s++)
         for (unsigned k = 0; k < n->sinks[s].n; k++)
             n->sinks[s].links[k].sent = 0;
+    /* Every slot free: the last run's receivers are done with theirs, and
+     * one of its buffers still queued somewhere is dropped unread (its run
+     * is not this one: receive_one). */
+    if (n->ring)
+        tusk_shm_ring_reset(n->ring);
+    n->ring_starved = false;
+    for (size_t i = 0; i < n->n_maps; i++)
+        tusk_shm_map_new_run(n->maps[i]);
 }
 
 /* PEER_LOST actor=a instance=k [incarnation=i sent=N]: stop sending to
@@ -1023,8 +1364,11 @@ static void peer_lost(node_t *n, unsigned a, unsigned k, bool counted, uint16_t 
             }
         }
     for (unsigned s = 0; s < n->n_sinks; s++)
-        if (n->sinks[s].actor == a && k < n->sinks[s].n)
+        if (n->sinks[s].actor == a && k < n->sinks[s].n) {
             n->sinks[s].links[k].lost = true;
+            if (n->sinks[s].links[k].shm) /* it holds no slot of ours any more */
+                tusk_shm_ring_drop_link(n->ring, n->sinks[s].links[k].bit);
+        }
     if (n->state == ST_RUNNING && n->spec->actor_class != TUSK_PRODUCER && all_inputs_ended(n))
         finish_run(n);
 }
@@ -1066,6 +1410,41 @@ static int destroy_actor(node_t *n, tusk_error_t *err)
     return rc;
 }
 
+/* TAP actor= instance= on=1|0: attach a sampling tap to our link to that
+ * instance, or detach it (tap.h). Its address goes with the statistics
+ * (tap:A:K), in the reply too. */
+static int tap_command(node_t *n, const tusk_ctl_t *m, tusk_error_t *err)
+{
+    uint64_t a, k, on, every;
+    if (tusk_ctl_get_u64(m, "actor", UINT64_MAX, &a) != TUSK_OK ||
+        tusk_ctl_get_u64(m, "instance", UINT64_MAX, &k) != TUSK_OK || tusk_ctl_get_u64(m, "on", 1, &on) != TUSK_OK ||
+        tusk_ctl_get_u64(m, "every", 1, &every) != TUSK_OK || every == 0 || every > UINT32_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "TAP: actor, instance, every");
+    out_link_t *l = NULL;
+    for (unsigned s = 0; s < n->n_sinks; s++)
+        if (n->sinks[s].actor == a && k < n->sinks[s].n)
+            l = &n->sinks[s].links[k];
+    if (!l)
+        return tusk_error_set(err, TUSK_EINVAL, "TAP: %s sends nothing to actor %llu instance %llu", n->label,
+                              (unsigned long long)a, (unsigned long long)k);
+    if (!on) {
+        l->tap_sent += tusk_tap_sent(l->tap);
+        l->tap_dropped += tusk_tap_dropped(l->tap);
+        tusk_tap_close(&l->tap);
+        return TUSK_OK;
+    }
+    if (l->tap)
+        return TUSK_OK; /* attached already: its address is in the statistics */
+    char ep[600], name[64];
+    if (n->layout.transport == TUSK_TRANSPORT_IPC)
+        snprintf(ep, sizeof ep, "ipc://%s/tap%u.%u.%u.%u", n->run_dir, n->index, n->opt.instance, (unsigned)a,
+                 (unsigned)k);
+    else
+        snprintf(ep, sizeof ep, "tcp://%s:*", n->spec->interface ? n->spec->interface : "127.0.0.1");
+    snprintf(name, sizeof name, "tap %u.%u", (unsigned)a, (unsigned)k);
+    return tusk_tap_open(&l->tap, n->zctx, n->sec, ep, name, (unsigned)every, err);
+}
+
 static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t payload_size)
 {
     const char *verb = tusk_ctl_verb(m);
@@ -1089,6 +1468,21 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
             else
                 resend_end(n, (unsigned)a, (unsigned)k);
         }
+        return TUSK_OK;
+    } else if (strcmp(verb, "TAP") == 0) {
+        /* A tap that cannot open is no failure of the instance: an ok
+         * reply says it (tap_error). */
+        tusk_ctl_t *r = tusk_ctl_new("REPLY");
+        if (!r)
+            return TUSK_OK;
+        tusk_ctl_set(r, "to", verb);
+        tusk_ctl_set(r, "status", "ok");
+        if (tap_command(n, m, &err) != TUSK_OK)
+            tusk_ctl_set(r, "tap_error", err.message);
+        add_stats(n, r);
+        if (zu_send_ctl(n->control, NULL, r, NULL, 0, &err) != TUSK_OK)
+            fprintf(stderr, "tusk-actor %s: %s\n", n->label, err.message);
+        tusk_ctl_destroy(&r);
         return TUSK_OK;
     } else if (strcmp(verb, "CONFIGURE") == 0) {
         if (n->state != ST_IDLE)
@@ -1134,6 +1528,13 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
             rc = call_hook(n, "process_stop", tusk_actor_stop, &err);
             n->state = ST_READY;
         }
+    } else if (strcmp(verb, "UPDATE") == 0) {
+        /* Between runs only: never while data moves. */
+        if (!state_is(n, ST_READY, ST_CONFIGURED))
+            rc = tusk_error_set(&err, TUSK_EINVAL, "UPDATE in state %s: parameters change between runs",
+                                state_names[n->state]);
+        else
+            rc = update_params(n, m, &err);
     } else if (strcmp(verb, "RESET") == 0) {
         if (n->state == ST_READY && (rc = call_hook(n, "process_reset", tusk_actor_reset, &err)) == TUSK_OK)
             n->state = ST_CONFIGURED;
@@ -1173,8 +1574,10 @@ static void node_free(node_t *n)
         free(n->inputs[j].peers);
     }
     for (unsigned s = 0; s < n->n_sinks; s++) {
-        for (unsigned k = 0; n->sinks[s].links && k < n->sinks[s].n; k++)
+        for (unsigned k = 0; n->sinks[s].links && k < n->sinks[s].n; k++) {
             close_data(n->sec, n->sinks[s].links[k].sock, orphaned);
+            tusk_tap_close(&n->sinks[s].links[k].tap);
+        }
         free(n->sinks[s].links);
     }
     if (n->control)
@@ -1191,6 +1594,10 @@ static void node_free(node_t *n)
     if (n->zctx)
         zmq_ctx_term(n->zctx);
     bufpool_fini(&n->pool);
+    tusk_shm_ring_destroy(&n->ring);
+    for (size_t i = 0; i < n->n_maps; i++)
+        tusk_shm_map_close(&n->maps[i]);
+    free(n->maps);
     tusk_actor_lib_close(&n->lib);
     free(n->inputs);
     free(n->items);
@@ -1198,6 +1605,7 @@ static void node_free(node_t *n)
     free(n->done);
     tusk_driver_destroy(&n->drv);
     free(n->run_dir);
+    free(n->param_dir);
     tusk_topology_destroy(&n->topo);
 }
 

@@ -12,7 +12,10 @@
 #include "base/parse.h"
 #include "config.h"
 #include "controller.h"
+#include "engine.h"
+#include "reports.h"
 #include "security.h"
+#include "webctl.h"
 
 #define PROG "tusk-run"
 
@@ -28,8 +31,9 @@ static void help(FILE *out)
             "                          0700, or it must be yours and closed to others\n"
             "                          (default: a new folder in $XDG_RUNTIME_DIR/tusk,\n"
             "                          else $TMPDIR/tusk-UID, removed after a clean run)\n"
-            "  --transport ipc|tcp     data transport (default: ipc when every actor is\n"
-            "                          on this host, else tcp)\n"
+            "  --transport ipc|tcp|shm data transport (default: ipc when every actor is\n"
+            "                          on this host, else tcp); shm: ipc, with the\n"
+            "                          buffers in shared memory (every actor on this host)\n"
             "  --base-port N           fixed tcp data ports from N (one per actor input;\n"
             "                          default: free ones the kernel picks)\n"
             "  --control-address ADDR  where the control socket binds (default 127.0.0.1;\n"
@@ -64,16 +68,73 @@ static void help(FILE *out)
             "                          standard output is a terminal)\n"
             "  -q, --quiet             no summary table (lost buffers are still reported)\n"
             "  --report FILE           write the final figures as key=value lines to FILE\n"
+            "                          (what consumers print, spectra and QA tables, comes\n"
+            "                          under the summary: the end of each consumer's log)\n"
+            "  --keep                  keep the run folder after a clean run too (logs:\n"
+            "                          NAME.K.log; configuration folders: NAME.K/)\n"
+            "  --narval-script FILE    a NARVAL shell script: its 'set library LIB SUBSYSTEM\n"
+            "                          ACTOR' lines name the libraries of generic_producer/\n"
+            "                          filter/consumer actors (repeatable; the same path on\n"
+            "                          every host), as for tusk-emulate\n"
+            "  --debug INSTANCE=gdbserver:PORT | INSTANCE=valgrind\n"
+            "                          run one local instance (NAME or NAME[K]) under\n"
+            "                          gdbserver, waiting for gdb on localhost:PORT, or\n"
+            "                          valgrind's memcheck (report RUN_FOLDER/NAME.K.valgrind;\n"
+            "                          errors or leaks: exit 3); no timeouts apply to it\n"
+            "  --engine NAME           where instances run: direct (default: tusk-run's\n"
+            "                          processes, the launcher for other hosts), systemd\n"
+            "                          (transient units of the user's manager: systemd-run\n"
+            "                          --user; through the launcher on other hosts),\n"
+            "                          systemd-system (the system manager's), or slurm (a\n"
+            "                          job step per instance, srun, on its <hostname>: a\n"
+            "                          node of the allocation; localhost: this node)\n"
+            "  --unit-property [ACTOR:]NAME=VALUE\n"
+            "                          systemd engines: a unit property of every instance\n"
+            "                          (or ACTOR's): CPUQuota=50%%, MemoryMax=2G,\n"
+            "                          AllowedCPUs=0-3, ... (repeatable)\n"
+            "  --units DIR             write DIR/tusk-STEM.service, a permanent systemd\n"
+            "                          installation of the chain (tusk-run under systemd,\n"
+            "                          restarted on failure; with --engine systemd or\n"
+            "                          systemd-system and the --unit-property given), and exit\n"
+            "  --merge-reports         merge the --report FILEs given as arguments into one\n"
+            "                          on standard output (counts summed; tusk-reprocess)\n"
             "\n"
             "  --status [DIR]          status table of a running run (default: your only\n"
             "                          run going on; refused when you have several)\n"
             "  --stop [DIR]            stop it: producers first, the rest once drained\n"
             "  --pause [DIR], --resume [DIR]\n"
             "\n"
+            "A controller that stays up (README.md, \"Operators\"):\n"
+            "  --serve TOPOLOGY.xml    start and configure every instance once (libraries\n"
+            "                          loaded, process_initialise called), then wait for\n"
+            "                          commands; each run's summary goes to standard\n"
+            "                          output, its figures to RUN_FOLDER/run-N.report\n"
+            "  --start [--run N] [DIR] start a run (default number: the last one + 1)\n"
+            "  --wait [DIR]            wait for the run going on to end; print its summary\n"
+            "  --reset [DIR]           between runs: process_reset and process_initialise\n"
+            "                          on every instance (e.g. a file producer rewinds)\n"
+            "  --set ACTOR.PARAM=VALUE [DIR], --set ACTOR[K].PARAM=VALUE [DIR]\n"
+            "                          between runs: a parameter the actor declares\n"
+            "                          changeable (process_changeable) takes a new value\n"
+            "  --quit [DIR]            stop the run going on, end every instance and the\n"
+            "                          controller\n"
+            "  (--status, --stop, --pause, --resume as above)\n"
+            "\n"
+            "  --web [ADDR:]PORT       serve the status page, /metrics and the commands over\n"
+            "                          HTTP (port 0: one the kernel picks; ADDR default\n"
+            "                          127.0.0.1). Its address, with the token that commands\n"
+            "                          go with, in RUN_FOLDER/web (README.md, \"Operators\")\n"
+            "  --tap 'UP[K]->DOWN[K][ every=N]' [DIR]\n"
+            "                          attach a sampling tap to that link of the run going\n"
+            "                          on: prints its address, for tusk-tap (never slows\n"
+            "                          the chain: samples it cannot take are dropped and\n"
+            "                          counted); every=N: every N-th buffer offered\n"
+            "  --untap UP[K]->DOWN[K] [DIR]  detach it\n"
+            "\n"
             "Exit status: 0 clean run, every count reconciled; 1 a failure stopped the\n"
             "run; 2 bad usage, topology or library, or an instance that never came up;\n"
             "3 the run ended, but instances failed, or buffers were lost, arrived beyond\n"
-            "what was sent, or arrived malformed.\n");
+            "what was sent, or arrived malformed, or --debug's valgrind found errors.\n");
 }
 
 static int run(const tusk_cli_t *cli, int argc, char **argv)
@@ -92,11 +153,28 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         {"orphan-ms", required_argument, NULL, 'O'},
         {"security", required_argument, NULL, 5},        {"certs", required_argument, NULL, 6},
         {"cert", required_argument, NULL, 7},            {"new-cert", required_argument, NULL, 8},
+        {"keep", no_argument, NULL, 9},                  {"narval-script", required_argument, NULL, 10},
+        {"debug", required_argument, NULL, 11},
+        {"engine", required_argument, NULL, 20},         {"unit-property", required_argument, NULL, 21},
+        {"units", required_argument, NULL, 22},          {"merge-reports", no_argument, NULL, 23},
+        {"serve", no_argument, NULL, 30},               {"start", no_argument, NULL, 31},
+        {"reset", no_argument, NULL, 32},               {"set", required_argument, NULL, 33},
+        {"quit", no_argument, NULL, 34},                {"wait", no_argument, NULL, 35},
+        {"web", required_argument, NULL, 40},
+        {"tap", required_argument, NULL, 41},          {"untap", required_argument, NULL, 42},
         {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     tusk_run_options_t opt = {0};
     opt.live = isatty(STDOUT_FILENO);
-    const char *command = NULL;
+    const char *command = NULL, *command_args = NULL;
+    const char *web = NULL; /* --web: webctl.h */
+    bool serve = false;
+    const char *engine_name = NULL, *units_dir = NULL; /* engine.h */
+    static const char *unit_props[64];
+    size_t n_unit_props = 0;
+    bool merge_reports = false;
+    static const char *scripts[64];
+    opt.narval_scripts = scripts;
     int c;
     while ((c = tusk_cli_getopt(cli, argc, argv, "qh", longopts, NULL)) != -1) {
         unsigned *target = NULL;
@@ -120,12 +198,13 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         case 'R': opt.report = optarg; break;
         case 't':
             opt.force_transport = true;
-            if (strcmp(optarg, "ipc") == 0)
+            opt.shm = strcmp(optarg, "shm") == 0;
+            if (strcmp(optarg, "ipc") == 0 || opt.shm)
                 opt.transport = TUSK_TRANSPORT_IPC;
             else if (strcmp(optarg, "tcp") == 0)
                 opt.transport = TUSK_TRANSPORT_TCP;
             else {
-                fprintf(stderr, PROG ": --transport '%s': ipc or tcp\n", optarg);
+                fprintf(stderr, PROG ": --transport '%s': ipc, tcp or shm\n", optarg);
                 return TUSK_EXIT_USAGE;
             }
             break;
@@ -151,10 +230,38 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
                    optarg, optarg);
             return TUSK_EXIT_OK;
         }
+        case 9: opt.keep_run_dir = true; break;
+        case 10:
+            if (opt.n_narval_scripts == sizeof scripts / sizeof scripts[0]) {
+                fprintf(stderr, PROG ": --narval-script: at most %zu\n", sizeof scripts / sizeof scripts[0]);
+                return TUSK_EXIT_USAGE;
+            }
+            scripts[opt.n_narval_scripts++] = optarg;
+            break;
+        case 11: opt.debug = optarg; break;
+        case 20: engine_name = optarg; break;
+        case 21:
+            if (n_unit_props == sizeof unit_props / sizeof unit_props[0]) {
+                fprintf(stderr, PROG ": --unit-property: at most %zu\n", sizeof unit_props / sizeof unit_props[0]);
+                return TUSK_EXIT_USAGE;
+            }
+            unit_props[n_unit_props++] = optarg;
+            break;
+        case 22: units_dir = optarg; break;
+        case 23: merge_reports = true; break;
         case 1: command = "status"; break;
         case 2: command = "stop"; break;
         case 3: command = "pause"; break;
         case 4: command = "resume"; break;
+        case 30: serve = true; break;
+        case 31: command = "start"; break;
+        case 32: command = "reset"; break;
+        case 33: command = "set", command_args = optarg; break;
+        case 34: command = "quit"; break;
+        case 35: command = "wait"; break;
+        case 40: web = optarg; break;
+        case 41: command = "tap", command_args = optarg; break;
+        case 42: command = "untap", command_args = optarg; break;
         case 'h': return tusk_cli_help(cli);
         case 'V': return tusk_cli_version(cli);
         default: return TUSK_EXIT_USAGE;
@@ -169,8 +276,24 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
             fprintf(stderr, PROG ": --%s takes one RUN_FOLDER at most, not also '%s'\n", command, argv[optind + 1]);
             return TUSK_EXIT_USAGE;
         }
-        if (tusk_run_command(optind < argc ? argv[optind] : NULL, command, stdout, &err) != 0) {
+        char run_number[16];
+        if (strcmp(command, "start") == 0 && opt.run) {
+            snprintf(run_number, sizeof run_number, "%u", opt.run);
+            command_args = run_number;
+        }
+        if (tusk_run_command_args(optind < argc ? argv[optind] : NULL, command, command_args, stdout, &err) != 0) {
             fprintf(stderr, PROG ": %s\n", err.message);
+            return TUSK_EXIT_FAIL;
+        }
+        return TUSK_EXIT_OK;
+    }
+    if (merge_reports) {
+        if (optind == argc) {
+            fprintf(stderr, PROG ": --merge-reports: no REPORT files\n");
+            return TUSK_EXIT_USAGE;
+        }
+        if (tusk_reports_merge((const char *const *)argv + optind, (size_t)(argc - optind), stdout, &err) != 0) {
+            fprintf(stderr, PROG ": --merge-reports: %s\n", err.message);
             return TUSK_EXIT_FAIL;
         }
         return TUSK_EXIT_OK;
@@ -183,7 +306,37 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         return TUSK_EXIT_USAGE;
     }
     opt.topology = argv[optind];
-    int status = tusk_run_topology(&opt, &err);
+    tusk_engine_t *engine = NULL;
+    if (tusk_engine_from_options(&engine, engine_name, unit_props, n_unit_props, &err) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", err.message);
+        return TUSK_EXIT_USAGE;
+    }
+    if (units_dir) {
+        int st = TUSK_EXIT_OK;
+        if (tusk_engine_units(engine, opt.topology, units_dir, stdout, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": --units: %s\n", err.message);
+            st = TUSK_EXIT_USAGE;
+        }
+        tusk_engine_destroy(&engine);
+        return st;
+    }
+    opt.engine = engine;
+    tusk_webctl_t *webctl = NULL;
+    tusk_ctl_observer_t observer;
+    if (web) {
+        char address[64];
+        unsigned port;
+        if (tusk_webctl_parse(web, address, sizeof address, &port, &err) != TUSK_OK ||
+            tusk_webctl_new(&webctl, address[0] ? address : NULL, port, NULL, &observer, &err) != TUSK_OK) {
+            fprintf(stderr, PROG ": %s\n", err.message);
+            tusk_engine_destroy(&engine);
+            return TUSK_EXIT_USAGE;
+        }
+        opt.observer = &observer;
+    }
+    int status = serve ? tusk_run_serve(&opt, &err) : tusk_run_topology(&opt, &err);
+    tusk_webctl_destroy(&webctl);
+    tusk_engine_destroy(&engine);
     if (status != TUSK_EXIT_OK)
         fprintf(stderr, PROG ": %s\n", err.message);
     return status;
@@ -192,7 +345,9 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const tusk_cli_t cli = {PROG, PACKAGE_VERSION,
-                                   "[OPTIONS] TOPOLOGY.xml\n--status|--stop|--pause|--resume [RUN_FOLDER]", NULL, run,
+                                   "[OPTIONS] [--serve] TOPOLOGY.xml\n"
+                                   "--status|--stop|--pause|--resume|--start|--wait|--reset|--quit [RUN_FOLDER]\n"
+                                   "--set ACTOR.PARAM=VALUE [RUN_FOLDER]", NULL, run,
                                    help};
     return tusk_cli_main(&cli, argc, argv);
 }

@@ -113,30 +113,20 @@ static bool under_valgrind(void)
 
 static int exec_memcheck(int argc, char **argv)
 {
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-        fprintf(stderr, PROG ": --memcheck: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
-        return TUSK_EXIT_USAGE;
-    }
-    self[len] = '\0';
     const char *vg = getenv("VALGRIND");
-    if (!vg || !*vg)
-        vg = "valgrind";
-    static const char *const vg_args[] = {"-q", "--leak-check=full", "--show-leak-kinds=definite,indirect",
-                                          "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=1",
-                                          "--num-callers=40"};
-    size_t nv = sizeof vg_args / sizeof vg_args[0];
-    char **args = calloc((size_t)argc + nv + 3, sizeof *args);
+    static const char *const vg_args[] = {TUSK_MEMCHECK_ARGS, "--error-exitcode=1"};
+    const size_t nv = sizeof vg_args / sizeof vg_args[0];
+    const char *tool[sizeof vg_args / sizeof vg_args[0] + 2];
+    tool[0] = vg && *vg ? vg : "valgrind";
+    for (size_t i = 0; i < nv; i++)
+        tool[1 + i] = vg_args[i];
+    tool[1 + nv] = NULL;
+    char **args = calloc((size_t)argc, sizeof *args);
     if (!args)
         return TUSK_EXIT_FAIL;
-    size_t k = 0;
-    args[k++] = (char *)vg;
-    for (size_t i = 0; i < nv; i++)
-        args[k++] = (char *)vg_args[i];
-    args[k++] = self;
     /* Every argument but --memcheck (or its abbreviation: no other option
      * starts so), up to a "--". */
+    size_t k = 0;
     bool options = true;
     for (int i = 1; i < argc; i++) {
         if (options && strcmp(argv[i], "--") == 0)
@@ -145,14 +135,9 @@ static int exec_memcheck(int argc, char **argv)
             continue;
         args[k++] = argv[i];
     }
-    args[k] = NULL;
-    setenv("TUSK_NO_DLCLOSE", "1", 1);
-    setenv("TUSK_EMULATE_MEMCHECK", "1", 1);
-    fflush(NULL);
-    execvp(vg, args);
-    fprintf(stderr, PROG ": --memcheck: cannot run %s: %s (Debian: apt-get install valgrind)\n", vg, strerror(errno));
+    int rc = tusk_cli_exec_under(PROG ": --memcheck", tool, args, k, "TUSK_EMULATE_MEMCHECK");
     free(args);
-    return TUSK_EXIT_USAGE;
+    return rc;
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the run stops between buffers, actors stop and

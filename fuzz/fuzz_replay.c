@@ -122,7 +122,8 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_sts_one(data, size);
     fuzz_ut_one(data, size);
     fuzz_tpc_one(data, size);
-    run->executions += 13;
+    fuzz_hostlist_one(data, size);
+    run->executions += 14;
 }
 
 /* The whole input and its prefixes. */

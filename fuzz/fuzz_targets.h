@@ -62,6 +62,10 @@ int fuzz_ut_one(const uint8_t *data, size_t size);
  * the reference and fast backends, frames out) and the quality analysis. */
 int fuzz_tpc_one(const uint8_t *data, size_t size);
 
+/* Slurm's compact host lists (SLURM_JOB_NODELIST): expanded names are
+ * names, and the expansion joined with commas expands to itself. */
+int fuzz_hostlist_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
 #define FUZZ_DECODER_TYPES 21

@@ -6,7 +6,9 @@
  *         text that parses to the same verb and fields.
  * Whatever data[0], the rest is also read as run secrets (what an instance
  * reads on its standard input) and as a CURVE certificate: what parses
- * formats back to text that parses to the same.
+ * formats back to text that parses to the same; and as a shared-memory
+ * slot descriptor (tusk_wire_shm_decode): it decodes only on 32 bytes and
+ * re-encodes to the same bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,15 @@ int fuzz_wire_one(const uint8_t *data, size_t size)
     size_t n = size - 1;
     secrets_and_cert((const char *)in, n);
     tusk_error_t err;
+    tusk_wire_shm_t d;
+    if (tusk_wire_shm_decode(in, n, &d, &err) == TUSK_OK) {
+        FUZZ_CHECK(n == TUSK_WIRE_SHM_SIZE);
+        uint8_t again[TUSK_WIRE_SHM_SIZE];
+        tusk_wire_shm_encode(&d, again);
+        FUZZ_CHECK(memcmp(again, in, TUSK_WIRE_SHM_SIZE) == 0);
+    } else {
+        FUZZ_CHECK(err.code == TUSK_EINVAL && err.message[0]);
+    }
     if (data[0] % 2 == 0) {
         tusk_wire_header_t h;
         int rc = tusk_wire_decode(in, n, &h, &err);

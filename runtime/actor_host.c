@@ -25,6 +25,8 @@ struct tusk_actor_lib {
     tusk_process_block_input_fn filter_input;
     tusk_process_flush_fn flush;
     tusk_process_error_message_fn error_message;
+    tusk_process_changeable_fn changeable;
+    tusk_process_update_fn update;
     tusk_actor_note_t *note; /* the host's, or NULL */
 };
 
@@ -167,6 +169,8 @@ int tusk_actor_lib_open(tusk_actor_lib_t **out, const char *path, tusk_actor_cla
     RESOLVE(lib, unload, "process_unload");
     RESOLVE(lib, flush, "process_flush");
     RESOLVE(lib, error_message, "process_error_message");
+    RESOLVE(lib, changeable, "process_changeable");
+    RESOLVE(lib, update, "process_update");
     switch (actor_class) {
     case TUSK_PRODUCER: RESOLVE(lib, produce, "process_block"); break;
     case TUSK_FILTER:
@@ -389,6 +393,42 @@ int tusk_actor_resume(tusk_actor_t *a, tusk_error_t *err)
 int tusk_actor_reset(tusk_actor_t *a, tusk_error_t *err)
 {
     return call_hook(a, a->lib->reset, "process_reset", err);
+}
+
+const char *tusk_actor_lib_changeable(const tusk_actor_lib_t *lib)
+{
+    const char *keys = lib->changeable && lib->update ? lib->changeable() : NULL;
+    return keys ? keys : "";
+}
+
+bool tusk_actor_lib_is_changeable(const tusk_actor_lib_t *lib, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = tusk_actor_lib_changeable(lib); n && *p;) {
+        p += strspn(p, " \t");
+        size_t w = strcspn(p, " \t");
+        if (w == n && strncmp(p, key, n) == 0)
+            return true;
+        p += w;
+    }
+    return false;
+}
+
+int tusk_actor_update(tusk_actor_t *a, const char *config_dir, tusk_error_t *err)
+{
+    if (!a->lib->update)
+        return tusk_error_set(err, TUSK_EINVAL, "actor %s: no process_update: its parameters cannot change "
+                              "between runs", a->label);
+    char msg[512] = "";
+    unsigned code = 0;
+    note_enter(a->lib, a->label, "process_update", 0);
+    a->lib->update(a->handle, config_dir, msg, sizeof msg, &code);
+    note_leave(a->lib);
+    msg[sizeof msg - 1] = '\0';
+    if (code != TUSK_ACTOR_OK)
+        return tusk_error_set(err, TUSK_EACTOR, "actor %s: process_update failed with status %u (%s)%s%s", a->label,
+                              code, tusk_actor_status_string(code), msg[0] ? ": " : "", msg);
+    return TUSK_OK;
 }
 
 /* Check what an output hook returned: the flow status and the used size.

@@ -60,8 +60,47 @@ int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *h, tusk
     if ((h->flags & TUSK_WIRE_RELEASE) && (!(h->flags & TUSK_WIRE_EMPTY) || (h->flags & TUSK_WIRE_COMPLETES)))
         return tusk_error_set(err, TUSK_EINVAL,
                               "data message header: a release that is not an empty marker, or also completes");
+    if ((h->flags & TUSK_WIRE_SHM) && (h->flags & TUSK_WIRE_EMPTY))
+        return tusk_error_set(err, TUSK_EINVAL, "data message header: an empty marker in shared memory");
     if (tusk_get_u16(in + 22) != 0 || tusk_get_u32(in + 44) != 0)
         return tusk_error_set(err, TUSK_EINVAL, "data message header: reserved fields are not zero");
+    return TUSK_OK;
+}
+
+/* ---- shared-memory slots ------------------------------------------------- */
+
+void tusk_wire_shm_encode(const tusk_wire_shm_t *d, uint8_t out[TUSK_WIRE_SHM_SIZE])
+{
+    tusk_put_u32(out, TUSK_WIRE_SHM_MAGIC);
+    tusk_put_u32(out + 4, d->pid);
+    tusk_put_u32(out + 8, d->fd);
+    tusk_put_u32(out + 12, d->slot);
+    tusk_put_u32(out + 16, d->link);
+    tusk_put_u32(out + 20, 0);
+    tusk_put_u64(out + 24, d->nonce);
+}
+
+int tusk_wire_shm_decode(const uint8_t *in, size_t size, tusk_wire_shm_t *d, tusk_error_t *err)
+{
+    if (size != TUSK_WIRE_SHM_SIZE)
+        return tusk_error_set(err, TUSK_EINVAL, "shared-memory slot descriptor of %zu bytes, expected %u", size,
+                              TUSK_WIRE_SHM_SIZE);
+    if (tusk_get_u32(in) != TUSK_WIRE_SHM_MAGIC)
+        return tusk_error_set(err, TUSK_EINVAL, "shared-memory slot descriptor without the TSHM magic (0x%08X)",
+                              (unsigned)tusk_get_u32(in));
+    d->pid = tusk_get_u32(in + 4);
+    d->fd = tusk_get_u32(in + 8);
+    d->slot = tusk_get_u32(in + 12);
+    d->link = tusk_get_u32(in + 16);
+    d->nonce = tusk_get_u64(in + 24);
+    if (tusk_get_u32(in + 20) != 0)
+        return tusk_error_set(err, TUSK_EINVAL, "shared-memory slot descriptor: reserved field is not zero");
+    if (d->pid == 0 || d->pid > INT32_MAX || d->fd > INT32_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "shared-memory slot descriptor: pid %u, fd %u", (unsigned)d->pid,
+                              (unsigned)d->fd);
+    if (d->link >= 64)
+        return tusk_error_set(err, TUSK_EINVAL, "shared-memory slot descriptor: link %u (at most 63)",
+                              (unsigned)d->link);
     return TUSK_OK;
 }
 

@@ -54,11 +54,14 @@ enum tusk_wire_flag {
     TUSK_WIRE_COMPLETES = 1u << 1,  /* the last output of input (input actor/instance, input_seq) */
     TUSK_WIRE_EMPTY = 1u << 2,      /* a marker, no buffer: with COMPLETES, an input whose last
                                        output was empty is finished; with RELEASE, see below */
-    TUSK_WIRE_RELEASE = 1u << 3     /* with EMPTY: input_seq inputs of the link (input actor,
+    TUSK_WIRE_RELEASE = 1u << 3,    /* with EMPTY: input_seq inputs of the link (input actor,
                                        instance) that made no output of their own, held back by
                                        the sender, are finished now (its flush) */
+    TUSK_WIRE_SHM = 1u << 4         /* a buffer in shared memory: the second frame is a slot
+                                       descriptor (below), not the buffer; payload size is the
+                                       buffer's */
 };
-#define TUSK_WIRE_KNOWN_FLAGS 0xFu
+#define TUSK_WIRE_KNOWN_FLAGS 0x1Fu
 
 typedef struct tusk_wire_header {
     uint16_t flags;
@@ -77,6 +80,31 @@ TUSK_INTERNAL void tusk_wire_encode(const tusk_wire_header_t *header, uint8_t ou
  * no payload with END_OF_RUN or EMPTY, END_OF_RUN alone, RELEASE only with
  * EMPTY and without COMPLETES. TUSK_EINVAL with a message. */
 TUSK_INTERNAL int tusk_wire_decode(const uint8_t *in, size_t size, tusk_wire_header_t *header, tusk_error_t *err);
+
+/* ---- shared-memory slots (tusk-run --transport shm) ---------------------- *
+ *
+ * With TUSK_WIRE_SHM the buffer lies in a slot of the sender's ring, a
+ * memfd of the sender on this host (distributed/shmlink.h); the second
+ * frame says which, in 32 bytes, little-endian:
+ *
+ *   0  u32 magic "TSHM"      16 u32 link: the sender's number of this link
+ *   4  u32 pid of the sender        (the bit the receiver clears)
+ *   8  u32 its memfd          20 u32 reserved (0)
+ *  12  u32 slot               24 u64 the ring's nonce (in its header too)
+ */
+#define TUSK_WIRE_SHM_MAGIC 0x4D485354u /* "TSHM" */
+#define TUSK_WIRE_SHM_SIZE 32u
+
+typedef struct tusk_wire_shm {
+    uint32_t pid, fd, slot, link;
+    uint64_t nonce;
+} tusk_wire_shm_t;
+
+TUSK_INTERNAL void tusk_wire_shm_encode(const tusk_wire_shm_t *desc, uint8_t out[TUSK_WIRE_SHM_SIZE]);
+/* Decode and check a slot descriptor: its size, magic, reserved zero, a
+ * pid and an fd that can be ones (pid > 0, fd <= INT32_MAX), link < 64.
+ * TUSK_EINVAL with a message. */
+TUSK_INTERNAL int tusk_wire_shm_decode(const uint8_t *in, size_t size, tusk_wire_shm_t *desc, tusk_error_t *err);
 
 /* ---- control messages --------------------------------------------------- */
 

@@ -5,8 +5,9 @@
  * folders hold the topology's parameters, or are the actor's own
  * (<config_dir>) and get nothing written; the note a host's crash
  * handler reads names the instance, hook and buffer inside every hook, as
- * a signal handler sees it. Uses the test actors in tests/actors/
- * (TUSK_TEST_ACTOR_PATH). */
+ * a signal handler sees it; changeable parameters (the keys an actor
+ * declares, process_update applied and refused). Uses the test actors in
+ * tests/actors/ (TUSK_TEST_ACTOR_PATH). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,6 +404,85 @@ START_TEST(status_strings)
 }
 END_TEST
 
+/* The stop line of the runcount test actor (its log file's last line). */
+static void last_line(const char *log, char *line, size_t size)
+{
+    FILE *fp = fopen(log, "r");
+    ck_assert_ptr_nonnull(fp);
+    line[0] = '\0';
+    char buf[2048];
+    while (fgets(buf, sizeof buf, fp))
+        snprintf(line, size, "%s", buf);
+    fclose(fp);
+}
+
+static void write_conf(const char *dir, const char *text)
+{
+    char file[4200];
+    snprintf(file, sizeof file, "%s/parameters.conf", dir);
+    FILE *fp = fopen(file, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* Changeable parameters (actor.h, ABI revision 1): the keys an actor
+ * lists, exactly (no prefix, no other key), none for one without the
+ * hooks; process_update applies a new value; its refusal comes back with
+ * the actor's words and the instance keeps the old value. */
+START_TEST(changeable_parameters)
+{
+    tusk_error_t err;
+    tusk_actor_lib_t *lib = NULL, *plain = NULL;
+    char *path = test_actor("runcount"), *plain_path = test_actor("holdback");
+    ck_assert_msg(tusk_actor_lib_open(&lib, path, TUSK_FILTER, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(tusk_actor_lib_open(&plain, plain_path, TUSK_FILTER, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_str_eq(tusk_actor_lib_changeable(lib), "tag");
+    ck_assert(tusk_actor_lib_is_changeable(lib, "tag"));
+    ck_assert(!tusk_actor_lib_is_changeable(lib, "ta"));
+    ck_assert(!tusk_actor_lib_is_changeable(lib, "tags"));
+    ck_assert(!tusk_actor_lib_is_changeable(lib, "log"));
+    ck_assert(!tusk_actor_lib_is_changeable(lib, ""));
+    ck_assert_str_eq(tusk_actor_lib_changeable(plain), "");
+    ck_assert(!tusk_actor_lib_is_changeable(plain, "tag"));
+
+    char *log = tu_temp_path(), conf[4400], line[2048];
+    const char *want = "stop instance=0 tag=B configs=1 inits=1 updates=1 pid=";
+    snprintf(conf, sizeof conf, "tag = A\nlog = %s\n", log);
+    char *dir = config_dir(conf);
+    tusk_actor_t *a = NULL, *h = NULL;
+    ck_assert_msg(tusk_actor_new(&a, lib, "count", 0, dir, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(tusk_actor_initialise(a, &err), TUSK_OK);
+    snprintf(conf, sizeof conf, "tag = B\nlog = %s\n", log);
+    write_conf(dir, conf);
+    ck_assert_msg(tusk_actor_update(a, dir, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(tusk_actor_stop(a, &err), TUSK_OK);
+    last_line(log, line, sizeof line);
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s", line);
+    snprintf(conf, sizeof conf, "tag = bad\nlog = %s\n", log);
+    write_conf(dir, conf);
+    ck_assert_int_eq(tusk_actor_update(a, dir, &err), TUSK_EACTOR);
+    assert_message(&err, TUSK_EACTOR,
+                   "actor count[0]: process_update failed with status 2 (bad configuration): tag 'bad' refused");
+    ck_assert_int_eq(tusk_actor_stop(a, &err), TUSK_OK);
+    last_line(log, line, sizeof line);
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s", line);
+
+    ck_assert_int_eq(tusk_actor_new(&h, plain, "hold", 0, dir, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_update(h, dir, &err), TUSK_EINVAL);
+    assert_message(&err, TUSK_EINVAL, "actor hold[0]: no process_update: its parameters cannot change between runs");
+    ck_assert_int_eq(tusk_actor_destroy(&a, &err), TUSK_OK);
+    ck_assert_int_eq(tusk_actor_destroy(&h, &err), TUSK_OK);
+    tusk_actor_lib_close(&lib);
+    tusk_actor_lib_close(&plain);
+    unlink(log);
+    free(log);
+    remove_config_dir(dir);
+    free(path);
+    free(plain_path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("actor_host");
@@ -419,6 +499,7 @@ int main(void)
     tcase_add_test(tc, own_config_folder);
     tcase_add_test(tc, crash_note);
     tcase_add_test(tc, status_strings);
+    tcase_add_test(tc, changeable_parameters);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -20,7 +20,11 @@
  *    an old-protocol or unencrypted peer, a stranger's key) are refused and
  *    counted, and the input binds to a port the kernel picked, which its
  *    CONFIGURE reply names; over ipc, another user's connection is refused
- *    (root only).
+ *    (root only);
+ *  - buffers in shared memory (--transport shm): the instance reads them
+ *    in the sender's ring (here the test's) and gives their slots back;
+ *    descriptors that are garbage, name another ring, no slot of the ring,
+ *    or more bytes than a slot holds are dropped and counted.
  *
  * The test is the instance's controller and neighbours with the run's own
  * keys (security.h): the instance gets them, with its token, on its
@@ -44,6 +48,7 @@
 
 #include "layout.h"
 #include "security.h"
+#include "shmlink.h"
 #include "testutil.h"
 #include "tusk/topology.h"
 #include "runtime/wire.h"
@@ -606,6 +611,81 @@ START_TEST(garbage_is_dropped_and_counted)
 }
 END_TEST
 
+/* A buffer in shared memory: the header (flagged TUSK_WIRE_SHM, `size`
+ * bytes) and `desc_size` bytes of descriptor. */
+static void send_shm(void *s, unsigned k, uint64_t seq, uint32_t size, const void *desc, size_t desc_size)
+{
+    tusk_wire_header_t hd = {.flags = TUSK_WIRE_SHM,
+                             .run = 1,
+                             .source_actor = COPY,
+                             .source_instance = (uint16_t)k,
+                             .input_actor = TUSK_WIRE_NONE,
+                             .input_instance = TUSK_WIRE_NONE,
+                             .seq = seq,
+                             .payload_size = size};
+    uint8_t b[TUSK_WIRE_HEADER_SIZE];
+    tusk_wire_encode(&hd, b);
+    ck_assert_int_eq(zmq_send(s, b, sizeof b, ZMQ_SNDMORE), (int)sizeof b);
+    ck_assert_int_eq(zmq_send(s, desc, desc_size, 0), (int)desc_size);
+}
+
+START_TEST(buffers_in_shared_memory)
+{
+    harness_t h;
+    start(&h, fan_in, "sink");
+    void *from = push_to(&h, 0);
+    tusk_shm_ring_t *r = NULL;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_shm_ring_new(&r, 4096, 3, 1, &err), TUSK_OK);
+    /* copy[0]: buffers 1 and 2 (2 frames each) in slots of the ring. */
+    uint8_t buf[512], desc[TUSK_WIRE_SHM_SIZE];
+    size_t n = frames(buf, 2);
+    tusk_wire_shm_t d[2];
+    for (unsigned i = 0; i < 2; i++) {
+        uint8_t *slot = tusk_shm_ring_take(r);
+        memcpy(slot, buf, n);
+        tusk_shm_ring_lend(r, slot, 0, i + 1, &d[i]);
+        tusk_shm_ring_put(r, slot);
+        tusk_wire_shm_encode(&d[i], desc);
+        send_shm(from, 0, i + 1, (uint32_t)n, desc, sizeof desc);
+    }
+    ck_assert_uint_eq(tusk_shm_ring_busy(r), 2);
+    /* Dropped: 32 bytes of garbage; another ring (nonce); slot 3 of 3; 4097
+     * bytes in a slot of 4096. */
+    memset(desc, 'x', sizeof desc);
+    send_shm(from, 0, 3, (uint32_t)n, desc, sizeof desc);
+    tusk_wire_shm_t bad = d[0];
+    bad.nonce ^= 1;
+    tusk_wire_shm_encode(&bad, desc);
+    send_shm(from, 0, 3, (uint32_t)n, desc, sizeof desc);
+    bad = d[0];
+    bad.slot = 3;
+    tusk_wire_shm_encode(&bad, desc);
+    send_shm(from, 0, 3, (uint32_t)n, desc, sizeof desc);
+    tusk_wire_shm_encode(&d[0], desc);
+    send_shm(from, 0, 3, 4097, desc, sizeof desc);
+    send_msg(from, TUSK_WIRE_END_OF_RUN, COPY, 0, 2, NULL, 0);
+    send_buffers(from, COPY, 1, 1, 2);
+    send_msg(from, TUSK_WIRE_END_OF_RUN, COPY, 1, 2, NULL, 0);
+    send_buffers(from, COPY, 2, 1, 1);
+    send_msg(from, TUSK_WIRE_END_OF_RUN, COPY, 2, 1, NULL, 0);
+    tusk_ctl_t *e = next(&h, "ENDED", false);
+    zmq_close(from);
+    ck_assert_uint_eq(stat_of(e, "recv:1:0"), 2);
+    ck_assert_uint_eq(stat_of(e, "fin:1:0"), 2);
+    ck_assert_uint_eq(stat_of(e, "in_buffers"), 5);
+    ck_assert_uint_eq(stat_of(e, "in_frames"), 2 * 2 + 3 * 3); /* the slots' frames were read */
+    ck_assert_uint_eq(stat_of(e, "bad:1:0"), 0);
+    ck_assert_uint_eq(stat_of(e, "dropped"), 4);
+    ck_assert_str_eq(tusk_ctl_get(e, "state"), "ended");
+    tusk_ctl_destroy(&e);
+    /* Both slots came back (the instance gave each back when done). */
+    ck_assert_uint_eq(tusk_shm_ring_busy(r), 0);
+    tusk_shm_ring_destroy(&r);
+    finish(&h);
+}
+END_TEST
+
 /* A plain socket that sends `bytes` to the tcp port of `endpoint` and
  * closes: no ZeroMQ at all. */
 static void raw_tcp(const char *endpoint, const void *bytes, size_t n)
@@ -743,6 +823,7 @@ int main(void)
     tc = tcase_create("security");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, garbage_is_dropped_and_counted);
+    tcase_add_test(tc, buffers_in_shared_memory);
     tcase_add_test(tc, strangers_are_refused_over_tcp);
     tcase_add_test(tc, another_user_is_refused_over_ipc);
     suite_add_tcase(s, tc);

@@ -53,7 +53,8 @@ START_TEST(header_round_trip_random)
          * or not); an empty marker that completes or releases. */
         static const uint16_t valid[] = {TUSK_WIRE_END_OF_RUN, 0, TUSK_WIRE_COMPLETES,
                                          TUSK_WIRE_EMPTY | TUSK_WIRE_COMPLETES, TUSK_WIRE_EMPTY,
-                                         TUSK_WIRE_EMPTY | TUSK_WIRE_RELEASE};
+                                         TUSK_WIRE_EMPTY | TUSK_WIRE_RELEASE, TUSK_WIRE_SHM,
+                                         TUSK_WIRE_SHM | TUSK_WIRE_COMPLETES};
         h.flags = valid[tu_below(sizeof valid / sizeof valid[0])];
         h.run = (uint32_t)tu_rand();
         h.incarnation = (uint16_t)tu_rand();
@@ -98,8 +99,12 @@ START_TEST(header_rejections)
     b[4] = 1;
     decode_fails(b, 48, "version 1, this host speaks 2");
     memcpy(b, good, 48);
-    b[6] = 0x10;
-    decode_fails(b, 48, "unknown flags 0x0010");
+    b[6] = 0x20;
+    decode_fails(b, 48, "unknown flags 0x0020");
+    memcpy(b, good, 48);
+    b[6] = TUSK_WIRE_SHM | TUSK_WIRE_EMPTY | TUSK_WIRE_COMPLETES;
+    b[40] = b[41] = b[42] = b[43] = 0;
+    decode_fails(b, 48, "an empty marker in shared memory");
     memcpy(b, good, 48);
     b[6] = TUSK_WIRE_END_OF_RUN; /* with a payload size of 100 */
     decode_fails(b, 48, "an end-of-run or empty message with 100 bytes");
@@ -132,6 +137,63 @@ START_TEST(header_rejections)
     memcpy(b, good, 48);
     b[47] = 1;
     decode_fails(b, 48, "reserved fields are not zero");
+}
+END_TEST
+
+/* A slot descriptor: its bytes, asserted field by field, and back. */
+START_TEST(shm_descriptor_known_bytes)
+{
+    tusk_wire_shm_t d = {.pid = 0x01020304, .fd = 7, .slot = 9, .link = 63, .nonce = 0x1122334455667788ull}, back;
+    uint8_t b[TUSK_WIRE_SHM_SIZE];
+    tusk_wire_shm_encode(&d, b);
+    static const uint8_t expect[TUSK_WIRE_SHM_SIZE] = {'T', 'S', 'H', 'M', 4, 3, 2, 1, 7, 0, 0, 0, 9, 0, 0, 0,
+                                                        63, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44,
+                                                        0x33, 0x22, 0x11};
+    ck_assert_mem_eq(b, expect, sizeof b);
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_wire_shm_decode(b, sizeof b, &back, &err), TUSK_OK);
+    ck_assert_uint_eq(back.pid, d.pid);
+    ck_assert_uint_eq(back.fd, d.fd);
+    ck_assert_uint_eq(back.slot, d.slot);
+    ck_assert_uint_eq(back.link, d.link);
+    ck_assert_uint_eq(back.nonce, d.nonce);
+}
+END_TEST
+
+static void shm_decode_fails(const uint8_t *b, size_t n, const char *needle)
+{
+    tusk_wire_shm_t d;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_wire_shm_decode(b, n, &d, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, needle);
+}
+
+START_TEST(shm_descriptor_rejections)
+{
+    tusk_wire_shm_t d = {.pid = 100, .fd = 3, .slot = 0, .link = 0, .nonce = 1};
+    uint8_t good[TUSK_WIRE_SHM_SIZE], b[TUSK_WIRE_SHM_SIZE + 1];
+    tusk_wire_shm_encode(&d, good);
+    shm_decode_fails(good, 31, "descriptor of 31 bytes, expected 32");
+    memcpy(b, good, 32);
+    shm_decode_fails(b, 33, "descriptor of 33 bytes");
+    memcpy(b, good, 32);
+    b[3] = 'X';
+    shm_decode_fails(b, 32, "without the TSHM magic");
+    memcpy(b, good, 32);
+    b[21] = 1;
+    shm_decode_fails(b, 32, "reserved field is not zero");
+    memcpy(b, good, 32);
+    memset(b + 4, 0, 4);
+    shm_decode_fails(b, 32, "pid 0, fd 3");
+    memcpy(b, good, 32);
+    b[7] = 0x80;
+    shm_decode_fails(b, 32, "pid 2147483748, fd 3");
+    memcpy(b, good, 32);
+    b[11] = 0x80;
+    shm_decode_fails(b, 32, "pid 100, fd 2147483651");
+    memcpy(b, good, 32);
+    b[16] = 64;
+    shm_decode_fails(b, 32, "link 64 (at most 63)");
 }
 END_TEST
 
@@ -521,6 +583,8 @@ int main(void)
     tcase_add_test(tc, header_known_bytes);
     tcase_add_test(tc, header_round_trip_random);
     tcase_add_test(tc, header_rejections);
+    tcase_add_test(tc, shm_descriptor_known_bytes);
+    tcase_add_test(tc, shm_descriptor_rejections);
     suite_add_tcase(s, tc);
     tc = tcase_create("control");
     tcase_add_test(tc, ctl_format_and_parse);

@@ -87,9 +87,15 @@ cp "$srcdir"/config/*.xml "$srcdir"/config/bad/*.xml "$tmp/text/"
 printf '# comment\nfile = /data/run 1.adf\n  repeat=3\nempty =\nmode = a = b\n' >"$tmp/text/params.conf"
 # fuzz_wire seeds: a selector byte (even: data header, odd: control text).
 { printf '\000TSKD\001\000\002\000\001\000\000\000'; head -c 36 /dev/zero; } >"$tmp/text/wire-header"
+# ... and a shared-memory slot descriptor (pid 1, fd 3, slot 2, link 1, nonce 7), read whatever the selector.
+{ printf '\000TSHM\001\000\000\000\003\000\000\000\002\000\000\000\001\000\000\000'
+  printf '\000\000\000\000\007\000\000\000\000\000\000\000'; } >"$tmp/text/wire-shm"
 # fuzz_cl_cache seed: odd selector, a made-up program binary (round trip).
 printf '\001\177ELF\002\001\001 a program binary' >"$tmp/text/cl-cache-binary"
 printf '\001HEARTBEAT state=running in_buffers=3 sent:1:0=7 message=a%%20b' >"$tmp/text/wire-control"
+# fuzz_hostlist seeds: Slurm node lists.
+printf 'node[01-03,07],gpu5' >"$tmp/text/hostlist-ranges"
+printf 'rack[1-2]-n[098-101],login.cluster_1' >"$tmp/text/hostlist-2d"
 set -- "$tmp"/corpus/*.adf "$tmp"/text/*
 echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
 
@@ -101,7 +107,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
 targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain
-    fuzz_zfinder fuzz_sts fuzz_ut fuzz_tpc"
+    fuzz_zfinder fuzz_sts fuzz_ut fuzz_tpc fuzz_hostlist"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done
@@ -122,7 +128,7 @@ for t in $targets; do
     dir=$tmp/run-$t
     case $t in
     fuzz_decoders) cp -R "$tmp/decoders" "$dir" ;; # a selector byte, then a payload
-    fuzz_params | fuzz_topology | fuzz_wire | fuzz_cl_cache | fuzz_basis) cp -R "$tmp/text" "$dir" ;;
+    fuzz_params | fuzz_topology | fuzz_wire | fuzz_cl_cache | fuzz_basis | fuzz_hostlist) cp -R "$tmp/text" "$dir" ;;
     *) cp -R "$tmp/corpus" "$dir" ;;
     esac
     mkdir "$tmp/art-$t"

@@ -6,10 +6,14 @@
 #     all; every command answers --version; every command, the actor
 #     interface (3) and the topology file (5) have a manual page; the guide,
 #     FORMAT.md and the example actor are in the documentation folder;
-#   - the example actor (it uses libtusk-spectra) is copied out, built by
-#     its own Makefile with pkg-config only, and run by the installed
-#     tusk-emulate on data the installed tusk-adf made, with the installed
-#     file_producer: it writes its peak table;
+#   - the actor helpers (tusk/actorkit.h, libtusk-actorkit) are installed
+#     with their pkg-config entry, and the header's version is the
+#     library's;
+#   - the example actor (it uses libtusk-actorkit and libtusk-spectra) is
+#     copied out, built by its own Makefile with pkg-config only, and run
+#     by the installed tusk-emulate on data the installed tusk-adf made,
+#     with the installed file_producer: it writes its peak table, and
+#     refuses a parameter it does not know (actorkit's table);
 #   - built instead with a tusk.pc as it was before issue 24 (libtusk-cl,
 #     libtusk, libtusk-base, libtusk-adf only), the same actor fails:
 #     undefined spec_config_init.
@@ -97,12 +101,26 @@ for f in writing-actors.md FORMAT.md examples/actor/peak_table.c examples/actor/
     [ -s "$dest$docdir/$f" ] || fail "$docdir/$f is not installed"
 done
 
+step "the actor helpers: tusk/actorkit.h and libtusk-actorkit, the header's version the library's"
+[ -s "$dest$includedir/tusk/actorkit.h" ] || fail "tusk/actorkit.h is not installed"
+printf '%s\n' '#include <stdio.h>' '#include <tusk/actorkit.h>' \
+    'int main(void) { printf("%d %u\n", TUSK_ACTORKIT_VERSION, ak_version()); return 0; }' >"$tmp/akversion.c"
+# shellcheck disable=SC2046 # pkg-config's words
+cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags tusk-actorkit) -o "$tmp/akversion" "$tmp/akversion.c" \
+    $(pkg-config --libs tusk-actorkit) >"$tmp/akversion.log" 2>&1 ||
+    { cat "$tmp/akversion.log" >&2; fail "a program on tusk-actorkit does not build"; }
+# shellcheck disable=SC2046 # two numbers
+set -- $("$tmp/akversion")
+[ "$#" -eq 2 ] && [ "$1" = "$2" ] && [ "$1" -ge 1000 ] || fail "actorkit's header and library versions: $*"
+
 step "the example actor: built from the installed tree with its own Makefile and pkg-config"
 cp -R "$dest$docdir/examples/actor" "$tmp/actor"
 chmod -R u+w "$tmp/actor"
 (cd "$tmp/actor" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make >"$tmp/build.log" 2>&1) ||
     { cat "$tmp/build.log" >&2; fail "the example actor does not build"; }
 [ -f "$tmp/actor/peak_table.so" ] || fail "no peak_table.so"
+readelf -d "$tmp/actor/peak_table.so" | grep -qF 'Shared library: [libtusk-actorkit.so' ||
+    fail "the example actor does not link libtusk-actorkit"
 
 step "... and run by the installed tusk-emulate, with the installed file_producer"
 cd "$tmp/actor"
@@ -115,6 +133,12 @@ TUSK_ACTOR_PATH=$tmp/actor "$dest$bindir/tusk-emulate" --describe topology.xml >
     { cat describe.txt >&2; fail "--describe failed"; }
 grep -q "reader (producer, 1 instance): $dest$actordir/file_producer.so" describe.txt ||
     { cat describe.txt >&2; fail "file_producer was not the installed one"; }
+sed 's|<parameter name="lines">|<parameter name="quite">yes</parameter><parameter name="lines">|' topology.xml >typo.xml
+got=0
+TUSK_ACTOR_PATH=$tmp/actor "$dest$bindir/tusk-emulate" typo.xml >typo.txt 2>&1 || got=$?
+[ "$got" -eq 2 ] || { cat typo.txt >&2; fail "a misspelt parameter: exit $got, expected 2"; }
+grep -qF "peak_table: unknown parameter 'quite' (known: quiet, " typo.txt ||
+    { cat typo.txt >&2; fail "the misspelt parameter is not named with the known ones"; }
 
 step "with the tusk.pc of before (four libraries), the same actor does not build"
 mkdir "$tmp/oldpc"

@@ -56,6 +56,7 @@ zfinder/libtusk-zfinder: zf_ tusk_zfinder_
 sts/libtusk-sts: sts_ tusk_sts_
 ut/libtusk-ut: ut_ tusk_ut_
 tpc/libtusk-tpc: tpc_ tusk_tpc_
+actorkit/libtusk-actorkit: ak_
 '
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-interface.XXXXXX")

@@ -53,6 +53,7 @@ sts/libtusk-sts: libtusk-cl libtusk-base libtusk-adf
 ut/libtusk-ut: libtusk-cl libtusk-base libtusk-adf
 tpc/libtusk-tpc: libtusk-cl libtusk-base libtusk-adf
 runtime/libtusk: libtusk-base
+actorkit/libtusk-actorkit: libtusk-base libtusk-adf
 '
 # Rule 1 is for the physics libraries and the layers under them: not libtusk.
 above_physics='runtime/libtusk'
@@ -161,6 +162,7 @@ header_owner() { # tusk/NAME.h
     tusk/sts.h) echo sts ;;
     tusk/ut.h) echo ut ;;
     tusk/tpc.h) echo tpc ;;
+    tusk/actorkit.h) echo actorkit ;;
     *) echo '?' ;;
     esac
 }

@@ -5,7 +5,8 @@
 # three C actors written from NARVAL's C actor interface (tests/actors/
 # narval_*.c: NARVAL hooks only), named as NARVAL names them, by the
 # "set library" lines of a NARVAL shell script (tests/narval/narval.sh),
-# run unchanged by tusk-emulate. Each actor reads its own files from the
+# run unchanged by tusk-emulate, then by tusk-run (one tusk-actor process
+# per instance) with the same figures. Each actor reads its own files from the
 # configuration folder its <config_dir> names (the filter a crate map),
 # which it gets in process_config: the consumer's figures are checked
 # against the producer's formula. Then what goes wrong says so: no script,
@@ -56,6 +57,31 @@ cmp expected.txt counts.txt || { diff expected.txt counts.txt >&2 || true; fail 
 [ -z "$(ls -A private)" ] || fail "a temporary folder was left: $(ls -A private)"
 # Nothing was written into the actors' own folders.
 [ "$(ls filter.d)" = "crate.map" ] || fail "filter.d holds more than crate.map: $(ls filter.d)"
+
+step "the same chain under tusk-run --narval-script: one process per actor, each configured from its own folder, the consumer's figures equal tusk-emulate's"
+# The producer ends by itself after 7 buffers (a test producer's option).
+mv counts.txt counts-5.txt
+cp producer.d/producer.conf producer.conf.orig
+echo "buffers 7" >>producer.d/producer.conf
+"$emulate" --narval-script narval.sh topology.xml >summary.txt 2>err.txt ||
+    { cat err.txt >&2; fail "the NARVAL chain of 7 buffers failed in tusk-emulate"; }
+mv counts.txt emulated.txt
+grep -qx "buffers 7" emulated.txt || fail "tusk-emulate: the consumer did not count 7 buffers"
+# Its run folders out of private/ (which must stay empty).
+mkdir runs
+trun() { env -u XDG_RUNTIME_DIR TMPDIR="$tmp/narval/runs" timeout 120 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" "$@"; }
+trun --narval-script narval.sh topology.xml >run.txt 2>err.txt ||
+    { cat run.txt err.txt >&2; fail "the NARVAL chain failed in tusk-run"; }
+grep -q "^links: 2, buffers sent 14, lost 0$" run.txt || { cat run.txt >&2; fail "tusk-run's summary"; }
+cmp emulated.txt counts.txt || { diff emulated.txt counts.txt >&2 || true; fail "tusk-run's figures differ from tusk-emulate's"; }
+[ "$(ls filter.d)" = "crate.map" ] || fail "tusk-run wrote into filter.d: $(ls filter.d)"
+[ "$(ls consumer.d)" = "consumer.conf" ] || fail "tusk-run wrote into consumer.d: $(ls consumer.d)"
+mv producer.conf.orig producer.d/producer.conf
+step "tusk-run without the script: exit 2, as tusk-emulate"
+got=0
+trun topology.xml >run.txt 2>err.txt || got=$?
+[ "$got" -eq 2 ] || { cat err.txt >&2; fail "tusk-run without --narval-script exited $got, expected 2"; }
+grep -qF "no library is set for 'data_transmitter'" err.txt || { cat err.txt >&2; fail "tusk-run's message"; }
 
 step "--describe names the libraries the script set"
 "$emulate" --describe --narval-script narval.sh topology.xml >describe.txt 2>err.txt ||

@@ -341,7 +341,10 @@ gpu_busy() {
 # of PSA_BUFFER bytes (8 MiB, about 1,500 records); psa is opencl on $gpu
 # with 1, 2 and 4 instances sharing the GPU (PSA_THREADS, 8,
 # preprocessing threads in all), then the fast CPU backend (1 instance,
-# every core). A chain runs once over its file (pass 1: the rate), then
+# every core); the single-hit and co60 chains with 1 opencl instance run
+# again with --transport shm (backend column opencl/shm: the buffers in
+# shared memory between the instances, distributed/shmlink.h, beside the
+# same chain over ipc). A chain runs once over its file (pass 1: the rate), then
 # replays it for about PSA_CHAIN_SECONDS (10) of tusk-run's run time.
 # psa-chains.txt, a line a chain: records/s = records / run time; hits a
 # record and FoM terms/s from the psa instances' summaries; cores and GPU
@@ -350,12 +353,12 @@ gpu_busy() {
 # its time, the psa instances' summaries. psa-bench.txt: tusk-bench psa
 # (its end-to-end rows start from ADF buffers, as the actor does; the
 # tables below them give the host's time per record by step, and the
-# steps before and after issue 21 on one thread). About 3 minutes on the
+# steps before and after issue 21 on one thread). About 4 minutes on the
 # 16-core H200 host.
 psa() {
     local summary=$out/psa-chains.txt basis=$work/crystal-coarse.tbs target=${PSA_CHAIN_SECONDS:-10}
     local threads=${PSA_THREADS:-8} producers=${PSA_PRODUCERS:-3} size=${PSA_BUFFER:-8388608} spec
-    local format='%-8s %-7s %4s %7s %6s %10s %8s %10s %8s %11s %6s %8s %s\n'
+    local format='%-8s %-10s %4s %7s %6s %10s %8s %10s %8s %11s %6s %8s %s\n'
     printf "$format" data backend inst threads repeat records seconds records/s hits/rec 'FoM terms/s' cores \
         'GPU busy' status > "$summary"
     if ! tusk-basis gen -c "$share/crystal-coarse.conf" --int16 -q -o "$basis" > "$out/psa-basis.txt" 2>&1; then
@@ -372,8 +375,8 @@ psa() {
     fi
     tusk-bench psa --basis "$basis" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" > "$out/psa-bench.txt" 2>&1
     echo "exit status $?" >> "$out/psa-bench.txt"
-    for spec in "line100 opencl 1" "co60 opencl 1" "line100 opencl 2" "line100 opencl 4" "line100 fast 1" \
-        "co60 fast 1"; do
+    for spec in "line100 opencl 1" "line100 opencl 1 shm" "co60 opencl 1" "co60 opencl 1 shm" "line100 opencl 2" \
+        "line100 opencl 4" "line100 fast 1" "co60 fast 1"; do
         # shellcheck disable=SC2086
         psa_chain $spec
     done
@@ -384,7 +387,8 @@ psa() {
         echo
         echo "file_producer x$producers -> psa -> null_consumer in tusk-run, buffers of $size bytes, device $gpu;"
         echo "records/s over tusk-run's run time; cores (CPU time / wall) and GPU busy (nvidia-smi dmon's mean sm %)"
-        echo "over the whole tusk-run, start-up included."
+        echo "over the whole tusk-run, start-up included. opencl/shm: the same chain with tusk-run --transport shm"
+        echo "(the buffers in shared memory between the instances, not copied through the ipc sockets)."
     } >> "$summary"
 }
 
@@ -419,19 +423,22 @@ psa_topology() {
 EOF
 }
 
-# psa_chain DATA BACKEND INSTANCES: pass 1, then the long run with the
-# GPU's load sampled; its line in psa-chains.txt.
+# psa_chain DATA BACKEND INSTANCES [TRANSPORT]: pass 1, then the long run
+# with the GPU's load sampled; its line in psa-chains.txt. TRANSPORT:
+# tusk-run's --transport (default: its own choice, ipc).
 psa_chain() {
-    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3 file=$work/psa-$1.adf
+    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4} file=$work/psa-$1.adf
+    local transport=${4:+--transport $4} label=$2${4:+/$4}
     local records th t1 repeat frames status secs dmon=
     records=$(tusk-adf stats "$file" | awk '$1 == "data:crystal" { print $2 }')
     if [ "$backend" = fast ]; then th=0; else th=$((threads / n)); [ "$th" -ge 1 ] || th=1; fi
     psa_topology "$file" 1 "$backend" "$n" "$th" $((records * producers)) > "$work/$name-pass1.xml"
-    ( cd "$work" && tusk-run --no-live --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) \
+    # shellcheck disable=SC2086 # $transport: no word or two words
+    ( cd "$work" && tusk-run --no-live $transport --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) \
         > "$out/$name-pass1.txt" 2>&1
     t1=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name-pass1.report" 2>/dev/null)
     if [ -z "$t1" ]; then
-        printf "$format" "$data" "$backend" "$n" "$th" 1 $((records * producers)) - - - - - - \
+        printf "$format" "$data" "$label" "$n" "$th" 1 $((records * producers)) - - - - - - \
             "FAILED (pass 1: $name-pass1.txt)" >> "$summary"
         return
     fi
@@ -443,7 +450,8 @@ psa_chain() {
         dmon=$!
     fi
     rm -rf "$work/$name-rundir"
-    ( cd "$work" && time tusk-run --no-live --run-dir "$work/$name-rundir" --report "$work/$name.report" \
+    # shellcheck disable=SC2086
+    ( cd "$work" && time tusk-run --no-live $transport --run-dir "$work/$name-rundir" --report "$work/$name.report" \
         "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
     status=$?
     [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
@@ -453,7 +461,7 @@ psa_chain() {
     secs=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name.report" 2>/dev/null)
     [ "$status" = 0 ] || secs=
     # The psa instances' summaries: "psa psa[i]: N crystals, H hits (...), T FoM terms ...".
-    awk -v format="$format" -v data="$data" -v be="$backend" -v n="$n" -v th="$th" -v rep="$repeat" \
+    awk -v format="$format" -v data="$data" -v be="$label" -v n="$n" -v th="$th" -v rep="$repeat" \
         -v frames="$frames" -v secs="$secs" -v cores="$(cores_used "$out/$name-run.txt")" \
         -v busy="$([ -n "$dmon" ] && gpu_busy "$out/$name-gpu-load.txt" | tr -d ' ' || echo -)" -v name="$name" '
         /^psa psa\[[0-9]+\]: [0-9]+ crystals, [0-9]+ hits/ {

@@ -16,7 +16,9 @@ case $name in
 tusk-adf) summary="inspect, check, compare and generate ADF (AGATA Data Flow) files" ;;
 tusk-emulate) summary="run a topology of actors serially in one process (gdb, valgrind, replay)" ;;
 tusk-run) summary="run a topology of actors distributed, one process per instance" ;;
+tusk-reprocess) summary="reprocess ADF files over a Slurm job array, reports and spectra merged" ;;
 tusk-actor) summary="host one actor instance of a distributed run (started by tusk-run)" ;;
+tusk-tap) summary="take samples of a link of a running chain from its sampling tap" ;;
 tusk-cl) summary="list, pick and self-test OpenCL devices" ;;
 tusk-basis) summary="make, inspect and plot the signal basis of a segmented HPGe crystal" ;;
 tusk-sim) summary="simulate gamma-ray events in a detector array" ;;

@@ -49,6 +49,7 @@ describe() {
     tusk-sts) echo "the CBM STS local reconstruction (CPU and OpenCL)" ;;
     tusk-ut) echo "the LHCb UT decoding and Compass tracking (CPU and OpenCL)" ;;
     tusk-tpc) echo "the ALICE TPC slice tracker (CPU and OpenCL)" ;;
+    tusk-actorkit) echo "helpers for writing tusk actors: frame copying, parameter tables, actor skeletons" ;;
     *) echo "make-pc.sh: no description of $1: add one to tools/make-pc.sh" >&2; exit 1 ;;
     esac
 }

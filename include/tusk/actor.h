@@ -21,6 +21,11 @@
  *   process_pause / process_resume        optional, between blocks
  *   process_flush ...                     end of data: drain held-back output
  *   process_stop                          producers first, consumers last
+ *   process_update(dir)                   optional, between runs (after
+ *                                         process_initialise or process_stop,
+ *                                         before process_start): parameters
+ *                                         changed (see "Changeable
+ *                                         parameters" below)
  *   process_reset + process_initialise    before a new run
  *   process_unload                        last call; free the instance
  *
@@ -45,6 +50,10 @@ extern "C" {
 #endif
 
 #define TUSK_ACTOR_ABI_VERSION 1u
+/* Additions within version 1 that hosts and actors may lack (a host of an
+ * older revision ignores them; an actor without them loads unchanged):
+ *   1  process_changeable and process_update (changeable parameters) */
+#define TUSK_ACTOR_ABI_REVISION 1u
 
 /* ---- status codes (written to *error_code) ---------------------------------
  * 0 is success; the host treats any other value as a failure that stops the
@@ -151,6 +160,33 @@ typedef void (*tusk_process_block_input_fn)(void *algo_data, unsigned int input,
  * follows. Called after every upstream actor has finished. */
 typedef void (*tusk_process_flush_fn)(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                                       unsigned int *used_size_of_output_buffer, unsigned int *error_code);
+
+/* ---- changeable parameters (ABI revision 1) ---------------------------------
+ * A controller that stays up (tusk-run --serve) runs run after run in the
+ * same process, the library loaded and process_config, process_register
+ * and process_initialise called once. An actor whose parameters may
+ * change between runs says which, and takes the new values, with two
+ * hooks, both required for either to count:
+ *
+ *   const char *process_changeable(void)
+ *       the keys of parameters.conf that may change between runs,
+ *       separated by spaces ("threshold gain"); static text of the library.
+ *       A key not listed is refused by the host, naming actor and key.
+ *   void process_update(void *algo_data, const char *directory_path,
+ *                       char *message, unsigned int message_size,
+ *                       unsigned int *error_code)
+ *       called between runs (never during one) after the host rewrote
+ *       directory_path/parameters.conf with the new values (the other
+ *       keys unchanged): read it again and apply what changed. A failure
+ *       (TUSK_ACTOR_ECONFIG and a message, e.g. a value out of range)
+ *       leaves the instance as it was: the host puts the old values back
+ *       into parameters.conf and reports the message.
+ *
+ * An actor without them has no changeable parameters: changing one needs
+ * a new configuration (tusk-run's one-shot mode, or --quit and --serve). */
+typedef const char *(*tusk_process_changeable_fn)(void);
+typedef void (*tusk_process_update_fn)(void *algo_data, const char *directory_path, char *message,
+                                       unsigned int message_size, unsigned int *error_code);
 
 /* Meaning of a status code ("end of data", "bad configuration", ...). */
 TUSK_API const char *tusk_actor_status_string(unsigned int code);

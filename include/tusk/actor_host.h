@@ -100,6 +100,17 @@ TUSK_API int tusk_actor_pause(tusk_actor_t *actor, tusk_error_t *err);
 TUSK_API int tusk_actor_resume(tusk_actor_t *actor, tusk_error_t *err);
 TUSK_API int tusk_actor_reset(tusk_actor_t *actor, tusk_error_t *err);
 
+/* Changeable parameters (actor.h, ABI revision 1): the keys the library's
+ * process_changeable lists ("" when it lacks process_changeable or
+ * process_update: none), and whether `key` is one of them. */
+TUSK_API const char *tusk_actor_lib_changeable(const tusk_actor_lib_t *lib);
+TUSK_API bool tusk_actor_lib_is_changeable(const tusk_actor_lib_t *lib, const char *key);
+
+/* process_update(config_dir): the instance's parameters.conf was rewritten
+ * between runs. TUSK_EACTOR with the actor's message on a failure;
+ * TUSK_EINVAL when the library has no process_update. */
+TUSK_API int tusk_actor_update(tusk_actor_t *actor, const char *config_dir, tusk_error_t *err);
+
 /* Flow outcome of one process_block / process_flush call. */
 typedef enum tusk_flow {
     TUSK_FLOW_DONE = 0,   /* the input is consumed */

@@ -189,6 +189,13 @@ TUSK_API void spec_print_report(const spec_t *spec, const spec_row_t *rows, size
  * a missing or failing one is TUSK_EIO naming the script. */
 TUSK_API int spec_plot(const spec_t *spec, const char *dir, tusk_error_t *err);
 
+/* spec_write.c: the live picture of a run going on, for tusk-run's status
+ * page (distributed/web.h): spec_plot drawn into DIR/.draw (made if
+ * missing), then each picture (spectra.FMT, lines.FMT) renamed into DIR,
+ * so that a reader sees the previous picture or the new one, whole. The
+ * spectra as they are: an event still open is not in them. */
+TUSK_API int spec_write_live(const spec_t *spec, const char *dir, tusk_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,10 @@
  * NARVAL gives it, into library state. It runs until it is stopped, as
  * NARVAL producers do.
  *
- * DIR/producer.conf: "events_per_buffer N" and "channels C" lines. Each
+ * DIR/producer.conf: "events_per_buffer N" and "channels C" lines, and
+ * optionally "buffers B": after B buffers the next call says its data
+ * ended (tusk's status END_OF_DATA, 0x100), for a run that ends by itself
+ * (tests/narval_chain.sh under tusk-run). Each
  * buffer: a little-endian u32 event count, then per event the u32 channel
  * (event number mod C) and the u32 amplitude ((event number * 37) mod
  * 1000), event numbers counting on from 0 across buffers. Test use only
@@ -14,12 +17,12 @@
 #include <string.h>
 
 typedef struct my_struct {
-    unsigned long next_event;
+    unsigned long next_event, buffers;
     int started;
 } my_struct_t;
 
 /* NARVAL style: process_config reads into library state. */
-static unsigned long events_per_buffer, channels;
+static unsigned long events_per_buffer, channels, max_buffers;
 
 void process_config(char *directory_path, unsigned int *error_code);
 struct my_struct *process_register(unsigned int *error_code);
@@ -48,12 +51,14 @@ void process_config(char *directory_path, unsigned int *error_code)
     *error_code = 1;
     if (!fp)
         return;
-    events_per_buffer = channels = 0;
+    events_per_buffer = channels = max_buffers = 0;
     while (fscanf(fp, "%63s %lu", key, &value) == 2) {
         if (strcmp(key, "events_per_buffer") == 0)
             events_per_buffer = value;
         else if (strcmp(key, "channels") == 0)
             channels = value;
+        else if (strcmp(key, "buffers") == 0)
+            max_buffers = value;
     }
     fclose(fp);
     if (events_per_buffer > 0 && channels > 0)
@@ -69,7 +74,7 @@ struct my_struct *process_register(unsigned int *error_code)
 
 void process_initialise(struct my_struct *algo_data, unsigned int *error_code)
 {
-    algo_data->next_event = 0;
+    algo_data->next_event = algo_data->buffers = 0;
     *error_code = 0;
 }
 
@@ -87,7 +92,7 @@ void process_stop(struct my_struct *algo_data, unsigned int *error_code)
 
 void process_reset(struct my_struct *algo_data, unsigned int *error_code)
 {
-    algo_data->next_event = 0;
+    algo_data->next_event = algo_data->buffers = 0;
     *error_code = 0;
 }
 
@@ -106,6 +111,11 @@ void process_block(struct my_struct *algo_data, void *output_buffer, unsigned in
         *error_code = 1;
         return;
     }
+    if (max_buffers && algo_data->buffers == max_buffers) {
+        *error_code = 0x100; /* the end of its data */
+        return;
+    }
+    algo_data->buffers++;
     put_u32(out, events_per_buffer);
     for (unsigned long i = 0; i < events_per_buffer; i++) {
         unsigned long e = algo_data->next_event++;

@@ -1,5 +1,11 @@
-/* actorkit.h - helpers shared by the built-in actors (a convenience library
- * linked into each of them; not installed, not part of the actor ABI).
+/* actorkit.h - libtusk-actorkit: helpers for writing tusk actors, version 1.0.
+ *
+ * What every actor writes the same way, once: its instance's label and
+ * last message, its parameters read by a table (unknown keys refused),
+ * whole ADF frames copied from input to output across calls that return
+ * TUSK_ACTOR_MORE_OUTPUT, and the skeletons of the three actors of a
+ * reconstruction system. tusk's built-in actors are written on it; link it
+ * with `pkg-config --cflags --libs tusk-actorkit`.
  *
  *   ak_base_t      what every instance carries: its label ("name[i]"),
  *                  instance number and count, and its last error message
@@ -11,26 +17,46 @@
  *                  naming the actor and the key, and fills the actor's
  *                  settings; failures write a message naming the parameter
  *                  into the host's buffer (TUSK_ACTOR_ECONFIG).
- *   ak_copier_t    the frame-by-frame copy of passthrough and fault: whole
- *                  frames, resumed where it stopped after MORE_OUTPUT; and
- *                  for the filters that make an output from each input
- *                  (psa, tracking, ak_batch_t), a damaged input answered
+ *   ak_copier_t    the frame-by-frame copy of a filter that passes frames
+ *                  on: whole frames, resumed where it stopped after
+ *                  MORE_OUTPUT; and for the filters that make an output
+ *                  from each input (ak_batch_t), a damaged input answered
  *                  with the output of its frames before the damage, then
  *                  the failure (ak_input_*).
  *   ak_source_t, ak_batch_t, ak_report_t
- *                  the three actors of a reconstruction system (zfinder,
- *                  sts, ut, tpc): producer, filter and QA consumer, each a
- *                  skeleton the system fills with callbacks into its
- *                  library (see "reconstruction systems" below).
+ *                  the three actors of a reconstruction system: producer,
+ *                  filter and QA consumer, each a skeleton the system fills
+ *                  with callbacks into its library (see "reconstruction
+ *                  systems" below).
  *
  * Hook prototypes. Define the actor's class before including this header
  * (AK_PRODUCER, AK_FILTER or AK_CONSUMER) and it declares every hook with
  * the signature of actor.h, so the definitions satisfy
- * -Wmissing-prototypes and a wrong signature fails to compile.
+ * -Wmissing-prototypes and a wrong signature fails to compile. The hooks
+ * an actor defines must still be exported: compile the actor with
+ * -fvisibility=hidden and link it exporting process_* and
+ * tusk_actor_descriptor only (docs/examples/actor's Makefile does).
  *
  * There is no global mutable state: everything lives in the instance. So
  * the NARVAL process_register (which gets no configuration directory) can
  * only refuse; see ak_register_unsupported.
+ *
+ * Versions. TUSK_ACTORKIT_VERSION is the version of this header,
+ * ak_version() that of the library loaded; both are MAJOR * 1000 + MINOR.
+ * MINOR grows when functions, macros or types are added (an actor built
+ * against 1.0 runs with 1.x); MAJOR when one is removed or changed,
+ * including the layout of a struct below (the structs are embedded in the
+ * actor's instance, so their layout is part of the interface), and the
+ * library's soname changes with it (-version-info, Makefile.am). Check at
+ * run time, e.g. in process_register_dir:
+ *
+ *     if (ak_version() / 1000 != TUSK_ACTORKIT_VERSION_MAJOR) ... refuse
+ *
+ * Contracts. Every function below says what it does on success and on
+ * failure; a function that takes an ak_base_t writes its failure's words
+ * there (what process_error_message then returns) and returns the actor
+ * status (tusk/actor.h) the hook is to report. Nothing here calls exit()
+ * or prints, except where a contract says it prints.
  */
 #ifndef TUSK_ACTORKIT_H
 #define TUSK_ACTORKIT_H
@@ -40,43 +66,59 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tusk/actor.h"
-#include "tusk/adf.h"
-#include "tusk/params.h"
+#include "export.h"
+
+#include "actor.h"
+#include "adf.h"
+#include "error.h"
+#include "params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TUSK_ACTORKIT_VERSION_MAJOR 1
+#define TUSK_ACTORKIT_VERSION_MINOR 0
+#define TUSK_ACTORKIT_VERSION (TUSK_ACTORKIT_VERSION_MAJOR * 1000 + TUSK_ACTORKIT_VERSION_MINOR)
+
+/* The version of the library that runs: TUSK_ACTORKIT_VERSION of the
+ * header it was built from. */
+TUSK_API unsigned ak_version(void);
 
 #if defined(__GNUC__)
 #define AK_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#define AK_HIDDEN __attribute__((visibility("hidden")))
 #else
 #define AK_PRINTF(f, a)
-#define AK_HIDDEN
 #endif
 
-/* ---- hook prototypes ------------------------------------------------------ */
-void process_config(const char *directory_path, unsigned int *error_code);
-void *process_register(unsigned int *error_code);
-void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
-                           unsigned int *error_code);
-void process_initialise(void *algo_data, unsigned int *error_code);
-void process_start(void *algo_data, unsigned int *error_code);
-void process_stop(void *algo_data, unsigned int *error_code);
-void process_pause(void *algo_data, unsigned int *error_code);
-void process_resume(void *algo_data, unsigned int *error_code);
-void process_reset(void *algo_data, unsigned int *error_code);
-void process_unload(void *algo_data, unsigned int *error_code);
-const char *process_error_message(void *algo_data);
-void process_flush(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
-                   unsigned int *used_size_of_output_buffer, unsigned int *error_code);
+/* ---- hook prototypes ------------------------------------------------------ *
+ * Exported (TUSK_ACTOR_EXPORT) whatever -fvisibility says: the hooks an
+ * actor defines, by hand or with the AK_*_HOOKS macros below, are what the
+ * host looks up. */
+TUSK_ACTOR_EXPORT void process_config(const char *directory_path, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void *process_register(unsigned int *error_code);
+TUSK_ACTOR_EXPORT void *process_register_dir(const char *directory_path, char *message,
+                                              unsigned int message_size, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_initialise(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_start(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_stop(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_pause(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_resume(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_reset(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_unload(void *algo_data, unsigned int *error_code);
+TUSK_ACTOR_EXPORT const char *process_error_message(void *algo_data);
+TUSK_ACTOR_EXPORT void process_flush(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                                     unsigned int *used_size_of_output_buffer, unsigned int *error_code);
 #if defined(AK_PRODUCER)
-void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
-                   unsigned int *used_size_of_output_buffer, unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
+                                     unsigned int *used_size_of_output_buffer, unsigned int *error_code);
 #elif defined(AK_FILTER)
-void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer, void *output_buffer,
-                   unsigned int size_of_output_buffer, unsigned int *used_size_of_output_buffer,
-                   unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
+                                     void *output_buffer, unsigned int size_of_output_buffer,
+                                     unsigned int *used_size_of_output_buffer, unsigned int *error_code);
 #elif defined(AK_CONSUMER)
-void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
-                   unsigned int *error_code);
+TUSK_ACTOR_EXPORT void process_block(void *algo_data, void *input_buffer, unsigned int size_of_input_buffer,
+                                     unsigned int *error_code);
 #endif
 
 /* ---- instance base ---------------------------------------------------------- */
@@ -90,13 +132,13 @@ typedef struct ak_base {
 
 /* Record a failure: format the instance's message, set *error_code = code.
  * Returns code. */
-AK_HIDDEN unsigned ak_fail(ak_base_t *base, unsigned *error_code, unsigned code, const char *fmt, ...)
+TUSK_API unsigned ak_fail(ak_base_t *base, unsigned *error_code, unsigned code, const char *fmt, ...)
     AK_PRINTF(4, 5);
 
 /* What process_error_message returns: the instance's message, or for NULL
  * (no instance: process_config or process_register failed) the library's
  * constant explanation, AK_REGISTER_UNSUPPORTED. */
-AK_HIDDEN const char *ak_error_message(const ak_base_t *base);
+TUSK_API const char *ak_error_message(const ak_base_t *base);
 
 #define AK_REGISTER_UNSUPPORTED                                                                          \
     "this tusk actor reads its parameters in process_register_dir (tusk extension); the plain NARVAL "   \
@@ -105,7 +147,7 @@ AK_HIDDEN const char *ak_error_message(const ak_base_t *base);
 /* process_register for actors that need process_register_dir: returns NULL
  * with TUSK_ACTOR_ECONFIG (message: AK_REGISTER_UNSUPPORTED). A tusk host
  * never calls it when process_register_dir is exported. */
-AK_HIDDEN void *ak_register_unsupported(unsigned *error_code);
+TUSK_API void *ak_register_unsupported(unsigned *error_code);
 
 /* The three hooks every built-in actor writes the same way:
  * process_config (nothing to do: parameters are read in
@@ -201,16 +243,16 @@ typedef struct ak_config {
  * required one, the message naming the parameter. On failure: the message
  * in the host's buffer, *error_code = TUSK_ACTOR_ECONFIG (ERESOURCE, EIO
  * for what they mean), false. Always call ak_config_close afterwards. */
-AK_HIDDEN bool ak_config_open(ak_config_t *cfg, const char *dir, const char *actor, const ak_param_t *params,
+TUSK_API bool ak_config_open(ak_config_t *cfg, const char *dir, const char *actor, const ak_param_t *params,
                               void *settings, char *message, unsigned message_size, unsigned *error_code);
-AK_HIDDEN void ak_config_close(ak_config_t *cfg);
+TUSK_API void ak_config_close(ak_config_t *cfg);
 
 /* Write a message into the host's buffer and set *error_code = code.
  * Returns false (for `return ak_config_fail(...)` in bool helpers). */
-AK_HIDDEN bool ak_config_fail(ak_config_t *cfg, unsigned code, const char *fmt, ...) AK_PRINTF(3, 4);
+TUSK_API bool ak_config_fail(ak_config_t *cfg, unsigned code, const char *fmt, ...) AK_PRINTF(3, 4);
 
 /* Fill base->label, instance and instances from the host-added keys. */
-AK_HIDDEN bool ak_config_base(ak_config_t *cfg, ak_base_t *base);
+TUSK_API bool ak_config_base(ak_config_t *cfg, ak_base_t *base);
 
 /* ---- copying whole frames (passthrough, fault) ------------------------------ */
 typedef struct ak_copier {
@@ -228,11 +270,15 @@ typedef struct ak_copier {
     char damage[AK_MESSAGE_MAX / 2];
 } ak_copier_t;
 
-/* false when out of memory. */
-AK_HIDDEN bool ak_copier_init(ak_copier_t *copier);
-AK_HIDDEN void ak_copier_free(ak_copier_t *copier);
-/* Forget a pending input. */
-AK_HIDDEN void ak_copier_reset(ak_copier_t *copier);
+/* Make the copier's reader and writer, nothing pending: true; false when
+ * out of memory (then ak_copier_free it all the same). */
+TUSK_API bool ak_copier_init(ak_copier_t *copier);
+/* Free what ak_copier_init made; the copier may be initialised again. A
+ * zeroed copier, or one freed already, is left as it is. */
+TUSK_API void ak_copier_free(ak_copier_t *copier);
+/* Forget a pending input (after MORE_OUTPUT) and a damaged one: the next
+ * call starts on a new input. */
+TUSK_API void ak_copier_reset(ak_copier_t *copier);
 
 /* Copy whole frames of `in` into `out`, from where the previous call
  * stopped if it returned TUSK_ACTOR_MORE_OUTPUT. Returns TUSK_ACTOR_OK
@@ -247,19 +293,19 @@ AK_HIDDEN void ak_copier_reset(ak_copier_t *copier);
  * input) fails at it, its message accounting for the whole input: the
  * frames and bytes passed on before the offset, the bytes from it on that
  * were not. */
-AK_HIDDEN unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
+TUSK_API unsigned ak_copy_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
                                   void *out, unsigned out_size, unsigned *used);
 
 /* Check that `in` holds whole, well-formed frames (the check copying
  * does, without the copy): TUSK_ACTOR_OK or TUSK_ACTOR_EDATA with the
  * message in base. */
-AK_HIDDEN unsigned ak_check_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size);
+TUSK_API unsigned ak_check_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size);
 
 /* Hand `in` on unchanged when it is whole, well-formed frames
  * (TUSK_ACTOR_FORWARD, *used = 0). Otherwise copy it as ak_copy_frames
  * does, so the frames before a malformed one still go out before the
  * failure (and a call after MORE_OUTPUT goes on copying). */
-AK_HIDDEN unsigned ak_forward_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
+TUSK_API unsigned ak_forward_frames(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
                                      void *out, unsigned out_size, unsigned *used);
 
 /* ---- damaged inputs of filters that make an output from each input -------- */
@@ -284,13 +330,13 @@ AK_HIDDEN unsigned ak_forward_frames(ak_copier_t *copier, ak_base_t *base, const
  * the first malformed one (in_size when there is none), the damage
  * remembered. TUSK_ACTOR_OK; TUSK_ACTOR_EDATA (message in base) when the
  * damage is at offset 0 or cannot be placed: nothing to pass on. */
-AK_HIDDEN unsigned ak_input_check(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
+TUSK_API unsigned ak_input_check(ak_copier_t *copier, ak_base_t *base, const void *in, unsigned in_size,
                                   unsigned *valid);
 
 /* Frame number `frame` at `offset` (in the valid part) of the input of
  * in_size bytes cannot be taken: `what` (naming the offset). The input is
  * damaged from there; the filter goes on with the frames before it. */
-AK_HIDDEN void ak_input_damage(ak_copier_t *copier, unsigned in_size, uint64_t offset, uint64_t frame,
+TUSK_API void ak_input_damage(ak_copier_t *copier, unsigned in_size, uint64_t offset, uint64_t frame,
                                const char *what);
 
 /* The frame of in[0, valid) at which `read` (called on prefixes of whole
@@ -298,7 +344,7 @@ AK_HIDDEN void ak_input_damage(ak_copier_t *copier, unsigned in_size, uint64_t o
  * number, for ak_input_damage. A search over prefixes (log2 of the frames
  * reads): for the error path of a filter whose library reads a whole
  * buffer at once. false when even the whole prefix reads. */
-AK_HIDDEN bool ak_input_bisect(ak_copier_t *copier, const void *in, unsigned valid,
+TUSK_API bool ak_input_bisect(ak_copier_t *copier, const void *in, unsigned valid,
                                bool (*read)(void *ctx, unsigned size), void *ctx, uint64_t *offset,
                                uint64_t *frame);
 
@@ -307,11 +353,11 @@ AK_HIDDEN bool ak_input_bisect(ak_copier_t *copier, const void *in, unsigned val
  * TUSK_ACTOR_MORE_OUTPUT when those bytes still have to go (the failure
  * comes with the next call), else the failure (TUSK_ACTOR_EDATA); code
  * otherwise. */
-AK_HIDDEN unsigned ak_input_done(ak_copier_t *copier, ak_base_t *base, unsigned code, unsigned used);
+TUSK_API unsigned ak_input_done(ak_copier_t *copier, ak_base_t *base, unsigned code, unsigned used);
 
 /* The failure of a damaged input is due: true, *error_code and the
  * message set (the input is forgotten); false otherwise. */
-AK_HIDDEN bool ak_input_failed(ak_copier_t *copier, ak_base_t *base, unsigned *error_code);
+TUSK_API bool ak_input_failed(ak_copier_t *copier, ak_base_t *base, unsigned *error_code);
 
 /* ---- what arrived: frame types tallied, for the end-of-run check ---------- */
 #define AK_TYPES_MAX 16
@@ -324,12 +370,16 @@ typedef struct ak_types {
     uint64_t more;                /* frames of further types */
 } ak_types_t;
 
-AK_HIDDEN void ak_types_reset(ak_types_t *types);
-/* Tally one input buffer's frames (after ak_check_frames passed it). */
-AK_HIDDEN void ak_types_tally(ak_types_t *types, ak_copier_t *copier, const void *in, unsigned in_size);
-AK_HIDDEN uint64_t ak_types_count(const ak_types_t *types, uint32_t type);
+/* Nothing counted. */
+TUSK_API void ak_types_reset(ak_types_t *types);
+/* Tally one input buffer's top-level frames by type (after
+ * ak_check_frames passed it: a malformed buffer is tallied up to the
+ * damage), and the buffer. */
+TUSK_API void ak_types_tally(ak_types_t *types, ak_copier_t *copier, const void *in, unsigned in_size);
+/* Frames of `type` tallied (0 for a type beyond the first AK_TYPES_MAX). */
+TUSK_API uint64_t ak_types_count(const ak_types_t *types, uint32_t type);
 /* "data:psa 340, meta:eof 1" (types without a name as 0x%08X), "none". */
-AK_HIDDEN void ak_types_format(const ak_types_t *types, char *buf, size_t cap);
+TUSK_API void ak_types_format(const ak_types_t *types, char *buf, size_t cap);
 
 /* The end-of-run check of a filter that works on frames of type
  * `expected` (`does`: what it does with them, e.g. "analyses") and passes
@@ -341,7 +391,7 @@ AK_HIDDEN void ak_types_format(const ak_types_t *types, char *buf, size_t cap);
  *   - otherwise (no input at all, or only frames it passes on) a warning
  *     line on stderr: "ACTOR LABEL: WARNING: no ... frame arrived".
  * Returns the status written to *error_code (TUSK_ACTOR_OK or EDATA). */
-AK_HIDDEN unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *types, uint32_t expected,
+TUSK_API unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_types_t *types, uint32_t expected,
                                    const char *does, const uint32_t *passed, size_t n_passed, unsigned *error_code);
 
 /* ---- reconstruction systems: producer, filter, QA consumer ------------------
@@ -374,8 +424,8 @@ AK_HIDDEN unsigned ak_types_expect(ak_base_t *base, const char *actor, const ak_
  * whose first member is not the skeleton's state `ak`. */
 #define AK_INSTANCE_SIZE(type) (sizeof(type) + 0 * sizeof(char[offsetof(type, ak) == 0 ? 1 : -1]))
 
-extern AK_HIDDEN const char *const ak_backends[];        /* reference, fast, opencl */
-extern AK_HIDDEN const char *const ak_picture_formats[]; /* png, svg */
+extern TUSK_API const char *const ak_backends[];        /* reference, fast, opencl */
+extern TUSK_API const char *const ak_picture_formats[]; /* png, svg */
 
 /* ---- producer: numbered units, shared among instances ------------------------
  * Invariant: unit i (a RoI, an event, a timeslice) is made by instance
@@ -422,12 +472,25 @@ typedef struct ak_source {
     size_t staged_cap, staged_size;
 } ak_source_t;
 
-AK_HIDDEN void *ak_source_register(const ak_source_kind_t *kind, const ak_param_t *params, void *settings,
+/* process_register_dir of a producer: read `params` from dir into
+ * `settings` (ak_config_open), make the instance (kind->size bytes,
+ * zeroed) and call kind->open. Returns it; NULL with the message in the
+ * host's buffer and *error_code set (ECONFIG, ERESOURCE) on failure, all
+ * it made freed. */
+TUSK_API void *ak_source_register(const ak_source_kind_t *kind, const ak_param_t *params, void *settings,
                                    const char *dir, char *message, unsigned message_size, unsigned *error_code);
-AK_HIDDEN void ak_source_block(ak_source_t *source, void *out, unsigned out_size, unsigned *used,
+/* process_block of a producer: fill out[0, out_size) with whole pieces of
+ * this instance's next units (the invariant above); *used the bytes
+ * written, *error_code OK, END_OF_DATA after the last unit, EDATA for a
+ * piece larger than the whole buffer, ERESOURCE or ERROR when the
+ * library fails (the message in source->base). */
+TUSK_API void ak_source_block(ak_source_t *source, void *out, unsigned out_size, unsigned *used,
                                unsigned *error_code);
-AK_HIDDEN void ak_source_reset(ak_source_t *source);
-AK_HIDDEN void ak_source_free(void *instance); /* NULL: nothing */
+/* process_reset: the same units again, from the first (kind->reset
+ * zeroes the actor's counters). */
+TUSK_API void ak_source_reset(ak_source_t *source);
+/* process_unload: kind->close, then the instance freed. NULL: nothing. */
+TUSK_API void ak_source_free(void *instance);
 
 #define AK_SOURCE_HOOKS                                                                                 \
     AK_RUN_HOOKS(source)                                                                                \
@@ -484,12 +547,23 @@ typedef struct ak_batch {
     double seconds;                   /* in run */
 } ak_batch_t;
 
-AK_HIDDEN void *ak_batch_register(const ak_batch_kind_t *kind, const ak_param_t *params, void *settings,
+/* process_register_dir of a filter: as ak_source_register, with its
+ * copier and writer made too. */
+TUSK_API void *ak_batch_register(const ak_batch_kind_t *kind, const ak_param_t *params, void *settings,
                                   const char *dir, char *message, unsigned message_size, unsigned *error_code);
-AK_HIDDEN void ak_batch_block(ak_batch_t *batch, const void *in, unsigned in_size, void *out, unsigned out_size,
+/* process_block of a filter: the output of `in` (the invariant above)
+ * into out[0, out_size), *used its bytes; *error_code OK, MORE_OUTPUT
+ * (call again with the same input), EDATA (a damaged input, after the
+ * output of its frames before the damage), ERESOURCE or ERROR (the
+ * message in batch->base). */
+TUSK_API void ak_batch_block(ak_batch_t *batch, const void *in, unsigned in_size, void *out, unsigned out_size,
                               unsigned *used, unsigned *error_code);
-AK_HIDDEN void ak_batch_reset(ak_batch_t *batch);
-AK_HIDDEN void ak_batch_free(void *instance); /* NULL: nothing */
+/* process_reset: a pending or damaged input forgotten, the counters
+ * zeroed (kind->reset the actor's). */
+TUSK_API void ak_batch_reset(ak_batch_t *batch);
+/* process_unload: kind->close, the staging area, copier and writer, then
+ * the instance freed. NULL: nothing. */
+TUSK_API void ak_batch_free(void *instance);
 
 #define AK_BATCH_HOOKS                                                                                  \
     AK_RUN_HOOKS(batch)                                                                                 \
@@ -612,15 +686,28 @@ typedef struct ak_report_settings {
 
 /* Check the sample's label (shorter than cap; no comma, quote or line
  * break: it goes into CSV files) and copy it into dest. */
-AK_HIDDEN bool ak_report_label(ak_config_t *cfg, const char *label, char *dest, size_t cap);
+TUSK_API bool ak_report_label(ak_config_t *cfg, const char *label, char *dest, size_t cap);
 
-AK_HIDDEN void *ak_report_register(const ak_report_kind_t *kind, const ak_param_t *params, void *settings,
+/* process_register_dir of a QA consumer: as ak_source_register, the
+ * label, output folder, format and plot settings checked too. */
+TUSK_API void *ak_report_register(const ak_report_kind_t *kind, const ak_param_t *params, void *settings,
                                    const char *dir, char *message, unsigned message_size, unsigned *error_code);
-AK_HIDDEN void ak_report_initialise(ak_report_t *report, unsigned *error_code);
-AK_HIDDEN void ak_report_block(ak_report_t *report, const void *in, unsigned in_size, unsigned *error_code);
-AK_HIDDEN void ak_report_stop(ak_report_t *report, unsigned *error_code);
-AK_HIDDEN void ak_report_reset(ak_report_t *report);
-AK_HIDDEN void ak_report_free(void *instance); /* NULL: nothing */
+/* process_initialise: a fresh analysis (calls->create); *error_code OK,
+ * ERESOURCE or ECONFIG (the message in report->base). */
+TUSK_API void ak_report_initialise(ak_report_t *report, unsigned *error_code);
+/* process_block: `in` fed whole to the analysis; *error_code OK, EDATA
+ * (a malformed frame, its offset in the input stream in the message),
+ * ERESOURCE, or ESTATE before process_initialise. */
+TUSK_API void ak_report_block(ak_report_t *report, const void *in, unsigned in_size, unsigned *error_code);
+/* process_stop: the analysis finished, printed on stdout and written
+ * into its folder (the invariant above); *error_code OK, EDATA or EIO. */
+TUSK_API void ak_report_stop(ak_report_t *report, unsigned *error_code);
+/* process_reset: the analysis dropped (process_initialise makes the
+ * next one, its counts from zero). */
+TUSK_API void ak_report_reset(ak_report_t *report);
+/* process_unload: the analysis (calls->destroy), then the instance
+ * freed. NULL: nothing. */
+TUSK_API void ak_report_free(void *instance);
 
 #define AK_REPORT_HOOKS                                                                                 \
     AK_STANDARD_HOOKS(ak_report_t)                                                                      \
@@ -700,4 +787,7 @@ static inline void ak_nothing(void *self)
     (void)self;
 }
 
+#ifdef __cplusplus
+}
+#endif
 #endif

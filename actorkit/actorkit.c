@@ -1,12 +1,18 @@
-/* actorkit.c - helpers shared by the built-in actors; see actorkit.h. */
+/* actorkit.c - libtusk-actorkit, helpers for writing actors (the built-in
+ * ones and yours); see tusk/actorkit.h and README.md. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actorkit.h"
+#include "tusk/actorkit.h"
 #include "base/clock.h"
 #include "base/grow.h"
+
+unsigned ak_version(void)
+{
+    return TUSK_ACTORKIT_VERSION;
+}
 
 /* ---- instance base ---------------------------------------------------------- */
 

@@ -1,0 +1,128 @@
+#!/bin/sh
+# distributed_debug.sh - what tusk-run keeps and shows for actor authors,
+# and one instance of a running chain under a debugging tool (issue 24):
+#   - a clean run removes its run folder, and prints what its consumers
+#     printed (null_consumer's line) under the summary;
+#   - --keep keeps it (each instance's log and configuration folder) and
+#     says where;
+#   - --debug NAME=valgrind runs that one instance under valgrind's
+#     memcheck: a clean actor passes (its report is there and empty), a
+#     leaking one (tests/actors/leaky.c) fails the run (exit 3) with a
+#     report naming leaky_remember; skipped visibly without valgrind;
+#   - --debug NAME=gdbserver:PORT waits for gdb, which attaches with
+#     `gdb -batch` and lets the run finish; skipped visibly without
+#     gdbserver or gdb;
+#   - a --debug naming no actor, no instance or no tool: exit 2, said.
+# It waits for states, never for time.
+set -eu
+me=distributed_debug
+b=${abs_top_builddir:?run through make check}
+s=${abs_top_srcdir:?run through make check}
+libs=${TUSK_TEST_ACTOR_PATH:?run through make check}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-ddebug.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+# shellcheck source=tests/distributed_lib.sh
+. "$s/tests/distributed_lib.sh"
+# Run folders in this test's own private folder (tusk-run's default
+# place when XDG_RUNTIME_DIR is not set): what is left there is seen.
+mkdir private
+TMPDIR=$tmp/private
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:?run through make check}:$libs
+export TMPDIR TUSK_ACTOR_PATH
+unset XDG_RUNTIME_DIR
+
+"$b/tusk-adf" gen -n 300 --seed 3 -o input.adf 2>/dev/null
+cat >chain.xml <<'EOF'
+<?xml version="1.0"?>
+<configuration>
+  <producer>
+    <name>reader</name>
+    <binary_code>file_producer</binary_code>
+    <size>65536</size>
+    <parameter name="file">input.adf</parameter>
+  </producer>
+  <intermediary>
+    <name>copy</name>
+    <binary_code>passthrough</binary_code>
+    <data_source>reader</data_source>
+    <size>65536</size>
+  </intermediary>
+  <consumer>
+    <name>sink</name>
+    <binary_code>null_consumer</binary_code>
+    <data_source>copy</data_source>
+  </consumer>
+</configuration>
+EOF
+sed 's|<binary_code>null_consumer</binary_code>|<binary_code>leaky</binary_code>|' chain.xml >leak.xml
+frames=$("$b/tusk-adf" stats input.adf | sed -n 's/^frames: *\([0-9]*\) .*/\1/p')
+[ -n "$frames" ] || fail "tusk-adf stats says no frame count"
+report="null_consumer sink[0]: 79 buffers, $frames frames, $(wc -c <input.adf | tr -d ' ') bytes"
+# The run folder tusk-run names when it starts.
+run_folder() { sed -n 's/^tusk-run: run 1 started: .*(run folder \(.*\))$/\1/p' err.txt; }
+
+step "a clean run: the consumer's report under the summary, the run folder removed"
+run chain.xml >out.txt 2>err.txt || fail "the chain failed"
+awk '/^run time/ { t = 1 } t && /^sink\[0\] reports:$/ { r = 1; next } r { print; exit }' out.txt >said.txt
+[ "$(cat said.txt)" = "$report" ] || fail "under the summary: '$(cat said.txt)', expected '$report'"
+dir=$(run_folder)
+[ -n "$dir" ] || fail "tusk-run did not name its run folder"
+[ ! -e "$dir" ] || fail "the run folder $dir was left after a clean run"
+! grep -q "logs kept" err.txt || fail "a clean run said it kept its logs"
+
+step "--keep: the run folder stays, said at the start and the end, with every log and configuration folder"
+run --keep chain.xml >out.txt 2>err.txt || fail "the chain failed"
+dir=$(run_folder)
+grep -qxF "tusk-run: logs kept in $dir" err.txt || fail "tusk-run --keep did not say where it kept $dir"
+for i in reader.0 copy.0 sink.0; do
+    [ -f "$dir/$i.log" ] || fail "$dir/$i.log is missing"
+    [ -f "$dir/$i/parameters.conf" ] || fail "$dir/$i/parameters.conf is missing"
+done
+grep -qxF "$report" "$dir/sink.0.log" || fail "sink.0.log lacks the consumer's report"
+
+step "--debug with no such actor, instance or tool: exit 2, said"
+expect 2 "--debug 'nope=valgrind': chain.xml has no actor 'nope'" --debug nope=valgrind chain.xml
+expect 2 "--debug 'copy[1]=valgrind': copy has 1 instance (0 to 0)" --debug 'copy[1]=valgrind' chain.xml
+expect 2 "--debug 'copy=gdb': the tool is gdbserver:PORT (a port, 1 to 65535) or valgrind" --debug copy=gdb chain.xml
+expect 2 "--debug 'copy': NAME[K]=gdbserver:PORT or NAME[K]=valgrind" --debug copy chain.xml
+
+if [ -z "${VALGRIND:-}" ] || [ "${SANITIZERS:-no}" = yes ]; then
+    echo "$me: SKIP (--debug NAME=valgrind): valgrind not found, or a sanitizer build (Debian: apt-get install valgrind)"
+else
+    step "--debug copy=valgrind: that instance under memcheck, clean: exit 0, its empty report kept with --keep"
+    run --keep --debug copy=valgrind chain.xml >out.txt 2>err.txt || fail "the chain failed under --debug copy=valgrind"
+    dir=$(run_folder)
+    grep -qF "tusk-run: copy[0] runs under valgrind's memcheck, its report in $dir/copy.0.valgrind" err.txt ||
+        fail "tusk-run did not say where valgrind's report goes"
+    grep -qxF "tusk-run: valgrind: no errors and no leaks in copy[0]" err.txt || fail "no verdict on copy[0]"
+    [ -f "$dir/copy.0.valgrind" ] || fail "$dir/copy.0.valgrind: not there"
+    [ ! -s "$dir/copy.0.valgrind" ] || fail "$dir/copy.0.valgrind: not empty"
+    [ ! -e "$dir/reader.0.valgrind" ] || fail "reader[0] ran under valgrind too"
+    grep -qxF "$report" out.txt || fail "the consumer's report is missing"
+
+    step "--debug sink=valgrind on a leaking consumer: exit 3, the report naming the leaking function"
+    expect 3 "run 1 ended, but valgrind found errors in sink[0]" --debug sink=valgrind leak.xml
+    grep -q "definitely lost" err.txt || fail "valgrind's report is not shown"
+    grep -q "leaky_remember (leaky.c" err.txt || fail "valgrind's report does not name leaky_remember (leaky.c)"
+fi
+
+if ! command -v gdbserver >/dev/null 2>&1 || ! command -v gdb >/dev/null 2>&1; then
+    echo "$me: SKIP (--debug NAME=gdbserver:PORT): gdbserver or gdb not found (Debian: apt-get install gdbserver gdb)"
+else
+    step "--debug copy=gdbserver:PORT: that instance waits for gdb; gdb -batch attaches and the run ends cleanly"
+    port=$((20000 + $$ % 20000))
+    run --debug "copy=gdbserver:$port" chain.xml >out.txt 2>err.txt &
+    pid=$!
+    until_true 600 grep -q "Listening on port $port" private/tusk-*/tusk-run.*/copy.0.log 2>/dev/null ||
+        { kill "$pid" 2>/dev/null; fail "gdbserver did not listen on port $port"; }
+    grep -qF "tusk-run: copy[0] waits under gdbserver for gdb: gdb -ex 'target remote localhost:$port'" err.txt ||
+        { kill "$pid" 2>/dev/null; fail "tusk-run did not say how to attach"; }
+    timeout 120 gdb -batch -ex "target remote localhost:$port" -ex continue >gdb.txt 2>&1 ||
+        { kill "$pid" 2>/dev/null; cat gdb.txt >&2; fail "gdb -batch failed"; }
+    status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 0 ] || fail "tusk-run exited $status with copy[0] under gdbserver"
+    grep -qxF "$report" out.txt || fail "the consumer's report is missing"
+fi
+echo "$me: PASS"

@@ -1,0 +1,138 @@
+#!/bin/sh
+# tap.sh - the online sampling tap (distributed/tap.h) on a running chain
+# (sim -> psa -> spectra, a fixed number of events), under a controller
+# that stays up (tusk-run --serve --web):
+#   - `tusk-run --tap 'psa[0]->spectra[0]'` names the tap's address;
+#     tusk-tap connects with the run's keys, takes one sample (well-formed
+#     ADF, written to a file tusk-adf reads), then stays connected without
+#     taking more: a monitor that fell behind;
+#   - the run goes on unchanged: it ends cleanly, every link reconciled,
+#     and the spectra are those of the same run without a tap (exact);
+#   - nothing is lost silently: on the tapped link every buffer sent was
+#     either queued for the tap or dropped and counted (/metrics:
+#     tap_samples + tap_dropped = sent), and drops there were (the
+#     monitor's and the tap's queues hold a bounded number: the rest must
+#     be dropped, whatever the timing);
+#   - `--untap` detaches it; a link that is none is refused, naming it.
+# Rates with and without a tap: bench/tap.sh (BENCHMARKS.md), not here.
+set -eu
+b=${abs_top_builddir:?run through make check}
+s=${abs_top_srcdir:?run through make check}
+me=tap
+# shellcheck source=tests/distributed_lib.sh
+. "$s/tests/distributed_lib.sh"
+TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
+export TUSK_ACTOR_PATH
+command -v curl >/dev/null || { echo "$me: SKIP: no curl"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-tap.XXXXXX")
+pid= tap_pid=
+cleanup() {
+    for p in $tap_pid $pid; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    [ -n "${TUSK_KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+cd "$tmp"
+
+"$b/tusk-basis" gen -c "$s/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o basis.tbs >/dev/null ||
+    fail "tusk-basis gen"
+chain() { # OUT
+    cat <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration>
+  <producer><name>sim</name><binary_code>gamma_sim</binary_code><size>65536</size>
+    <parameter name="config">$s/config/sim-co60.conf</parameter>
+    <parameter name="basis">$tmp/basis.tbs</parameter>
+    <parameter name="events">60000</parameter></producer>
+  <intermediary><name>psa</name><binary_code>psa</binary_code><data_source>sim</data_source><size>65536</size>
+    <parameter name="basis">$tmp/basis.tbs</parameter><parameter name="backend">fast</parameter>
+    <parameter name="threads">1</parameter></intermediary>
+  <consumer><name>spectra</name><binary_code>spectra</binary_code><data_source>psa</data_source>
+    <parameter name="out">$tmp/$1</parameter><parameter name="plot">no</parameter>
+    <parameter name="lines">1173.2 1332.5</parameter></consumer>
+</configuration>
+EOF
+}
+
+step "the run without a tap (the reference)"
+chain plain >plain.xml
+run plain.xml >out.txt 2>err.txt || fail "the chain without a tap"
+
+step "a controller that stays up; a tap on psa[0]->spectra[0] before the run"
+chain tapped >tapped.xml
+mkdir -m 700 rd
+"$b/tusk-run" --serve --no-live --actor-bin "$b/tusk-actor" --web 0 --run-dir "$tmp/rd" --report report.txt \
+    tapped.xml >serve.txt 2>err.txt &
+pid=$!
+until_true 600 grep -q "waiting for commands" err.txt || fail "the controller did not get ready"
+expect_refused() {
+    st=0
+    "$b/tusk-run" --tap "$1" rd >out.txt 2>tap_err.txt || st=$?
+    [ "$st" -ne 0 ] || fail "--tap '$1' was taken"
+    grep -qF "$2" tap_err.txt || fail "--tap '$1': the message lacks '$2': $(cat tap_err.txt)"
+}
+expect_refused 'sim[0]->spectra[0]' "no link sim[0]->spectra[0]"
+expect_refused 'psa[0]' "UP[K]->DOWN[K]"
+expect_refused 'psa[x]->spectra[0]' "no number"
+"$b/tusk-run" --tap 'psa[0]->spectra[0]' rd >tap.txt 2>tap_err.txt || fail "--tap: $(cat tap_err.txt)"
+address=$(sed -n 's/^tap on psa\[0\]->spectra\[0\]: //p' tap.txt)
+[ -n "$address" ] || fail "--tap did not name the tap's address: $(cat tap.txt)"
+"$b/tusk-tap" --count 1 --stay --run-dir rd --out sample.adf "$address" >monitor.txt 2>monitor_err.txt &
+tap_pid=$!
+until_true 300 grep -q "^tusk-tap: connected" monitor.txt || fail "tusk-tap did not connect: $(cat monitor_err.txt)"
+
+step "the run, with a monitor that takes one sample and falls behind"
+"$b/tusk-run" --start rd >out.txt 2>&1 || fail "--start: $(cat out.txt)"
+"$b/tusk-run" --wait rd >summary.txt 2>&1 || fail "--wait: $(cat summary.txt)"
+grep -q "run 1 ended cleanly" summary.txt || fail "the tapped run did not end cleanly: $(cat summary.txt)"
+until_true 300 grep -q "taking no more" monitor.txt || fail "tusk-tap did not take its sample"
+grep -q "^sample: run 1 buffer [0-9]*, [0-9]* bytes, [1-9][0-9]* frames$" monitor.txt || fail "the sample: $(cat monitor.txt)"
+"$b/tusk-adf" stats sample.adf >stats.txt 2>&1 || fail "tusk-adf stats on the sample: $(cat stats.txt)"
+
+step "the chain's output is that of the run without a tap"
+cmp -s plain/summary.csv tapped/summary.csv || fail "the spectra differ with a tap"
+for f in singles.csv addback.csv core.csv; do
+    cmp -s "plain/$f" "tapped/$f" || fail "$f differs with a tap"
+done
+grep -q "^link=psa\[0\]->spectra\[0\] .* lost=0 " rd/run-1.report || fail "psa -> spectra not reconciled"
+
+step "every buffer of the tapped link queued for the tap or dropped and counted"
+url=$(sed -n 1p rd/web)
+want=$(sed -n 's/^link=psa\[0\]->spectra\[0\] sent=\([0-9]*\) .*/\1/p' rd/run-1.report)
+value() { sed -n "s/^$1{from=psa\[0\],to=spectra\[0\]} //p" samples.txt; }
+scrape() { # until the page's snapshot (every 0.5 s) has the run's final counts
+    curl -sf "${url}metrics" >metrics.txt || return 1
+    "$b/tests/check_metrics" --parse metrics.txt >samples.txt || fail "/metrics does not parse"
+    [ "$(value tusk_link_sent_buffers_total)" = "$want" ]
+}
+until_true 100 scrape || fail "/metrics never showed the $want buffers psa[0] sent"
+sent=$(value tusk_link_sent_buffers_total)
+taken=$(value tusk_link_tap_samples_total)
+dropped=$(value tusk_link_tap_dropped_total)
+echo "$me: link psa[0]->spectra[0]: $sent buffers sent, $taken queued for the tap, $dropped dropped"
+[ "$sent" -gt 100 ] || fail "too few buffers ($sent) to show drops"
+[ $((taken + dropped)) -eq "$sent" ] || fail "tap: $taken + $dropped != $sent sent"
+[ "$taken" -ge 1 ] || fail "nothing queued for the tap"
+[ "$dropped" -ge 1 ] || fail "nothing dropped, though the monitor took one sample only"
+curl -sf "${url}api/status" >status.json || fail "GET /api/status"
+grep -q '"tap":true,"tap_address":"'"$address"'"' status.json || fail "/api/status: no tap at $address"
+
+step "untap; quit"
+"$b/tusk-run" --untap 'psa[0]->spectra[0]' rd >out.txt 2>&1 || fail "--untap: $(cat out.txt)"
+grep -q "tap off psa\[0\]->spectra\[0\]" out.txt || fail "--untap said: $(cat out.txt)"
+untapped() { curl -sf "${url}api/status" | grep -q '"tap":true' && return 1; return 0; }
+until_true 100 untapped || fail "the tap stays in the status"
+"$b/tusk-run" --quit rd >out.txt 2>&1 || fail "--quit: $(cat out.txt)"
+st=0
+wait "$pid" || st=$?
+pid=
+[ "$st" -eq 0 ] || fail "the controller exited $st"
+kill "$tap_pid"
+st=0
+wait "$tap_pid" || st=$?
+tap_pid=
+[ "$st" -eq 0 ] || fail "tusk-tap exited $st"
+grep -q "^tusk-tap: 1 samples, .* 0 malformed$" monitor.txt || fail "tusk-tap's summary: $(cat monitor.txt)"
+echo "$me: ok"
