@@ -18,7 +18,7 @@ void psa_config_default(psa_config_t *c)
     c->mask = PSA_MASK_NEIGHBOURS;
     c->include_hit = false;
     c->include_core = false;
-    c->residual = true;
+    c->residual = false; /* residual = yes: multi-hit crystals better, their host work 20x (BENCHMARKS.md) */
     c->refine = 1;
     c->t0_search = 0;
     c->threshold_kev = 20.0;
