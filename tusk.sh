@@ -26,11 +26,12 @@ die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
 
 # Build and test dependencies (Debian 12 names). libclang-rt-dev brings
 # libFuzzer for clang; valgrind runs `make memcheck`; iproute2 (`ip`, not
-# in minimal images) builds the network namespaces of the multi-host test.
+# in minimal images) builds the network namespaces of the multi-host test;
+# gdb and gdbserver run tests/distributed_debug.sh's `--debug NAME=gdbserver`.
 packages=(build-essential autoconf automake libtool pkg-config
           libzmq3-dev libxml2-dev check libmicrohttpd-dev
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          valgrind clang libclang-rt-dev iproute2 gnuplot-nox)
+          valgrind clang libclang-rt-dev iproute2 gnuplot-nox gdb gdbserver)
 
 install_missing() {
     local missing=() p

@@ -114,7 +114,9 @@ else
     port=$((20000 + $$ % 20000))
     run --debug "copy=gdbserver:$port" chain.xml >out.txt 2>err.txt &
     pid=$!
-    until_true 600 grep -q "Listening on port $port" private/tusk-*/tusk-run.*/copy.0.log 2>/dev/null ||
+    # The glob is expanded at each try: the run folder is made after this starts.
+    listening() { grep -qs "Listening on port $port" private/tusk-*/tusk-run.*/copy.0.log; }
+    until_true 600 listening ||
         { kill "$pid" 2>/dev/null; fail "gdbserver did not listen on port $port"; }
     grep -qF "tusk-run: copy[0] waits under gdbserver for gdb: gdb -ex 'target remote localhost:$port'" err.txt ||
         { kill "$pid" 2>/dev/null; fail "tusk-run did not say how to attach"; }
