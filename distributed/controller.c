@@ -32,6 +32,7 @@
 #include "runctl.h"
 #include "tusk/params.h"
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/parse.h"
 
 #define MAX_RESTARTS 3
@@ -1674,6 +1675,119 @@ static void ctrl_free(ctrl_t *c, bool keep_dir)
         nftw(c->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- run folders kept: the retention rule ---------------------------------------- */
+
+static unsigned keep_runs(const ctrl_t *c)
+{
+    return c->opt.keep_runs_set ? c->opt.keep_runs : TUSK_KEEP_RUNS;
+}
+
+/* A small file of the run folder (opened without following links). */
+static void run_file(ctrl_t *c, const char *name, const char *text)
+{
+    char path[PATH_MAX + 16];
+    tusk_error_t err;
+    snprintf(path, sizeof path, "%s/%s", c->run_dir, name);
+    int fd = tusk_open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, 0600, &err);
+    if (fd < 0) {
+        say(c, "%s", err.message);
+        return;
+    }
+    size_t n = strlen(text);
+    if (write(fd, text, n) != (ssize_t)n)
+        say(c, "%s: %s", path, strerror(errno));
+    close(fd);
+}
+
+/* The run is over: whether its folder stays (a failed run's, --keep's, or
+ * a temporary one under the retention rule; a --run-dir always), said;
+ * a kept temporary folder is marked `ended` (the retention rule's), and
+ * `kept` with --keep (never pruned). */
+static bool run_folder_end(ctrl_t *c, int status)
+{
+    if (!c->run_dir[0])
+        return false;
+    const bool keep = status != TUSK_EXIT_OK || c->opt.keep_run_dir || keep_runs(c) > 0;
+    if (!keep)
+        return false;
+    if (c->temp_run_dir) {
+        char line[32];
+        snprintf(line, sizeof line, "exit %d\n", status);
+        run_file(c, "ended", line);
+        if (c->opt.keep_run_dir)
+            run_file(c, "kept", "--keep\n");
+    }
+    say(c, "logs kept in %s", c->run_dir);
+    return true;
+}
+
+typedef struct ended_folder {
+    char name[256];
+    struct timespec at;
+} ended_folder_t;
+
+static int newest_first(const void *a, const void *b)
+{
+    const ended_folder_t *x = a, *y = b;
+    if (x->at.tv_sec != y->at.tv_sec)
+        return x->at.tv_sec < y->at.tv_sec ? 1 : -1;
+    if (x->at.tv_nsec != y->at.tv_nsec)
+        return x->at.tv_nsec < y->at.tv_nsec ? 1 : -1;
+    return strcmp(y->name, x->name);
+}
+
+/* The retention rule, after the run: of the finished run folders in the
+ * private folder (tusk-run.* with an `ended` file and no `lock` or
+ * `kept`: never a live run's, a dead run's or a --keep one), the newest
+ * keep_runs stay and the older are removed. Nothing with keep_runs 0. */
+static void prune_run_folders(ctrl_t *c)
+{
+    const unsigned keep = keep_runs(c);
+    if (!keep || !c->temp_run_dir || !c->private_dir[0])
+        return;
+    DIR *d = opendir(c->private_dir);
+    if (!d)
+        return;
+    ended_folder_t *f = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "tusk-run.", 9) != 0 || strlen(e->d_name) >= sizeof f->name)
+            continue;
+        char path[PATH_MAX + 300];
+        struct stat st, lk;
+        zu_format(path, sizeof path, "%s/%s/ended", c->private_dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        zu_format(path, sizeof path, "%s/%s/lock", c->private_dir, e->d_name);
+        if (lstat(path, &lk) == 0)
+            continue;
+        zu_format(path, sizeof path, "%s/%s/kept", c->private_dir, e->d_name);
+        if (lstat(path, &lk) == 0)
+            continue;
+        if (tusk_grow(&f, &cap, n + 1, sizeof *f) != 0)
+            break;
+        snprintf(f[n].name, sizeof f[n].name, "%s", e->d_name);
+        f[n].at = st.st_mtim;
+        n++;
+    }
+    closedir(d);
+    unsigned removed = 0;
+    if (n > keep) {
+        qsort(f, n, sizeof *f, newest_first);
+        for (size_t i = keep; i < n; i++) {
+            char path[PATH_MAX + 300];
+            zu_format(path, sizeof path, "%s/%s", c->private_dir, f[i].name);
+            if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+                removed++;
+        }
+    }
+    free(f);
+    if (removed)
+        say(c, "removed %u older run folder%s of %s (--keep-runs %u: the newest are kept)", removed,
+            removed == 1 ? "" : "s", c->private_dir, keep);
+}
+
 /* ---- run folders: whose they are -------------------------------------------------- */
 
 /* The run folder's lock: 1 held by a live tusk-run, 0 not held (the fd,
@@ -2268,10 +2382,10 @@ done:
         c->running = false;
         exit_all(c);
     }
-    if ((status != TUSK_EXIT_OK || c->opt.keep_run_dir) && c->run_dir[0])
-        say(c, "logs kept in %s", c->run_dir);
+    const bool keep = run_folder_end(c, status);
     control_end(c);
-    ctrl_free(c, status != TUSK_EXIT_OK || c->opt.keep_run_dir);
+    ctrl_free(c, keep);
+    prune_run_folders(c);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
@@ -3100,10 +3214,10 @@ done:
         c->running = false;
         exit_all(c);
     }
-    if (status != TUSK_EXIT_OK && c->run_dir[0])
-        say(c, "logs kept in %s", c->run_dir);
+    const bool keep = run_folder_end(c, status);
     control_end(c);
-    ctrl_free(c, status != TUSK_EXIT_OK || c->opt.keep_run_dir);
+    ctrl_free(c, keep);
+    prune_run_folders(c);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);

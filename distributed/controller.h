@@ -35,6 +35,9 @@
 #include "base/exit.h"
 #include "tusk/error.h"
 
+/* Finished run folders kept by default (tusk_run_options_t.keep_runs). */
+#define TUSK_KEEP_RUNS 10
+
 typedef struct tusk_run_options {
     const char *topology;        /* file */
     const char *run_dir;         /* NULL: a new temporary folder */
@@ -70,7 +73,11 @@ typedef struct tusk_run_options {
                                     libraries of generic_* actors (tusk-emulate's
                                     --narval-script); the same paths on every host */
     unsigned n_narval_scripts;
-    bool keep_run_dir;           /* keep the run folder (logs, reports) after a clean run too */
+    bool keep_run_dir;           /* keep this run folder (logs, reports) whatever the retention rule */
+    bool keep_runs_set;          /* keep_runs given (else TUSK_KEEP_RUNS) */
+    unsigned keep_runs;          /* the retention rule: the newest keep_runs finished run folders in
+                                    the user's private folder stay, older ones are removed; 0: a
+                                    clean run removes its own folder (a failed one keeps it) */
     const char *debug;           /* one local instance under a debugging tool: "NAME[K]=gdbserver:PORT"
                                     or "NAME[K]=valgrind" ("NAME": instance 0); its timeouts off */
     const struct tusk_ctl_observer *observer; /* ctlstate.h: called on the controller's thread

@@ -70,8 +70,11 @@ static void help(FILE *out)
             "  --report FILE           write the final figures as key=value lines to FILE\n"
             "                          (what consumers print, spectra and QA tables, comes\n"
             "                          under the summary: the end of each consumer's log)\n"
-            "  --keep                  keep the run folder after a clean run too (logs:\n"
-            "                          NAME.K.log; configuration folders: NAME.K/)\n"
+            "  --keep-runs N           the retention rule: the newest N finished run folders\n"
+            "                          (logs: NAME.K.log; configuration folders: NAME.K/)\n"
+            "                          stay in the private folder, older ones are removed\n"
+            "                          (default 10; 0: a clean run removes its own)\n"
+            "  --keep                  keep this run folder whatever the retention rule\n"
             "  --narval-script FILE    a NARVAL shell script: its 'set library LIB SUBSYSTEM\n"
             "                          ACTOR' lines name the libraries of generic_producer/\n"
             "                          filter/consumer actors (repeatable; the same path on\n"
@@ -154,7 +157,7 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         {"security", required_argument, NULL, 5},        {"certs", required_argument, NULL, 6},
         {"cert", required_argument, NULL, 7},            {"new-cert", required_argument, NULL, 8},
         {"keep", no_argument, NULL, 9},                  {"narval-script", required_argument, NULL, 10},
-        {"debug", required_argument, NULL, 11},
+        {"debug", required_argument, NULL, 11},          {"keep-runs", required_argument, NULL, 12},
         {"engine", required_argument, NULL, 20},         {"unit-property", required_argument, NULL, 21},
         {"units", required_argument, NULL, 22},          {"merge-reports", no_argument, NULL, 23},
         {"serve", no_argument, NULL, 30},               {"start", no_argument, NULL, 31},
@@ -187,6 +190,7 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         case 'T': target = &opt.timeout_ms, name = "--timeout-ms"; break;
         case 'S': target = &opt.start_timeout_ms, name = "--start-timeout-ms"; break;
         case 'O': target = &opt.orphan_ms, name = "--orphan-ms"; break;
+        case 12: target = &opt.keep_runs, name = "--keep-runs", opt.keep_runs_set = true; break;
         case 'd': opt.run_dir = optarg; break;
         case 'c': opt.control_address = optarg; break;
         case 'l': opt.launcher = optarg; break;

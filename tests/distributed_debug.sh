@@ -1,10 +1,13 @@
 #!/bin/sh
 # distributed_debug.sh - what tusk-run keeps and shows for actor authors,
 # and one instance of a running chain under a debugging tool (issue 24):
-#   - a clean run removes its run folder, and prints what its consumers
-#     printed (null_consumer's line) under the summary;
-#   - --keep keeps it (each instance's log and configuration folder) and
-#     says where;
+#   - a clean run keeps its run folder (the retention rule, --keep-runs,
+#     default 10) and says where, and prints what its consumers printed
+#     (null_consumer's line) under the summary; --keep-runs 0 removes a
+#     clean run's own folder; --keep-runs 2 keeps the newest two finished
+#     folders and removes (and counts) the older;
+#   - --keep keeps it (each instance's log and configuration folder),
+#     says where, and the retention rule never removes it;
 #   - --debug NAME=valgrind runs that one instance under valgrind's
 #     memcheck: a clean actor passes (its report is there and empty), a
 #     leaking one (tests/actors/leaky.c) fails the run (exit 3) with a
@@ -62,24 +65,47 @@ report="null_consumer sink[0]: 79 buffers, $frames frames, $(wc -c <input.adf | 
 # The run folder tusk-run names when it starts.
 run_folder() { sed -n 's/^tusk-run: run 1 started: .*(run folder \(.*\))$/\1/p' err.txt; }
 
-step "a clean run: the consumer's report under the summary, the run folder removed"
+step "a clean run: the consumer's report under the summary, the run folder kept (the retention rule), said"
 run chain.xml >out.txt 2>err.txt || fail "the chain failed"
 awk '/^run time/ { t = 1 } t && /^sink\[0\] reports:$/ { r = 1; next } r { print; exit }' out.txt >said.txt
 [ "$(cat said.txt)" = "$report" ] || fail "under the summary: '$(cat said.txt)', expected '$report'"
 dir=$(run_folder)
 [ -n "$dir" ] || fail "tusk-run did not name its run folder"
-[ ! -e "$dir" ] || fail "the run folder $dir was left after a clean run"
-! grep -q "logs kept" err.txt || fail "a clean run said it kept its logs"
+grep -qxF "tusk-run: logs kept in $dir" err.txt || fail "a clean run did not say where it kept $dir"
+[ -f "$dir/sink.0.log" ] && [ -f "$dir/ended" ] && [ ! -e "$dir/lock" ] ||
+    fail "the kept run folder $dir lacks its logs or its end mark, or keeps its lock"
+first=$dir
 
-step "--keep: the run folder stays, said at the start and the end, with every log and configuration folder"
+step "--keep-runs 0: a clean run removes its own folder and says nothing of logs; others stay"
+run --keep-runs 0 chain.xml >out.txt 2>err.txt || fail "the chain failed"
+dir=$(run_folder)
+[ -n "$dir" ] && [ ! -e "$dir" ] || fail "the run folder '$dir' was left after a clean run with --keep-runs 0"
+! grep -q "logs kept" err.txt || fail "a clean run with --keep-runs 0 said it kept its logs"
+[ -d "$first" ] || fail "--keep-runs 0 removed another run's folder"
+
+step "--keep-runs 2: the newest 2 finished run folders stay, older ones are removed and counted"
+run --keep-runs 2 chain.xml >out.txt 2>err.txt || fail "the chain failed"
+second=$(run_folder)
+[ -d "$first" ] && [ -d "$second" ] || fail "--keep-runs 2 with 2 finished runs removed one"
+! grep -q "older run folder" err.txt || fail "--keep-runs 2 with 2 finished runs said it removed some"
+run --keep-runs 2 chain.xml >out.txt 2>err.txt || fail "the chain failed"
+third=$(run_folder)
+[ ! -e "$first" ] && [ -d "$second" ] && [ -d "$third" ] || fail "--keep-runs 2: not exactly the oldest removed"
+grep -qF "tusk-run: removed 1 older run folder of " err.txt || fail "the removal was not said"
+
+step "--keep: the run folder stays, said at the start and the end, with every log and configuration folder, never pruned"
 run --keep chain.xml >out.txt 2>err.txt || fail "the chain failed"
 dir=$(run_folder)
+
 grep -qxF "tusk-run: logs kept in $dir" err.txt || fail "tusk-run --keep did not say where it kept $dir"
 for i in reader.0 copy.0 sink.0; do
     [ -f "$dir/$i.log" ] || fail "$dir/$i.log is missing"
     [ -f "$dir/$i/parameters.conf" ] || fail "$dir/$i/parameters.conf is missing"
 done
 grep -qxF "$report" "$dir/sink.0.log" || fail "sink.0.log lacks the consumer's report"
+run --keep-runs 1 chain.xml >out.txt 2>err.txt || fail "the chain failed"
+[ -d "$dir" ] && [ ! -e "$second" ] && [ ! -e "$third" ] || fail "--keep-runs 1 pruned a --keep folder, or not the others"
+[ -d "$(run_folder)" ] || fail "--keep-runs 1 removed the run's own folder"
 
 step "--debug with no such actor, instance or tool: exit 2, said"
 expect 2 "--debug 'nope=valgrind': chain.xml has no actor 'nope'" --debug nope=valgrind chain.xml
