@@ -45,14 +45,6 @@ private=$tmp/tusk-$(id -u)
 me=distributed
 # shellcheck source=tests/distributed_lib.sh
 . "${abs_top_srcdir:-${top_srcdir:-..}}/tests/distributed_lib.sh"
-# report KEY INSTANCE: a figure from a --report file (INSTANCE "" for the totals line).
-report() {
-    if [ -z "$2" ]; then
-        sed -n "s/^run=.* $1=\([0-9]*\).*/\1/p" rep.txt
-    else
-        grep "^instance=$2 " rep.txt | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
-    fi
-}
 # linkv KEY 'up[k]->down[k]': a link's figure from a --report file.
 linkv() {
     awk -v l="link=$2" -v k="$1" '$1 == l { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' rep.txt

@@ -13,6 +13,8 @@
 #                            apart (a safety bound: the tests wait for
 #                            states, never for time)
 #   gone PID                 the process no longer runs (a zombie counts as gone)
+#   report KEY INSTANCE      a figure of rep.txt (a --report file): INSTANCE's
+#                            line, or the run's totals for INSTANCE ""
 # shellcheck shell=sh disable=SC2154 # me and b come from the sourcing script
 
 step() { echo "$me: $*"; }
@@ -43,4 +45,11 @@ until_true() {
 gone() {
     st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
     case "$st" in Z*) return 0 ;; *) return 1 ;; esac
+}
+report() {
+    if [ -z "$2" ]; then
+        sed -n "s/^run=.* $1=\([0-9]*\).*/\1/p" rep.txt
+    else
+        grep "^instance=$2 " rep.txt | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
+    fi
 }

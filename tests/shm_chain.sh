@@ -30,14 +30,6 @@ unset XDG_RUNTIME_DIR
 me=shm_chain
 # shellcheck source=tests/distributed_lib.sh
 . "${abs_top_srcdir:-${top_srcdir:-..}}/tests/distributed_lib.sh"
-# report KEY INSTANCE: a figure from rep.txt (INSTANCE "" for the totals line).
-report() {
-    if [ -z "$2" ]; then
-        sed -n "s/^run=.* $1=\([0-9]*\).*/\1/p" rep.txt
-    else
-        grep "^instance=$2 " rep.txt | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
-    fi
-}
 # chain FILE BINARY FILTER_ATTRS FILTER_PARAMS: reader -> copy -> writer, 16 KiB buffers.
 chain() {
     cat >"$1" <<XML

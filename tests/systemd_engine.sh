@@ -67,7 +67,6 @@ SH
     export PATH FAKE_SYSTEMD_LOG
 fi
 
-report() { grep "^instance=$2 " rep.txt | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 chain() {
     cat >"$1" <<XML
 <configuration>
