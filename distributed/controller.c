@@ -2284,6 +2284,26 @@ static void print_reports(ctrl_t *c, FILE *out)
     }
 }
 
+/* The end of tusk-run, one-shot or served: the instances told to exit
+ * after a usage failure, the run folder kept or removed (the retention
+ * rule), everything freed, the signal handlers put back; status. */
+static int finish(ctrl_t *c, int status, const struct sigaction *old_int, const struct sigaction *old_term,
+                  const struct sigaction *old_pipe)
+{
+    if (status == TUSK_EXIT_USAGE && c->router) {
+        c->running = false;
+        exit_all(c);
+    }
+    const bool keep = run_folder_end(c, status);
+    control_end(c);
+    ctrl_free(c, keep);
+    prune_run_folders(c);
+    sigaction(SIGINT, old_int, NULL);
+    sigaction(SIGTERM, old_term, NULL);
+    sigaction(SIGPIPE, old_pipe, NULL);
+    return status;
+}
+
 int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
 {
     ctrl_t cs = {0}, *c = &cs;
@@ -2378,18 +2398,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         tusk_error_clear(err);
     }
 done:
-    if (status == TUSK_EXIT_USAGE && c->router) {
-        c->running = false;
-        exit_all(c);
-    }
-    const bool keep = run_folder_end(c, status);
-    control_end(c);
-    ctrl_free(c, keep);
-    prune_run_folders(c);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGPIPE, &old_pipe, NULL);
-    return status;
+    return finish(c, status, &old_int, &old_term, &old_pipe);
 }
 
 /* ---- talking to a running controller ---------------------------------------------- */
@@ -3210,16 +3219,5 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
             children |= c->inst[i].pid > 0;
     }
 done:
-    if (status == TUSK_EXIT_USAGE && c->router) {
-        c->running = false;
-        exit_all(c);
-    }
-    const bool keep = run_folder_end(c, status);
-    control_end(c);
-    ctrl_free(c, keep);
-    prune_run_folders(c);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGPIPE, &old_pipe, NULL);
-    return status;
+    return finish(c, status, &old_int, &old_term, &old_pipe);
 }
