@@ -99,6 +99,10 @@ MaxArraySize=1000
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=tusk Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
+    # Where the hierarchy is cgroup v2 (slurmd loads cgroup/v2 even with
+    # proctrack/pgid and task/none), slurmd asks systemd over D-Bus for a
+    # scope unless told not to: no systemd here to ask.
+    printf 'IgnoreSystemd=yes\n' >"$d/cgroup.conf"
     SLURM_CONF=$d/slurm.conf
     export SLURM_CONF
     if ! slurmctld -i -f "$SLURM_CONF" >"$d/log/slurmctld.start" 2>&1; then

@@ -6,8 +6,8 @@
 # Here (a Debian 12 build machine):
 #   - configures a --prefix=/opt/tusk build in build-device/ and installs
 #     it into DIR/root (make install DESTDIR=...);
-#   - copies into DIR/lib every shared library the installed programs and
-#     actors need, except glibc's own (the target has its own glibc);
+#   - packs into DIR/lib.tar.xz every shared library the installed programs
+#     and actors need, except glibc's own (the target has its own glibc);
 #   - downloads the ocl-icd-libopencl1 and clinfo packages into DIR/debs;
 #   - copies tools/device-env.sh into DIR.
 # DIR defaults to .device (git-ignored); name it in the device tool's
@@ -15,6 +15,14 @@
 #     source .device/device-env.sh
 # which unpacks the loader, registers NVIDIA's ICD, puts /opt/tusk on PATH
 # and sets LD_LIBRARY_PATH and TUSK_ACTOR_PATH (see device-env.sh).
+#
+# With TUSK_BUNDLE_SLURM=1 it also packs Slurm and munge for
+# tools/slurm-bench.sh on the quiet GPU machine (issue 27): Debian's
+# slurmctld, slurmd, slurm-client, slurm-wlm-basic-plugins, munge and
+# libmunge2 packages into DIR/slurm (this machine needs slurm-wlm and munge
+# installed, for their libraries), and every library their programs and the
+# plugins tests/slurm_lib.sh configures need into DIR/lib.tar.xz. There,
+# TUSK_DEVICE_SLURM=1 before sourcing device-env.sh unpacks them into /.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$top/.device}
@@ -50,5 +58,26 @@ find "$out/root/opt/tusk" -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
 
 cd "$out/debs"
 apt-get download ocl-icd-libopencl1 clinfo >/dev/null
+
+if [ "${TUSK_BUNDLE_SLURM:-0}" = 1 ]; then
+    mkdir -p "$out/slurm"
+    (cd "$out/slurm" && apt-get download slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge libmunge2 >/dev/null)
+    plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+    for f in /usr/sbin/slurmctld-wlm /usr/sbin/slurmd-wlm /usr/sbin/slurmstepd-wlm /usr/bin/srun /usr/bin/sbatch \
+        /usr/bin/scontrol /usr/bin/sinfo /usr/sbin/munged "$plugins"/libslurmfull.so "$plugins"/auth_munge.so \
+        "$plugins"/cred_munge.so "$plugins"/select_cons_tres.so "$plugins"/proctrack_pgid.so "$plugins"/cgroup_v1.so \
+        "$plugins"/cgroup_v2.so; do
+        ldd "$f"
+    done | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |
+        while read -r name path; do
+            [[ $name =~ $glibc ]] && continue
+            case $path in "$plugins"/*) continue ;; esac
+            cp -L "$path" "$out/lib/$name"
+        done
+fi
+# Packed: the device tool carries at most 64 MiB with the working tree, and
+# libicudata alone is 30 MB (a fifth of that packed).
+tar -C "$out" -cJf "$out/lib.tar.xz" lib
+rm -rf "$out/lib"
 cp "$top/tools/device-env.sh" "$out/device-env.sh"
 du -sh "$out" | awk '{ print "device-bundle: " $1 " in " "'"$out"'" }'
