@@ -7,6 +7,15 @@
  *             TUSK_ACTOR_EDATA, or is skipped and counted (one line on
  *             stderr at process_stop)
  *   repeat    passes over the file (1)
+ *   timestamps  asis | continue (asis): with continue, pass k (k >= 2)
+ *             adds (k - 1) x P to every frame's timestamp and (k - 1) x E
+ *             to its event number (modulo 2^32), where P and E are the
+ *             spans of the first pass (newest - oldest + 1), so that a
+ *             file replayed N times is one stream going forward in time
+ *             (an event builder downstream sees no frame come back);
+ *             only the frames' own keys change, not keys inside
+ *             composite frames; a timestamp carried past 2^48 - 1 is a
+ *             TUSK_ACTOR_EDATA error naming the pass and offset
  *
  * Each call fills the output buffer with whole frames, never part of one:
  * the frame that does not fit is copied aside (the reader's view of it
@@ -36,17 +45,25 @@
 TUSK_ACTOR_DECLARE("file_producer", "replays an ADF file in buffers of whole frames",
                    "file: the ADF file to replay (required)\n"
                    "on_error: stop | resync: fail on a malformed frame, or skip it and count it (stop)\n"
-                   "repeat: how many passes over the file (1)\n");
+                   "repeat: how many passes over the file (1)\n"
+                   "timestamps: asis | continue: every pass as in the file, or each pass after the first "
+                   "moved forward by the first's span of timestamps and event numbers (asis)\n");
 
 typedef struct producer {
     ak_base_t base;
     char *path;
     adf_file_options_t options;
     uint64_t repeat;
+    bool shift;                 /* timestamps=continue */
     adf_file_reader_t *reader;  /* NULL after process_reset until process_initialise */
     adf_writer_t *writer;
     uint64_t pass;              /* 1-based pass over the file */
     uint64_t pass_frames;       /* frames read in this pass */
+    /* timestamps=continue: the first pass's span, and this pass's shift. */
+    uint64_t ts_min, ts_max;
+    uint32_t ev_min, ev_max;
+    uint64_t ts_shift;
+    uint32_t ev_shift;
     bool ended;                 /* END_OF_DATA returned */
     /* The frame refused by the last full buffer, copied. */
     bool has_pending;
@@ -70,13 +87,16 @@ typedef struct settings {
     const char *file;
     int on_error;
     uint64_t repeat;
+    int timestamps;
 } settings_t;
 
 static const char *const policies[] = {"stop", "resync", NULL};
+static const char *const stamp_modes[] = {"asis", "continue", NULL};
 static const ak_param_t params[] = {
     AK_REQUIRED("file", settings_t, file, "the ADF file to replay"),
     AK_CHOICE("on_error", settings_t, on_error, policies, 0),
     AK_U64("repeat", settings_t, repeat, 1, 1, UINT64_MAX),
+    AK_CHOICE("timestamps", settings_t, timestamps, stamp_modes, 0),
     AK_PARAMS_END,
 };
 
@@ -121,6 +141,12 @@ static void rewind_state(producer_t *p)
     p->frames_out = 0;
     p->bytes_out = 0;
     p->failed = TUSK_ACTOR_OK;
+    p->ts_min = UINT64_MAX;
+    p->ts_max = 0;
+    p->ev_min = UINT32_MAX;
+    p->ev_max = 0;
+    p->ts_shift = 0;
+    p->ev_shift = 0;
 }
 
 void *process_register_dir(const char *directory_path, char *message, unsigned int message_size,
@@ -140,6 +166,7 @@ void *process_register_dir(const char *directory_path, char *message, unsigned i
         goto fail;
     const char *file = set.file;
     p->repeat = set.repeat;
+    p->shift = set.timestamps == 1;
     p->options.on_error = set.on_error == 1 ? ADF_ON_ERROR_RESYNC : ADF_ON_ERROR_STOP;
     size_t n = strlen(file) + 1;
     p->path = malloc(n);
@@ -271,6 +298,29 @@ static void fail_at(producer_t *p, unsigned *error_code, unsigned code, uint64_t
         *error_code = code;
 }
 
+/* timestamps=continue: the first pass notes the span of timestamps and
+ * event numbers; later passes move the frame's key (in f) by this pass's
+ * shift. False when its timestamp would pass ADF_TIMESTAMP_MAX. */
+static bool continue_key(producer_t *p, adf_frame_t *f)
+{
+    if (p->pass == 1) {
+        if (f->key.timestamp < p->ts_min)
+            p->ts_min = f->key.timestamp;
+        if (f->key.timestamp > p->ts_max)
+            p->ts_max = f->key.timestamp;
+        if (f->key.event < p->ev_min)
+            p->ev_min = f->key.event;
+        if (f->key.event > p->ev_max)
+            p->ev_max = f->key.event;
+        return true;
+    }
+    if (p->ts_shift > ADF_TIMESTAMP_MAX - f->key.timestamp)
+        return false;
+    f->key.timestamp += p->ts_shift;
+    f->key.event += p->ev_shift;
+    return true;
+}
+
 void process_block(void *algo_data, void *output_buffer, unsigned int size_of_output_buffer,
                    unsigned int *used_size_of_output_buffer, unsigned int *error_code)
 {
@@ -315,6 +365,14 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
         uint64_t used = adf_writer_used(w);
         if (rc == ADF_OK) {
             p->pass_frames++;
+            if (p->shift && !continue_key(p, &f)) {
+                fail_at(p, error_code, TUSK_ACTOR_EDATA, f.offset, frames, used,
+                        "timestamps=continue: the frame at offset %llu, timestamp %llu, moved by %llu ticks "
+                        "would pass the largest timestamp %llu",
+                        (unsigned long long)f.offset, (unsigned long long)f.key.timestamp,
+                        (unsigned long long)p->ts_shift, (unsigned long long)ADF_TIMESTAMP_MAX);
+                break;
+            }
             if (f.key.length > size_of_output_buffer) {
                 fail_at(p, error_code, TUSK_ACTOR_EDATA, f.offset, frames, used,
                         "the frame at offset %llu is %u bytes, larger than the whole output buffer of %u bytes "
@@ -322,7 +380,7 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
                         (unsigned long long)f.offset, (unsigned)f.key.length, size_of_output_buffer);
                 break;
             }
-            int put = adf_writer_put_frame(w, &f);
+            int put = p->shift ? adf_writer_put(w, &f.key, f.payload, f.payload_size) : adf_writer_put_frame(w, &f);
             if (put == ADF_EFULL) {
                 if (!keep_pending(p, &f))
                     fail_at(p, error_code, TUSK_ACTOR_ERESOURCE, f.offset, frames, used,
@@ -347,6 +405,12 @@ void process_block(void *algo_data, void *output_buffer, unsigned int size_of_ou
                     break;
                 }
                 p->pass++;
+                if (p->shift) {
+                    p->ts_shift = (p->pass - 1) * (p->ts_max - p->ts_min + 1);
+                    p->ev_shift = (uint32_t)((p->pass - 1) * ((uint64_t)p->ev_max - p->ev_min + 1));
+                    if (p->ts_shift / (p->pass - 1) != p->ts_max - p->ts_min + 1)
+                        p->ts_shift = UINT64_MAX; /* overflowed: every frame fails in continue_key */
+                }
                 continue;
             }
             p->ended = true;

@@ -349,6 +349,81 @@ START_TEST(producer_repeat_and_empty_file)
 }
 END_TEST
 
+/* timestamps=continue: every pass after the first moves forward by the
+ * first's spans (timestamps 100..200 -> 101 ticks; events 5..7 -> 3), in
+ * buffers that split the passes anywhere; asis leaves them; a timestamp
+ * carried past 2^48 - 1 fails naming the frame. */
+static void continued_keys(const char *file, const char *mode, unsigned repeat, uint32_t size, char *text,
+                           size_t cap)
+{
+    char reps[16];
+    snprintf(reps, sizeof reps, "%u", repeat);
+    const char *kv[] = {"file", file, "repeat", reps, "timestamps", mode, NULL};
+    fx_t a;
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+    uint8_t out[1024];
+    size_t len = 0;
+    text[0] = '\0';
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert_ptr_nonnull(r);
+    for (tusk_flow_t flow = TUSK_FLOW_DONE; flow != TUSK_FLOW_END;) {
+        uint32_t used = 0;
+        ck_assert_msg(tusk_actor_produce(a.actor, out, size, &used, &flow, &a.err) == TUSK_OK, "%s", a.err.message);
+        adf_frame_t f;
+        adf_reader_reset(r, out, used, 0);
+        while (adf_reader_next(r, &f) == ADF_OK) {
+            len += (size_t)snprintf(text + len, cap - len, "%s%llu/%u", len ? " " : "",
+                                    (unsigned long long)f.key.timestamp, (unsigned)f.key.event);
+            ck_assert_uint_lt(len, cap);
+            ck_assert_uint_eq(f.payload_size, 8);
+        }
+    }
+    adf_reader_destroy(&r);
+    fx_close(&a);
+}
+
+START_TEST(producer_continues_timestamps)
+{
+    uint8_t buf[256], payload[8];
+    tu_fill(payload, sizeof payload);
+    size_t n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, 6, 150, payload, 8);
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 5, 100, payload, 8);
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, 7, 200, payload, 8);
+    char dir[256], file[512], text[512];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/keys.adf", dir);
+    write_bytes(file, buf, n);
+    const uint32_t frame = (uint32_t)(n / 3);
+    const uint32_t sizes[] = {frame, 2 * frame, 1024};
+    for (unsigned i = 0; i < 3; i++) {
+        continued_keys(file, "continue", 3, sizes[i], text, sizeof text);
+        ck_assert_str_eq(text, "150/6 100/5 200/7 251/9 201/8 301/10 352/12 302/11 402/13");
+        continued_keys(file, "asis", 2, sizes[i], text, sizeof text);
+        ck_assert_str_eq(text, "150/6 100/5 200/7 150/6 100/5 200/7");
+    }
+    /* Event numbers wrap modulo 2^32; a timestamp past 2^48 - 1 fails. */
+    n = tu_put_frame(buf, ADF_TYPE_DATA_PSA, UINT32_MAX, ADF_TIMESTAMP_MAX - 1, payload, 8);
+    n += tu_put_frame(buf + n, ADF_TYPE_DATA_PSA, UINT32_MAX - 1, ADF_TIMESTAMP_MAX - 2, payload, 8);
+    write_bytes(file, buf, n);
+    const char *kv[] = {"file", file, "repeat", "2", "timestamps", "continue", NULL};
+    fx_t a;
+    fx_start(&a, "file_producer", TUSK_PRODUCER, 1, 0, kv);
+    uint8_t out[1024];
+    uint32_t used;
+    tusk_flow_t flow;
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, (uint32_t)n, &used, &flow, &a.err), TUSK_OK);
+    ck_assert_uint_eq(used, n);
+    ck_assert_int_eq(tusk_actor_produce(a.actor, out, sizeof out, &used, &flow, &a.err), TUSK_EACTOR);
+    assert_actor_message(a.err.message,
+                         "%s (pass 2 of 2): timestamps=continue: the frame at offset 0, timestamp 281474976710654, "
+                         "moved by 2 ticks would pass the largest timestamp 281474976710655; delivered before it: 2 "
+                         "frames (%zu bytes), the %zu bytes from offset 0 to the end of the file were not",
+                         file, n, n);
+    fx_close(&a);
+    tu_remove_dir(dir);
+}
+END_TEST
+
 START_TEST(producer_frame_larger_than_buffer)
 {
     uint8_t buf[1024], payload[600];
@@ -530,7 +605,7 @@ START_TEST(producer_register_errors)
                           "missing required parameter 'file' (the ADF file to replay)");
     const char *typo[] = {"file", "/dev/null", "repaet", "2", NULL};
     expect_register_error("file_producer", TUSK_PRODUCER, 1, typo,
-                          "file_producer: unknown parameter 'repaet' (known: file, on_error, repeat)");
+                          "file_producer: unknown parameter 'repaet' (known: file, on_error, repeat, timestamps)");
     const char *policy[] = {"file", "/dev/null", "on_error", "skip", NULL};
     expect_register_error("file_producer", TUSK_PRODUCER, 1, policy,
                           "parameter 'on_error': 'skip' is not one of: stop, resync");
@@ -1948,6 +2023,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, producer_replays_file_exactly);
     tcase_add_test(tc, producer_repeat_and_empty_file);
+    tcase_add_test(tc, producer_continues_timestamps);
     tcase_add_test(tc, producer_frame_larger_than_buffer);
     tcase_add_test(tc, producer_malformed_frames);
     tcase_add_test(tc, producer_keeps_frames_before_damage);

@@ -10,6 +10,8 @@
 # OUTDIR/machine.txt says what the machine is.
 # The device is chosen by TUSK_GPU (default NVIDIA, the platform's name).
 # SKIP_BENCH=1 leaves out the ut and tpc parts' tusk-bench runs (chains only).
+# Systems: zfinder sts ut tpc psa track agata (agata: the whole AGATA chain
+# with one psa instance per GPU, issue 26).
 set -uo pipefail
 TIMEFORMAT='wall %R s, cpu user %U s, sys %S s'
 out=${1:?usage: gpu-bench.sh OUTDIR SYSTEM...}
@@ -477,6 +479,151 @@ psa_chain() {
             how = ok ? "ok" : "FAILED (" name "-run.txt)"
             printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, busy, how
         }' "$out/$name-run.txt" >> "$summary"
+}
+
+# agata: the whole AGATA chain on the machine's GPUs (issue 26): replayed
+# data:crystal (the 60Co mix in the 86-crystal shell, AGATA_EVENTS decays,
+# 100,000; the file replayed with timestamps=continue, so the builder sees
+# one stream going forward) -> psa x N (opencl, device "NVIDIA:instance": instance k on GPU
+# k mod the GPUs; PSA_THREADS / N preprocessing threads each, at least 2)
+# -> builder (event_builder) -> tracker (tracking of the psa points, opencl
+# on the first GPU) -> null_consumer, for N in AGATA_INSTANCES (default: 1,
+# 2, 4 and 8 up to the machine's GPU count, and 2 and 4 sharing one GPU
+# where there is one). Every chain runs once over the file under tusk-run
+# (pass 1: its rate), then replays it for about AGATA_CHAIN_SECONDS (10).
+# agata-chains.txt: records/s and events/s over the run time, cores used,
+# every GPU's mean busy; scaling efficiency = rate(N) / (N x rate(1)) where
+# the N instances have N GPUs. agata-N-run.txt: tusk-run's summary and
+# the instances' logs (the builder's and tracker's summaries say what
+# limits: late frames, held frames).
+agata() {
+    local summary=$out/agata-chains.txt basis=$work/crystal-coarse.tbs data=$work/agata-co60.adf
+    local threads=${PSA_THREADS:-8} size=${PSA_BUFFER:-8388608} gpus records n name th
+    local format='%4s %5s %7s %10s %8s %10s %10s %6s %11s %s\n'
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=0
+    [ "$gpus" -ge 1 ] || gpus=1
+    local list=${AGATA_INSTANCES:-}
+    if [ -z "$list" ]; then
+        for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && list="$list $n"; done
+        [ "$gpus" = 1 ] && list="$list 2 4"
+    fi
+    printf "$format" psa gpus threads records seconds records/s events/s cores efficiency 'GPU busy (each)' > "$summary"
+    [ -f "$basis" ] || tusk-basis gen -c "$share/crystal-coarse.conf" --int16 -q -o "$basis" > "$out/agata-basis.txt" 2>&1
+    if ! ( cd "$work" && tusk-sim run "$share/sim-co60.conf" --set "basis=$basis" --set "array=$share/array-shell.conf" \
+             --set truth=no \
+             --events "${AGATA_EVENTS:-100000}" -q -o "$data" ) > "$out/agata-sim.txt" 2>&1; then
+        echo "no input: tusk-sim failed (agata-sim.txt)" >> "$summary"
+        return
+    fi
+    records=$(tusk-adf stats "$data" | awk '$1 == "data:crystal" { print $2 }')
+    local one=
+    for n in $list; do
+        name=agata-$n
+        th=$((threads / n))
+        [ "$th" -ge 2 ] || th=2
+        agata_topology "$n" "$th" 1 > "$work/$name-pass1.xml"
+        ( cd "$work" && tusk-run --no-live --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) \
+            > "$out/$name-pass1.txt" 2>&1
+        local t1 repeat
+        t1=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name-pass1.report" 2>/dev/null)
+        if [ -z "$t1" ]; then
+            printf "$format" "$n" - "$th" "$records" - - - - - "FAILED (pass 1: $name-pass1.txt)" >> "$summary"
+            continue
+        fi
+        repeat=$(awk -v t="$t1" -v T="${AGATA_CHAIN_SECONDS:-10}" 'BEGIN { r = t > 0 ? int(T / t) + 1 : 1; print (r > 2000 ? 2000 : r) }')
+        agata_topology "$n" "$th" "$repeat" > "$work/$name.xml"
+        local dmon=
+        if command -v nvidia-smi >/dev/null; then
+            nvidia-smi dmon -s u -o T > "$out/$name-gpu-load.txt" 2>&1 &
+            dmon=$!
+        fi
+        rm -rf "$work/$name-rundir"
+        ( cd "$work" && time tusk-run --no-live --run-dir "$work/$name-rundir" --report "$work/$name.report" \
+            "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
+        local status=$?
+        [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
+        echo "exit status $status" >> "$out/$name-run.txt"
+        cat "$work/$name-rundir"/*.log >> "$out/$name-run.txt" 2>/dev/null
+        rm -rf "$work/$name-rundir"
+        local secs events used=$((n < gpus ? n : gpus)) rate eff busy all=$((records * repeat))
+        secs=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name.report" 2>/dev/null)
+        [ "$status" = 0 ] || secs=
+        events=$(sed -n 's/^event_builder builder\[0\]: .* \([0-9][0-9]*\) events.*$/\1/p' "$out/$name-run.txt" | head -n 1)
+        if [ -z "$secs" ]; then
+            printf "$format" "$n" "$used" "$th" "$all" - - - - - "FAILED ($name-run.txt)" >> "$summary"
+            continue
+        fi
+        rate=$(awk -v r="$all" -v s="$secs" 'BEGIN { printf "%.0f", r / s }')
+        [ "$n" = 1 ] && one=$rate
+        eff=-
+        [ -n "$one" ] && [ "$used" = "$n" ] &&
+            eff=$(awk -v r="$rate" -v o="$one" -v n="$n" 'BEGIN { printf "%.2f", r / (n * o) }')
+        busy=$(awk '/^#/ { for (i = 1; i <= NF; i++) { if ($i == "sm") sm = $1 == "#" ? i - 1 : i
+                                                         if ($i == "gpu") g = $1 == "#" ? i - 1 : i }; next }
+            sm && $sm ~ /^[0-9]+$/ { s[$g] += $sm; c[$g]++ }
+            END { for (k in s) { printf "%s%s:%.0f%%", sep, k, s[k] / c[k]; sep = " " } }' \
+            "$out/$name-gpu-load.txt" 2>/dev/null)
+        printf "$format" "$n" "$used" "$th" "$all" "$(printf %.2f "$secs")" "$rate" \
+            "$(awk -v e="${events:-0}" -v s="$secs" 'BEGIN { printf "%.0f", e / s }')" \
+            "$(cores_used "$out/$name-run.txt")" "$eff" "${busy:--}" >> "$summary"
+    done
+    {
+        echo
+        echo "file_producer -> psa x N (opencl, $gpu:instance) -> event_builder -> tracking (opencl) -> null_consumer"
+        echo "in tusk-run, a file of $records data:crystal records of the 60Co mix (86-crystal shell) replayed, buffers"
+        echo "of $size bytes;"
+        echo "$gpus GPU(s) here; rates over tusk-run's run time; efficiency = rate / (N x rate of 1) where N GPUs."
+    } >> "$summary"
+}
+
+# agata_topology N THREADS REPEAT: agata()'s chain.
+agata_topology() {
+    cat <<EOF
+<configuration>
+  <producer>
+    <name>reader</name>
+    <binary_code>file_producer</binary_code>
+    <size>$size</size>
+    <parameter name="file">$data</parameter>
+    <parameter name="repeat">$3</parameter>
+    <parameter name="timestamps">continue</parameter>
+  </producer>
+  <intermediary instances="$1">
+    <name>psa</name>
+    <binary_code>psa</binary_code>
+    <data_source>reader</data_source>
+    <size>$size</size>
+    <parameter name="basis">$basis</parameter>
+    <parameter name="backend">opencl</parameter>
+    <parameter name="device">${gpu}:instance</parameter>
+    <parameter name="threads">$2</parameter>
+  </intermediary>
+  <intermediary>
+    <name>builder</name>
+    <binary_code>event_builder</binary_code>
+    <data_source>psa</data_source>
+    <size>$size</size>
+    <parameter name="window">10</parameter>
+    <parameter name="reorder">100000000</parameter>
+  </intermediary>
+  <intermediary>
+    <name>tracker</name>
+    <binary_code>tracking</binary_code>
+    <data_source>builder</data_source>
+    <size>$size</size>
+    <parameter name="array">$share/array-shell.conf</parameter>
+    <parameter name="points">psa</parameter>
+    <parameter name="backend">opencl</parameter>
+    <parameter name="device">$gpu</parameter>
+    <parameter name="threads">0</parameter>
+  </intermediary>
+  <consumer>
+    <name>sink</name>
+    <binary_code>null_consumer</binary_code>
+    <data_source>tracker</data_source>
+  </consumer>
+</configuration>
+EOF
 }
 
 machine
