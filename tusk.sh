@@ -28,10 +28,19 @@ die() { printf 'tusk.sh: %s\n' "$*" >&2; exit 1; }
 # libFuzzer for clang; valgrind runs `make memcheck`; iproute2 (`ip`, not
 # in minimal images) builds the network namespaces of the multi-host test;
 # gdb and gdbserver run tests/distributed_debug.sh's `--debug NAME=gdbserver`.
+# slurm-wlm and munge: tests/slurm.sh starts a private cluster of its own
+# (its own munged, key, socket and slurm.conf). The packages' services
+# start nothing in the way: slurmd and slurmctld need /etc/slurm/slurm.conf
+# (none is installed: their units' ConditionPathExists, their init scripts
+# exit 0), a system munged (where systemd runs, or no policy-rc.d stops
+# it) has its own key and socket. systemd: tests/systemd_real.sh runs a
+# private user manager and journald in a mount namespace of its own (as
+# root with CAP_SYS_ADMIN; it says why it skips otherwise).
 packages=(build-essential autoconf automake libtool pkg-config
           libzmq3-dev libxml2-dev check libmicrohttpd-dev
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          valgrind clang libclang-rt-dev iproute2 gnuplot-nox gdb gdbserver)
+          valgrind clang libclang-rt-dev iproute2 gnuplot-nox gdb gdbserver
+          slurm-wlm munge systemd)
 
 install_missing() {
     local missing=() p

@@ -16,6 +16,7 @@
 #include "base/exit.h"
 #include "base/parse.h"
 #include "config.h"
+#include "journal.h"
 #include "node.h"
 #include "security.h"
 
@@ -178,6 +179,9 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
         return TUSK_EXIT_USAGE;
     }
     if (debug) {
+        /* Under gdbserver or valgrind, no copier process beside the
+         * instance (journal.h): its output goes to the run folder only. */
+        unsetenv("TUSK_JOURNAL");
         int rc = exec_debug(debug, argc, argv);
         if (rc != TUSK_EXIT_OK)
             return rc;
@@ -185,6 +189,12 @@ static int run(const tusk_cli_t *cli, int argc, char **argv)
     /* A dead downstream peer must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     tusk_error_t err;
+    tusk_error_clear(&err);
+    /* A systemd unit's output to the journal too (journal.h, engine.h). */
+    const char *journal = getenv("TUSK_JOURNAL");
+    if (journal && *journal && tusk_journal_tee(TUSK_JOURNAL_SOCKET, journal, &err) != TUSK_OK)
+        fprintf(stderr, PROG ": TUSK_JOURNAL=%s: %s: the output goes to the run folder only\n", journal,
+                err.message);
     tusk_error_clear(&err);
     tusk_secrets_t secrets;
     if (secrets_from) {

@@ -74,6 +74,7 @@ typedef struct inst {
     bool failed_now;        /* its current incarnation failed */
     bool lost;              /* given up: peers told */
     unsigned restarts;
+    unsigned respawned;     /* between runs (respawn_lost): the next run's restarts (its START is no restart's) */
     char reason[TUSK_ERROR_MESSAGE_MAX];
     char log[4096];
     uint64_t prev_bytes, prev_ms; /* for rates */
@@ -399,7 +400,7 @@ static void command(ctrl_t *c, inst_t *in, const char *verb, tusk_ctl_t *m, cons
     if (zu_send_ctl(c->router, in->id, m ? m : own, payload, size, &err) != TUSK_OK)
         say(c, "%s: %s", in->id, err.message);
     tusk_ctl_destroy(&own);
-    if (strcmp(verb, "PING") && strcmp(verb, "PEER_LOST") && strcmp(verb, "RESEND_EOR"))
+    if (strcmp(verb, "PING") && strcmp(verb, "PEER_LOST") && strcmp(verb, "RESEND_EOR") && strcmp(verb, "PEER_BACK"))
         snprintf(in->waiting, sizeof in->waiting, "%s", verb);
 }
 
@@ -903,7 +904,7 @@ static bool handle_message(ctrl_t *c, const char *id, const char *user, tusk_ctl
                 send_start(c, in);
         } else if (strcmp(to, "START") == 0) {
             in->st = I_RUNNING;
-            if (in->incarnation > 0) {
+            if (in->incarnation > 0 && !in->respawned) {
                 /* Its predecessor may have taken the upstream end of run
                  * with it: ask for it again. */
                 tell_neighbours(c, in, "RESEND_EOR", true, false);
@@ -2005,6 +2006,10 @@ static int setup(ctrl_t *c, tusk_error_t *err)
         rc = tusk_topology_parse(&c->topo, c->xml, c->xml_size, c->opt.topology, err);
     if (rc == TUSK_OK)
         rc = setup_narval_debug(c, err);
+    char placed[1024]; /* slurm: actors without a host onto the allocation's nodes (engine.h) */
+    if (rc == TUSK_OK && (rc = tusk_engine_place(c->opt.engine, c->topo, placed, sizeof placed, err)) == TUSK_OK &&
+        placed[0])
+        say(c, "%s", placed);
     if (rc != TUSK_OK)
         return rc;
     c->layout.transport = c->opt.force_transport ? c->opt.transport : layout_default_transport(c->topo);
@@ -2040,6 +2045,12 @@ static int setup(ctrl_t *c, tusk_error_t *err)
         return rc;
     if ((rc = tusk_engine_check(c->opt.engine, c->topo, err)) != TUSK_OK)
         return rc;
+    char journal[1024]; /* systemd: where the instances' output goes as well (engine.h) */
+    if ((rc = tusk_engine_journal(c->opt.engine, c->topo, c->opt.run, (long)getpid(), c->run_dir, journal,
+                                  sizeof journal, err)) != TUSK_OK)
+        return rc;
+    if (journal[0])
+        say(c, "%s", journal);
     find_actor_bin(c);
 
     const char *caddr = c->opt.control_address ? c->opt.control_address : "127.0.0.1";
@@ -2835,6 +2846,75 @@ static int reply_failure(ctrl_t *c, const char *what, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* Between runs (start, reset): every instance lost (killed, crashed,
+ * failed, during the last run or since) is started again and brought to
+ * ready as at the set-up (hello, configure where its predecessor bound,
+ * initialise), counted as a restart of the next run; the instances
+ * around one its failure was told to hear it is back (PEER_BACK). What
+ * cannot be respawned is refused, naming the instance, and stays lost. */
+static int respawn_lost(ctrl_t *c, const char *what, tusk_error_t *err)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (alive(in))
+            continue;
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        if (in->pid > 0)
+            kill(in->pid, SIGKILL); /* its endpoints are for its successor */
+        in->kill_at = 0;
+        in->draining = false;
+        retire_stats(in);
+        in->incarnation++;
+        in->respawned++;
+        say(c, "%s: respawning %s[%u] on %s (it was %s%s%s)", what, s->name, in->k, s->hostname, state_word(in),
+            in->reason[0] ? ": " : "", in->reason);
+        in->reason[0] = '\0';
+        if (spawn(c, in, err) != TUSK_OK) {
+            in->st = I_GONE;
+            tusk_error_prefix(err, "%s: %s[%u] is lost and cannot be respawned", what, s->name, in->k);
+            return TUSK_EACTOR;
+        }
+        n++;
+    }
+    if (!n)
+        return TUSK_OK;
+    clear_replies(c);
+    uint64_t deadline = tusk_clock_ms() + c->opt.start_timeout_ms;
+    /* One under gdbserver waits for gdb before it says hello: no time limit. */
+    for (bool starting = true; starting && (tusk_clock_ms() < deadline || debug_alive(c)) && stop_signals < 2;) {
+        starting = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            starting |= c->inst[i].st == I_STARTING;
+        if (starting)
+            pump(c, 50);
+    }
+    step_all(c, "CONFIGURE", true, c->opt.start_timeout_ms, I_HELLO);
+    step_all(c, "INITIALISE", false, c->opt.start_timeout_ms, I_CONFIGURED);
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (!in->respawned || (alive(in) && (in->st == I_READY || in->st == I_STOPPED)))
+            continue;
+        const tusk_actor_spec_t *s = spec_of(c, in);
+        const char *why = in->reason[0] ? in->reason : in->reply_message[0] ? in->reply_message
+                        : in->st == I_STARTING ? "it never said hello" : in->waiting[0] ? "no reply" : state_word(in);
+        tusk_error_set(err, TUSK_EACTOR, "%s: %s[%u] on %s was lost and its respawn failed: %s (log: %s)", what,
+                       s->name, in->k, s->hostname, why, in->log);
+        if (alive(in))
+            on_failure(c, in, "respawn: %s", why);
+        return TUSK_EACTOR;
+    }
+    for (unsigned i = 0; i < c->n_inst; i++) {
+        inst_t *in = &c->inst[i];
+        if (in->respawned && in->lost) {
+            tell_neighbours(c, in, "PEER_BACK", true, true);
+            in->lost = false;
+        }
+    }
+    say(c, "%s: %u lost instance%s respawned and ready", what, n, n == 1 ? "" : "s");
+    return TUSK_OK;
+}
+
 /* reset: process_reset, then process_initialise, on every instance
  * (producers first), their processes and libraries kept. */
 static int reset_all(ctrl_t *c, tusk_error_t *err)
@@ -2998,6 +3078,13 @@ static int controller_command(ctrl_t *c, const char *verb, const char *args, con
                 return tusk_error_set(err, TUSK_EINVAL, "start: '%s' is no run number (1 or more)", args);
             run = v;
         }
+        c->in_command++;
+        int rc = respawn_lost(c, "start", err);
+        c->in_command--;
+        if (rc != TUSK_OK) {
+            say(c, "%s", err->message);
+            return rc;
+        }
         const inst_t *in = not_ready(c);
         if (in)
             return tusk_error_set(err, TUSK_EINVAL, "start: %s[%u] is %s, not ready%s", spec_of(c, in)->name, in->k,
@@ -3012,7 +3099,9 @@ static int controller_command(ctrl_t *c, const char *verb, const char *args, con
     c->in_command++;
     if (strcmp(verb, "reset") == 0) {
         say(c, "reset requested %s", by);
-        rc = reset_all(c, err);
+        rc = respawn_lost(c, "reset", err);
+        if (rc == TUSK_OK)
+            rc = reset_all(c, err);
         if (rc == TUSK_OK)
             *reply = reply_text("tusk-run: reset: %u instances reset and initialised\n", c->n_inst);
     } else {
@@ -3102,7 +3191,7 @@ static void serve_run(ctrl_t *c)
             tusk_ctl_destroy(&in->old_stats[j]);
         in->n_old = 0;
         in->failed_once = in->failed_now = false;
-        in->restarts = 0;
+        in->restarts = in->respawned; /* lost, and respawned before this run (respawn_lost) */
         in->reason[0] = '\0';
         in->prev_bytes = in->prev_ms = 0;
         if (in->st == I_STOPPED)
@@ -3121,6 +3210,8 @@ static void serve_run(ctrl_t *c)
         setup_failure(c, "start", &e);
         begin_fatal_stop(c, e.message);
     }
+    for (unsigned i = 0; i < c->n_inst; i++)
+        c->inst[i].respawned = 0; /* started: a restart from now on is one during the run */
     drive_run(c);
 
     /* The summary, as tusk_run_topology prints it, and the report. */
@@ -3177,16 +3268,15 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
     sigaction(SIGPIPE, &ign, &old_pipe);
 
     int status = TUSK_EXIT_USAGE;
-    int rc = TUSK_OK;
-    if (c->opt.debug)
-        rc = tusk_error_set(err, TUSK_EINVAL, "--debug: not with --serve (yet): debug a one-shot run");
-    if (rc == TUSK_OK)
-        rc = setup(c, err);
+    int rc = setup(c, err);
     if (rc == TUSK_OK)
         rc = observe_start(c, err);
-    if (rc == TUSK_OK)
-        rc = bring_up(c, err);
     if (rc != TUSK_OK)
+        goto done;
+    /* --debug: the instance stays under its tool across the runs (and a
+     * respawn of it too); valgrind's verdict comes after the quit. */
+    debug_announce(c);
+    if ((rc = bring_up(c, err)) != TUSK_OK)
         goto done;
     c->configured = true;
     c->next_run = c->opt.run;
@@ -3212,11 +3302,17 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
     exit_all(c);
     uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
     bool children = true;
-    while (children && tusk_clock_ms() < end) {
+    while (children && (tusk_clock_ms() < end || (debug_alive(c) && stop_signals < 2))) {
         pump(c, 50);
         children = false;
         for (unsigned i = 0; i < c->n_inst; i++)
             children |= c->inst[i].pid > 0;
+    }
+    debug_verdict(c);
+    if (status == TUSK_EXIT_OK && c->debug_errors) {
+        status = TUSK_EXIT_LOSS;
+        tusk_error_set(err, TUSK_EACTOR, "valgrind found errors in %s[%u]: %s",
+                       tusk_topology_actor(c->topo, (unsigned)c->debug_actor)->name, c->debug_k, c->debug_log);
     }
 done:
     return finish(c, status, &old_int, &old_term, &old_pipe);

@@ -68,7 +68,7 @@ typedef struct tusk_run_options {
                                     made for the run) */
     const char *cert;            /* with certs: tusk-run's certificate (default "controller");
                                     an instance's is named after its <hostname> */
-    const tusk_engine_t *engine; /* where the instances run (engine.h; NULL: direct) */
+    tusk_engine_t *engine; /* where the instances run (engine.h; NULL: direct) */
     const char *const *narval_scripts; /* NARVAL scripts whose "set library" lines name the
                                     libraries of generic_* actors (tusk-emulate's
                                     --narval-script); the same paths on every host */

@@ -12,6 +12,7 @@
 
 #include "base/hostlist.h"
 #include "base/str.h"
+#include "layout.h"
 #include "security.h"
 
 #define PROPERTIES_MAX 64
@@ -32,6 +33,8 @@ struct tusk_engine {
     size_t n_nodes;
     char *nodelist; /* as given, for messages */
     char *this_node;
+    bool journal_fixed; /* tusk_engine_journal ran: the identifiers' run */
+    uint32_t journal_run;
 };
 
 static const char *const engine_names[] = {"direct", "systemd", "systemd-system", "slurm"};
@@ -170,10 +173,7 @@ static bool allocated(const tusk_engine_t *e, const char *host)
 /* The node an actor's instances run on (slurm). */
 static const char *node_of(const tusk_engine_t *e, const tusk_actor_spec_t *s)
 {
-    return strcmp(s->hostname, "localhost") == 0 || strcmp(s->hostname, "127.0.0.1") == 0 ||
-                   strcmp(s->hostname, "::1") == 0
-               ? e->this_node
-               : s->hostname;
+    return layout_host_is_loopback(s->hostname) ? e->this_node : s->hostname;
 }
 
 int tusk_engine_check(const tusk_engine_t *e, const tusk_topology_t *t, tusk_error_t *err)
@@ -204,6 +204,32 @@ int tusk_engine_check(const tusk_engine_t *e, const tusk_topology_t *t, tusk_err
                                   s->name, s->line, s->hostname, node, e->nodelist);
     }
     return TUSK_OK;
+}
+
+int tusk_engine_place(const tusk_engine_t *e, tusk_topology_t *t, char *note, size_t note_size, tusk_error_t *err)
+{
+    if (note_size)
+        note[0] = '\0';
+    if (!e || e->kind != TUSK_ENGINE_SLURM || !e->nodes)
+        return TUSK_OK;
+    size_t len = 0, next = 0;
+    int rc = TUSK_OK;
+    if (note_size)
+        len = (size_t)snprintf(note, note_size, "placement on the allocation's nodes (%s):", e->nodelist);
+    for (unsigned a = 0; a < tusk_topology_count(t) && rc == TUSK_OK; a++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, a);
+        bool named = !layout_host_is_loopback(s->hostname);
+        if (!named)
+            rc = tusk_topology_set_hostname(t, a, e->nodes[next++ % e->n_nodes], err);
+        s = tusk_topology_actor(t, a);
+        if (rc == TUSK_OK && len < note_size)
+            len += (size_t)snprintf(note + len, note_size - len, "%s %s -> %s%s", a ? "," : "", s->name,
+                                    s->hostname, named ? " (its <hostname>)" : "");
+    }
+    if (note_size && len >= note_size && note_size > 4)
+        memcpy(note + note_size - 4, "...", 4);
+    /* A <hostname> off the allocation is an error, here as later. */
+    return rc == TUSK_OK ? tusk_engine_check(e, t, err) : rc;
 }
 
 bool tusk_engine_replaces_launcher(const tusk_engine_t *e)
@@ -303,6 +329,9 @@ int tusk_engine_words(const tusk_engine_t *e, const tusk_topology_t *t, unsigned
     add(&ws, "--quiet");
     add(&ws, "--same-dir");
     add(&ws, "--unit=tusk-r%lu-%ld-%s.%u.%u", (unsigned long)run, pid, s->name, k, inc);
+    /* Its output to the journal as well as to its log (journal.h). */
+    add(&ws, "--setenv=TUSK_JOURNAL=tusk-r%lu-%ld-%s.%u", (unsigned long)(e->journal_fixed ? e->journal_run : run),
+        pid, s->name, k);
     for (size_t i = 0; i < e->n_env; i++)
         add(&ws, "--setenv=%s", e->env[i]);
     for (size_t i = 0; i < e->n_props; i++)
@@ -312,6 +341,60 @@ int tusk_engine_words(const tusk_engine_t *e, const tusk_topology_t *t, unsigned
         }
     add(&ws, "--");
     return pack(&ws, words, n, err);
+}
+
+/* ---- the journal ------------------------------------------------------------- */
+
+int tusk_engine_journal(tusk_engine_t *e, const tusk_topology_t *t, uint32_t run, long pid, const char *run_dir,
+                        char *note, size_t note_size, tusk_error_t *err)
+{
+    if (note_size)
+        note[0] = '\0';
+    if (!is_systemd(e))
+        return TUSK_OK;
+    e->journal_fixed = true; /* a served tusk-run's later runs keep these identifiers */
+    e->journal_run = run;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    fprintf(fp, "# The output of each instance (tusk-run --engine %s): in this folder, ACTOR.K.log,\n"
+                "# and in the journal of its host, identifier tusk-rRUN-PID-ACTOR.K (incarnations together):\n",
+            tusk_engine_name(e));
+    char first[512] = "";
+    for (unsigned a = 0; a < tusk_topology_count(t); a++) {
+        const tusk_actor_spec_t *s = tusk_topology_actor(t, a);
+        for (unsigned k = 0; k < s->instances; k++) {
+            char line[512];
+            snprintf(line, sizeof line, "%s%s%sjournalctl -t tusk-r%lu-%ld-%s.%u",
+                     layout_host_is_local(s->hostname) ? "" : "ssh ",
+                     layout_host_is_local(s->hostname) ? "" : s->hostname,
+                     layout_host_is_local(s->hostname) ? "" : " ", (unsigned long)run, pid, s->name, k);
+            fprintf(fp, "%s\n", line);
+            if (!first[0])
+                memcpy(first, line, sizeof first);
+        }
+    }
+    fprintf(fp, "# Units: systemctl%s status 'tusk-r*-%ld-*' while they run (tusk-rRUN-PID-ACTOR.K.INC).\n",
+            e->kind == TUSK_ENGINE_SYSTEMD ? " --user" : "", pid);
+    if (fclose(fp) != 0) {
+        free(buf);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
+    }
+    char path[PATH_MAX];
+    int rc = TUSK_OK;
+    if ((size_t)snprintf(path, sizeof path, "%s/journal.txt", run_dir) >= sizeof path)
+        rc = tusk_error_set(err, TUSK_EINVAL, "%s: path too long", run_dir);
+    if (rc == TUSK_OK) {
+        unlink(path); /* a --run-dir used before */
+        rc = tusk_write_new(path, buf, size, 0600, err);
+    }
+    free(buf);
+    if (rc == TUSK_OK && note_size)
+        snprintf(note, note_size, "each instance's output is in the run folder and in the journal: %s (every "
+                                  "instance: %s)", first, path);
+    return rc;
 }
 
 /* ---- unit files -------------------------------------------------------------- */

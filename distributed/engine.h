@@ -7,6 +7,7 @@
  *   systemd         each instance is a transient unit of the user's manager:
  *                   systemd-run --user --pipe --wait --collect --quiet
  *                   --same-dir --unit=tusk-rRUN-PID-ACTOR.K.INC
+ *                   --setenv=TUSK_JOURNAL=tusk-rRUN-PID-ACTOR.K
  *                   [--setenv=TUSK_ACTOR_PATH] [-p PROPERTY=VALUE ...] --
  *                   tusk-actor ...; on another host, through the launcher
  *                   ("ssh {host} systemd-run ...")
@@ -16,14 +17,15 @@
  *                   --overlap --quiet --job-name=tusk-ACTOR.K --
  *                   tusk-actor ...; NODE is the actor's <hostname>, which
  *                   must be a node of the allocation (SLURM_JOB_NODELIST,
- *                   expanded by base/hostlist.h), or this host's node for
- *                   an actor on localhost. srun reaches the node itself: no
- *                   launcher.
+ *                   expanded by base/hostlist.h), or, for an actor without
+ *                   one, the node tusk_engine_place gave it (round robin).
+ *                   srun reaches the node itself: no launcher.
  *
  * In every engine the instance reads its keys on standard input (--pipe
  * for systemd-run; srun forwards its standard input to the task) and its
  * output goes to its log in the run folder, which the controller reads for
- * failure reports. The process tusk-run holds is systemd-run or srun: the
+ * failure reports; with systemd, to the journal as well
+ * (tusk_engine_journal). The process tusk-run holds is systemd-run or srun: the
  * controller treats it as it treats a launcher (an instance leaves when
  * told to, or when the controller falls silent to it: --orphan-ms), and
  * its failure policies (restart, continue, stop) apply on top: a restarted
@@ -79,6 +81,20 @@ int tusk_engine_set_nodes(tusk_engine_t *engine, const char *nodelist, const cha
  * nodes). */
 int tusk_engine_check(const tusk_engine_t *engine, const tusk_topology_t *topology, tusk_error_t *err);
 
+/* slurm, inside an allocation: put every actor without a host (its
+ * <hostname> is localhost, the default, 127.0.0.1 or ::1) on a node of
+ * the allocation, round robin in the topology's order (sources before
+ * their readers): the n-th such actor, all its instances, on node n mod N
+ * of the expanded node list. An actor's instances stay together: the
+ * data layout (layout.h) is per actor, and an actor placed on another
+ * node than its sources needs its <address> as on any remote host. An
+ * actor with a <hostname> stays there, and that host must be a node of
+ * the allocation (TUSK_EINVAL naming actor, line, host and node list,
+ * as tusk_engine_check). Says the placement of every actor in `note`
+ * ("" when nothing is placed: another engine, or no node list). */
+int tusk_engine_place(const tusk_engine_t *engine, tusk_topology_t *topology, char *note, size_t note_size,
+                      tusk_error_t *err);
+
 /* Does the engine reach other hosts itself (slurm), so that the launcher
  * is not used? */
 bool tusk_engine_replaces_launcher(const tusk_engine_t *engine);
@@ -90,6 +106,19 @@ bool tusk_engine_replaces_launcher(const tusk_engine_t *engine);
 int tusk_engine_words(const tusk_engine_t *engine, const tusk_topology_t *topology, unsigned actor, unsigned k,
                       unsigned inc, uint32_t run, long pid, char *const *before, size_t n_before, char ***words,
                       size_t *n, tusk_error_t *err);
+
+/* systemd engines: each instance's output goes to its log in the run
+ * folder and to the journal of its host (the unit gets
+ * TUSK_JOURNAL=tusk-rRUN-PID-ACTOR.K, tusk-actor copies its output there:
+ * journal.h). This writes RUN_DIR/journal.txt, the journalctl command of
+ * every instance ("ssh HOST journalctl -t IDENT" for another host's) and
+ * the units' names, and says the first command and the file in `note`
+ * (for the start message); other engines: nothing, note "". The engine
+ * keeps `run` for the identifiers from then on: a slot restarted in a
+ * later run of a served tusk-run (a unit named after that run) writes
+ * under the identifier journal.txt gives. */
+int tusk_engine_journal(tusk_engine_t *engine, const tusk_topology_t *topology, uint32_t run, long pid,
+                        const char *run_dir, char *note, size_t note_size, tusk_error_t *err);
 
 /* --units DIR: the unit file of a permanent installation of the chain:
  * DIR/tusk-STEM.service (STEM: the topology file's name without .xml)

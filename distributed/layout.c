@@ -7,9 +7,14 @@
 #include "security.h"
 #include "base/parse.h"
 
+bool layout_host_is_loopback(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 || strcmp(host, "::1") == 0;
+}
+
 bool layout_host_is_local(const char *host)
 {
-    if (strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 || strcmp(host, "::1") == 0)
+    if (layout_host_is_loopback(host))
         return true;
     char name[256];
     return gethostname(name, sizeof name) == 0 && strcmp(name, host) == 0;
@@ -80,9 +85,11 @@ int layout_check(const tusk_topology_t *t, const tusk_layout_t *l, tusk_error_t 
                                       "address its inputs bind to with <address> (inputs bind to loopback otherwise)",
                                       tusk_topology_name(t), s->line, tusk_actor_class_name(s->actor_class), s->name,
                                       s->hostname);
-            /* Remote senders reach a local actor at its <address>: a
-             * bare interface name gives them nothing to connect to. */
-            if (local && !strpbrk(s->interface, ".:"))
+            /* Remote senders reach a local actor at its <address>, or at
+             * its <hostname> when that is this host's name (an actor
+             * placed on a Slurm node, engine.h): with localhost, a bare
+             * interface name gives them nothing to connect to. */
+            if (local && !strpbrk(s->interface, ".:") && layout_host_is_loopback(s->hostname))
                 return tusk_error_set(err, TUSK_ETOPOLOGY,
                                       "%s:%d: %s '%s' runs on this host (%s) and receives data from other hosts: give "
                                       "<address> as an address they reach, not the interface name '%s'",

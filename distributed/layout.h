@@ -34,6 +34,8 @@ typedef struct tusk_layout {
 
 /* Is `host` this machine as far as the topology is concerned? */
 bool layout_host_is_local(const char *host);
+/* Is it a loopback name (localhost, 127.0.0.1, ::1): no host named? */
+bool layout_host_is_loopback(const char *host);
 
 /* ipc when every actor is local, else tcp. */
 tusk_transport_t layout_default_transport(const tusk_topology_t *topology);

@@ -1373,6 +1373,21 @@ static void peer_lost(node_t *n, unsigned a, unsigned k, bool counted, uint16_t 
         finish_run(n);
 }
 
+/* PEER_BACK actor=a instance=k: a peer lost in an earlier run was
+ * respawned between runs (the controller's respawn_lost): send to it and
+ * wait for it again. */
+static void peer_back(node_t *n, unsigned a, unsigned k)
+{
+    for (unsigned j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j].actor == a && k < n->inputs[j].n) {
+            n->inputs[j].peers[k].lost = false;
+            n->inputs[j].peers[k].lost_pending = false;
+        }
+    for (unsigned s = 0; s < n->n_sinks; s++)
+        if (n->sinks[s].actor == a && k < n->sinks[s].n)
+            n->sinks[s].links[k].lost = false;
+}
+
 /* RESEND_EOR actor=a instance=k: a restarted downstream instance needs our
  * end of run again (the first may have died with its predecessor). */
 static void resend_end(node_t *n, unsigned a, unsigned k)
@@ -1456,6 +1471,12 @@ static int handle_command(node_t *n, tusk_ctl_t *m, const char *payload, size_t 
         return TUSK_OK;
     } else if (strcmp(verb, "STATUS") == 0) {
         tell(n, "HEARTBEAT", NULL, NULL);
+        return TUSK_OK;
+    } else if (strcmp(verb, "PEER_BACK") == 0) {
+        uint64_t a, k;
+        if (tusk_ctl_get_u64(m, "actor", UINT64_MAX, &a) == TUSK_OK &&
+            tusk_ctl_get_u64(m, "instance", UINT64_MAX, &k) == TUSK_OK && a < UINT32_MAX && k < UINT32_MAX)
+            peer_back(n, (unsigned)a, (unsigned)k);
         return TUSK_OK;
     } else if (strcmp(verb, "PEER_LOST") == 0 || strcmp(verb, "RESEND_EOR") == 0) {
         uint64_t a, k, inc, sent;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "security.h"
+#include "tap_link.h"
 #include "tusk/error.h"
 
 #define TUSK_TAP_HWM 8 /* messages queued for a slow monitor before drops */
@@ -47,12 +48,5 @@ uint64_t tusk_tap_sent(const tusk_tap_t *tap);
 uint64_t tusk_tap_dropped(const tusk_tap_t *tap);
 
 void tusk_tap_close(tusk_tap_t **tap);
-
-/* A link as the `tap` command names it: "UP[K]->DOWN[K]" ("[K]" may be
- * left out: instance 0; blanks around "->" taken), then, for `tap`,
- * optionally " every=N" (N from 1; default 1, in *every when not NULL;
- * with every NULL it is refused). TUSK_EINVAL saying what is wrong. */
-int tusk_tap_link_parse(const char *text, char *up, size_t up_size, unsigned *up_k, char *down, size_t down_size,
-                        unsigned *down_k, unsigned *every, tusk_error_t *err);
 
 #endif

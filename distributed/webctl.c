@@ -136,29 +136,3 @@ void tusk_webctl_destroy(tusk_webctl_t **wp)
     free(w);
     *wp = NULL;
 }
-
-int tusk_webctl_parse(const char *spec, char *address, size_t address_size, unsigned *port, tusk_error_t *err)
-{
-    /* PORT, ADDR:PORT or [ADDR6]:PORT */
-    const char *colon = strrchr(spec, ':');
-    const char *p = colon ? colon + 1 : spec;
-    char *end;
-    unsigned long v = strtoul(p, &end, 10);
-    if (!*p || *end || v > 65535)
-        return tusk_error_set(err, TUSK_EINVAL, "--web '%s': PORT, ADDRESS:PORT or [IPV6]:PORT (port 0: any)", spec);
-    *port = (unsigned)v;
-    address[0] = '\0';
-    if (colon) {
-        const char *a = spec;
-        size_t n = (size_t)(colon - spec);
-        if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
-            a++;
-            n -= 2;
-        }
-        if (n == 0 || n >= address_size)
-            return tusk_error_set(err, TUSK_EINVAL, "--web '%s': no address before the port", spec);
-        memcpy(address, a, n);
-        address[n] = '\0';
-    }
-    return TUSK_OK;
-}

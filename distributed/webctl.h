@@ -11,6 +11,7 @@
 
 #include "ctlstate.h"
 #include "web.h"
+#include "webctl_parse.h"
 
 typedef struct tusk_webctl tusk_webctl_t;
 
@@ -19,8 +20,5 @@ typedef struct tusk_webctl tusk_webctl_t;
 int tusk_webctl_new(tusk_webctl_t **w, const char *address, unsigned port, const char *token,
                     tusk_ctl_observer_t *obs, tusk_error_t *err);
 void tusk_webctl_destroy(tusk_webctl_t **w);
-
-/* --web's argument: PORT, ADDRESS:PORT or [IPV6]:PORT. */
-int tusk_webctl_parse(const char *spec, char *address, size_t address_size, unsigned *port, tusk_error_t *err);
 
 #endif

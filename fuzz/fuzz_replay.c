@@ -123,7 +123,9 @@ static void run_all(run_t *run, const uint8_t *data, size_t size)
     fuzz_ut_one(data, size);
     fuzz_tpc_one(data, size);
     fuzz_hostlist_one(data, size);
-    run->executions += 14;
+    fuzz_tap_link_one(data, size);
+    fuzz_webctl_one(data, size);
+    run->executions += 16;
 }
 
 /* The whole input and its prefixes. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Buffer reader, both error policies, composite frames descended into. */
 int fuzz_reader_one(const uint8_t *data, size_t size);
@@ -66,6 +67,12 @@ int fuzz_tpc_one(const uint8_t *data, size_t size);
  * names, and the expansion joined with commas expands to itself. */
 int fuzz_hostlist_one(const uint8_t *data, size_t size);
 
+/* What an operator types: the link a sampling tap is put on (tusk-run
+ * --tap/--untap) and tusk-run --web's argument; data[0] picks buffer
+ * sizes (and tap or untap). */
+int fuzz_tap_link_one(const uint8_t *data, size_t size);
+int fuzz_webctl_one(const uint8_t *data, size_t size);
+
 /* The frame types fuzz_decoders knows, in the order data[0] % FUZZ_DECODER_TYPES
  * selects them (fuzz_replay writes decoder seeds with these selectors). */
 #define FUZZ_DECODER_TYPES 21
@@ -83,6 +90,24 @@ int fuzz_hostlist_one(const uint8_t *data, size_t size);
             0xFA220103u /* data:ut_tracks */, 0xFA220104u /* data:ut_hits */,      \
             0xFA2201F0u /* data:ut_truth */                                       \
     }
+
+/* Inputs that are a selector byte, then text: data[0] (0 for no input)
+ * into *sel, the rest as a NUL-terminated copy (to free; a NUL inside
+ * ends the text there). */
+static inline char *fuzz_selector_text(const uint8_t *data, size_t size, uint8_t *sel)
+{
+    *sel = size ? data[0] : 0;
+    size_t n = size ? size - 1 : 0;
+    char *text = (char *)malloc(n + 1);
+    if (!text) {
+        fprintf(stderr, "fuzz: out of memory\n");
+        abort();
+    }
+    if (n)
+        memcpy(text, data + 1, n);
+    text[n] = '\0';
+    return text;
+}
 
 /* Abort with a message when `cond` is false. */
 #define FUZZ_CHECK(cond)                                                          \

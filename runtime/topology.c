@@ -1507,6 +1507,20 @@ const tusk_actor_spec_t *tusk_topology_actor(const tusk_topology_t *topology, un
     return &topology->actors[i].spec;
 }
 
+int tusk_topology_set_hostname(tusk_topology_t *topology, unsigned i, const char *host, tusk_error_t *err)
+{
+    if (!topology || i >= topology->n || !host)
+        return tusk_error_set(err, TUSK_EINVAL, "no actor %u in the topology", i);
+    char *copy = tusk_strdup(host);
+    if (!copy)
+        return out_of_memory(err);
+    actor_t *a = &topology->actors[i];
+    free(a->hostname);
+    a->hostname = copy;
+    a->spec.hostname = copy;
+    return TUSK_OK;
+}
+
 int tusk_topology_find(const tusk_topology_t *topology, const char *name)
 {
     if (!topology || !name)

@@ -27,6 +27,7 @@
  * REPLYs: HEARTBEAT (statistics), ENDED, FAILED, BAD_DATA (a malformed
  * buffer arrived: from=, message=), PEER_LOST (actor= instance=
  * incarnation= [sent=N: stop waiting for it once N buffers came]),
+ * PEER_BACK (actor= instance=: a lost peer respawned between runs),
  * RESEND_EOR, PING, and ALIVE [hook= hook_ms=] from each instance's
  * liveness thread, on a connection of its own.
  */

@@ -3,16 +3,28 @@
  * column, random lists against their names written out), the words put
  * before tusk-actor by each engine (distributed/engine.h: systemd-run,
  * srun; the launcher's first), the engine's checks of a topology (actors
- * off the allocation, properties of unknown actors), the unit file of a
- * permanent installation, and merged --report files
- * (distributed/reports.h). Outputs are asserted as compact text. */
+ * off the allocation, properties of unknown actors), the placement of
+ * actors without a host on a Slurm allocation's nodes (round robin, a
+ * named host kept or refused), an instance's output copied to a journal
+ * (distributed/journal.h, against a stand-in journald socket: the stream
+ * header and every byte in both places, also when the process is
+ * killed) and the journalctl commands tusk-run writes into the run
+ * folder, the unit file of a permanent installation, and merged --report
+ * files (distributed/reports.h). Outputs are asserted as compact text. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/hostlist.h"
 #include "engine.h"
+#include "journal.h"
 #include "reports.h"
 #include "testutil.h"
 
@@ -198,18 +210,19 @@ START_TEST(engine_words)
     ck_assert_int_eq(tusk_engine_pass_env(e, "TUSK_ACTOR_PATH", &err), TUSK_OK);
     ck_assert_str_eq(words(e, t, 0, 0, 0, NULL, 0),
                      "systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r7-4242-reader.0.0 "
-                     "--setenv=TUSK_ACTOR_PATH -p MemoryMax=2G --");
+                     "--setenv=TUSK_JOURNAL=tusk-r7-4242-reader.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=2G --");
     ck_assert_str_eq(words(e, t, 1, 1, 2, ssh, 2),
                      "ssh node2 systemd-run --user --pipe --wait --collect --quiet --same-dir "
-                     "--unit=tusk-r7-4242-copy.1.2 --setenv=TUSK_ACTOR_PATH -p MemoryMax=2G -p CPUQuota=50% --");
+                     "--unit=tusk-r7-4242-copy.1.2 --setenv=TUSK_JOURNAL=tusk-r7-4242-copy.1 --setenv=TUSK_ACTOR_PATH "
+                     "-p MemoryMax=2G -p CPUQuota=50% --");
     ck_assert_int_eq(tusk_engine_check(e, t, &err), TUSK_OK);
     ck_assert(!tusk_engine_replaces_launcher(e));
     tusk_engine_destroy(&e);
 
     e = engine("systemd-system", props + 2, 1);
     ck_assert_str_eq(words(e, t, 2, 0, 1, NULL, 0),
-                     "systemd-run --pipe --wait --collect --quiet --same-dir --unit=tusk-r7-4242-writer.0.1 -p "
-                     "AllowedCPUs=0-1 --");
+                     "systemd-run --pipe --wait --collect --quiet --same-dir --unit=tusk-r7-4242-writer.0.1 "
+                     "--setenv=TUSK_JOURNAL=tusk-r7-4242-writer.0 -p AllowedCPUs=0-1 --");
     tusk_engine_destroy(&e);
 
     e = engine("slurm", NULL, 0);
@@ -234,6 +247,95 @@ START_TEST(engine_words)
                                   "(vm,node[3-4])");
     ck_assert_int_eq(tusk_engine_set_nodes(e, "node[2", "vm", &err), TUSK_EINVAL);
     ck_assert_str_eq(err.message, "SLURM_JOB_NODELIST: host list, column 5: '[' is not closed");
+    tusk_engine_destroy(&e);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
+/* Slurm placement (tusk_engine_place): the actors without a host round
+ * robin over the allocation's nodes, in the topology's order; a named
+ * host stays, and must be a node of the allocation. */
+static const char placement_xml[] =
+    "<configuration>\n"
+    "  <producer><name>reader</name><binary_code>file_producer</binary_code><size>1024</size>\n"
+    "    <parameter name=\"file\">in.adf</parameter></producer>\n"
+    "  <intermediary instances=\"2\"><name>copy</name><address>eth0</address>\n"
+    "    <binary_code>passthrough</binary_code><size>1024</size><data_source>reader</data_source></intermediary>\n"
+    "  <intermediary><name>sorter</name><hostname>@HOST@</hostname><address>eth0</address>\n"
+    "    <binary_code>passthrough</binary_code><size>1024</size><data_source>copy</data_source></intermediary>\n"
+    "  <consumer><name>writer</name><hostname>localhost</hostname><address>eth0</address>\n"
+    "    <binary_code>null_consumer</binary_code><data_source>sorter</data_source></consumer>\n"
+    "  <consumer><name>tap</name><hostname>127.0.0.1</hostname><address>eth0</address>\n"
+    "    <binary_code>null_consumer</binary_code><data_source>sorter</data_source></consumer>\n"
+    "</configuration>\n";
+
+/* The placement note, then "| actor host" for each actor, or "ERROR: ...". */
+static const char *place(const char *engine_name, const char *nodelist, const char *sorter_host)
+{
+    static char out[2048];
+    char xml[sizeof placement_xml + 64];
+    const char *at = strstr(placement_xml, "@HOST@");
+    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - placement_xml), placement_xml, sorter_host, at + 6);
+    tusk_topology_t *t = NULL;
+    tusk_error_t err;
+    if (tusk_topology_parse(&t, xml, strlen(xml), "chain.xml", &err) != TUSK_OK)
+        ck_abort_msg("topology: %s", err.message);
+    tusk_engine_t *e = engine(engine_name, NULL, 0);
+    if (nodelist)
+        ck_assert_int_eq(tusk_engine_set_nodes(e, nodelist, "vm", &err), TUSK_OK);
+    char note[1024];
+    if (tusk_engine_place(e, t, note, sizeof note, &err) != TUSK_OK) {
+        snprintf(out, sizeof out, "ERROR: %s", err.message);
+    } else {
+        size_t len = (size_t)snprintf(out, sizeof out, "%s", note);
+        for (unsigned a = 0; a < tusk_topology_count(t); a++)
+            len += (size_t)snprintf(out + len, sizeof out - len, " | %s %s", tusk_topology_actor(t, a)->name,
+                                    tusk_topology_actor(t, a)->hostname);
+        /* Every instance of an actor is a step on its node. */
+        if (nodelist) {
+            char want[128];
+            snprintf(want, sizeof want, " --nodelist=%s ", tusk_topology_actor(t, 1)->hostname);
+            ck_assert_ptr_nonnull(strstr(words(e, t, 1, 1, 0, NULL, 0), want));
+        }
+    }
+    tusk_engine_destroy(&e);
+    tusk_topology_destroy(&t);
+    return out;
+}
+
+START_TEST(engine_placement)
+{
+    ck_assert_str_eq(place("slurm", "n[1-3]", "n3"),
+                     "placement on the allocation's nodes (n[1-3]): reader -> n1, copy -> n2, sorter -> n3 (its "
+                     "<hostname>), writer -> n3, tap -> n1 | reader n1 | copy n2 | sorter n3 | writer n3 | tap n1");
+    /* One node: everything there. */
+    ck_assert_str_eq(place("slurm", "vm", "vm"),
+                     "placement on the allocation's nodes (vm): reader -> vm, copy -> vm, sorter -> vm (its "
+                     "<hostname>), writer -> vm, tap -> vm | reader vm | copy vm | sorter vm | writer vm | tap vm");
+    /* Twice the same node in the list: it takes twice the share. */
+    ck_assert_str_eq(place("slurm", "a,b,a", "b"),
+                     "placement on the allocation's nodes (a,b,a): reader -> a, copy -> b, sorter -> b (its "
+                     "<hostname>), writer -> a, tap -> a | reader a | copy b | sorter b | writer a | tap a");
+    ck_assert_str_eq(place("slurm", "n[1-3]", "n9"),
+                     "ERROR: actor 'sorter' (line 6): its <hostname> n9 is not a node of the allocation (n[1-3])");
+    /* Nothing placed: no allocation (tusk_engine_check says so), or another engine. */
+    ck_assert_str_eq(place("slurm", NULL, "n3"),
+                     " | reader localhost | copy localhost | sorter n3 | writer localhost | tap 127.0.0.1");
+    ck_assert_str_eq(place("systemd", NULL, "n3"),
+                     " | reader localhost | copy localhost | sorter n3 | writer localhost | tap 127.0.0.1");
+    ck_assert_str_eq(place("direct", NULL, "n3"),
+                     " | reader localhost | copy localhost | sorter n3 | writer localhost | tap 127.0.0.1");
+    /* A note too long for its buffer ends in "...". */
+    tusk_topology_t *t = topology();
+    tusk_engine_t *e = engine("slurm", NULL, 0);
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_engine_set_nodes(e, "node[1-2]", "vm", &err), TUSK_OK);
+    char small[24];
+    ck_assert_int_eq(tusk_engine_place(e, t, small, sizeof small, &err), TUSK_OK);
+    ck_assert_str_eq(small, "placement on the all...");
+    ck_assert_str_eq(tusk_topology_actor(t, 0)->hostname, "node1");
+    ck_assert_str_eq(tusk_topology_actor(t, 1)->hostname, "node2");
+    ck_assert_str_eq(tusk_topology_actor(t, 2)->hostname, "node2");
     tusk_engine_destroy(&e);
     tusk_topology_destroy(&t);
 }
@@ -364,6 +466,163 @@ START_TEST(unit_file)
 }
 END_TEST
 
+/* ---- the journal (journal.h) ------------------------------------------------------ */
+
+/* A journald stand-in: a listening stream socket DIR/stdout. */
+static int fake_journald(const char *dir, char *path, size_t size)
+{
+    snprintf(path, size, "%s/stdout", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(path), sizeof sa.sun_path);
+    strcpy(sa.sun_path, path);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(s, 0);
+    ck_assert_int_eq(bind(s, (const struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(s, 4), 0);
+    return s;
+}
+
+/* Everything until the end of fd, as text. */
+static const char *read_to_end(int fd)
+{
+    static char out[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, out + len, sizeof out - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* A process that tees its output (tusk_journal_tee) to the journal at
+ * `sock`, prints a line on each of stdout and stderr, and ends by exit or
+ * SIGKILL; what its log (its standard output before) and the journal
+ * got, "log|journal". */
+static const char *tee_child(const char *sock, int listener, bool killed)
+{
+    static char out[8192];
+    int log[2];
+    ck_assert_int_eq(pipe(log), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(log[1], STDOUT_FILENO);
+        dup2(log[1], STDERR_FILENO);
+        close(log[0]);
+        close(log[1]);
+        tusk_error_t err;
+        if (tusk_journal_tee(sock, "tusk-r7-4242-copy.1", &err) != TUSK_OK)
+            _exit(3);
+        printf("out line\n");
+        fflush(stdout); /* stdout is buffered as it was; stderr is not */
+        fprintf(stderr, "err line\n");
+        printf("no newline at the end");
+        fflush(stdout);
+        if (killed)
+            raise(SIGKILL);
+        _exit(0);
+    }
+    close(log[1]);
+    int conn = accept(listener, NULL, NULL);
+    ck_assert_int_ge(conn, 0);
+    char logged[4096];
+    snprintf(logged, sizeof logged, "%s", read_to_end(log[0]));
+    snprintf(out, sizeof out, "%s|%s", logged, read_to_end(conn));
+    close(conn);
+    close(log[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(killed ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL : WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return out;
+}
+
+START_TEST(journal_tee)
+{
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_journal_ident_check("tusk-r1-77-copy.0", &err), TUSK_OK);
+    ck_assert_int_eq(tusk_journal_ident_check("a\nb", &err), TUSK_EINVAL);
+    ck_assert_str_eq(err.message, "journal identifier 'a\nb': 1 to 200 of letters, digits and - _ . @ only");
+    ck_assert_int_eq(tusk_journal_ident_check("", &err), TUSK_EINVAL);
+    char dir[256], sock[512];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(sock, sizeof sock, "%s/none", dir);
+    int fd = 7;
+    ck_assert_int_eq(tusk_journal_connect(sock, "x", &fd, &err), TUSK_EIO);
+    ck_assert_int_eq(fd, -1);
+    char want[600];
+    snprintf(want, sizeof want, "no journal (connect %s: No such file or directory)", sock);
+    ck_assert_str_eq(err.message, want);
+    int listener = fake_journald(dir, sock, sizeof sock);
+    const char *both = "out line\nerr line\nno newline at the end|"
+                       "tusk-r7-4242-copy.1\n\n6\n0\n0\n0\n0\nout line\nerr line\nno newline at the end";
+    ck_assert_str_eq(tee_child(sock, listener, false), both);
+    /* Killed: every line written before is in both, none lost. */
+    ck_assert_str_eq(tee_child(sock, listener, true), both);
+    close(listener);
+    unlink(sock);
+    tu_remove_dir(dir);
+}
+END_TEST
+
+/* tusk_engine_journal: RUN_DIR/journal.txt and the start message's note. */
+START_TEST(engine_journal_note)
+{
+    tusk_topology_t *t = topology();
+    tusk_engine_t *e = engine("systemd", NULL, 0);
+    char dir[256], note[1024];
+    tu_make_dir(dir, sizeof dir);
+    tusk_error_t err;
+    for (int twice = 0; twice < 2; twice++) /* a run folder used again */
+        ck_assert_int_eq(tusk_engine_journal(e, t, 7, 4242, dir, note, sizeof note, &err), TUSK_OK);
+    char want[1024];
+    snprintf(want, sizeof want, "each instance's output is in the run folder and in the journal: journalctl -t "
+                                "tusk-r7-4242-reader.0 (every instance: %s/journal.txt)", dir);
+    ck_assert_str_eq(note, want);
+    char path[512];
+    snprintf(path, sizeof path, "%s/journal.txt", dir);
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_str_eq(read_to_end(fd),
+                     "# The output of each instance (tusk-run --engine systemd): in this folder, ACTOR.K.log,\n"
+                     "# and in the journal of its host, identifier tusk-rRUN-PID-ACTOR.K (incarnations together):\n"
+                     "journalctl -t tusk-r7-4242-reader.0\n"
+                     "ssh node2 journalctl -t tusk-r7-4242-copy.0\n"
+                     "ssh node2 journalctl -t tusk-r7-4242-copy.1\n"
+                     "journalctl -t tusk-r7-4242-writer.0\n"
+                     "# Units: systemctl --user status 'tusk-r*-4242-*' while they run (tusk-rRUN-PID-ACTOR.K.INC).\n");
+    close(fd);
+    unlink(path);
+    /* From now on, a restart in a later run (9: its unit's name) writes
+     * under run 7's identifier, the one journal.txt gives. */
+    ck_assert_str_eq(words(e, t, 1, 1, 3, NULL, 0) + strlen("systemd-run --user --pipe --wait --collect --quiet "
+                                                            "--same-dir --unit=tusk-r7-4242-copy.1.3 "),
+                     "--setenv=TUSK_JOURNAL=tusk-r7-4242-copy.1 --");
+    char **w = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(tusk_engine_words(e, t, 1, 1, 3, 9, 4242, NULL, 0, &w, &n, &err), TUSK_OK);
+    ck_assert_str_eq(w[7], "--unit=tusk-r9-4242-copy.1.3");
+    ck_assert_str_eq(w[8], "--setenv=TUSK_JOURNAL=tusk-r7-4242-copy.1");
+    free(w);
+    tusk_engine_destroy(&e);
+    /* No journal with the other engines: nothing written, nothing said. */
+    e = engine("slurm", NULL, 0);
+    ck_assert_int_eq(tusk_engine_journal(e, t, 7, 4242, dir, note, sizeof note, &err), TUSK_OK);
+    ck_assert_str_eq(note, "");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    tusk_engine_destroy(&e);
+    ck_assert_int_eq(tusk_engine_journal(NULL, t, 7, 4242, dir, note, sizeof note, &err), TUSK_OK);
+    ck_assert_str_eq(note, "");
+    tu_remove_dir(dir);
+    tusk_topology_destroy(&t);
+}
+END_TEST
+
 /* ---- merged reports -------------------------------------------------------------- */
 
 static char *write_temp(const char *text)
@@ -452,6 +711,9 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("engine");
     tcase_add_test(tc, engine_words);
+    tcase_add_test(tc, engine_placement);
+    tcase_add_test(tc, journal_tee);
+    tcase_add_test(tc, engine_journal_note);
     tcase_add_test(tc, engine_options_refused);
     tcase_add_test(tc, unit_file);
     suite_add_tcase(s, tc);

@@ -31,6 +31,7 @@
 
 #include "status.h"
 #include "tap.h"
+#include "webctl_parse.h"
 #include "testutil.h"
 
 /* ---- the parser --------------------------------------------------------------- */
@@ -675,6 +676,52 @@ START_TEST(tap_link_names)
 }
 END_TEST
 
+/* tusk-run --web's argument: PORT, IPV4:PORT, [IPV6]:PORT; the port
+ * decimal digits only, the address numeric. */
+START_TEST(web_argument)
+{
+    static const struct {
+        const char *text, *address;
+        unsigned port;
+    } good[] = {{"8080", "", 8080},         {"0", "", 0},
+                {"65535", "", 65535},       {"127.0.0.1:0", "127.0.0.1", 0},
+                {"0.0.0.0:80", "0.0.0.0", 80}, {"[::1]:8080", "::1", 8080},
+                {"[fe80::1:2]:1", "fe80::1:2", 1}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char address[64];
+        unsigned port = 99999;
+        tusk_error_t err;
+        ck_assert_msg(tusk_webctl_parse(good[i].text, address, sizeof address, &port, &err) == TUSK_OK, "'%s': %s",
+                      good[i].text, err.message);
+        ck_assert_str_eq(address, good[i].address);
+        ck_assert_uint_eq(port, good[i].port);
+    }
+    static const struct {
+        const char *text, *says;
+    } bad[] = {{"", "PORT, IPV4:PORT"},         {"65536", "PORT, IPV4:PORT"},  {"+80", "PORT, IPV4:PORT"},
+               {" 80", "PORT, IPV4:PORT"},       {"-0", "PORT, IPV4:PORT"},     {"80 ", "PORT, IPV4:PORT"},
+               {"127.0.0.1:", "PORT, IPV4:PORT"}, {":80", "no address"},        {"[]:80", "no address"},
+               {"localhost:80", "no numeric IPv4"}, {"1.2.3:80", "no numeric IPv4"}, {"::1:80", "in brackets"},
+               {"[1.2.3.4]:80", "no numeric IPv6"}, {"[::1:80", "in brackets"}, {"[::g]:80", "no numeric IPv6"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char address[64];
+        unsigned port;
+        tusk_error_t err;
+        ck_assert_msg(tusk_webctl_parse(bad[i].text, address, sizeof address, &port, &err) == TUSK_EINVAL,
+                      "'%s' taken", bad[i].text);
+        ck_assert_msg(strncmp(err.message, "--web", 5) == 0 && strstr(err.message, bad[i].says) != NULL, "'%s': %s",
+                      bad[i].text, err.message);
+    }
+    char small[9];
+    unsigned port;
+    tusk_error_t err;
+    ck_assert_int_eq(tusk_webctl_parse("10.0.0.1:80", small, sizeof small, &port, &err), TUSK_OK);
+    ck_assert_str_eq(small, "10.0.0.1");
+    ck_assert_int_eq(tusk_webctl_parse("10.0.0.10:80", small, sizeof small, &port, &err), TUSK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "too long"));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--parse") == 0)
@@ -687,6 +734,7 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
     tc = tcase_create("tap");
     tcase_add_test(tc, tap_link_names);
+    tcase_add_test(tc, web_argument);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -15,6 +15,11 @@
 #   - --debug NAME=gdbserver:PORT waits for gdb, which attaches with
 #     `gdb -batch` and lets the run finish; skipped visibly without
 #     gdbserver or gdb;
+#   - the same under a controller that stays up (--serve): the instance
+#     stays under valgrind over two runs (a reset between) and the verdict
+#     comes at the quit (clean: exit 0; the leaking consumer: exit 3
+#     naming leaky_remember); gdb attaches once and the instance stays
+#     under it over two runs, exiting normally at the quit;
 #   - a --debug naming no actor, no instance or no tool: exit 2, said.
 # It waits for states, never for time.
 set -eu
@@ -23,7 +28,6 @@ b=${abs_top_builddir:?run through make check}
 s=${abs_top_srcdir:?run through make check}
 libs=${TUSK_TEST_ACTOR_PATH:?run through make check}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-ddebug.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 # shellcheck source=tests/distributed_lib.sh
 . "$s/tests/distributed_lib.sh"
@@ -64,6 +68,42 @@ frames=$("$b/tusk-adf" stats input.adf | sed -n 's/^frames: *\([0-9]*\) .*/\1/p'
 report="null_consumer sink[0]: 79 buffers, $frames frames, $(wc -c <input.adf | tr -d ' ') bytes"
 # The run folder tusk-run names when it starts.
 run_folder() { sed -n 's/^tusk-run: run 1 started: .*(run folder \(.*\))$/\1/p' err.txt; }
+# A controller that stays up (--serve) with --debug DEBUG, on TOPOLOGY, in
+# the run folder srv: serve_up DEBUG TOPOLOGY [nowait] (nowait: not
+# waiting for it to be ready: gdbserver waits for gdb first); ctl ARGS:
+# a command to it; two_runs: runs 1 and 2, a reset between, each whole;
+# serve_quit STATUS: quit, and it exits STATUS.
+spid= gpid=
+trap 'for p in $gpid $spid; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+serve_up() {
+    # Gone before it starts: the last controller's "waiting for commands"
+    # in serve.err would be no news of this one.
+    rm -rf srv serve.out serve.err
+    mkdir -m 700 srv
+    timeout 600 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" --serve --debug "$1" --run-dir "$tmp/srv" "$2" \
+        >serve.out 2>serve.err &
+    spid=$!
+    [ "${3:-}" = nowait ] ||
+        until_true 1200 grep -q "waiting for commands" serve.err || fail "the controller never became ready: $(cat serve.err)"
+}
+ctl() { timeout 300 "$b/tusk-run" "$@" "$tmp/srv" >ctl.txt 2>ctl.err; }
+two_runs() {
+    for r in 1 2; do
+        [ "$r" = 1 ] || ctl --reset || fail "--reset: $(cat ctl.err)"
+        ctl --start || fail "--start (run $r): $(cat ctl.err)"
+        ctl --wait || fail "--wait (run $r): $(cat ctl.err)"
+        grep -q "^run $r ended cleanly" ctl.txt || { cat ctl.txt >&2; fail "run $r did not end cleanly"; }
+        grep -q "^instance=sink\[0\] .* in_frames=$frames " "srv/run-$r.report" ||
+            fail "run $r: sink[0] got not the $frames frames"
+    done
+}
+serve_quit() {
+    ctl --quit || fail "--quit: $(cat ctl.err)"
+    st=0
+    wait "$spid" || st=$?
+    spid=
+    [ "$st" -eq "$1" ] || { cat serve.err >&2; fail "the controller exited $st after --quit, not $1"; }
+}
 
 step "a clean run: the consumer's report under the summary, the run folder kept (the retention rule), said"
 run chain.xml >out.txt 2>err.txt || fail "the chain failed"
@@ -131,6 +171,23 @@ else
     expect 3 "run 1 ended, but valgrind found errors in sink[0]" --debug sink=valgrind leak.xml
     grep -q "definitely lost" err.txt || fail "valgrind's report is not shown"
     grep -q "leaky_remember (leaky.c" err.txt || fail "valgrind's report does not name leaky_remember (leaky.c)"
+
+    step "--serve --debug copy=valgrind: the instance stays under memcheck over two runs; the verdict at the quit"
+    serve_up copy=valgrind chain.xml
+    grep -qF "tusk-run: copy[0] runs under valgrind's memcheck, its report in $tmp/srv/copy.0.valgrind" serve.err ||
+        fail "tusk-run --serve did not say where valgrind's report goes"
+    two_runs
+    serve_quit 0
+    grep -qxF "tusk-run: valgrind: no errors and no leaks in copy[0]" serve.err || fail "no verdict on copy[0]"
+    [ -f srv/copy.0.valgrind ] && [ ! -s srv/copy.0.valgrind ] || fail "srv/copy.0.valgrind: not there, or not empty"
+
+    step "--serve --debug sink=valgrind on a leaking consumer: one run, then the quit exits 3 naming the leak"
+    serve_up sink=valgrind leak.xml
+    ctl --start && ctl --wait || fail "the run of the leaking chain: $(cat ctl.err)"
+    serve_quit 3
+    grep -q "tusk-run: valgrind found errors in sink\[0\]: $tmp/srv/sink.0.valgrind" serve.err ||
+        fail "the quit did not say valgrind's errors: $(tail -n 3 serve.err)"
+    grep -q "leaky_remember (leaky.c" serve.err || fail "valgrind's report does not name leaky_remember (leaky.c)"
 fi
 
 if ! command -v gdbserver >/dev/null 2>&1 || ! command -v gdb >/dev/null 2>&1; then
@@ -152,5 +209,22 @@ else
     wait "$pid" || status=$?
     [ "$status" -eq 0 ] || fail "tusk-run exited $status with copy[0] under gdbserver"
     grep -qxF "$report" out.txt || fail "the consumer's report is missing"
+
+    step "--serve --debug copy=gdbserver:PORT: gdb attaches once, the instance stays under it over two runs"
+    port=$((port + 1))
+    serve_up "copy=gdbserver:$port" chain.xml nowait
+    listening() { grep -qs "Listening on port $port" srv/copy.0.log; }
+    until_true 600 listening || fail "gdbserver did not listen on port $port"
+    # gdb continues the instance until it exits (at the quit).
+    timeout 300 gdb -batch -ex "target remote localhost:$port" -ex continue >gdb.txt 2>&1 &
+    gpid=$!
+    until_true 1200 grep -q "waiting for commands" serve.err || fail "the controller never became ready under gdb"
+    two_runs
+    serve_quit 0
+    status=0
+    wait "$gpid" || status=$?
+    gpid=
+    [ "$status" -eq 0 ] || { cat gdb.txt >&2; fail "gdb -batch exited $status"; }
+    grep -q "exited normally" gdb.txt || { cat gdb.txt >&2; fail "under gdb, copy[0] did not exit normally"; }
 fi
 echo "$me: PASS"

@@ -15,6 +15,15 @@
 #   gone PID                 the process no longer runs (a zombie counts as gone)
 #   report KEY INSTANCE      a figure of rep.txt (a --report file): INSTANCE's
 #                            line, or the run's totals for INSTANCE ""
+#   web_chain_setup NAME VAR...
+#                            for the tests of a chain with its status page
+#                            (web.sh, tap.sh; `s` is the source folder):
+#                            SKIP (77) without curl; TUSK_ACTOR_PATH; a
+#                            temporary folder $tmp (tusk-NAME.XXXXXX),
+#                            entered, and at exit the processes whose ids
+#                            the variables VAR... hold ended and $tmp
+#                            removed (kept with TUSK_KEEP set); a coarse
+#                            signal basis basis.tbs there
 # shellcheck shell=sh disable=SC2154 # me and b come from the sourcing script
 
 step() { echo "$me: $*"; }
@@ -52,4 +61,26 @@ report() {
     else
         grep "^instance=$2 " rep.txt | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
     fi
+}
+web_chain_setup() {
+    wc_name=$1
+    shift
+    wc_vars=$*
+    TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
+    export TUSK_ACTOR_PATH
+    command -v curl >/dev/null || { echo "$me: SKIP: no curl"; exit 77; }
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-$wc_name.XXXXXX")
+    trap web_chain_cleanup EXIT
+    cd "$tmp"
+    "$b/tusk-basis" gen -c "$s/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o basis.tbs \
+        >/dev/null || fail "tusk-basis gen"
+}
+web_chain_cleanup() {
+    for wc_v in $wc_vars; do
+        eval "wc_p=\${$wc_v:-}"
+        [ -n "$wc_p" ] || continue
+        kill "$wc_p" 2>/dev/null || true
+        wait "$wc_p" 2>/dev/null || true
+    done
+    [ -n "${TUSK_KEEP:-}" ] || rm -rf "$tmp"
 }

@@ -16,6 +16,15 @@
 #  - pause and resume during a run held at a known block (the filter
 #    waits for a file: a state, never a time): paused, then every buffer
 #    arrives;
+#  - an instance killed (kill -9) between runs: the next start respawns
+#    it (a new process, configured and initialised, with the parameters
+#    set between runs), a restart in the run's report, summary and
+#    /metrics (--web); a respawn that cannot start (tusk-actor missing)
+#    refuses the start, naming the instance; the run is whole (every
+#    buffer, the output equal to the input);
+#  - an instance killed during a run: that run stops for it; the reset
+#    respawns it and its neighbours send to it again (PEER_BACK): the
+#    next run is whole;
 #  - --quit: every instance and the controller end, exit status 0;
 #  - the live status table: off a terminal plain lines (no escape
 #    sequences); on a terminal (script(1)) redrawn in place.
@@ -65,9 +74,16 @@ cat >serve.xml <<XML
 </configuration>
 XML
 touch go # no holding until the pause test
+# tusk-actor, unless $tmp/no-actor exists (a respawn that cannot start).
+cat >actor.sh <<EOF
+#!/bin/sh
+[ -e "$tmp/no-actor" ] && { echo "actor.sh: no tusk-actor now" >&2; exit 1; }
+exec "$b/tusk-actor" "\$@"
+EOF
+chmod +x actor.sh
 
 step "--serve: configured once, then ready for commands"
-timeout 300 "$b/tusk-run" --no-live --actor-bin "$b/tusk-actor" --serve --run-dir "$srv" serve.xml \
+timeout 300 "$b/tusk-run" --no-live --actor-bin "$tmp/actor.sh" --serve --web 0 --run-dir "$srv" serve.xml \
     >serve.out 2>serve.err &
 spid=$!
 until_true 600 phase ready || { cat serve.err >&2; fail "the controller never became ready"; }
@@ -145,15 +161,97 @@ grep -q "^run 8 ended cleanly" ctl.txt || { cat ctl.txt >&2; fail "run 8 did not
 [ "$(value in_buffers 'writer\[0\]' "$srv/run-8.report")" = "$n" ] || fail "run 8: the writer got not $n buffers"
 grep -q "pause requested (tusk-run --pause) by cli." serve.err || fail "the pause is not logged"
 
+step "count[1] killed (kill -9) between runs: the next start respawns it, a restart; the run is whole"
+# whole RUN: every buffer the reader sent reached the writer through the
+# two count instances (c0 + c1), none lost, the output equal to the input.
+whole() {
+    w_rep=$srv/run-$1.report
+    [ "$(value in_buffers 'writer\[0\]' "$w_rep")" = "$n" ] || fail "run $1: the writer got not $n buffers"
+    c0=$(value in_buffers 'count\[0\]' "$w_rep")
+    c1=$(value in_buffers 'count\[1\]' "$w_rep")
+    [ $((c0 + c1)) -eq "$n" ] || fail "run $1: count[0] $c0 + count[1] $c1 buffers, not $n"
+    [ "$(total lost "$w_rep")" = 0 ] || fail "run $1 lost buffers"
+    "$b/tusk-adf" diff --unordered input.adf output.adf >out.txt || fail "run $1's output differs from its input"
+}
+# restarts RUN INSTANCE: its figure in /metrics once the page shows run RUN
+# (the page's snapshot comes every 0.5 s), or SKIP where there is no curl.
+metric_restarts() {
+    command -v curl >/dev/null || { echo SKIP; return 0; }
+    mr_url=$(sed -n 1p "$srv/web")
+    shows_run() {
+        curl -sf "${mr_url}metrics" >metrics.txt || return 1
+        "$b/tests/check_metrics" --parse metrics.txt >samples.txt || fail "/metrics does not parse"
+        grep -q "^tusk_run_number{} $1\$" samples.txt
+    }
+    until_true 100 shows_run "$1" || fail "/metrics never showed run $1"
+    sed -n "s/^tusk_instance_restarts_total{actor=count,index=$2,[^}]*} //p" samples.txt
+}
+ctl --reset || fail "--reset refused: $(cat ctl.err)"
+victim=$(tail -n 2 count.log | sed -n 's/^stop instance=1 .* pid=\([0-9]*\) .*/\1/p')
+[ -n "$victim" ] || fail "no pid of count[1] in count.log"
+kill -9 "$victim"
+is_lost() { "$b/tusk-run" --status "$srv" 2>/dev/null | grep -q "^count\[1\]\*\{0,1\} .* \(FAILED\|gone\|lost\) "; }
+until_true 600 is_lost || fail "count[1]'s death is not in the status"
+touch no-actor
+refused "start: count[1] on localhost was lost and its respawn failed: the process exited with status 1" --start
+phase ready || fail "not ready after a refused start"
+rm no-actor
+ctl --start || fail "--start refused after count[1] was killed: $(cat ctl.err)"
+grep -q "run 9 starting" ctl.txt || fail "the next run is not run 9: $(cat ctl.txt)"
+grep -q "start: respawning count\[1\] on localhost (it was .*killed by signal 9" serve.err ||
+    fail "no word of respawning count[1]: $(tail -n 5 serve.err)"
+ctl --wait || fail "--wait failed"
+grep -q "^run 9 ended cleanly" ctl.txt || { cat ctl.txt >&2; fail "run 9 did not end cleanly"; }
+whole 9
+# Two respawns, the first refused: two restarts.
+[ "$(value restarts 'count\[1\]' "$srv/run-9.report")" = 2 ] || fail "run 9's report: count[1] restarts not 2"
+[ "$(value restarts 'count\[0\]' "$srv/run-9.report")" = 0 ] || fail "run 9's report: count[0] restarts not 0"
+grep -q "^count\[1\]\* .* 2\$" ctl.txt || fail "run 9's summary does not show count[1] restarted twice"
+# A new process, configured once, with the tag set between runs (B).
+tail -n 2 count.log | grep -q "^stop instance=1 tag=B configs=1 inits=1 updates=0 pid=[0-9]* blocks=$c1\$" ||
+    fail "count[1] in run 9: $(tail -n 2 count.log)"
+[ "$(tail -n 2 count.log | sed -n 's/^stop instance=1 .* pid=\([0-9]*\) .*/\1/p')" != "$victim" ] ||
+    fail "count[1] has its old process"
+m=$(metric_restarts 9 1)
+if [ "$m" = SKIP ]; then
+    step "SKIP: /metrics: no curl here"
+else
+    [ "$m" = 2 ] || fail "/metrics: count[1] restarts '$m', not 2"
+    [ "$(metric_restarts 9 0)" = 0 ] || fail "/metrics: count[0] restarts not 0"
+fi
+
+step "count[1] killed during a run: that run stops; reset respawns it; the next run is whole"
+rm -f go
+ctl --reset || fail "--reset refused: $(cat ctl.err)"
+ctl --start || fail "--start refused: $(cat ctl.err)"
+grep -q "run 10 starting" ctl.txt || fail "the next run is not run 10: $(cat ctl.txt)"
+until_true 600 phase running || fail "run 10 never showed running"
+victim=$(tail -n 2 count.log | sed -n 's/^stop instance=1 .* pid=\([0-9]*\) .*/\1/p')
+kill -9 "$victim"
+until_true 600 is_lost || fail "count[1]'s death in run 10 is not in the status"
+touch go
+ctl --wait || true
+grep -q "^run 10 stopped by a failure: count\[1\]" ctl.txt || { cat ctl.txt >&2; fail "run 10 did not stop for count[1]"; }
+ctl --reset || fail "--reset refused after count[1] was lost in a run: $(cat ctl.err)"
+grep -q "reset: respawning count\[1\]" serve.err || fail "no word of respawning count[1] at the reset"
+ctl --start || fail "--start refused: $(cat ctl.err)"
+ctl --wait || fail "--wait failed"
+grep -q "^run 11 ended cleanly" ctl.txt || { cat ctl.txt >&2; fail "run 11 did not end cleanly"; }
+whole 11
+[ "$c1" -gt 0 ] || fail "run 11: the respawned count[1] got nothing (its sender still thinks it lost)"
+[ "$(value restarts 'count\[1\]' "$srv/run-11.report")" = 1 ] || fail "run 11's report: count[1] restarts not 1"
+m=$(metric_restarts 11 1)
+[ "$m" = SKIP ] || [ "$m" = 1 ] || fail "/metrics: count[1] restarts '$m' in run 11, not 1"
+
 step "--quit: every instance and the controller end, exit 0"
 ctl --quit || fail "--quit refused: $(cat ctl.err)"
 status=0
 wait "$spid" || status=$?
 spid=
 [ "$status" -eq 0 ] || { cat serve.err >&2; fail "the controller exited $status after --quit"; }
-grep -q "quitting after 3 runs" serve.err || fail "no word of quitting after 3 runs"
+grep -q "quitting after 6 runs" serve.err || fail "no word of quitting after 6 runs"
 for p in $pids7; do gone "$p" || fail "count instance $p outlived the controller"; done
-for r in 1 7 8; do
+for r in 1 7 8 9 11; do
     grep -q "^run $r ended cleanly" serve.out || fail "run $r's summary is not on standard output"
 done
 

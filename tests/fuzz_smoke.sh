@@ -96,6 +96,15 @@ printf '\001HEARTBEAT state=running in_buffers=3 sent:1:0=7 message=a%%20b' >"$t
 # fuzz_hostlist seeds: Slurm node lists.
 printf 'node[01-03,07],gpu5' >"$tmp/text/hostlist-ranges"
 printf 'rack[1-2]-n[098-101],login.cluster_1' >"$tmp/text/hostlist-2d"
+# fuzz_tap_link seeds: a selector byte (bit 0 untap, bit 1 small buffers), a link.
+printf '\000psa[0]->spectra[0] every=10' >"$tmp/text/tap-link"
+printf '\001 psa[1] -> builder ' >"$tmp/text/untap-link"
+printf '\026a[65535]->b_2[7]' >"$tmp/text/tap-link-small"
+# fuzz_webctl seeds: a selector byte (odd: a small address buffer), --web's argument.
+printf '\0008080' >"$tmp/text/web-port"
+printf '\000127.0.0.1:0' >"$tmp/text/web-ipv4"
+printf '\000[fe80::1:2]:65535' >"$tmp/text/web-ipv6"
+printf '\035[::1]:80' >"$tmp/text/web-small"
 set -- "$tmp"/corpus/*.adf "$tmp"/text/*
 echo "fuzz_smoke: seed corpus: $# files, $(cat "$@" | wc -c | tr -d ' ') bytes"
 
@@ -107,7 +116,7 @@ echo "fuzz_smoke: fuzz_replay took $(($(now) - start)) s"
 # ---- 3. libFuzzer -----------------------------------------------------------------
 missing=
 targets="fuzz_reader fuzz_decoders fuzz_file fuzz_params fuzz_topology fuzz_wire fuzz_cl_cache fuzz_basis fuzz_chain
-    fuzz_zfinder fuzz_sts fuzz_ut fuzz_tpc fuzz_hostlist"
+    fuzz_zfinder fuzz_sts fuzz_ut fuzz_tpc fuzz_hostlist fuzz_tap_link fuzz_webctl"
 for t in $targets; do
     [ -x "$FUZZ_BIN_DIR/$t" ] || missing="$missing $t"
 done
@@ -128,7 +137,8 @@ for t in $targets; do
     dir=$tmp/run-$t
     case $t in
     fuzz_decoders) cp -R "$tmp/decoders" "$dir" ;; # a selector byte, then a payload
-    fuzz_params | fuzz_topology | fuzz_wire | fuzz_cl_cache | fuzz_basis | fuzz_hostlist) cp -R "$tmp/text" "$dir" ;;
+    fuzz_params | fuzz_topology | fuzz_wire | fuzz_cl_cache | fuzz_basis | fuzz_hostlist | fuzz_tap_link | fuzz_webctl)
+        cp -R "$tmp/text" "$dir" ;;
     *) cp -R "$tmp/corpus" "$dir" ;;
     esac
     mkdir "$tmp/art-$t"

@@ -11,17 +11,24 @@
 #      link, nothing lost, runs=2; each task ran in the array (its own
 #      Slurm output file and status); the summed spectra equal those of
 #      the two input files read together (tusk-spectra);
-#   2. a chain inside an allocation: sbatch runs tusk-run --engine slurm
+#   2. a chain inside an allocation (one node, sbatch -w this host): sbatch
+#      runs tusk-run --engine slurm
 #      --transport tcp (CURVE, the run's keys) on reader -> writer: each
 #      instance a job step (srun), two steps of the job in slurmd's log;
 #      exit 0, the output is the input, the report exact and "curve";
 #   3. refused before anything starts: --engine slurm outside an
-#      allocation, and an actor on a host that is no node of it.
+#      allocation, and an actor whose <hostname> is no node of it;
+#   4. nodes from the allocation: a job of two nodes A B (sbatch -N2)
+#      runs reader -> copy -> writer where reader and copy name no host
+#      and the writer names B: tusk-run says the placement "reader -> A,
+#      copy -> B, writer -> B (its <hostname>)" (round robin over the
+#      allocation's nodes; a named host wins), the steps ran there (one in
+#      A's slurmd log, two in B's), tcp with CURVE, output = input, exact.
 #
-# Debian's Slurm is built without --enable-multiple-slurmd, so the cluster
-# has one node: the chain's two steps run on it (a "two-node" layout is
-# two steps on this node; the words are the same on a real cluster, one
-# --nodelist per actor's <hostname>).
+# The cluster has two nodes on this host (tests/slurm_lib.sh: the second a
+# slurmd -N tusknode2 on a port of its own): Slurm places and launches the
+# steps as on two machines, while the data links and the control run over
+# this host's addresses.
 #
 # Skipped (exit 77, with the reason) when not root, when Slurm or munge
 # is not installed (Debian: apt-get install slurm-wlm munge), or when a
@@ -77,13 +84,14 @@ XML
 
 step "3. refused before anything starts"
 expect 2 "--engine slurm: no node list (run tusk-run inside an allocation" --engine slurm chain.xml
-SLURM_JOB_NODELIST="gpu[1-2]" expect 2 "is on localhost, this host, and $host is not a node of the allocation (gpu[1-2])" \
+# The reader, without a host, would go to gpu1; the writer names this host.
+SLURM_JOB_NODELIST="gpu[1-2]" expect 2 "actor 'writer' (line 4): its <hostname> $host is not a node of the allocation (gpu[1-2])" \
     --engine slurm chain.xml
 
 why=$(slurm_cluster_why)
 [ -z "$why" ] || skip "$why"
-slurm_cluster_start "$tmp/cluster" || skip "cannot start a Slurm cluster here: $slurm_cluster_error"
-step "a private Slurm cluster: node $host, $(nproc) CPUs ($SLURM_CONF)"
+slurm_cluster_start "$tmp/cluster" 2 || skip "cannot start a Slurm cluster here: $slurm_cluster_error"
+step "a private Slurm cluster: nodes $slurm_cluster_nodes on this host, $(nproc) CPUs each ($SLURM_CONF)"
 
 step "1. two files over a two-task job array, reports merged, spectra summed"
 cat >reprocess.xml <<'XML'
@@ -134,7 +142,7 @@ st=0
 echo \$st >"$tmp/chain.status"
 SH
 chmod +x chain.sh
-job=$(timeout 300 sbatch --wait --parsable -N1 -o "$tmp/chain-job.out" chain.sh) ||
+job=$(timeout 300 sbatch --wait --parsable -N1 -w "$host" -o "$tmp/chain-job.out" chain.sh) ||
     { cat chain-job.out chain.err >&2 2>/dev/null; fail "sbatch of the chain failed"; }
 [ "$(cat chain.status)" = 0 ] || { cat chain.err >&2; fail "tusk-run --engine slurm exited $(cat chain.status)"; }
 cmp -s a.adf chain-out.adf || fail "the chain's output differs from its input"
@@ -142,6 +150,59 @@ cmp -s a.adf chain-out.adf || fail "the chain's output differs from its input"
 [ "$(field in_frames "instance=writer[0] " chain.report)" = "$fa" ] || fail "writer's frames: $(cat chain.report)"
 [ "$(field exact "link=reader[0]->writer[0] " chain.report)" = 1 ] || fail "the link is not exact"
 [ "$(field security "control=" chain.report)" = curve ] || fail "not CURVE: $(grep '^control=' chain.report)"
-steps=$(grep -c "launch task StepId=$job\.[0-9]* " "$tmp/cluster/log/slurmd.log" || true)
+# node_steps NODE JOB: how many steps of JOB NODE's slurmd launched.
+node_steps() { grep -c "launch task StepId=$2\.[0-9]* " "$tmp/cluster/log/slurmd-$1.log" || true; }
+steps=$(node_steps "$host" "$job")
 [ "$steps" -eq 2 ] || fail "job $job: $steps steps launched, expected 2 (one per instance)"
-step "ok: job array of 2 ($total frames merged), chain of 2 steps (job $job)"
+chain_job=$job
+
+step "4. actors without a host spread over the allocation's two nodes; a named host wins"
+# Written in the job, with its nodes A B (as Slurm lists them): reader and
+# copy have no host (round robin: A, B), the writer names B (round robin
+# would give it A). Data crosses nodes: tcp, every input at 127.0.0.1 (both
+# nodes are this host), the controller at this host's address.
+addr=$(hostname -I 2>/dev/null | awk '{ print $1 }')
+if [ -z "$addr" ]; then
+    step "NOTE: step 4 not run: it needs a non-loopback address of this host (hostname -I said none)"
+    step "ok: job array of 2 ($total frames merged), chain of 2 steps (job $chain_job); no step 4"
+    exit 0
+fi
+cat >spread.sh <<SH
+#!/bin/sh
+set -- \$(scontrol show hostnames "\$SLURM_JOB_NODELIST")
+echo "\$SLURM_JOB_NODELIST \$1 \$2" >"$tmp/spread.nodes"
+cat >"$tmp/spread.xml" <<XML
+<configuration>
+  <producer><name>reader</name><binary_code>file_producer</binary_code><size>16384</size>
+    <parameter name="file">$tmp/b.adf</parameter></producer>
+  <intermediary><name>copy</name><binary_code>passthrough</binary_code><address>127.0.0.1</address>
+    <data_source>reader</data_source><size>16384</size></intermediary>
+  <consumer><name>writer</name><hostname>\$2</hostname><address>127.0.0.1</address>
+    <binary_code>file_writer</binary_code><data_source>copy</data_source>
+    <parameter name="file">$tmp/spread-out.adf</parameter></consumer>
+</configuration>
+XML
+st=0
+"$b/tusk-run" --no-live --engine slurm --control-address $addr --actor-bin "$b/tusk-actor" \
+    --report "$tmp/spread.report" "$tmp/spread.xml" >"$tmp/spread.out" 2>"$tmp/spread.err" || st=\$?
+echo \$st >"$tmp/spread.status"
+SH
+chmod +x spread.sh
+job=$(timeout 300 sbatch --wait --parsable -N2 -o "$tmp/spread-job.out" spread.sh) ||
+    { cat spread-job.out spread.err >&2 2>/dev/null; fail "sbatch of the spread chain failed"; }
+read -r list na nb <spread.nodes
+[ -n "$nb" ] && [ "$na" != "$nb" ] || fail "the job did not get two nodes: $(cat spread.nodes)"
+[ "$(cat spread.status)" = 0 ] || { cat spread.err >&2; fail "tusk-run --engine slurm on two nodes exited $(cat spread.status)"; }
+want="placement on the allocation's nodes ($list): reader -> $na, copy -> $nb, writer -> $nb (its <hostname>)"
+grep -qF "tusk-run: $want" spread.err || { cat spread.err >&2; fail "tusk-run did not say '$want'"; }
+cmp -s b.adf spread-out.adf || fail "the spread chain's output differs from its input"
+[ "$(field out_frames "instance=reader[0] " spread.report)" = "$fb" ] || fail "reader's frames: $(cat spread.report)"
+[ "$(field in_frames "instance=writer[0] " spread.report)" = "$fb" ] || fail "writer's frames: $(cat spread.report)"
+for l in "reader[0]->copy[0]" "copy[0]->writer[0]"; do
+    [ "$(field exact "link=$l " spread.report)" = 1 ] || fail "link $l is not exact: $(cat spread.report)"
+done
+[ "$(field security "control=" spread.report)" = curve ] || fail "not CURVE: $(grep '^control=' spread.report)"
+# Each step on its node: the reader on A; copy and writer on B.
+[ "$(node_steps "$na" "$job")" -eq 1 ] && [ "$(node_steps "$nb" "$job")" -eq 2 ] ||
+    fail "job $job: $(node_steps "$na" "$job") steps on $na, $(node_steps "$nb" "$job") on $nb; expected 1 and 2"
+step "ok: job array of 2 ($total frames merged), chain of 2 steps (job $chain_job), chain spread over $na and $nb (job $job)"

@@ -6,24 +6,30 @@
 #
 #   slurm_cluster_why               why a cluster cannot start here ("" if it
 #                                   can): not root, binaries missing
-#   slurm_cluster_start DIR         start munged, slurmctld and slurmd with
+#   slurm_cluster_start DIR [2]     start munged, slurmctld and slurmd with
 #                                   their files in DIR (a new folder); sets
 #                                   and exports SLURM_CONF; returns 1 with
 #                                   $slurm_cluster_error set when a daemon
-#                                   does not come up (the caller skips)
+#                                   does not come up (the caller skips);
+#                                   with 2, a second node "tusknode2" on this
+#                                   host too (below); $slurm_cluster_nodes:
+#                                   the node names; slurmd's log of node N:
+#                                   DIR/log/slurmd-N.log
 #   slurm_cluster_stop              stop every daemon slurm_cluster_start
 #                                   started (by their process ids), and
 #                                   wait for them to be gone
 #
-# Slurm runs one slurmd per host unless it was built with
-# --enable-multiple-slurmd (Debian's is not): a "two-node" step layout is
-# two steps on this one node.
+# Two nodes on one host: Debian's slurmd is built without
+# --enable-multiple-slurmd, but `slurmd -N NAME` still runs a slurmd as node
+# NAME; the second node has its own port (Port=) and NodeHostname this
+# host, so both are reached at 127.0.0.1 and their steps run here.
 # shellcheck shell=sh
 
 slurm_cluster_dir=""
 slurm_cluster_pids=""
 slurm_cluster_munge=""
 slurm_cluster_error=""
+slurm_cluster_nodes=""
 
 slurm_cluster_why() {
     [ "$(id -u)" -eq 0 ] || { echo "needs root (slurmd starts job steps as their user; SlurmUser=root)"; return; }
@@ -63,7 +69,8 @@ slurm_cluster_start() {
     slurm_cluster_munge=$d/munge/socket
     slurm_cluster_pids="$(cat "$d/munge/pid")"
     base=$((20000 + ($$ % 500) * 20))
-    ctld_port=$(slurm_free_port "$base") && slurmd_port=$(slurm_free_port $((ctld_port + 1))) || {
+    ctld_port=$(slurm_free_port "$base") && slurmd_port=$(slurm_free_port $((ctld_port + 1))) &&
+        slurmd_port2=$(slurm_free_port $((slurmd_port + 1))) || {
         slurm_cluster_error="no free TCP ports from $base"
         return 1
     }
@@ -82,9 +89,9 @@ SlurmdUser=root
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool/%n
 SlurmctldPidFile=$d/slurmctld.pid
-SlurmdPidFile=$d/slurmd.pid
+SlurmdPidFile=$d/slurmd-%n.pid
 SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd.log
+SlurmdLogFile=$d/log/slurmd-%n.log
 ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -97,8 +104,15 @@ JobAcctGatherType=jobacct_gather/none
 ReturnToService=2
 MaxArraySize=1000
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
-PartitionName=tusk Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
+    slurm_cluster_nodes=$host
+    if [ "${2:-1}" -eq 2 ]; then
+        echo "NodeName=tusknode2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$slurmd_port2 CPUs=$cpus State=UNKNOWN" \
+            >>"$d/slurm.conf"
+        slurm_cluster_nodes="$host tusknode2"
+    fi
+    echo "PartitionName=tusk Nodes=$(echo "$slurm_cluster_nodes" | tr ' ' ,) Default=YES MaxTime=INFINITE State=UP" \
+        "OverSubscribe=FORCE:4" >>"$d/slurm.conf"
     # Where the hierarchy is cgroup v2 (slurmd loads cgroup/v2 even with
     # proctrack/pgid and task/none), slurmd asks systemd over D-Bus for a
     # scope unless told not to: no systemd here to ask.
@@ -111,18 +125,20 @@ CONF
     fi
     slurm_wait_file "$d/slurmctld.pid" || { slurm_cluster_error="slurmctld wrote no pid file"; return 1; }
     slurm_cluster_pids="$slurm_cluster_pids $(cat "$d/slurmctld.pid")"
-    if ! slurmd -f "$SLURM_CONF" >"$d/log/slurmd.start" 2>&1; then
-        slurm_cluster_error="slurmd does not start: $(tail -n 1 "$d/log/slurmd.start")"
-        return 1
-    fi
-    slurm_wait_file "$d/slurmd.pid" || { slurm_cluster_error="slurmd wrote no pid file"; return 1; }
-    slurm_cluster_pids="$slurm_cluster_pids $(cat "$d/slurmd.pid")"
-    # Up when the node is idle (a safety bound of 30 s, not a timing).
+    for n in $slurm_cluster_nodes; do
+        if ! slurmd -N "$n" -f "$SLURM_CONF" >"$d/log/slurmd-$n.start" 2>&1; then
+            slurm_cluster_error="slurmd of node $n does not start: $(tail -n 1 "$d/log/slurmd-$n.start")"
+            return 1
+        fi
+        slurm_wait_file "$d/slurmd-$n.pid" || { slurm_cluster_error="slurmd of $n wrote no pid file"; return 1; }
+        slurm_cluster_pids="$slurm_cluster_pids $(cat "$d/slurmd-$n.pid")"
+    done
+    # Up when every node is idle (a safety bound of 30 s, not a timing).
     i=0
-    until sinfo -h -n "$host" -o %t 2>/dev/null | grep -qx idle; do
+    until [ "$(sinfo -h -N -o %t 2>/dev/null | grep -cx idle)" -eq "$(echo "$slurm_cluster_nodes" | wc -w)" ]; do
         i=$((i + 1))
         if [ $i -ge 300 ]; then
-            slurm_cluster_error="the node never became idle: $(sinfo -h -o '%t %E' 2>&1 | head -n 1);" \
+            slurm_cluster_error="the nodes never became idle: $(sinfo -h -N -o '%N %t %E' 2>&1 | tr '\n' ' ');" \
                 "$(tail -n 2 "$d/log/slurmctld.log" 2>/dev/null)"
             return 1
         fi

@@ -12,8 +12,13 @@
 #
 #   1. reader -> copy x2 -> writer, with --unit-property MemoryMax=1G and
 #      copy:CPUQuota=50%: exit 0, the output is the input frame for frame,
-#      every instance went through systemd-run with its unit name and its
-#      properties (fake: the exact options, four units);
+#      every instance went through systemd-run with its unit name, its
+#      journal identifier (TUSK_JOURNAL) and its properties (fake: the
+#      exact options, four units); the start message and the run folder's
+#      journal.txt give the journalctl command of every instance, and each
+#      instance's log is in the run folder (saying, where no journald
+#      listens, that its output goes there only);
+#      tests/systemd_real.sh reads the lines back from a real journal;
 #   2. copy[1] killed at its 20th buffer with restart="on-failure": the
 #      controller's policy still applies on top: the slot comes back as a
 #      new unit (incarnation 1 in its name), the losses are reported
@@ -50,10 +55,12 @@ else
     mkdir fakebin
     cat >fakebin/systemd-run <<'SH'
 #!/bin/sh
-# Write down the options (up to --), then run the command as it is.
+# Write down the options (up to --), then run the command as it is, with
+# the --setenv=NAME=VALUE variables set (--setenv=NAME: ours, as it is).
 opts=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     opts="$opts $1"
+    case "$1" in --setenv=*=*) v=${1#--setenv=}; export "${v%%=*}=${v#*=}" ;; esac
     shift
 done
 [ "${1:-}" = "--" ] || { echo "fake systemd-run: no -- before the command" >&2; exit 64; }
@@ -86,17 +93,34 @@ step "1. a chain of transient units, with properties"
 chain chain.xml '' "$harmless"
 props="--unit-property MemoryMax=1G --unit-property copy:CPUQuota=50%"
 # shellcheck disable=SC2086 # the words of $props
-expect 0 "" --engine systemd $props --report rep.txt chain.xml
+expect 0 "each instance's output is in the run folder and in the journal: journalctl -t tusk-r1-" \
+    --engine systemd $props --run-dir "$tmp/rd1" --report rep.txt chain.xml
 "$b/tusk-adf" diff --unordered input.adf output.adf >/dev/null 2>&1 ||
     fail "the output is not the input, frame for frame"
+# The operator's pointer: the journalctl command of every instance.
+grep -qF "(every instance: $tmp/rd1/journal.txt)" err.txt || fail "the start message names no journal.txt"
+sed 's/tusk-r1-[0-9]*-/tusk-r1-PID-/' rd1/journal.txt | grep '^journalctl' >got.txt
+printf 'journalctl -t tusk-r1-PID-%s\n' reader.0 copy.0 copy.1 writer.0 >want.txt
+diff want.txt got.txt >diff.txt || { cat diff.txt >&2; fail "journal.txt: the commands differ"; }
+# Each instance's log is in the run folder either way; without a journald
+# (no socket) it says that its output goes there only.
+for i in reader.0 copy.0 copy.1 writer.0; do
+    [ -f "rd1/$i.log" ] || fail "no log of $i in the run folder"
+    if [ -S /run/systemd/journal/stdout ]; then
+        ! grep -q "no journal" "rd1/$i.log" || fail "$i: $(cat "rd1/$i.log")"
+    else
+        grep -qF "no journal (connect /run/systemd/journal/stdout: No such file or directory): the output goes to the run folder only" \
+            "rd1/$i.log" || fail "$i's log does not say that there is no journal: $(cat "rd1/$i.log")"
+    fi
+done
 [ "$(report out_buffers 'reader\[0\]')" = "$(report in_buffers 'writer\[0\]')" ] || fail "buffers lost"
 if [ "$real" = no ]; then
-    sed 's/--unit=tusk-r1-[0-9]*-/--unit=tusk-r1-PID-/' systemd-run.log | sort >got.txt
+    sed 's/tusk-r1-[0-9]*-/tusk-r1-PID-/g' systemd-run.log | sort >got.txt
     cat >want.txt <<'TXT'
-systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-copy.0.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G -p CPUQuota=50%
-systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-copy.1.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G -p CPUQuota=50%
-systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-reader.0.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G
-systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-writer.0.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G
+systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-copy.0.0 --setenv=TUSK_JOURNAL=tusk-r1-PID-copy.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G -p CPUQuota=50%
+systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-copy.1.0 --setenv=TUSK_JOURNAL=tusk-r1-PID-copy.1 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G -p CPUQuota=50%
+systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-reader.0.0 --setenv=TUSK_JOURNAL=tusk-r1-PID-reader.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G
+systemd-run --user --pipe --wait --collect --quiet --same-dir --unit=tusk-r1-PID-writer.0.0 --setenv=TUSK_JOURNAL=tusk-r1-PID-writer.0 --setenv=TUSK_ACTOR_PATH -p MemoryMax=1G
 TXT
     diff want.txt got.txt >diff.txt || { cat diff.txt >&2; fail "systemd-run's command lines differ"; }
     # One tusk-run: one process id in every unit name.

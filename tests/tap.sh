@@ -13,7 +13,13 @@
 #     tap_samples + tap_dropped = sent), and drops there were (the
 #     monitor's and the tap's queues hold a bounded number: the rest must
 #     be dropped, whatever the timing);
-#   - `--untap` detaches it; a link that is none is refused, naming it.
+#   - `--untap` detaches it; a link that is none is refused, naming it;
+#   - a tap that runs a consumer actor (tusk-tap --consumer null_consumer)
+#     over runs 2 and 3: the consumer's own counts per run (its line at
+#     each process_stop) are exactly the samples tusk-tap took of that run,
+#     which are exactly those the tap queued (/metrics), queued + dropped
+#     = sent; `--untap` ends tusk-tap cleanly (process_stop,
+#     process_unload, its configuration folder removed, exit 0).
 # Rates with and without a tap: bench/tap.sh (BENCHMARKS.md), not here.
 set -eu
 b=${abs_top_builddir:?run through make check}
@@ -21,23 +27,8 @@ s=${abs_top_srcdir:?run through make check}
 me=tap
 # shellcheck source=tests/distributed_lib.sh
 . "$s/tests/distributed_lib.sh"
-TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
-export TUSK_ACTOR_PATH
-command -v curl >/dev/null || { echo "$me: SKIP: no curl"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-tap.XXXXXX")
-pid= tap_pid=
-cleanup() {
-    for p in $tap_pid $pid; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    [ -n "${TUSK_KEEP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-cd "$tmp"
-
-"$b/tusk-basis" gen -c "$s/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o basis.tbs >/dev/null ||
-    fail "tusk-basis gen"
+pid= tap_pid= cons_pid=
+web_chain_setup tap cons_pid tap_pid pid
 chain() { # OUT
     cat <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
@@ -119,11 +110,98 @@ echo "$me: link psa[0]->spectra[0]: $sent buffers sent, $taken queued for the ta
 curl -sf "${url}api/status" >status.json || fail "GET /api/status"
 grep -q '"tap":true,"tap_address":"'"$address"'"' status.json || fail "/api/status: no tap at $address"
 
-step "untap; quit"
+step "untap"
 "$b/tusk-run" --untap 'psa[0]->spectra[0]' rd >out.txt 2>&1 || fail "--untap: $(cat out.txt)"
 grep -q "tap off psa\[0\]->spectra\[0\]" out.txt || fail "--untap said: $(cat out.txt)"
 untapped() { curl -sf "${url}api/status" | grep -q '"tap":true' && return 1; return 0; }
 until_true 100 untapped || fail "the tap stays in the status"
+
+step "a tap running a consumer actor (null_consumer) over runs 2 and 3; untap ends it cleanly"
+# The link's tap counts add up over the taps it had: those of this one
+# are what they grow by from here (no run goes on: they stand still).
+curl -sf "${url}metrics" >metrics.txt || fail "GET /metrics"
+"$b/tests/check_metrics" --parse metrics.txt >samples.txt || fail "/metrics does not parse"
+taken0=$(value tusk_link_tap_samples_total)
+dropped0=$(value tusk_link_tap_dropped_total)
+[ "$taken0" = "$taken" ] && [ "$dropped0" = "$dropped" ] || fail "the tap's counts moved without a run"
+"$b/tusk-run" --tap 'psa[0]->spectra[0]' rd >tap.txt 2>tap_err.txt || fail "--tap: $(cat tap_err.txt)"
+address=$(sed -n 's/^tap on psa\[0\]->spectra\[0\]: //p' tap.txt)
+[ -n "$address" ] || fail "--tap did not name the tap's address: $(cat tap.txt)"
+# Its own TMPDIR: the consumer's configuration folder is made there and
+# must be gone at the end.
+mkdir tt
+TMPDIR=$tmp/tt "$b/tusk-tap" --run-dir rd --consumer null_consumer "$address" >consumer.txt 2>consumer_err.txt &
+cons_pid=$!
+until_true 300 grep -q "^tusk-tap: connected" consumer.txt || fail "tusk-tap did not connect: $(cat consumer_err.txt)"
+total=0
+for r in 2 3; do
+    # reset: process_reset and process_initialise, the producer starts over
+    "$b/tusk-run" --reset rd >out.txt 2>&1 || fail "--reset (before run $r): $(cat out.txt)"
+    "$b/tusk-run" --start rd >out.txt 2>&1 || fail "--start (run $r): $(cat out.txt)"
+    "$b/tusk-run" --wait rd >summary.txt 2>&1 || fail "--wait (run $r): $(cat summary.txt)"
+    grep -q "run $r ended cleanly" summary.txt || fail "run $r did not end cleanly: $(cat summary.txt)"
+    sent_r=$(sed -n 's/^link=psa\[0\]->spectra\[0\] sent=\([0-9]*\) .*/\1/p' "rd/run-$r.report")
+    [ -n "$sent_r" ] || fail "run $r's report has no psa[0]->spectra[0] link"
+    total=$((total + sent_r))
+done
+# Every buffer sent in runs 2 and 3 was queued for the tap or dropped:
+# the page's snapshot comes to exactly that (counts only grow).
+tap_counts() {
+    curl -sf "${url}metrics" >metrics.txt || return 1
+    "$b/tests/check_metrics" --parse metrics.txt >samples.txt || fail "/metrics does not parse"
+    taken=$(($(value tusk_link_tap_samples_total) - taken0))
+    dropped=$(($(value tusk_link_tap_dropped_total) - dropped0))
+    [ $((taken + dropped)) -eq "$total" ]
+}
+until_true 100 tap_counts || fail "tap: $taken queued + $dropped dropped, not the $total sent in runs 2 and 3"
+echo "$me: runs 2 and 3: $total buffers sent, $taken queued for the tap, $dropped dropped"
+# Every sample queued reaches the monitor (its lines are flushed one by one).
+got_all() { [ "$(grep -c '^sample: run [23] ' consumer.txt)" -eq "$taken" ]; }
+until_true 600 got_all || fail "tusk-tap took $(grep -c '^sample: ' consumer.txt) samples, not the $taken queued"
+"$b/tusk-run" --untap 'psa[0]->spectra[0]' rd >out.txt 2>&1 || fail "--untap: $(cat out.txt)"
+until_true 300 gone "$cons_pid" || fail "tusk-tap did not end when the tap closed"
+st=0
+wait "$cons_pid" || st=$?
+cons_pid=
+[ "$st" -eq 0 ] || fail "tusk-tap with a consumer exited $st: $(cat consumer_err.txt)"
+grep -q "^tusk-tap: the tap at .* closed" consumer.txt || fail "tusk-tap did not say the tap closed"
+# What the consumer got, run by run (its line at each process_stop), is
+# what tusk-tap took: buffers, frames and bytes, exactly.
+sums() { # RUN: "SAMPLES FRAMES BYTES" of the sample lines of run RUN
+    sed -n "s/^sample: run $1 buffer [0-9]*, \([0-9]*\) bytes, \([0-9]*\) frames$/\1 \2/p" consumer.txt |
+        awk '{ n++; b += $1; f += $2 } END { printf "%d %d %d", n, f, b }'
+}
+set -- $(sums 2) $(sums 3)
+[ "$1" -ge 1 ] && [ "$4" -ge 1 ] || fail "a run without samples: run 2 $1, run 3 $4"
+[ $(($1 + $4)) -eq "$taken" ] || fail "the sample lines ($1 + $4) are not the $taken queued"
+grep '^null_consumer tap\[0\]: ' consumer_err.txt >consumed.txt || true
+printf 'null_consumer tap[0]: %s buffers, %s frames, %s bytes\n' "$1" "$2" "$3" "$4" "$5" "$6" >expected.txt
+cmp -s expected.txt consumed.txt || fail "the consumer's runs: $(cat consumed.txt), not $(cat expected.txt)"
+grep -q "^tusk-tap: $taken samples, $(($3 + $6)) bytes, $(($2 + $5)) frames, .* 0 malformed$" consumer.txt ||
+    fail "tusk-tap's summary: $(tail -n 3 consumer.txt)"
+grep -q "^tusk-tap: consumer tap\[0\] (null_consumer): $taken buffers, $(($2 + $5)) frames, $(($3 + $6)) bytes, 2 runs$" \
+    consumer.txt || fail "tusk-tap's consumer line: $(tail -n 2 consumer.txt)"
+[ -z "$(ls tt)" ] || fail "the consumer's configuration folder is left: $(ls -R tt)"
+
+step "Ctrl-C ends a tap's consumer cleanly too"
+"$b/tusk-run" --tap 'psa[0]->spectra[0]' rd >tap.txt 2>tap_err.txt || fail "--tap: $(cat tap_err.txt)"
+address=$(sed -n 's/^tap on psa\[0\]->spectra\[0\]: //p' tap.txt)
+# Files of its own: "connected" in an earlier monitor's would be no news.
+TMPDIR=$tmp/tt "$b/tusk-tap" --run-dir rd --consumer null_consumer --set expect_frames=0 "$address" \
+    >sigint.txt 2>sigint_err.txt &
+cons_pid=$!
+until_true 300 grep -q "^tusk-tap: connected" sigint.txt || fail "tusk-tap did not connect: $(cat sigint_err.txt)"
+kill -INT "$cons_pid"
+st=0
+wait "$cons_pid" || st=$?
+cons_pid=
+[ "$st" -eq 0 ] || fail "tusk-tap with a consumer exited $st at SIGINT: $(cat sigint_err.txt)"
+grep -q '^null_consumer tap\[0\]: 0 buffers, 0 frames, 0 bytes$' sigint_err.txt ||
+    fail "the consumer was not stopped: $(cat sigint_err.txt)"
+[ -z "$(ls tt)" ] || fail "the consumer's configuration folder is left: $(ls -R tt)"
+"$b/tusk-run" --untap 'psa[0]->spectra[0]' rd >out.txt 2>&1 || fail "--untap: $(cat out.txt)"
+
+step "quit"
 "$b/tusk-run" --quit rd >out.txt 2>&1 || fail "--quit: $(cat out.txt)"
 st=0
 wait "$pid" || st=$?

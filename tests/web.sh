@@ -21,24 +21,9 @@ s=${abs_top_srcdir:?run through make check}
 me=web
 # shellcheck source=tests/distributed_lib.sh
 . "$s/tests/distributed_lib.sh"
-TUSK_ACTOR_PATH=${TUSK_ACTOR_PATH:-$b/actors/.libs}
-export TUSK_ACTOR_PATH
-command -v curl >/dev/null || { echo "$me: SKIP: no curl"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tusk-web.XXXXXX")
 pid=
-cleanup() {
-    if [ -n "$pid" ]; then
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-cd "$tmp"
-
 step "a coarse basis; the chain sim -> psa -> spectra (live pictures every second)"
-"$b/tusk-basis" gen -c "$s/config/crystal-coarse.conf" --field-grid 3 --grid 8 --int16 -q -o basis.tbs >/dev/null ||
-    fail "tusk-basis gen"
+web_chain_setup web pid
 cat >chain.xml <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <configuration>

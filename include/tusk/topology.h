@@ -177,6 +177,10 @@ TUSK_API unsigned tusk_topology_count(const tusk_topology_t *topology);
 TUSK_API const tusk_actor_spec_t *tusk_topology_actor(const tusk_topology_t *topology, unsigned i);
 /* Index of the actor called `name`, or -1. */
 TUSK_API int tusk_topology_find(const tusk_topology_t *topology, const char *name);
+/* Put actor i on `host` (a placement by tusk-run's engine, engine.h: an
+ * actor without a <hostname> on a node of a Slurm allocation). The
+ * caller checks the name; TUSK_EINVAL for no such actor. */
+TUSK_API int tusk_topology_set_hostname(tusk_topology_t *topology, unsigned i, const char *host, tusk_error_t *err);
 
 TUSK_API const char *tusk_actor_class_name(tusk_actor_class_t actor_class);
 
