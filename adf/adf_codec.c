@@ -1,5 +1,6 @@
 /* adf_codec.c - the helpers of the typed codecs (adf_codec.h): the type
- * check of a frame to decode and the reservation of a frame to encode. */
+ * and header check of a frame to decode and the reservation of a frame
+ * to encode. */
 #include "adf_codec.h"
 
 #include "adf_private.h"
@@ -12,6 +13,18 @@ int adf_expect_type(const adf_frame_t *frame, uint32_t type, adf_error_t *err)
     return adf_error_set(err, ADF_EBADTYPE, frame->offset, "frame at offset %llu is %s, expected %s",
                          (unsigned long long)frame->offset, adf_type_label(frame->key.type, got),
                          adf_type_label(type, want));
+}
+
+int adf_expect_header(const adf_frame_t *frame, uint32_t type, const char *name, unsigned header, adf_error_t *err)
+{
+    int rc = adf_expect_type(frame, type, err);
+    if (rc != ADF_OK)
+        return rc;
+    if (frame->payload_size < header)
+        return adf_error_set(err, ADF_EPAYLOAD, frame->offset,
+                             "%s at offset %llu: payload of %u bytes is shorter than its %u-byte header", name,
+                             (unsigned long long)frame->offset, (unsigned)frame->payload_size, header);
+    return ADF_OK;
 }
 
 int adf_reserve_frame(adf_writer_t *writer, uint32_t type, uint32_t event, uint64_t timestamp,

@@ -8,36 +8,71 @@
 #include "adf_codec.h"
 #include "adf_private.h"
 
+/* Each header's and record's layout: its offsets, then its fields, once,
+ * for its encoder and decoder (adf_codec.h). */
+#define F ADF_FIELD
+
 /* data:ut_raw: header, bank header */
 enum { RW_GEOMETRY = 0, RW_N_BANKS = 4, RW_FLAGS = 6, RW_N_HITS = 8 };
-enum { RWB_SECTOR = 0, RWB_N = 2 };
 _Static_assert(RW_N_HITS + 4 == ADF_UT_RAW_HEADER_SIZE, "data:ut_raw header size");
+static const adf_field_t raw_head[] = {F(adf_ut_raw_t, geometry, RW_GEOMETRY), F(adf_ut_raw_t, n_banks, RW_N_BANKS),
+                                       F(adf_ut_raw_t, flags, RW_FLAGS), F(adf_ut_raw_t, n_hits, RW_N_HITS)};
+enum { RWB_SECTOR = 0, RWB_N = 2 };
 _Static_assert(RWB_N + 2 == ADF_UT_BANK_HEADER_SIZE, "data:ut_raw bank header size");
+static const adf_field_t raw_bank[] = {F(adf_ut_bank_t, sector, RWB_SECTOR), F(adf_ut_bank_t, n_hits, RWB_N)};
 
 /* data:velo_tracks */
 enum { VL_N = 0, VL_FLAGS = 4 };
-enum { VLT_X = 0, VLT_Y = 4, VLT_Z = 8, VLT_TX = 12, VLT_TY = 16, VLT_FLAGS = 20 };
 _Static_assert(VL_FLAGS + 4 == ADF_VELO_HEADER_SIZE, "data:velo_tracks header size");
+static const adf_field_t velo_head[] = {F(adf_velo_tracks_t, n_tracks, VL_N), F(adf_velo_tracks_t, flags, VL_FLAGS)};
+enum { VLT_X = 0, VLT_Y = 4, VLT_Z = 8, VLT_TX = 12, VLT_TY = 16, VLT_FLAGS = 20 };
 _Static_assert(VLT_FLAGS + 4 == ADF_VELO_TRACK_SIZE, "data:velo_tracks track size");
+static const adf_field_t velo_track[] = {F(adf_velo_track_t, x, VLT_X),   F(adf_velo_track_t, y, VLT_Y),
+                                         F(adf_velo_track_t, z, VLT_Z),   F(adf_velo_track_t, tx, VLT_TX),
+                                         F(adf_velo_track_t, ty, VLT_TY), F(adf_velo_track_t, flags, VLT_FLAGS)};
 
 /* data:ut_tracks */
 enum { TK_N = 0, TK_SETTINGS = 4, TK_GEOMETRY = 8, TK_BACKEND = 12, TK_FLAGS = 13, TK_SECTORS = 14,
        TK_CANDIDATES = 15 };
-enum { TKT_VELO = 0, TKT_ID = 4, TKT_QOP = 20, TKT_CHI2 = 24, TKT_N = 28 };
 _Static_assert(TK_CANDIDATES + 1 == ADF_UT_TRACKS_HEADER_SIZE, "data:ut_tracks header size");
+static const adf_field_t tracks_head[] = {
+    F(adf_ut_tracks_t, n_tracks, TK_N),      F(adf_ut_tracks_t, settings, TK_SETTINGS),
+    F(adf_ut_tracks_t, geometry, TK_GEOMETRY), F(adf_ut_tracks_t, backend, TK_BACKEND),
+    F(adf_ut_tracks_t, flags, TK_FLAGS),     F(adf_ut_tracks_t, sectors, TK_SECTORS),
+    F(adf_ut_tracks_t, candidates, TK_CANDIDATES)};
+enum { TKT_VELO = 0, TKT_ID = 4, TKT_QOP = 20, TKT_CHI2 = 24, TKT_N = 28 };
 _Static_assert(TKT_N + 1 == ADF_UT_TRACK_SIZE, "data:ut_tracks track size");
+_Static_assert(ADF_UT_PLANES == 4, "data:ut_tracks: an id a plane, 4 in the layout");
+static const adf_field_t ut_track[] = {
+    F(adf_ut_track_t, velo, TKT_VELO),   F(adf_ut_track_t, id[0], TKT_ID),       F(adf_ut_track_t, id[1], TKT_ID + 4),
+    F(adf_ut_track_t, id[2], TKT_ID + 8), F(adf_ut_track_t, id[3], TKT_ID + 12), F(adf_ut_track_t, qop, TKT_QOP),
+    F(adf_ut_track_t, chi2, TKT_CHI2),   F(adf_ut_track_t, n_hits, TKT_N)};
 
 /* data:ut_hits */
 enum { HT_N = 0, HT_GEOMETRY = 4, HT_BACKEND = 8, HT_FLAGS = 9 };
-enum { HTH_ID = 0, HTH_X0 = 4, HTH_Z0 = 8, HTH_YB = 12, HTH_YE = 16, HTH_W = 20, HTH_GROUP = 24 };
 _Static_assert(HT_FLAGS + 1 == ADF_UT_HITS_HEADER_SIZE, "data:ut_hits header size");
+static const adf_field_t hits_head[] = {F(adf_ut_hits_t, n_hits, HT_N), F(adf_ut_hits_t, geometry, HT_GEOMETRY),
+                                        F(adf_ut_hits_t, backend, HT_BACKEND), F(adf_ut_hits_t, flags, HT_FLAGS)};
+enum { HTH_ID = 0, HTH_X0 = 4, HTH_Z0 = 8, HTH_YB = 12, HTH_YE = 16, HTH_W = 20, HTH_GROUP = 24 };
 _Static_assert(HTH_GROUP + 2 == ADF_UT_HIT_SIZE, "data:ut_hits hit size");
+static const adf_field_t ut_hit[] = {F(adf_ut_hit_t, id, HTH_ID),        F(adf_ut_hit_t, x0, HTH_X0),
+                                     F(adf_ut_hit_t, z0, HTH_Z0),        F(adf_ut_hit_t, y_begin, HTH_YB),
+                                     F(adf_ut_hit_t, y_end, HTH_YE),     F(adf_ut_hit_t, weight, HTH_W),
+                                     F(adf_ut_hit_t, group, HTH_GROUP)};
 
 /* data:ut_truth */
 enum { TR_NP = 0, TR_NH = 4, TR_NV = 8, TR_FLAGS = 12 };
-enum { TRP_P = 0, TRP_TX = 4, TRP_TY = 8, TRP_CHARGE = 12, TRP_FLAGS = 13, TRP_PLANES = 14, TRP_VERTEX = 15 };
 _Static_assert(TR_FLAGS + 4 == ADF_UT_TRUTH_HEADER_SIZE, "data:ut_truth header size");
+static const adf_field_t truth_head[] = {F(adf_ut_truth_t, n_particles, TR_NP), F(adf_ut_truth_t, n_hits, TR_NH),
+                                         F(adf_ut_truth_t, n_velo, TR_NV), F(adf_ut_truth_t, flags, TR_FLAGS)};
+enum { TRP_P = 0, TRP_TX = 4, TRP_TY = 8, TRP_CHARGE = 12, TRP_FLAGS = 13, TRP_PLANES = 14, TRP_VERTEX = 15 };
 _Static_assert(TRP_VERTEX + 1 == ADF_UT_PARTICLE_SIZE, "data:ut_truth particle size");
+static const adf_field_t ut_particle[] = {
+    F(adf_ut_particle_t, p, TRP_P),         F(adf_ut_particle_t, tx, TRP_TX),
+    F(adf_ut_particle_t, ty, TRP_TY),       F(adf_ut_particle_t, charge, TRP_CHARGE),
+    F(adf_ut_particle_t, flags, TRP_FLAGS), F(adf_ut_particle_t, planes, TRP_PLANES),
+    F(adf_ut_particle_t, vertex, TRP_VERTEX)};
+#undef F
 
 const char *adf_ut_backend_name(unsigned b)
 {
@@ -49,12 +84,84 @@ static bool backend_ok(unsigned b)
     return b >= ADF_UT_REFERENCE && b <= ADF_UT_OPENCL;
 }
 
-/* A short payload: the message every decoder gives. */
-static int short_payload(const adf_frame_t *f, const char *name, unsigned header, adf_error_t *err)
+/* n `what` (tracks, hits) to encode into a `name` frame, at most max. */
+static int encode_count(const char *name, uint32_t n, const char *what, unsigned max, adf_error_t *err)
 {
-    return adf_error_set(err, ADF_EPAYLOAD, f->offset,
-                         "%s at offset %llu: payload of %u bytes is shorter than its %u-byte header", name,
-                         (unsigned long long)f->offset, (unsigned)f->payload_size, header);
+    if (n > max)
+        return adf_error_set(err, ADF_ERANGE, ADF_NO_OFFSET, "%s: %u %s, at most %u supported", name, (unsigned)n,
+                             what, max);
+    return ADF_OK;
+}
+
+/* ---- frames of a header and n records ------------------------------------------------------- */
+
+/* data:velo_tracks, data:ut_tracks and data:ut_hits: a header whose first
+ * word is n, then n records; what their encoders and decoders share. */
+typedef struct records {
+    uint32_t type;
+    const char *name, *what;       /* "data:ut_hits", "hits" */
+    unsigned max, header, record;  /* records at most; bytes */
+    const adf_field_t *head, *rec; /* the layouts */
+    size_t n_head, n_rec;
+    size_t elem;                   /* bytes of a record's struct */
+} records_t;
+
+static const records_t velo_frame = {ADF_TYPE_DATA_VELO_TRACKS, "data:velo_tracks", "tracks", ADF_UT_MAX_TRACKS,
+                                     ADF_VELO_HEADER_SIZE, ADF_VELO_TRACK_SIZE, velo_head, velo_track,
+                                     ADF_COUNT(velo_head), ADF_COUNT(velo_track), sizeof(adf_velo_track_t)};
+static const records_t tracks_frame = {ADF_TYPE_DATA_UT_TRACKS, "data:ut_tracks", "tracks", ADF_UT_MAX_TRACKS,
+                                       ADF_UT_TRACKS_HEADER_SIZE, ADF_UT_TRACK_SIZE, tracks_head, ut_track,
+                                       ADF_COUNT(tracks_head), ADF_COUNT(ut_track), sizeof(adf_ut_track_t)};
+static const records_t hits_frame = {ADF_TYPE_DATA_UT_HITS, "data:ut_hits", "hits", ADF_UT_MAX_HITS,
+                                     ADF_UT_HITS_HEADER_SIZE, ADF_UT_HIT_SIZE, hits_head, ut_hit,
+                                     ADF_COUNT(hits_head), ADF_COUNT(ut_hit), sizeof(adf_ut_hit_t)};
+
+_Static_assert(VL_N == 0 && TK_N == 0 && HT_N == 0, "n, the first word of the header");
+
+static size_t records_size(const records_t *r, uint32_t n)
+{
+    return r->header + (size_t)n * r->record;
+}
+
+/* Encoding: n records, at most r->max. */
+static int records_count(const records_t *r, uint32_t n, adf_error_t *err)
+{
+    return encode_count(r->name, n, r->what, r->max, err);
+}
+
+/* Encoding: the frame of the header hdr and the n records recs. */
+static inline int records_put(adf_writer_t *w, const records_t *r, uint32_t event, uint64_t timestamp, const void *hdr,
+                              const void *recs, uint32_t n, adf_error_t *err)
+{
+    uint8_t *p;
+    int rc = adf_reserve_frame(w, r->type, event, timestamp, records_size(r, n), &p, err);
+    if (rc != ADF_OK)
+        return rc;
+    adf_layout_put(r->head, r->n_head, hdr, p);
+    const unsigned char *rec = recs;
+    uint8_t *q = p + r->header;
+    for (uint32_t i = 0; i < n; i++, q += r->record, rec += r->elem)
+        adf_layout_put(r->rec, r->n_rec, rec, q);
+    return ADF_OK;
+}
+
+/* Decoding: frame f is of r's type and header, its n (into *n) at most
+ * r->max, its payload n records long. */
+static int records_check(const adf_frame_t *f, const records_t *r, uint32_t *n, adf_error_t *err)
+{
+    int rc = adf_expect_header(f, r->type, r->name, r->header, err);
+    if (rc != ADF_OK)
+        return rc;
+    unsigned long long off = (unsigned long long)f->offset;
+    *n = tusk_get_u32(f->payload);
+    if (*n > r->max)
+        return adf_error_set(err, ADF_ERANGE, f->offset, "%s at offset %llu: %u %s, at most %u supported", r->name,
+                             off, (unsigned)*n, r->what, r->max);
+    if (f->payload_size != records_size(r, *n))
+        return adf_error_set(err, ADF_EPAYLOAD, f->offset,
+                             "%s at offset %llu: payload is %u bytes, %zu expected for %u %s", r->name, off,
+                             (unsigned)f->payload_size, records_size(r, *n), (unsigned)*n, r->what);
+    return ADF_OK;
 }
 
 /* ---- data:ut_raw ------------------------------------------------------------------- */
@@ -67,9 +174,9 @@ size_t adf_ut_raw_payload_size(uint32_t n_banks, uint32_t n_hits)
 int adf_ut_raw_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const adf_ut_raw_t *h,
                       const adf_ut_bank_t *banks, const uint16_t *words, adf_error_t *err)
 {
-    if (h->n_hits > ADF_UT_MAX_HITS)
-        return adf_error_set(err, ADF_ERANGE, ADF_NO_OFFSET, "data:ut_raw: %u hits, at most %u supported",
-                             (unsigned)h->n_hits, ADF_UT_MAX_HITS);
+    int rc = encode_count("data:ut_raw", h->n_hits, "hits", ADF_UT_MAX_HITS, err);
+    if (rc != ADF_OK)
+        return rc;
     uint64_t sum = 0;
     for (unsigned i = 0; i < h->n_banks; i++) {
         if (i > 0 && banks[i].sector <= banks[i - 1].sector)
@@ -92,19 +199,15 @@ int adf_ut_raw_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const
                                      i, (unsigned)banks[i].sector, k, adf_ut_word_strip(wb[k]),
                                      adf_ut_word_strip(wb[k - 1]));
     uint8_t *p;
-    int rc = adf_reserve_frame(w, ADF_TYPE_DATA_UT_RAW, event, timestamp, adf_ut_raw_payload_size(h->n_banks, h->n_hits),
-                               &p, err);
+    rc = adf_reserve_frame(w, ADF_TYPE_DATA_UT_RAW, event, timestamp, adf_ut_raw_payload_size(h->n_banks, h->n_hits),
+                           &p, err);
     if (rc != ADF_OK)
         return rc;
-    tusk_put_u32(p + RW_GEOMETRY, h->geometry);
-    tusk_put_u16(p + RW_N_BANKS, h->n_banks);
-    tusk_put_u16(p + RW_FLAGS, h->flags);
-    tusk_put_u32(p + RW_N_HITS, h->n_hits);
+    adf_layout_put(ADF_LAYOUT(raw_head), h, p);
     uint8_t *q = p + ADF_UT_RAW_HEADER_SIZE;
     const uint16_t *word = words;
     for (unsigned i = 0; i < h->n_banks; i++) {
-        tusk_put_u16(q + RWB_SECTOR, banks[i].sector);
-        tusk_put_u16(q + RWB_N, banks[i].n_hits);
+        adf_layout_put(ADF_LAYOUT(raw_bank), &banks[i], q);
         q += ADF_UT_BANK_HEADER_SIZE;
         for (unsigned k = 0; k < banks[i].n_hits; k++, q += ADF_UT_WORD_SIZE)
             tusk_put_u16(q, *word++);
@@ -114,13 +217,11 @@ int adf_ut_raw_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const
 
 int adf_ut_raw_decode(const adf_frame_t *f, adf_ut_raw_t *r, adf_error_t *err)
 {
-    int rc = adf_expect_type(f, ADF_TYPE_DATA_UT_RAW, err);
+    int rc = adf_expect_header(f, ADF_TYPE_DATA_UT_RAW, "data:ut_raw", ADF_UT_RAW_HEADER_SIZE, err);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;
     unsigned long long off = (unsigned long long)f->offset;
-    if (f->payload_size < ADF_UT_RAW_HEADER_SIZE)
-        return short_payload(f, "data:ut_raw", ADF_UT_RAW_HEADER_SIZE, err);
     unsigned nb = tusk_get_u16(p + RW_N_BANKS);
     uint32_t n = tusk_get_u32(p + RW_N_HITS);
     if (n > ADF_UT_MAX_HITS)
@@ -173,10 +274,7 @@ int adf_ut_raw_decode(const adf_frame_t *f, adf_ut_raw_t *r, adf_error_t *err)
                                      adf_ut_word_strip(tusk_get_u16(q + 2 * (j - 1))));
         q += (size_t)k * ADF_UT_WORD_SIZE;
     }
-    r->geometry = tusk_get_u32(p + RW_GEOMETRY);
-    r->n_banks = (uint16_t)nb;
-    r->flags = tusk_get_u16(p + RW_FLAGS);
-    r->n_hits = n;
+    adf_layout_get(ADF_LAYOUT(raw_head), p, r);
     r->raw = p + ADF_UT_RAW_HEADER_SIZE;
     return ADF_OK;
 }
@@ -186,10 +284,8 @@ void adf_ut_raw_read(const adf_ut_raw_t *r, adf_ut_bank_t *banks, uint16_t *word
     const uint8_t *q = r->raw;
     for (unsigned i = 0; i < r->n_banks; i++) {
         unsigned k = tusk_get_u16(q + RWB_N);
-        if (banks) {
-            banks[i].sector = tusk_get_u16(q + RWB_SECTOR);
-            banks[i].n_hits = (uint16_t)k;
-        }
+        if (banks)
+            adf_layout_get(ADF_LAYOUT(raw_bank), q, &banks[i]);
         q += ADF_UT_BANK_HEADER_SIZE;
         for (unsigned j = 0; j < k; j++, q += ADF_UT_WORD_SIZE)
             if (words)
@@ -201,7 +297,7 @@ void adf_ut_raw_read(const adf_ut_raw_t *r, adf_ut_bank_t *banks, uint16_t *word
 
 size_t adf_velo_tracks_payload_size(uint32_t n)
 {
-    return ADF_VELO_HEADER_SIZE + (size_t)n * ADF_VELO_TRACK_SIZE;
+    return records_size(&velo_frame, n);
 }
 
 /* The first thing wrong with a VELO track, or NULL. */
@@ -217,87 +313,49 @@ static const char *velo_problem(uint32_t i, const adf_velo_track_t *t, char *buf
     return buf;
 }
 
-static void velo_get(const uint8_t *q, adf_velo_track_t *t)
-{
-    t->x = tusk_get_f32(q + VLT_X);
-    t->y = tusk_get_f32(q + VLT_Y);
-    t->z = tusk_get_f32(q + VLT_Z);
-    t->tx = tusk_get_f32(q + VLT_TX);
-    t->ty = tusk_get_f32(q + VLT_TY);
-    t->flags = tusk_get_u32(q + VLT_FLAGS);
-}
-
 int adf_velo_tracks_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const adf_velo_tracks_t *h,
                            const adf_velo_track_t *tracks, adf_error_t *err)
 {
     char why[160];
-    if (h->n_tracks > ADF_UT_MAX_TRACKS)
-        return adf_error_set(err, ADF_ERANGE, ADF_NO_OFFSET, "data:velo_tracks: %u tracks, at most %u supported",
-                             (unsigned)h->n_tracks, ADF_UT_MAX_TRACKS);
+    int rc = records_count(&velo_frame, h->n_tracks, err);
+    if (rc != ADF_OK)
+        return rc;
     for (uint32_t i = 0; i < h->n_tracks; i++)
         if (velo_problem(i, &tracks[i], why, sizeof why))
             return adf_error_set(err, ADF_EINVAL, ADF_NO_OFFSET, "data:velo_tracks: %s", why);
-    uint8_t *p;
-    int rc = adf_reserve_frame(w, ADF_TYPE_DATA_VELO_TRACKS, event, timestamp, adf_velo_tracks_payload_size(h->n_tracks),
-                               &p, err);
-    if (rc != ADF_OK)
-        return rc;
-    tusk_put_u32(p + VL_N, h->n_tracks);
-    tusk_put_u32(p + VL_FLAGS, h->flags);
-    uint8_t *q = p + ADF_VELO_HEADER_SIZE;
-    for (uint32_t i = 0; i < h->n_tracks; i++, q += ADF_VELO_TRACK_SIZE) {
-        tusk_put_f32(q + VLT_X, tracks[i].x);
-        tusk_put_f32(q + VLT_Y, tracks[i].y);
-        tusk_put_f32(q + VLT_Z, tracks[i].z);
-        tusk_put_f32(q + VLT_TX, tracks[i].tx);
-        tusk_put_f32(q + VLT_TY, tracks[i].ty);
-        tusk_put_u32(q + VLT_FLAGS, tracks[i].flags);
-    }
-    return ADF_OK;
+    return records_put(w, &velo_frame, event, timestamp, h, tracks, h->n_tracks, err);
 }
 
 int adf_velo_tracks_decode(const adf_frame_t *f, adf_velo_tracks_t *v, adf_error_t *err)
 {
-    int rc = adf_expect_type(f, ADF_TYPE_DATA_VELO_TRACKS, err);
+    uint32_t n;
+    int rc = records_check(f, &velo_frame, &n, err);
     if (rc != ADF_OK)
         return rc;
-    const uint8_t *p = f->payload;
-    unsigned long long off = (unsigned long long)f->offset;
-    if (f->payload_size < ADF_VELO_HEADER_SIZE)
-        return short_payload(f, "data:velo_tracks", ADF_VELO_HEADER_SIZE, err);
-    uint32_t n = tusk_get_u32(p + VL_N);
-    if (n > ADF_UT_MAX_TRACKS)
-        return adf_error_set(err, ADF_ERANGE, f->offset,
-                             "data:velo_tracks at offset %llu: %u tracks, at most %u supported", off, (unsigned)n,
-                             ADF_UT_MAX_TRACKS);
-    if (f->payload_size != adf_velo_tracks_payload_size(n))
-        return adf_error_set(err, ADF_EPAYLOAD, f->offset,
-                             "data:velo_tracks at offset %llu: payload is %u bytes, %zu expected for %u tracks", off,
-                             (unsigned)f->payload_size, adf_velo_tracks_payload_size(n), (unsigned)n);
-    const uint8_t *q = p + ADF_VELO_HEADER_SIZE;
+    const uint8_t *p = f->payload, *q = p + ADF_VELO_HEADER_SIZE;
     char why[160];
     for (uint32_t i = 0; i < n; i++, q += ADF_VELO_TRACK_SIZE) {
         adf_velo_track_t t;
-        velo_get(q, &t);
+        adf_layout_get(ADF_LAYOUT(velo_track), q, &t);
         if (velo_problem(i, &t, why, sizeof why))
-            return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:velo_tracks at offset %llu: %s", off, why);
+            return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:velo_tracks at offset %llu: %s",
+                                 (unsigned long long)f->offset, why);
     }
-    v->n_tracks = n;
-    v->flags = tusk_get_u32(p + VL_FLAGS);
+    adf_layout_get(ADF_LAYOUT(velo_head), p, v);
     v->raw = p + ADF_VELO_HEADER_SIZE;
     return ADF_OK;
 }
 
 void adf_velo_track(const adf_velo_tracks_t *v, uint32_t i, adf_velo_track_t *t)
 {
-    velo_get(v->raw + (size_t)i * ADF_VELO_TRACK_SIZE, t);
+    adf_layout_get(ADF_LAYOUT(velo_track), v->raw + (size_t)i * ADF_VELO_TRACK_SIZE, t);
 }
 
 /* ---- data:ut_tracks ---------------------------------------------------------------------- */
 
 size_t adf_ut_tracks_payload_size(uint32_t n)
 {
-    return ADF_UT_TRACKS_HEADER_SIZE + (size_t)n * ADF_UT_TRACK_SIZE;
+    return records_size(&tracks_frame, n);
 }
 
 static const char *tracks_header_problem(unsigned backend, unsigned sectors, unsigned candidates, char *buf,
@@ -334,69 +392,29 @@ static const char *track_problem(uint32_t i, const adf_ut_track_t *t, int64_t pr
     return buf;
 }
 
-static void track_get(const uint8_t *q, adf_ut_track_t *t)
-{
-    t->velo = tusk_get_u32(q + TKT_VELO);
-    for (int k = 0; k < ADF_UT_PLANES; k++)
-        t->id[k] = tusk_get_u32(q + TKT_ID + 4 * k);
-    t->qop = tusk_get_f32(q + TKT_QOP);
-    t->chi2 = tusk_get_f32(q + TKT_CHI2);
-    t->n_hits = q[TKT_N];
-}
-
 int adf_ut_tracks_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const adf_ut_tracks_t *h,
                          const adf_ut_track_t *tracks, adf_error_t *err)
 {
     char why[160];
-    if (h->n_tracks > ADF_UT_MAX_TRACKS)
-        return adf_error_set(err, ADF_ERANGE, ADF_NO_OFFSET, "data:ut_tracks: %u tracks, at most %u supported",
-                             (unsigned)h->n_tracks, ADF_UT_MAX_TRACKS);
+    int rc = records_count(&tracks_frame, h->n_tracks, err);
+    if (rc != ADF_OK)
+        return rc;
     if (tracks_header_problem(h->backend, h->sectors, h->candidates, why, sizeof why))
         return adf_error_set(err, ADF_EINVAL, ADF_NO_OFFSET, "data:ut_tracks: %s", why);
     for (uint32_t i = 0; i < h->n_tracks; i++)
         if (track_problem(i, &tracks[i], i ? (int64_t)tracks[i - 1].velo : -1, why, sizeof why))
             return adf_error_set(err, ADF_EINVAL, ADF_NO_OFFSET, "data:ut_tracks: %s", why);
-    uint8_t *p;
-    int rc = adf_reserve_frame(w, ADF_TYPE_DATA_UT_TRACKS, event, timestamp, adf_ut_tracks_payload_size(h->n_tracks), &p,
-                               err);
-    if (rc != ADF_OK)
-        return rc;
-    tusk_put_u32(p + TK_N, h->n_tracks);
-    tusk_put_u32(p + TK_SETTINGS, h->settings);
-    tusk_put_u32(p + TK_GEOMETRY, h->geometry);
-    p[TK_BACKEND] = h->backend;
-    p[TK_FLAGS] = h->flags;
-    p[TK_SECTORS] = h->sectors;
-    p[TK_CANDIDATES] = h->candidates;
-    uint8_t *q = p + ADF_UT_TRACKS_HEADER_SIZE;
-    for (uint32_t i = 0; i < h->n_tracks; i++, q += ADF_UT_TRACK_SIZE) {
-        tusk_put_u32(q + TKT_VELO, tracks[i].velo);
-        for (int k = 0; k < ADF_UT_PLANES; k++)
-            tusk_put_u32(q + TKT_ID + 4 * k, tracks[i].id[k]);
-        tusk_put_f32(q + TKT_QOP, tracks[i].qop);
-        tusk_put_f32(q + TKT_CHI2, tracks[i].chi2);
-        q[TKT_N] = tracks[i].n_hits;
-    }
-    return ADF_OK;
+    return records_put(w, &tracks_frame, event, timestamp, h, tracks, h->n_tracks, err);
 }
 
 int adf_ut_tracks_decode(const adf_frame_t *f, adf_ut_tracks_t *t, adf_error_t *err)
 {
-    int rc = adf_expect_type(f, ADF_TYPE_DATA_UT_TRACKS, err);
+    uint32_t n;
+    int rc = records_check(f, &tracks_frame, &n, err);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;
     unsigned long long off = (unsigned long long)f->offset;
-    if (f->payload_size < ADF_UT_TRACKS_HEADER_SIZE)
-        return short_payload(f, "data:ut_tracks", ADF_UT_TRACKS_HEADER_SIZE, err);
-    uint32_t n = tusk_get_u32(p + TK_N);
-    if (n > ADF_UT_MAX_TRACKS)
-        return adf_error_set(err, ADF_ERANGE, f->offset, "data:ut_tracks at offset %llu: %u tracks, at most %u supported",
-                             off, (unsigned)n, ADF_UT_MAX_TRACKS);
-    if (f->payload_size != adf_ut_tracks_payload_size(n))
-        return adf_error_set(err, ADF_EPAYLOAD, f->offset,
-                             "data:ut_tracks at offset %llu: payload is %u bytes, %zu expected for %u tracks", off,
-                             (unsigned)f->payload_size, adf_ut_tracks_payload_size(n), (unsigned)n);
     char why[160];
     if (tracks_header_problem(p[TK_BACKEND], p[TK_SECTORS], p[TK_CANDIDATES], why, sizeof why))
         return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:ut_tracks at offset %llu: %s", off, why);
@@ -404,51 +422,34 @@ int adf_ut_tracks_decode(const adf_frame_t *f, adf_ut_tracks_t *t, adf_error_t *
     int64_t prev = -1;
     for (uint32_t i = 0; i < n; i++, q += ADF_UT_TRACK_SIZE) {
         adf_ut_track_t tr;
-        track_get(q, &tr);
+        adf_layout_get(ADF_LAYOUT(ut_track), q, &tr);
         if (track_problem(i, &tr, prev, why, sizeof why))
             return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:ut_tracks at offset %llu: %s", off, why);
         prev = tr.velo;
     }
-    t->n_tracks = n;
-    t->settings = tusk_get_u32(p + TK_SETTINGS);
-    t->geometry = tusk_get_u32(p + TK_GEOMETRY);
-    t->backend = p[TK_BACKEND];
-    t->flags = p[TK_FLAGS];
-    t->sectors = p[TK_SECTORS];
-    t->candidates = p[TK_CANDIDATES];
+    adf_layout_get(ADF_LAYOUT(tracks_head), p, t);
     t->raw = p + ADF_UT_TRACKS_HEADER_SIZE;
     return ADF_OK;
 }
 
 void adf_ut_track(const adf_ut_tracks_t *t, uint32_t i, adf_ut_track_t *track)
 {
-    track_get(t->raw + (size_t)i * ADF_UT_TRACK_SIZE, track);
+    adf_layout_get(ADF_LAYOUT(ut_track), t->raw + (size_t)i * ADF_UT_TRACK_SIZE, track);
 }
 
 /* ---- data:ut_hits ------------------------------------------------------------------------- */
 
 size_t adf_ut_hits_payload_size(uint32_t n)
 {
-    return ADF_UT_HITS_HEADER_SIZE + (size_t)n * ADF_UT_HIT_SIZE;
-}
-
-static void hit_get(const uint8_t *q, adf_ut_hit_t *h)
-{
-    h->id = tusk_get_u32(q + HTH_ID);
-    h->x0 = tusk_get_f32(q + HTH_X0);
-    h->z0 = tusk_get_f32(q + HTH_Z0);
-    h->y_begin = tusk_get_f32(q + HTH_YB);
-    h->y_end = tusk_get_f32(q + HTH_YE);
-    h->weight = tusk_get_f32(q + HTH_W);
-    h->group = tusk_get_u16(q + HTH_GROUP);
+    return records_size(&hits_frame, n);
 }
 
 int adf_ut_hits_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, const adf_ut_hits_t *h,
                        const adf_ut_hit_t *hits, adf_error_t *err)
 {
-    if (h->n_hits > ADF_UT_MAX_HITS)
-        return adf_error_set(err, ADF_ERANGE, ADF_NO_OFFSET, "data:ut_hits: %u hits, at most %u supported",
-                             (unsigned)h->n_hits, ADF_UT_MAX_HITS);
+    int rc = records_count(&hits_frame, h->n_hits, err);
+    if (rc != ADF_OK)
+        return rc;
     if (!backend_ok(h->backend))
         return adf_error_set(err, ADF_EINVAL, ADF_NO_OFFSET, "data:ut_hits: backend %u, expected 1-3",
                              (unsigned)h->backend);
@@ -457,44 +458,17 @@ int adf_ut_hits_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, cons
             return adf_error_set(err, ADF_EINVAL, ADF_NO_OFFSET,
                                  "data:ut_hits: hit %u is in sector group %u after group %u (non-decreasing expected)",
                                  (unsigned)i, (unsigned)hits[i].group, (unsigned)hits[i - 1].group);
-    uint8_t *p;
-    int rc = adf_reserve_frame(w, ADF_TYPE_DATA_UT_HITS, event, timestamp, adf_ut_hits_payload_size(h->n_hits), &p, err);
-    if (rc != ADF_OK)
-        return rc;
-    tusk_put_u32(p + HT_N, h->n_hits);
-    tusk_put_u32(p + HT_GEOMETRY, h->geometry);
-    p[HT_BACKEND] = h->backend;
-    p[HT_FLAGS] = h->flags;
-    uint8_t *q = p + ADF_UT_HITS_HEADER_SIZE;
-    for (uint32_t i = 0; i < h->n_hits; i++, q += ADF_UT_HIT_SIZE) {
-        tusk_put_u32(q + HTH_ID, hits[i].id);
-        tusk_put_f32(q + HTH_X0, hits[i].x0);
-        tusk_put_f32(q + HTH_Z0, hits[i].z0);
-        tusk_put_f32(q + HTH_YB, hits[i].y_begin);
-        tusk_put_f32(q + HTH_YE, hits[i].y_end);
-        tusk_put_f32(q + HTH_W, hits[i].weight);
-        tusk_put_u16(q + HTH_GROUP, hits[i].group);
-    }
-    return ADF_OK;
+    return records_put(w, &hits_frame, event, timestamp, h, hits, h->n_hits, err);
 }
 
 int adf_ut_hits_decode(const adf_frame_t *f, adf_ut_hits_t *h, adf_error_t *err)
 {
-    int rc = adf_expect_type(f, ADF_TYPE_DATA_UT_HITS, err);
+    uint32_t n;
+    int rc = records_check(f, &hits_frame, &n, err);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;
     unsigned long long off = (unsigned long long)f->offset;
-    if (f->payload_size < ADF_UT_HITS_HEADER_SIZE)
-        return short_payload(f, "data:ut_hits", ADF_UT_HITS_HEADER_SIZE, err);
-    uint32_t n = tusk_get_u32(p + HT_N);
-    if (n > ADF_UT_MAX_HITS)
-        return adf_error_set(err, ADF_ERANGE, f->offset, "data:ut_hits at offset %llu: %u hits, at most %u supported",
-                             off, (unsigned)n, ADF_UT_MAX_HITS);
-    if (f->payload_size != adf_ut_hits_payload_size(n))
-        return adf_error_set(err, ADF_EPAYLOAD, f->offset,
-                             "data:ut_hits at offset %llu: payload is %u bytes, %zu expected for %u hits", off,
-                             (unsigned)f->payload_size, adf_ut_hits_payload_size(n), (unsigned)n);
     if (!backend_ok(p[HT_BACKEND]))
         return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:ut_hits at offset %llu: backend %u, expected 1-3", off,
                              (unsigned)p[HT_BACKEND]);
@@ -509,17 +483,14 @@ int adf_ut_hits_decode(const adf_frame_t *f, adf_ut_hits_t *h, adf_error_t *err)
                                  off, (unsigned)i, g, last);
         last = g;
     }
-    h->n_hits = n;
-    h->geometry = tusk_get_u32(p + HT_GEOMETRY);
-    h->backend = p[HT_BACKEND];
-    h->flags = p[HT_FLAGS];
+    adf_layout_get(ADF_LAYOUT(hits_head), p, h);
     h->raw = p + ADF_UT_HITS_HEADER_SIZE;
     return ADF_OK;
 }
 
 void adf_ut_hit(const adf_ut_hits_t *h, uint32_t i, adf_ut_hit_t *hit)
 {
-    hit_get(h->raw + (size_t)i * ADF_UT_HIT_SIZE, hit);
+    adf_layout_get(ADF_LAYOUT(ut_hit), h->raw + (size_t)i * ADF_UT_HIT_SIZE, hit);
 }
 
 /* ---- data:ut_truth -------------------------------------------------------------------------- */
@@ -544,17 +515,6 @@ static const char *particle_problem(uint32_t i, const adf_ut_particle_t *x, char
     else
         return NULL;
     return buf;
-}
-
-static void particle_get(const uint8_t *q, adf_ut_particle_t *x)
-{
-    x->p = tusk_get_f32(q + TRP_P);
-    x->tx = tusk_get_f32(q + TRP_TX);
-    x->ty = tusk_get_f32(q + TRP_TY);
-    x->charge = (int8_t)(q[TRP_CHARGE] >= 128 ? (int)q[TRP_CHARGE] - 256 : (int)q[TRP_CHARGE]);
-    x->flags = q[TRP_FLAGS];
-    x->planes = q[TRP_PLANES];
-    x->vertex = q[TRP_VERTEX];
 }
 
 /* The first of n records naming a particle that is not there, or -1. */
@@ -592,20 +552,10 @@ int adf_ut_truth_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, con
                                adf_ut_truth_payload_size(h->n_particles, h->n_hits, h->n_velo), &p, err);
     if (rc != ADF_OK)
         return rc;
-    tusk_put_u32(p + TR_NP, h->n_particles);
-    tusk_put_u32(p + TR_NH, h->n_hits);
-    tusk_put_u32(p + TR_NV, h->n_velo);
-    tusk_put_u32(p + TR_FLAGS, h->flags);
+    adf_layout_put(ADF_LAYOUT(truth_head), h, p);
     uint8_t *q = p + ADF_UT_TRUTH_HEADER_SIZE;
-    for (uint32_t i = 0; i < h->n_particles; i++, q += ADF_UT_PARTICLE_SIZE) {
-        tusk_put_f32(q + TRP_P, parts[i].p);
-        tusk_put_f32(q + TRP_TX, parts[i].tx);
-        tusk_put_f32(q + TRP_TY, parts[i].ty);
-        q[TRP_CHARGE] = (uint8_t)parts[i].charge;
-        q[TRP_FLAGS] = parts[i].flags;
-        q[TRP_PLANES] = parts[i].planes;
-        q[TRP_VERTEX] = parts[i].vertex;
-    }
+    for (uint32_t i = 0; i < h->n_particles; i++, q += ADF_UT_PARTICLE_SIZE)
+        adf_layout_put(ADF_LAYOUT(ut_particle), &parts[i], q);
     for (uint32_t k = 0; k < h->n_hits; k++, q += 4)
         tusk_put_u32(q, hit_particle[k]);
     for (uint32_t k = 0; k < h->n_velo; k++, q += 4)
@@ -615,13 +565,11 @@ int adf_ut_truth_encode(adf_writer_t *w, uint32_t event, uint64_t timestamp, con
 
 int adf_ut_truth_decode(const adf_frame_t *f, adf_ut_truth_t *t, adf_error_t *err)
 {
-    int rc = adf_expect_type(f, ADF_TYPE_DATA_UT_TRUTH, err);
+    int rc = adf_expect_header(f, ADF_TYPE_DATA_UT_TRUTH, "data:ut_truth", ADF_UT_TRUTH_HEADER_SIZE, err);
     if (rc != ADF_OK)
         return rc;
     const uint8_t *p = f->payload;
     unsigned long long off = (unsigned long long)f->offset;
-    if (f->payload_size < ADF_UT_TRUTH_HEADER_SIZE)
-        return short_payload(f, "data:ut_truth", ADF_UT_TRUTH_HEADER_SIZE, err);
     uint32_t np = tusk_get_u32(p + TR_NP), nh = tusk_get_u32(p + TR_NH), nv = tusk_get_u32(p + TR_NV);
     if (np > ADF_UT_MAX_PARTICLES || nh > ADF_UT_MAX_HITS || nv > ADF_UT_MAX_TRACKS)
         return adf_error_set(err, ADF_ERANGE, f->offset,
@@ -639,7 +587,7 @@ int adf_ut_truth_decode(const adf_frame_t *f, adf_ut_truth_t *t, adf_error_t *er
     char why[160];
     for (uint32_t i = 0; i < np; i++, q += ADF_UT_PARTICLE_SIZE) {
         adf_ut_particle_t x;
-        particle_get(q, &x);
+        adf_layout_get(ADF_LAYOUT(ut_particle), q, &x);
         if (particle_problem(i, &x, why, sizeof why))
             return adf_error_set(err, ADF_EPAYLOAD, f->offset, "data:ut_truth at offset %llu: %s", off, why);
     }
@@ -651,10 +599,7 @@ int adf_ut_truth_decode(const adf_frame_t *f, adf_ut_truth_t *t, adf_error_t *er
                                  off, k < nh ? "hit" : "VELO track", (unsigned)(k < nh ? k : k - nh), (unsigned)x,
                                  (unsigned)np);
     }
-    t->n_particles = np;
-    t->n_hits = nh;
-    t->n_velo = nv;
-    t->flags = tusk_get_u32(p + TR_FLAGS);
+    adf_layout_get(ADF_LAYOUT(truth_head), p, t);
     t->raw_particles = p + ADF_UT_TRUTH_HEADER_SIZE;
     t->raw_hits = hits;
     t->raw_velo = velo;
@@ -663,7 +608,7 @@ int adf_ut_truth_decode(const adf_frame_t *f, adf_ut_truth_t *t, adf_error_t *er
 
 void adf_ut_truth_particle(const adf_ut_truth_t *t, uint32_t i, adf_ut_particle_t *x)
 {
-    particle_get(t->raw_particles + (size_t)i * ADF_UT_PARTICLE_SIZE, x);
+    adf_layout_get(ADF_LAYOUT(ut_particle), t->raw_particles + (size_t)i * ADF_UT_PARTICLE_SIZE, x);
 }
 
 void adf_ut_truth_hits(const adf_ut_truth_t *t, uint32_t first, uint32_t n, uint32_t *part)

@@ -64,6 +64,17 @@ const tusk_part_t *tusk_gather_open(const tusk_gather_t *g)
     return g->n ? (const tusk_part_t *)g->parts : NULL;
 }
 
+const tusk_part_t *tusk_gather_lowest(const tusk_gather_t *g)
+{
+    const tusk_part_t *low = NULL;
+    for (size_t i = 0; i < g->n; i++) {
+        const tusk_part_t *p = (const tusk_part_t *)(g->parts + i * g->size);
+        if (!low || p->key < low->key)
+            low = p;
+    }
+    return low;
+}
+
 const tusk_unit_t *tusk_gather_short(const tusk_gather_t *g)
 {
     for (size_t i = 0; i < g->n_units; i++)

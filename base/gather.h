@@ -69,6 +69,10 @@ TUSK_INTERNAL int tusk_gather_unit(tusk_gather_t *g, uint32_t unit, uint32_t par
 TUSK_INTERNAL const tusk_part_t *tusk_gather_open(const tusk_gather_t *g);
 TUSK_INTERNAL const tusk_unit_t *tusk_gather_short(const tusk_gather_t *g);
 
+/* The open record of the lowest (unit, part), NULL when none: a message
+ * that does not depend on the order the frames came in. */
+TUSK_INTERNAL const tusk_part_t *tusk_gather_lowest(const tusk_gather_t *g);
+
 /* The names of the frames not in `have` (names[k] is bit k's, n of
  * them), ", " between them, into buf (cap bytes). */
 TUSK_INTERNAL void tusk_gather_missing(unsigned have, const char *const *names, unsigned n, char *buf, size_t cap);

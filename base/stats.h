@@ -1,4 +1,5 @@
-/* stats.h - sums for a mean and a spread, and percentages (internal;
+/* stats.h - sums for a mean and a spread, percentages, the order of
+ * doubles for qsort (internal;
  * header only, so that each library computes with its own floating-point
  * flags).
  *
@@ -58,6 +59,14 @@ static inline double tusk_moments_sd(const tusk_moments_t *m)
 {
     double mu = tusk_moments_mean(m);
     return m->n > 1 ? sqrt(fmax(0.0, (m->s2 - m->n * mu * mu) / (m->n - 1))) : 0.0;
+}
+
+/* qsort's comparison of doubles, ascending (by < and >: a NaN compares
+ * equal to everything). */
+static inline int tusk_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* 100 a / b, 0 when b is 0. */

@@ -26,11 +26,11 @@
 #include <string.h>
 
 #include "adf/adf_frames.h"
-#include "base/fs.h"
 #include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
 #include "base/radix.h"
+#include "base/report.h"
 #include "base/stats.h"
 #include "sts_private.h"
 
@@ -698,17 +698,11 @@ void sts_qa_print(const sts_qa_t *q, FILE *out)
                  "cluster residual RMS in strips; pulls: RMS; ghost: hits whose clusters have different points)\n");
 }
 
-/* The picture, its data and script (in the caller's C numeric locale). */
-static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
+/* The picture's data: the residual histograms. */
+static void write_residuals_dat(FILE *fp, const void *ctx, bool svg)
 {
-    bool svg;
-    char path[1200], pic[1200];
-    FILE *fp;
-    int st = tusk_gnuplot_picture(dir, "residuals", format, &svg, pic, sizeof pic, err);
-    if (st != TUSK_OK)
-        return st;
-    if ((st = tusk_file_create(dir, "residuals.dat", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+    const sts_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "# STS residuals (um, bin centre) and entries: front clusters, back clusters (strip direction), hit "
                 "x, hit y\n");
     for (int b = 1; b <= HBINS; b++) {
@@ -718,9 +712,11 @@ static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tu
         }
         fprintf(fp, "\n");
     }
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "residuals.gp", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+}
+
+static void write_residuals_gp(FILE *fp, const void *ctx, bool svg)
+{
+    const sts_qa_t *q = ctx;
     tusk_gnuplot_head(fp, "residuals", "sts/sts_qa.c", "residuals.dat", svg, 1000, 700);
     fprintf(fp, "set multiplot layout 2,2 title ");
     char title[160];
@@ -736,23 +732,20 @@ static int write_plot(const sts_qa_t *q, const char *dir, const char *format, tu
                 k < 2 ? "#3060c0" : "#208040");
     }
     fprintf(fp, "unset multiplot\n");
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        return st;
-    return tusk_gnuplot_draw(dir, "residuals", pic, err);
 }
 
-int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+/* The picture, its data and script (base/report.h). */
+static int write_plot(const void *ctx, const char *dir, const char *format, tusk_error_t *err)
 {
-    if (!q->finished)
-        return tusk_error_set(err, TUSK_EINVAL, "STS analysis: write before finish");
-    int st = tusk_mkdir_p(dir, err);
-    if (st != TUSK_OK)
-        return st;
-    char path[1200];
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp;
-    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+    static const tusk_report_file_t files[] = {{"residuals.dat", write_residuals_dat},
+                                               {"residuals.gp", write_residuals_gp}};
+    return tusk_report_picture(dir, "residuals", format, files, 2, ctx, err);
+}
+
+static void write_summary(FILE *fp, const void *ctx, bool svg)
+{
+    const sts_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "sample,backend,timeslices,modules,digis,noise_digis,compared,only_original,only_parallel,"
                 "fraction_original,fraction_parallel\n");
     fprintf(fp, "%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.8f,%.8f\n", q->cfg.label, sts_backend_name(q->backend),
@@ -760,9 +753,12 @@ int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *form
             (unsigned long long)q->noise_digis, (unsigned long long)q->compared, (unsigned long long)q->differ_orig,
             (unsigned long long)q->differ_par, q->compared ? (double)q->differ_orig / (double)q->compared : 0.0,
             q->compared ? (double)q->differ_par / (double)q->compared : 0.0);
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "stations.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+}
+
+static void write_stations(FILE *fp, const void *ctx, bool svg)
+{
+    const sts_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "sample,station,points,points_front,points_back,points_both,clusters_front,clusters_back,"
                 "matched_front,matched_back,found_front,found_back,res_mean_front,res_rms_front,res_mean_back,"
                 "res_rms_back,pull_mean_front,pull_rms_front,pull_mean_back,pull_rms_back,hits,hits_true,points_hit,"
@@ -782,12 +778,12 @@ int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *form
                 (unsigned long long)r->points_hit, r->hx_rms, r->hy_rms, r->ht_rms, r->hx_pull, r->hy_pull,
                 r->ht_pull);
     }
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        goto done;
-    if (plot)
-        st = write_plot(q, dir, format, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+}
+
+int sts_qa_write(const sts_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+{
+    if (!q->finished)
+        return tusk_error_set(err, TUSK_EINVAL, "STS analysis: write before finish");
+    static const tusk_report_file_t files[] = {{"summary.csv", write_summary}, {"stations.csv", write_stations}};
+    return tusk_report_write(dir, files, 2, q, plot ? write_plot : NULL, format, err);
 }

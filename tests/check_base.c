@@ -25,6 +25,7 @@
 #include "base/parse.h"
 #include "base/pool.h"
 #include "base/radix.h"
+#include "base/report.h"
 #include "base/rng.h"
 #include "base/stats.h"
 #include "testutil.h"
@@ -850,6 +851,128 @@ START_TEST(gather_parts_and_units)
 }
 END_TEST
 
+/* tusk_gather_lowest: the open record of the lowest (unit, part), whatever
+ * the order they were opened and closed in. */
+START_TEST(gather_lowest_open_record)
+{
+    tusk_gather_t g;
+    tusk_error_t err;
+    tusk_gather_init(&g, sizeof(part_rec_t), NULL, "event", "part");
+    ck_assert_ptr_null(tusk_gather_lowest(&g));
+    part_rec_t *a = tusk_gather_part(&g, 9, 0, &err), *b = tusk_gather_part(&g, 3, 2, &err);
+    part_rec_t *c = tusk_gather_part(&g, 3, 1, &err);
+    ck_assert(a && b && c);
+    ck_assert_ptr_eq(tusk_gather_lowest(&g), &c->head);
+    ck_assert_ptr_eq(tusk_gather_open(&g), &a->head); /* the first opened, as before */
+    tusk_gather_close(&g, c);
+    const tusk_part_t *low = tusk_gather_lowest(&g);
+    ck_assert(low && low->unit == 3 && low->part == 2);
+    tusk_gather_close(&g, (void *)low);
+    low = tusk_gather_lowest(&g);
+    ck_assert(low && low->unit == 9 && low->part == 0);
+    tusk_gather_free(&g);
+    ck_assert_ptr_null(tusk_gather_lowest(&g));
+}
+END_TEST
+
+/* tusk_cmp_double: qsort's ascending order of doubles. */
+START_TEST(stats_order_of_doubles)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (double)((i * 37) % 64) - 20.5;
+    qsort(v, 64, sizeof *v, tusk_cmp_double);
+    for (int i = 0; i < 64; i++)
+        ck_assert(v[i] == (double)i - 20.5);
+    double a = 1.5, b = 2.5;
+    ck_assert(tusk_cmp_double(&a, &b) < 0 && tusk_cmp_double(&b, &a) > 0 && tusk_cmp_double(&a, &a) == 0);
+}
+END_TEST
+
+/* ---- report folders ------------------------------------------------------------------ */
+
+static void report_a(FILE *fp, const void *ctx, bool svg)
+{
+    fprintf(fp, "a,%g,%s,%d\n", 0.5, (const char *)ctx, (int)svg);
+}
+
+static void report_b(FILE *fp, const void *ctx, bool svg)
+{
+    (void)ctx;
+    fprintf(fp, "b %s\n", svg ? "svg" : "png");
+}
+
+static int pictures;
+
+static int report_picture(const void *ctx, const char *dir, const char *format, tusk_error_t *err)
+{
+    pictures++;
+    ck_assert_str_eq((const char *)ctx, "ctx");
+    ck_assert_str_eq(format, "svg");
+    static const tusk_report_file_t files[] = {{"p.dat", report_a}, {"p.gp", report_b}};
+    return tusk_report_picture(dir, "p", format, files, 2, ctx, err);
+}
+
+static void assert_file(const char *dir, const char *name, const char *want)
+{
+    char path[700], *text = NULL;
+    size_t len;
+    tusk_error_t err;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_msg(tusk_file_read(path, 4096, &text, &len, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_str_eq(text, want);
+    free(text);
+}
+
+/* tusk_report_write: the folder made, each file written in order, then the
+ * picture (its files and gnuplot run: a fake one here); a folder that
+ * cannot be made, a file that cannot, a bad picture format: errors naming
+ * them, the picture's files not written. */
+START_TEST(report_folder)
+{
+    char dir[512], sub[700], path[800];
+    tu_make_dir(dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/r/s", dir);
+    char *gp = fake(dir, "gp.sh", "[ \"$1\" = ./p.gp ] && [ -f p.dat ] && echo SVG > p.svg");
+    setenv("TUSK_GNUPLOT", gp, 1);
+    tusk_error_t err;
+    static const tusk_report_file_t files[] = {{"a.csv", report_a}, {"b.csv", report_b}};
+    pictures = 0;
+    ck_assert_int_eq(tusk_report_write(sub, files, 2, "ctx", NULL, "svg", &err), TUSK_OK);
+    ck_assert_int_eq(pictures, 0);
+    assert_file(sub, "a.csv", "a,0.5,ctx,0\n");
+    assert_file(sub, "b.csv", "b png\n");
+    ck_assert_int_eq(tusk_report_write(sub, files, 2, "ctx", report_picture, "svg", &err), TUSK_OK);
+    ck_assert_int_eq(pictures, 1);
+    assert_file(sub, "p.dat", "a,0.5,ctx,1\n");
+    assert_file(sub, "p.gp", "b svg\n");
+    assert_file(sub, "p.svg", "SVG\n");
+    /* a bad format: refused before the picture's files are written */
+    snprintf(path, sizeof path, "%s/q", dir);
+    ck_assert_int_eq(tusk_report_picture(dir, "q", "gif", files, 2, "ctx", &err), TUSK_EINVAL);
+    ck_assert_str_eq(err.message, "picture format 'gif': png or svg");
+    snprintf(path, sizeof path, "%s/a.csv", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* a folder in the way of a file, a file in the way of the folder */
+    snprintf(path, sizeof path, "%s/b.csv", sub);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(tusk_report_write(sub, files, 2, "ctx", report_picture, "svg", &err), TUSK_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "/r/s/b.csv: "));
+    ck_assert_int_eq(pictures, 1);
+    ck_assert_int_eq(rmdir(path), 0);
+    snprintf(path, sizeof path, "%s/a.csv/x", sub);
+    ck_assert_int_eq(tusk_report_write(path, files, 2, "ctx", NULL, NULL, &err), TUSK_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "a.csv"));
+    unsetenv("TUSK_GNUPLOT");
+    free(gp);
+    tu_remove_dir(sub);
+    snprintf(path, sizeof path, "%s/r", dir);
+    ck_assert_int_eq(rmdir(path), 0);
+    tu_remove_dir(dir);
+}
+END_TEST
+
 /* ---- sums for mean and spread ------------------------------------------------------- */
 
 START_TEST(stats_moments)
@@ -1001,6 +1124,9 @@ int main(void)
     tcase_add_test(tc, cli_labels_and_keys);
     tcase_add_test(tc, grow_records_by_key);
     tcase_add_test(tc, gather_parts_and_units);
+    tcase_add_test(tc, gather_lowest_open_record);
+    tcase_add_test(tc, report_folder);
+    tcase_add_test(tc, stats_order_of_doubles);
     tcase_add_test(tc, stats_moments);
     tcase_add_test(tc, files_and_script_head);
     suite_add_tcase(s, tc);

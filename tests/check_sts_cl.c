@@ -31,12 +31,6 @@
 extern const char tusk_sts_kernel_source[];
 extern const unsigned long tusk_sts_kernel_source_size;
 
-static const char *test_device(void)
-{
-    const char *d = getenv("TUSK_CL_TEST_DEVICE");
-    return d && *d ? d : "any";
-}
-
 /* ---- the shared records and formulas, seen by a kernel -------------------------------------- */
 
 #define FIELDS(X)                                                                                                      \
@@ -109,33 +103,18 @@ static size_t host_layout(uint32_t *out)
     return k;
 }
 
-/* The build options sts_cl.c uses on this device. */
-static void options(tusk_cl_t *cl, char *opt, size_t cap)
-{
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(tusk_cl_device(cl)->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    snprintf(opt, cap, "%s -DSTS_CH=2048 -DSTS_WG=64",
-             fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? "-cl-fp32-correctly-rounded-divide-sqrt"
-                                                      : "-DSTS_DIV_VIA_DOUBLE=1");
-}
-
 START_TEST(shared_records_and_formulas_agree)
 {
     tusk_cl_t *cl = NULL;
     tusk_error_t err;
-    tusk_cl_config_t cfg = {test_device(), 0, NULL, NULL, true};
+    tusk_cl_config_t cfg = {tu_cl_test_device(), 0, NULL, NULL, true};
     ck_assert_msg(tusk_cl_new(&cl, &cfg, &err) == TUSK_OK, "%s", err.message);
-    size_t n = (size_t)tusk_sts_kernel_source_size, m = strlen(test_kernels);
-    char *src = malloc(n + m + 1);
-    memcpy(src, tusk_sts_kernel_source, n);
-    memcpy(src + n, test_kernels, m + 1);
     char opt[256];
-    options(cl, opt, sizeof opt);
+    tu_cl_options(cl, "STS_DIV_VIA_DOUBLE", "-DSTS_CH=2048 -DSTS_WG=64", opt, sizeof opt); /* as sts_cl.c builds */
     cl_program prog;
     cl_kernel k, kf;
-    ck_assert_msg(tusk_cl_program_build(cl, "sts.cl + tests", src, n + m, opt, &prog, &err) == TUSK_OK, "%s",
-                  err.message);
-    ck_assert_msg(tusk_cl_kernel_new(cl, prog, "sts_layout", &k, &err) == TUSK_OK, "%s", err.message);
+    tu_cl_build_with(cl, tusk_sts_kernel_source, (size_t)tusk_sts_kernel_source_size, test_kernels, "sts.cl + tests",
+                     opt, "sts_layout", &prog, &k);
     uint32_t host[128], dev[128];
     size_t count = host_layout(host);
     ck_assert(count <= 128);
@@ -246,7 +225,6 @@ START_TEST(shared_records_and_formulas_agree)
     clReleaseKernel(k);
     clReleaseKernel(kf);
     clReleaseProgram(prog);
-    free(src);
     tusk_cl_destroy(&cl);
 }
 END_TEST
@@ -257,7 +235,7 @@ static sts_cl_t *device(const sts_config_t *cfg, unsigned group)
 {
     sts_cl_config_t clc;
     sts_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.group_size = group;
     clc.threads = 2;
@@ -481,7 +459,7 @@ START_TEST(options_refused_and_bandwidth)
     sts_config_default(&cfg);
     sts_cl_config_t clc;
     sts_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.options = "-cl-mad-enable";
     sts_cl_t *cl = NULL;
@@ -511,18 +489,8 @@ END_TEST
 
 int main(void)
 {
-    int skip = tu_cl_device_or_skip("check_sts_cl");
-    if (skip)
-        return skip;
-    setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
-    Suite *s = suite_create("sts_cl");
-    TCase *tc = tcase_create("opencl");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, shared_records_and_formulas_agree);
-    tcase_add_test(tc, opencl_equals_fast_on_simulated_timeslices);
-    tcase_add_test(tc, opencl_equals_fast_on_random_modules);
-    tcase_add_test(tc, opencl_equals_fast_across_tiles);
-    tcase_add_test(tc, options_refused_and_bandwidth);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *const tests[] = {shared_records_and_formulas_agree, opencl_equals_fast_on_simulated_timeslices,
+                                  opencl_equals_fast_on_random_modules, opencl_equals_fast_across_tiles,
+                                  options_refused_and_bandwidth};
+    return tu_cl_main("check_sts_cl", "sts_cl", tests, sizeof tests / sizeof tests[0]);
 }

@@ -26,22 +26,6 @@
 #include "tusk/cl.h"
 #include "tusk/tpc.h"
 
-static const char *test_device(void)
-{
-    const char *d = getenv("TUSK_CL_TEST_DEVICE");
-    return d && *d ? d : "any";
-}
-
-/* The division option tpc_cl.c builds with on this device. */
-static void options(tusk_cl_t *cl, char *opt, size_t cap)
-{
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(tusk_cl_device(cl)->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    snprintf(opt, cap, "%s -DTPC_WG=64",
-             fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? "-cl-fp32-correctly-rounded-divide-sqrt"
-                                                      : "-DTPC_DIV_VIA_DOUBLE=1");
-}
-
 /* ---- the shared definitions, seen by a kernel ------------------------------------------------- */
 
 #define FIELDS(X)                                                                                                     \
@@ -109,24 +93,19 @@ START_TEST(shared_definitions_agree)
 {
     tusk_cl_t *cl = NULL;
     tusk_error_t err;
-    tusk_cl_config_t cfg = {test_device(), 0, NULL, NULL, true};
+    tusk_cl_config_t cfg = {tu_cl_test_device(), 0, NULL, NULL, true};
     ck_assert_msg(tusk_cl_new(&cl, &cfg, &err) == TUSK_OK, "%s", err.message);
     char opt[256];
-    options(cl, opt, sizeof opt);
+    tu_cl_options(cl, "TPC_DIV_VIA_DOUBLE", "-DTPC_WG=64", opt, sizeof opt); /* as tpc_cl.c builds */
     uint32_t host[TU_LAYOUT_MAX];
     size_t n = host_layout(host);
     tu_cl_layout_check(cl, tusk_tpc_kernel_source, (size_t)tusk_tpc_kernel_source_size, test_kernels, "tpc_layout",
                        opt, host, n, "tpc.cl + layout");
     /* the Kalman filter's steps on random states: the same bits */
-    size_t m = tusk_tpc_kernel_source_size, l = strlen(test_kernels);
-    char *src = malloc(m + l + 1);
-    memcpy(src, tusk_tpc_kernel_source, m);
-    memcpy(src + m, test_kernels, l + 1);
     cl_program prog;
     cl_kernel k;
-    ck_assert_msg(tusk_cl_program_build(cl, "tpc.cl + tests", src, m + l, opt, &prog, &err) == TUSK_OK, "%s",
-                  err.message);
-    ck_assert_msg(tusk_cl_kernel_new(cl, prog, "tpc_formulas", &k, &err) == TUSK_OK, "%s", err.message);
+    tu_cl_build_with(cl, tusk_tpc_kernel_source, (size_t)tusk_tpc_kernel_source_size, test_kernels, "tpc.cl + tests",
+                     opt, "tpc_formulas", &prog, &k);
     enum { N = 256 };
     tpc_config_t c;
     tpc_config_default(&c);
@@ -199,7 +178,6 @@ START_TEST(shared_definitions_agree)
     free(hout);
     free(dout);
     free(meas);
-    free(src);
     clReleaseKernel(k);
     clReleaseProgram(prog);
     tusk_cl_destroy(&cl);
@@ -212,7 +190,7 @@ static tpc_cl_t *device(const tpc_config_t *cfg, unsigned group)
 {
     tpc_cl_config_t clc;
     tpc_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.group_size = group;
     clc.threads = 2;
@@ -309,7 +287,7 @@ START_TEST(options_refused_times_and_bandwidth)
     tpc_config_default(&cfg);
     tpc_cl_config_t clc;
     tpc_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.options = "-cl-mad-enable";
     tpc_cl_t *cl = NULL;
@@ -352,16 +330,7 @@ END_TEST
 
 int main(void)
 {
-    int skip = tu_cl_device_or_skip("check_tpc_cl");
-    if (skip)
-        return skip;
-    setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
-    Suite *s = suite_create("tpc_cl");
-    TCase *tc = tcase_create("opencl");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, shared_definitions_agree);
-    tcase_add_test(tc, opencl_equals_reference_on_random_events);
-    tcase_add_test(tc, options_refused_times_and_bandwidth);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *const tests[] = {shared_definitions_agree, opencl_equals_reference_on_random_events,
+                                  options_refused_times_and_bandwidth};
+    return tu_cl_main("check_tpc_cl", "tpc_cl", tests, sizeof tests / sizeof tests[0]);
 }

@@ -30,12 +30,6 @@
 #include "tusk/ut.h"
 #include "ut_private.h"
 
-static const char *test_device(void)
-{
-    const char *d = getenv("TUSK_CL_TEST_DEVICE");
-    return d && *d ? d : "any";
-}
-
 /* ---- the shared definitions, seen by a kernel --------------------------------------------------- */
 
 #define FIELDS(X)                                                                                                      \
@@ -90,38 +84,23 @@ static size_t host_layout(uint32_t *out)
     RECORDS(TU_HOST_SIZE) FIELDS(TU_HOST_FIELD) CONSTANTS(TU_HOST_CONST) return k;
 }
 
-/* The build options ut_cl.c uses on this device. */
-static void options(tusk_cl_t *cl, char *opt, size_t cap)
-{
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(tusk_cl_device(cl)->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    snprintf(opt, cap, "%s -DUT_WG=64 -DUT_S=5",
-             fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? "-cl-fp32-correctly-rounded-divide-sqrt"
-                                                      : "-DUT_DIV_VIA_DOUBLE=1");
-}
-
 START_TEST(shared_records_and_formulas_agree)
 {
     tusk_cl_t *cl = NULL;
     tusk_error_t err;
-    tusk_cl_config_t cfg = {test_device(), 0, NULL, NULL, true};
+    tusk_cl_config_t cfg = {tu_cl_test_device(), 0, NULL, NULL, true};
     ck_assert_msg(tusk_cl_new(&cl, &cfg, &err) == TUSK_OK, "%s", err.message);
     char opt[256];
-    options(cl, opt, sizeof opt);
+    tu_cl_options(cl, "UT_DIV_VIA_DOUBLE", "-DUT_WG=64 -DUT_S=5", opt, sizeof opt); /* as ut_cl.c builds */
     uint32_t host[TU_LAYOUT_MAX];
     size_t n = host_layout(host);
     tu_cl_layout_check(cl, tusk_ut_kernel_source, (size_t)tusk_ut_kernel_source_size, layout_kernel, "ut_layout", opt,
                        host, n, "ut.cl + layout");
     /* the formulas */
-    size_t ns = tusk_ut_kernel_source_size, nl = strlen(layout_kernel);
-    char *src = malloc(ns + nl + 1);
-    memcpy(src, tusk_ut_kernel_source, ns);
-    memcpy(src + ns, layout_kernel, nl + 1);
     cl_program prog;
     cl_kernel k;
-    ck_assert_msg(tusk_cl_program_build(cl, "ut.cl + tests", src, ns + nl, opt, &prog, &err) == TUSK_OK, "%s",
-                  err.message);
-    ck_assert_msg(tusk_cl_kernel_new(cl, prog, "ut_formulas", &k, &err) == TUSK_OK, "%s", err.message);
+    tu_cl_build_with(cl, tusk_ut_kernel_source, (size_t)tusk_ut_kernel_source_size, layout_kernel, "ut.cl + tests", opt,
+                     "ut_formulas", &prog, &k);
     enum { N = 4096, NF = 1024 };
     ut_config_t c;
     ut_config_default(&c);
@@ -186,7 +165,6 @@ START_TEST(shared_records_and_formulas_agree)
     clReleaseMemObject(bp);
     clReleaseKernel(k);
     clReleaseProgram(prog);
-    free(src);
     free(sec);
     free(words);
     free(x);
@@ -205,7 +183,7 @@ static ut_cl_t *device(const ut_config_t *c, unsigned group_size)
 {
     ut_cl_config_t clc;
     ut_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.group_size = group_size;
     clc.threads = 1 + tu_below(3);
@@ -347,7 +325,7 @@ START_TEST(options_refused_bandwidth_and_times)
     ut_config_default(&c);
     ut_cl_config_t clc;
     ut_cl_config_default(&clc);
-    clc.device = test_device();
+    clc.device = tu_cl_test_device();
     clc.no_cache = true;
     clc.options = "-cl-fast-relaxed-math";
     ut_cl_t *cl = NULL;
@@ -391,16 +369,7 @@ END_TEST
 
 int main(void)
 {
-    int skip = tu_cl_device_or_skip("check_ut_cl");
-    if (skip)
-        return skip;
-    setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
-    Suite *s = suite_create("ut_cl");
-    TCase *tc = tcase_create("opencl");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, shared_records_and_formulas_agree);
-    tcase_add_test(tc, opencl_equals_reference_on_random_events);
-    tcase_add_test(tc, options_refused_bandwidth_and_times);
-    suite_add_tcase(s, tc);
-    return tu_run(s);
+    const TTest *const tests[] = {shared_records_and_formulas_agree, opencl_equals_reference_on_random_events,
+                                  options_refused_bandwidth_and_times};
+    return tu_cl_main("check_ut_cl", "ut_cl", tests, sizeof tests / sizeof tests[0]);
 }

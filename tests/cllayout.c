@@ -8,22 +8,47 @@
 #include <check.h>
 
 #include "cllayout.h"
+#include "testutil.h"
+
+const char *tu_cl_test_device(void)
+{
+    const char *d = getenv("TUSK_CL_TEST_DEVICE");
+    return d && *d ? d : "any";
+}
+
+void tu_cl_options(tusk_cl_t *cl, const char *via_double, const char *extra, char *opt, size_t cap)
+{
+    tusk_error_t err;
+    bool used;
+    opt[0] = '\0';
+    ck_assert_msg(tusk_cl_exact_division(cl, "test", "the reference", via_double, opt, cap, &used, &err) == TUSK_OK,
+                  "%s", err.message);
+    size_t n = strlen(opt);
+    snprintf(opt + n, cap - n, " %s", extra);
+}
+
+void tu_cl_build_with(tusk_cl_t *cl, const char *source, size_t size, const char *tests, const char *what,
+                      const char *options, const char *name, cl_program *prog, cl_kernel *k)
+{
+    const size_t m = strlen(tests);
+    char *src = malloc(size + m + 1);
+    ck_assert_ptr_nonnull(src);
+    memcpy(src, source, size);
+    memcpy(src + size, tests, m + 1);
+    tusk_error_t err;
+    ck_assert_msg(tusk_cl_program_build(cl, what, src, size + m, options, prog, &err) == TUSK_OK, "%s", err.message);
+    free(src);
+    ck_assert_msg(tusk_cl_kernel_new(cl, *prog, name, k, &err) == TUSK_OK, "%s", err.message);
+}
 
 void tu_cl_layout_check(tusk_cl_t *cl, const char *source, size_t size, const char *layout, const char *name,
                         const char *options, const uint32_t *host, size_t n, const char *what)
 {
     ck_assert_uint_le(n, TU_LAYOUT_MAX);
-    const size_t m = strlen(layout);
-    char *src = malloc(size + m + 1);
-    ck_assert_ptr_nonnull(src);
-    memcpy(src, source, size);
-    memcpy(src + size, layout, m + 1);
     tusk_error_t err;
     cl_program prog;
     cl_kernel k;
-    ck_assert_msg(tusk_cl_program_build(cl, what, src, size + m, options, &prog, &err) == TUSK_OK, "%s", err.message);
-    free(src);
-    ck_assert_msg(tusk_cl_kernel_new(cl, prog, name, &k, &err) == TUSK_OK, "%s", err.message);
+    tu_cl_build_with(cl, source, size, layout, what, options, name, &prog, &k);
     uint32_t dev[TU_LAYOUT_MAX];
     cl_mem out;
     ck_assert_int_eq(tusk_cl_buffer_new(cl, "layout words", CL_MEM_WRITE_ONLY, sizeof dev, NULL, &out, &err), TUSK_OK);
@@ -69,4 +94,19 @@ int tu_cl_device_or_skip(const char *test)
         return 77;
     }
     return 0;
+}
+
+int tu_cl_main(const char *test, const char *suite, const TTest *const *tests, size_t n)
+{
+    int skip = tu_cl_device_or_skip(test);
+    if (skip)
+        return skip;
+    setenv("TUSK_CL_CACHE", "off", 1); /* no program binaries in the user's cache */
+    Suite *s = suite_create(suite);
+    TCase *tc = tcase_create("opencl");
+    tcase_set_timeout(tc, 600);
+    for (size_t i = 0; i < n; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <check.h>
+
 #include "tusk/cl.h"
 
 #define TU_LAYOUT_MAX 256 /* words a layout kernel writes, at most */
@@ -35,11 +37,31 @@
 void tu_cl_layout_check(tusk_cl_t *cl, const char *source, size_t size, const char *layout, const char *name,
                         const char *options, const uint32_t *host, size_t n, const char *what);
 
+/* The device the OpenCL tests run on: $TUSK_CL_TEST_DEVICE, else "any". */
+const char *tu_cl_test_device(void);
+
+/* The build options a family's library uses on cl's device: its exact
+ * division (tusk_cl_exact_division: -cl-fp32-correctly-rounded-divide-sqrt,
+ * or -D<via_double>=1 on a device that must divide through double), then
+ * `extra` (the family's -D options), into opt (cap bytes). */
+void tu_cl_options(tusk_cl_t *cl, const char *via_double, const char *extra, char *opt, size_t cap);
+
+/* Build source[0..size) (a family's embedded source) followed by the text
+ * `tests` with `options` on cl, the program named `what`, and make its
+ * kernel `name`; the caller releases both. */
+void tu_cl_build_with(tusk_cl_t *cl, const char *source, size_t size, const char *tests, const char *what,
+                      const char *options, const char *name, cl_program *prog, cl_kernel *k);
+
 /* Whether the OpenCL tests can run here, asked in a child process so that
  * no OpenCL runtime starts (with threads) in the process Check forks:
  * 0 a device is there, go on; 77 none (a SKIPPED line is printed, naming
  * `test`); 99 listing the devices failed (the error is printed). main()
  * returns a non-zero answer as its exit status. */
 int tu_cl_device_or_skip(const char *test);
+
+/* The main() of an OpenCL test: tu_cl_device_or_skip(test), no program
+ * binaries in the user's cache (TUSK_CL_CACHE=off), then the n tests in
+ * one case "opencl" of suite `suite`, 600 s each, run by tu_run. */
+int tu_cl_main(const char *test, const char *suite, const TTest *const *tests, size_t n);
 
 #endif

@@ -24,10 +24,10 @@
 #include <string.h>
 
 #include "adf/adf_frames.h"
-#include "base/fs.h"
 #include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/report.h"
 #include "base/stats.h"
 #include "tpc_private.h"
 
@@ -398,12 +398,6 @@ int tpc_qa_feed(tpc_qa_t *q, const void *buf, size_t size, uint64_t base, tusk_e
     return adf_frames_read(buf, size, base, ADF_FRAMES_ALL, on_frame, q, err);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Half the distance between the 15.87 % and 84.13 % quantiles: a
  * Gaussian's sigma, blind to the tails (what a Gaussian fit to the core
  * gives); the RMS counts the tails as well. Sorts v. */
@@ -411,7 +405,7 @@ static double core_width(double *v, size_t n)
 {
     if (n < 2)
         return 0.0;
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, tusk_cmp_double);
     size_t lo = (size_t)floor(0.158655 * (double)(n - 1) + 0.5), hi = (size_t)floor(0.841345 * (double)(n - 1) + 0.5);
     return 0.5 * (v[hi] - v[lo]);
 }
@@ -511,17 +505,15 @@ void tpc_qa_print(const tpc_qa_t *q, FILE *out)
             q->cfg.min_clusters, 100.0 * q->cfg.match, q->cfg.ref_p_gev);
 }
 
-/* The picture, its data and script (in the caller's C numeric locale). */
-static int write_plot(const tpc_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
+/* A report's context: the analysis and its summary. */
+typedef struct report {
+    const tpc_qa_t *q;
+    tpc_qa_summary_t s;
+} report_t;
+
+static void write_efficiency_gp(FILE *fp, const void *ctx, bool svg)
 {
-    bool svg;
-    char path[1200], pic[1200];
-    FILE *fp;
-    int st = tusk_gnuplot_picture(dir, "efficiency", format, &svg, pic, sizeof pic, err);
-    if (st != TUSK_OK)
-        return st;
-    if ((st = tusk_file_create(dir, "efficiency.gp", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+    const tpc_qa_t *q = ((const report_t *)ctx)->q;
     tusk_gnuplot_head(fp, "efficiency", "tpc/tpc_qa.c", "momentum.csv", svg, 900, 600);
     fprintf(fp, "set datafile separator ','\nset title ");
     char title[160];
@@ -536,61 +528,61 @@ static int write_plot(const tpc_qa_t *q, const char *dir, const char *format, tu
         "title 'efficiency', \\\n"
         "     '' every ::1 using 4:($6 + $7 > 0 ? 100.0 * $7 / ($6 + $7) : 1/0) with linespoints pt 5 "
         "title 'clone rate'\n");
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        return st;
-    return tusk_gnuplot_draw(dir, "efficiency", pic, err);
 }
 
-int tpc_qa_write(const tpc_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+/* The picture, its script (its data is momentum.csv; base/report.h). */
+static int write_plot(const void *ctx, const char *dir, const char *format, tusk_error_t *err)
 {
-    if (!q->finished)
-        return tusk_error_set(err, TUSK_EINVAL, "TPC analysis: write before finish");
-    int st = tusk_mkdir_p(dir, err);
-    if (st != TUSK_OK)
-        return st;
-    tpc_qa_summary_t s;
-    tpc_qa_summary(q, &s);
-    char path[1200];
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp;
-    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+    static const tusk_report_file_t files[] = {{"efficiency.gp", write_efficiency_gp}};
+    return tusk_report_picture(dir, "efficiency", format, files, 1, ctx, err);
+}
+
+static void write_summary(FILE *fp, const void *ctx, bool svg)
+{
+    const tpc_qa_summary_t *s = &((const report_t *)ctx)->s;
+    (void)svg;
     fprintf(fp, "sample,backend,events,slices,clusters,noise_clusters,tracks,hits,fakes,matched_other,"
                 "reconstructible,found,clones,reference,reference_found,reference_clones,efficiency_pct,"
                 "reference_efficiency_pct,fake_pct,clone_pct,res_y_mm,res_z_mm,res_sinphi,res_lambda,res_qpt,"
                 "pull_y,pull_z,pull_sinphi,pull_lambda,pull_qpt,pt_resolution,pull_core_y,pull_core_z,pull_core_sinphi,"
                 "pull_core_lambda,pull_core_qpt\n");
     fprintf(fp, "%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%.4f,%.4f",
-            s.label, tpc_backend_name(s.backend), (unsigned long long)s.events, (unsigned long long)s.slices,
-            (unsigned long long)s.clusters, (unsigned long long)s.noise_clusters, (unsigned long long)s.tracks,
-            (unsigned long long)s.hits, (unsigned long long)s.fakes, (unsigned long long)s.matched_other,
-            (unsigned long long)s.all.particles, (unsigned long long)s.all.found, (unsigned long long)s.all.clones,
-            (unsigned long long)s.ref.particles, (unsigned long long)s.ref.found, (unsigned long long)s.ref.clones,
-            s.efficiency, s.ref_efficiency, s.fake_rate, s.clone_rate);
+            s->label, tpc_backend_name(s->backend), (unsigned long long)s->events, (unsigned long long)s->slices,
+            (unsigned long long)s->clusters, (unsigned long long)s->noise_clusters, (unsigned long long)s->tracks,
+            (unsigned long long)s->hits, (unsigned long long)s->fakes, (unsigned long long)s->matched_other,
+            (unsigned long long)s->all.particles, (unsigned long long)s->all.found, (unsigned long long)s->all.clones,
+            (unsigned long long)s->ref.particles, (unsigned long long)s->ref.found, (unsigned long long)s->ref.clones,
+            s->efficiency, s->ref_efficiency, s->fake_rate, s->clone_rate);
     for (int k = 0; k < 5; k++)
-        fprintf(fp, ",%.6g", s.res[k].rms);
+        fprintf(fp, ",%.6g", s->res[k].rms);
     for (int k = 0; k < 5; k++)
-        fprintf(fp, ",%.6g", s.res[k].pull_rms);
-    fprintf(fp, ",%.6g", s.pt_res);
+        fprintf(fp, ",%.6g", s->res[k].pull_rms);
+    fprintf(fp, ",%.6g", s->pt_res);
     for (int k = 0; k < 5; k++)
-        fprintf(fp, ",%.6g", s.res[k].pull_core);
+        fprintf(fp, ",%.6g", s->res[k].pull_core);
     fputc('\n', fp);
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "momentum.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+}
+
+static void write_momentum(FILE *fp, const void *ctx, bool svg)
+{
+    const tpc_qa_summary_t *s = &((const report_t *)ctx)->s;
+    (void)svg;
     fprintf(fp, "sample,p_low,p_high,p_centre,particles,found,clones\n");
     for (int b = 0; b < TPC_QA_PBINS; b++)
-        fprintf(fp, "%s,%g,%g,%.6g,%llu,%llu,%llu\n", s.label, s.p_edge[b], s.p_edge[b + 1],
-                sqrt(s.p_edge[b] * s.p_edge[b + 1]), (unsigned long long)s.pbin[b].particles,
-                (unsigned long long)s.pbin[b].found, (unsigned long long)s.pbin[b].clones);
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        goto done;
-    if (plot)
-        st = write_plot(q, dir, format, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+        fprintf(fp, "%s,%g,%g,%.6g,%llu,%llu,%llu\n", s->label, s->p_edge[b], s->p_edge[b + 1],
+                sqrt(s->p_edge[b] * s->p_edge[b + 1]), (unsigned long long)s->pbin[b].particles,
+                (unsigned long long)s->pbin[b].found, (unsigned long long)s->pbin[b].clones);
+}
+
+int tpc_qa_write(const tpc_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+{
+    if (!q->finished)
+        return tusk_error_set(err, TUSK_EINVAL, "TPC analysis: write before finish");
+    report_t r;
+    r.q = q;
+    tpc_qa_summary(q, &r.s);
+    static const tusk_report_file_t files[] = {{"summary.csv", write_summary}, {"momentum.csv", write_momentum}};
+    return tusk_report_write(dir, files, 2, &r, plot ? write_plot : NULL, format, err);
 }
 
 /* ---- two reconstructions, track by track ------------------------------------------------------------------ */

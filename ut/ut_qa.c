@@ -23,10 +23,10 @@
 #include <string.h>
 
 #include "adf/adf_frames.h"
-#include "base/fs.h"
 #include "base/gather.h"
 #include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/report.h"
 #include "base/stats.h"
 #include "tusk/adf.h"
 #include "ut_private.h"
@@ -36,9 +36,10 @@
 
 enum { HAS_RAW = 1, HAS_VELO = 2, HAS_TRACKS = 4, HAS_TRUTH = 8, HAS_ALL = 15 };
 
+/* An event, its frames gathered (base/gather.h: unit the event, part 0,
+ * have the HAS_* bits). */
 typedef struct pending {
-    uint32_t event;
-    unsigned has;
+    tusk_part_t head;
     uint32_t *ids;            /* the raw hits' LHCbIDs, bank order */
     uint32_t n_hits;
     uint32_t n_velo;
@@ -53,8 +54,7 @@ typedef struct pending {
 struct ut_qa {
     ut_qa_config_t cfg;
     uint32_t digest;
-    pending_t *pend;          /* sorted by event number */
-    size_t n_pend, cap_pend;
+    tusk_gather_t g;          /* the events still open */
     uint32_t *done;           /* events analysed, sorted at finish to find twins */
     size_t n_done, cap_done;
     ut_qa_summary_t s;
@@ -80,6 +80,8 @@ void ut_qa_config_default(ut_qa_config_t *cfg)
     cfg->p_cut_gev = 5.0;
 }
 
+static void pending_free(void *rec);
+
 int ut_qa_new(ut_qa_t **out, const ut_qa_config_t *cfg, tusk_error_t *err)
 {
     *out = NULL;
@@ -91,6 +93,7 @@ int ut_qa_new(ut_qa_t **out, const ut_qa_config_t *cfg, tusk_error_t *err)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
     q->cfg = *cfg;
     q->digest = ut_config_digest(&cfg->alg);
+    tusk_gather_init(&q->g, sizeof(pending_t), pending_free, "event", "part");
     snprintf(q->s.label, sizeof q->s.label, "%s", cfg->label);
     q->s.sectors = cfg->alg.sectors;
     q->s.candidates = cfg->alg.candidates;
@@ -98,8 +101,9 @@ int ut_qa_new(ut_qa_t **out, const ut_qa_config_t *cfg, tusk_error_t *err)
     return TUSK_OK;
 }
 
-static void pending_free(pending_t *p)
+static void pending_free(void *rec)
 {
+    pending_t *p = rec;
     free(p->ids);
     free(p->tracks);
     free(p->part);
@@ -113,43 +117,11 @@ void ut_qa_destroy(ut_qa_t **qa)
     if (!qa || !*qa)
         return;
     ut_qa_t *q = *qa;
-    for (size_t i = 0; i < q->n_pend; i++)
-        pending_free(&q->pend[i]);
-    free(q->pend);
+    tusk_gather_free(&q->g);
     free(q->done);
     free(q->dp);
     free(q);
     *qa = NULL;
-}
-
-/* The pending record of an event (made when new); NULL when out of memory. */
-static pending_t *pending_of(ut_qa_t *q, uint32_t event)
-{
-    size_t lo = 0, hi = q->n_pend;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (q->pend[mid].event < event)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < q->n_pend && q->pend[lo].event == event)
-        return &q->pend[lo];
-    if (tusk_grow(&q->pend, &q->cap_pend, q->n_pend + 1, sizeof *q->pend) != 0)
-        return NULL;
-    memmove(&q->pend[lo + 1], &q->pend[lo], (q->n_pend - lo) * sizeof *q->pend);
-    memset(&q->pend[lo], 0, sizeof q->pend[lo]);
-    q->pend[lo].event = event;
-    q->n_pend++;
-    return &q->pend[lo];
-}
-
-static void pending_drop(ut_qa_t *q, pending_t *p)
-{
-    size_t i = (size_t)(p - q->pend);
-    pending_free(p);
-    memmove(&q->pend[i], &q->pend[i + 1], (q->n_pend - i - 1) * sizeof *q->pend);
-    q->n_pend--;
 }
 
 typedef struct idp {
@@ -185,14 +157,14 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
     if (p->truth_hits != p->n_hits || p->truth_velo != p->n_velo)
         return tusk_error_set(err, TUSK_EINVAL,
                               "UT analysis: event %u: its truth is of %u hits and %u VELO tracks, the event has %u and %u",
-                              (unsigned)p->event, (unsigned)p->truth_hits, (unsigned)p->truth_velo, (unsigned)p->n_hits,
+                              (unsigned)p->head.unit, (unsigned)p->truth_hits, (unsigned)p->truth_velo, (unsigned)p->n_hits,
                               (unsigned)p->n_velo);
     idp_t *map = malloc(((size_t)p->n_hits + 1) * sizeof *map);
     uint32_t *nmatch = calloc((size_t)p->n_part + 1, sizeof *nmatch);
     if (!map || !nmatch) {
         free(map);
         free(nmatch);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis, event %u)", (unsigned)p->event);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis, event %u)", (unsigned)p->head.unit);
     }
     for (uint32_t j = 0; j < p->n_hits; j++) {
         map[j].id = p->ids[j];
@@ -204,7 +176,7 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
         const adf_ut_track_t *tr = &p->tracks[t];
         if (tr->velo >= p->n_velo) {
             st = tusk_error_set(err, TUSK_EINVAL, "UT analysis: event %u: UT track %u names VELO track %u of %u",
-                                (unsigned)p->event, (unsigned)t, (unsigned)tr->velo, (unsigned)p->n_velo);
+                                (unsigned)p->head.unit, (unsigned)t, (unsigned)tr->velo, (unsigned)p->n_velo);
             break;
         }
         uint32_t who[5], votes[5], n = 0, total = 0;
@@ -218,7 +190,7 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
             if (!hit) {
                 st = tusk_error_set(err, TUSK_EINVAL, "UT analysis: event %u: UT track %u has hit 0x%08X, which the "
                                                       "event's raw banks do not",
-                                    (unsigned)p->event, (unsigned)t, (unsigned)tr->id[k]);
+                                    (unsigned)p->head.unit, (unsigned)t, (unsigned)tr->id[k]);
                 break;
             }
             owner[total++] = hit->particle;
@@ -260,7 +232,7 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
         if (!(x->flags & ADF_UT_BACKWARD) && tr->qop != 0.0f) {
             double prec = 1.0 / fabs((double)tr->qop), dp = (prec - (double)x->p) / (double)x->p;
             if (tusk_grow(&q->dp, &q->cap_dp, q->n_dp + 1, sizeof *q->dp) != 0) {
-                st = tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis, event %u)", (unsigned)p->event);
+                st = tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis, event %u)", (unsigned)p->head.unit);
                 break;
             }
             q->dp[q->n_dp++] = dp;
@@ -291,7 +263,7 @@ static int analyse(ut_qa_t *q, pending_t *p, tusk_error_t *err)
         if (tusk_grow(&q->done, &q->cap_done, q->n_done + 1, sizeof *q->done) != 0)
             st = tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis)");
         else
-            q->done[q->n_done++] = p->event;
+            q->done[q->n_done++] = p->head.unit;
     }
     free(map);
     free(nmatch);
@@ -310,10 +282,10 @@ static int take(void *ctx, const adf_frame_t *f, tusk_error_t *err)
                                                                : 0;
     if (!what)
         return TUSK_OK;
-    pending_t *p = pending_of(q, f->key.event);
+    pending_t *p = tusk_gather_part(&q->g, f->key.event, 0, err);
     if (!p)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (UT analysis)");
-    if (p->has & what)
+    if (p->head.have & what)
         return tusk_error_set(err, TUSK_EINVAL, "UT analysis: a second %s of event %u at offset %llu",
                               adf_type_name(f->key.type), (unsigned)f->key.event, (unsigned long long)f->offset);
     int st = TUSK_OK;
@@ -383,10 +355,10 @@ static int take(void *ctx, const adf_frame_t *f, tusk_error_t *err)
         p->truth_hits = t.n_hits;
         p->truth_velo = t.n_velo;
     }
-    p->has |= what;
-    if (p->has == HAS_ALL) {
+    p->head.have |= what;
+    if (p->head.have == HAS_ALL) {
         st = analyse(q, p, err);
-        pending_drop(q, p);
+        tusk_gather_close(&q->g, p);
     }
     return st;
 }
@@ -412,23 +384,17 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int ut_qa_finish(ut_qa_t *q, tusk_error_t *err)
 {
     if (q->finished)
         return TUSK_OK;
-    if (q->n_pend > 0) {
-        const pending_t *p = &q->pend[0];
+    const tusk_part_t *p = tusk_gather_lowest(&q->g);
+    if (p) {
         static const char *const names[4] = {"data:ut_raw", "data:velo_tracks", "data:ut_tracks", "data:ut_truth"};
         char missing[96];
-        tusk_gather_missing(p->has, names, 4, missing, sizeof missing);
+        tusk_gather_missing(p->have, names, 4, missing, sizeof missing);
         return tusk_error_set(err, TUSK_EINVAL, "UT analysis: event %u (and %zu more) never got its %s",
-                              (unsigned)p->event, q->n_pend - 1, missing);
+                              (unsigned)p->unit, q->g.n - 1, missing);
     }
     if (q->s.events == 0)
         return tusk_error_set(err, TUSK_EINVAL,
@@ -445,11 +411,11 @@ int ut_qa_finish(ut_qa_t *q, tusk_error_t *err)
             tusk_moments_add(&m, q->dp[i]);
         q->s.dp_mean = tusk_moments_mean(&m);
         q->s.dp_rms = tusk_moments_std(&m);
-        qsort(q->dp, q->n_dp, sizeof *q->dp, cmp_double);
+        qsort(q->dp, q->n_dp, sizeof *q->dp, tusk_cmp_double);
         double med = q->dp[q->n_dp / 2];
         for (size_t i = 0; i < q->n_dp; i++)
             q->dp[i] = fabs(q->dp[i] - med);
-        qsort(q->dp, q->n_dp, sizeof *q->dp, cmp_double);
+        qsort(q->dp, q->n_dp, sizeof *q->dp, tusk_cmp_double);
         q->s.dp_core = q->dp[(size_t)(0.68 * (double)(q->n_dp - 1))];
     }
     q->finished = true;
@@ -492,17 +458,11 @@ void ut_qa_print(const ut_qa_t *q, FILE *out)
             s->dp_mean, s->dp_rms, s->dp_core, tusk_pct(s->charge_right, s->charge_tried));
 }
 
-/* The picture, its data and script (in the caller's C numeric locale). */
-static int write_plot(const ut_qa_t *q, const char *dir, const char *format, tusk_error_t *err)
+/* The picture's data: the efficiencies against p, the momentum resolution. */
+static void write_eff_dat(FILE *fp, const void *ctx, bool svg)
 {
-    bool svg;
-    char path[1200], pic[1200];
-    FILE *fp;
-    int st = tusk_gnuplot_picture(dir, "ut-qa", format, &svg, pic, sizeof pic, err);
-    if (st != TUSK_OK)
-        return st;
-    if ((st = tusk_file_create(dir, "ut-qa-eff.dat", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+    const ut_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "# p bin centre (GeV), long: reconstructible found efficiency %%, VELO+UT: the same\n");
     for (int b = 0; b < PBINS; b++) {
         double pc = pow(10.0, (b + 0.5) / 6.0 - 1.0);
@@ -511,15 +471,20 @@ static int write_plot(const ut_qa_t *q, const char *dir, const char *format, tus
                 (unsigned long long)q->p_reco[1][b], (unsigned long long)q->p_found[1][b],
                 tusk_pct(q->p_found[1][b], q->p_reco[1][b]));
     }
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "ut-qa-dp.dat", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+}
+
+static void write_dp_dat(FILE *fp, const void *ctx, bool svg)
+{
+    const ut_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "# (p - p_true) / p_true, bin centre, and matched tracks (under- and overflow not drawn)\n");
     for (int b = 0; b < DBINS; b++)
         fprintf(fp, "%.4g %llu\n", -0.4 + (b + 0.5) * 0.8 / DBINS, (unsigned long long)q->dhist[b + 1]);
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "ut-qa.gp", &fp, path, sizeof path, err)) != TUSK_OK)
-        return st;
+}
+
+static void write_qa_gp(FILE *fp, const void *ctx, bool svg)
+{
+    const ut_qa_t *q = ctx;
     tusk_gnuplot_head(fp, "ut-qa", "ut/ut_qa.c", "ut-qa-eff.dat and ut-qa-dp.dat", svg, 1100, 450);
     fprintf(fp, "set multiplot layout 1,2 title ");
     char title[200];
@@ -534,24 +499,21 @@ static int write_plot(const ut_qa_t *q, const char *dir, const char *format, tus
                 "set ylabel 'matched tracks'\nset style fill solid 0.6 noborder\n"
                 "plot 'ut-qa-dp.dat' using 1:2 with boxes lc rgb '#208040' notitle\n"
                 "unset multiplot\n");
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        return st;
-    return tusk_gnuplot_draw(dir, "ut-qa", pic, err);
 }
 
-int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+/* The picture, its data and script (base/report.h). */
+static int write_plot(const void *ctx, const char *dir, const char *format, tusk_error_t *err)
 {
-    if (!q->finished)
-        return tusk_error_set(err, TUSK_EINVAL, "UT analysis: write before finish");
-    int st = tusk_mkdir_p(dir, err);
-    if (st != TUSK_OK)
-        return st;
-    char path[1200];
+    static const tusk_report_file_t files[] = {
+        {"ut-qa-eff.dat", write_eff_dat}, {"ut-qa-dp.dat", write_dp_dat}, {"ut-qa.gp", write_qa_gp}};
+    return tusk_report_picture(dir, "ut-qa", format, files, 3, ctx, err);
+}
+
+static void write_summary(FILE *fp, const void *ctx, bool svg)
+{
+    const ut_qa_t *q = ctx;
     const ut_qa_summary_t *s = &q->s;
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp;
-    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+    (void)svg;
     fprintf(fp, "sample,backend,sectors,candidates,events,velo_tracks,hits,tracks");
     for (int k = 0; k < UT_QA_CATEGORIES; k++)
         fprintf(fp, ",%s_reconstructible,%s_found,%s_efficiency,%s_clones,%s_clone_rate",
@@ -570,20 +532,23 @@ int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format
                 (unsigned long long)s->clones[k], tusk_pct(s->clones[k], s->matched[k]));
     fprintf(fp, ",%llu,%.4f,%.6f,%.6f,%.6f,%.4f\n", (unsigned long long)s->fakes, tusk_pct(s->fakes, s->tracks),
             s->dp_mean, s->dp_rms, s->dp_core, tusk_pct(s->charge_right, s->charge_tried));
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "momentum.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+}
+
+static void write_momentum(FILE *fp, const void *ctx, bool svg)
+{
+    const ut_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "p_gev,long_reconstructible,long_found,up_reconstructible,up_found\n");
     for (int b = 0; b < PBINS; b++)
         fprintf(fp, "%.4g,%llu,%llu,%llu,%llu\n", pow(10.0, (b + 0.5) / 6.0 - 1.0),
                 (unsigned long long)q->p_reco[0][b], (unsigned long long)q->p_found[0][b],
                 (unsigned long long)q->p_reco[1][b], (unsigned long long)q->p_found[1][b]);
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        goto done;
-    if (plot)
-        st = write_plot(q, dir, format, err);
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+}
+
+int ut_qa_write(const ut_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+{
+    if (!q->finished)
+        return tusk_error_set(err, TUSK_EINVAL, "UT analysis: write before finish");
+    static const tusk_report_file_t files[] = {{"summary.csv", write_summary}, {"momentum.csv", write_momentum}};
+    return tusk_report_write(dir, files, 2, q, plot ? write_plot : NULL, format, err);
 }

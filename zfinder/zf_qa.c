@@ -18,9 +18,8 @@
 #include <string.h>
 
 #include "adf/adf_frames.h"
-#include "base/fs.h"
-#include "base/gnuplot.h"
 #include "base/grow.h"
+#include "base/report.h"
 #include "base/stats.h"
 #include "tusk/adf.h"
 #include "zf_private.h"
@@ -369,16 +368,10 @@ void zf_qa_print(const zf_qa_t *q, FILE *out)
                 (unsigned long long)q->unmatched);
 }
 
-int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+static void write_summary(FILE *fp, const void *ctx, bool svg)
 {
-    int st = tusk_mkdir_p(dir, err);
-    if (st != TUSK_OK)
-        return st;
-    char path[1200];
-    locale_t prev, c = tusk_c_numeric_begin(&prev);
-    FILE *fp;
-    if ((st = tusk_file_create(dir, "summary.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+    const zf_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "sample,mode,precision,backend,rois,found,true_mean_mm,true_std_mm,ref_rois,ref_mean_mm,ref_std_mm,"
                 "within_1mm,fraction_1mm,core_mean_mm,core_std_mm\n");
     for (size_t i = 0; i < q->n_rows; i++) {
@@ -389,31 +382,38 @@ int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format
                 (unsigned long long)r->ref_rois, r->ref_mean, r->ref_std, (unsigned long long)r->within_1mm,
                 r->rois ? (double)r->within_1mm / (double)r->rois : 0.0, r->core_mean, r->core_std);
     }
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK ||
-        (st = tusk_file_create(dir, "rois.csv", &fp, path, sizeof path, err)) != TUSK_OK)
-        goto done;
+}
+
+static void write_rois(FILE *fp, const void *ctx, bool svg)
+{
+    const zf_qa_t *q = ctx;
+    (void)svg;
     fprintf(fp, "sample,roi,mode,precision,backend,vertices,z0_mm,z_true_mm,z_ref_mm\n");
     for (size_t i = 0; i < q->n_res; i++) {
         const result_t *r = &q->res[i];
         fprintf(fp, "%s,%u,%s,%s,%s,%u,%.9g,%.9g,%.9g\n", q->cfg.label, (unsigned)r->event, zf_mode_name(r->mode),
                 zf_precision_name(r->precision), zf_backend_name(r->backend), r->vertices, r->z0, r->z_true, r->z_ref);
     }
-    if ((st = tusk_file_close(fp, path, err)) != TUSK_OK)
-        goto done;
-    if (plot && q->cfg.plot_roi >= 0) {
-        if (!q->have_plot) {
-            st = tusk_error_set(err, TUSK_EINVAL, "no RoI %lld came, so its histograms cannot be drawn",
-                                (long long)q->cfg.plot_roi);
-            goto done;
-        }
-        char stem[64], title[160];
-        snprintf(stem, sizeof stem, "histograms-roi%u", (unsigned)q->plot_roi.event);
-        snprintf(title, sizeof title, "%s, RoI %u: %u spacepoints, true vertex at %.2f mm", q->cfg.label,
-                 (unsigned)q->plot_roi.event, (unsigned)q->plot_roi.n, q->plot_z_true);
-        st = zf_plot_roi(&q->cfg.alg, &q->plot_roi, q->plot_z_true, title, dir, stem, format, err);
-    }
-done:
-    if (c != (locale_t)0)
-        tusk_c_numeric_end(c, prev);
-    return st;
+}
+
+/* The histograms of the RoI asked for (zf_plot_roi), when one was. */
+static int write_plot(const void *ctx, const char *dir, const char *format, tusk_error_t *err)
+{
+    const zf_qa_t *q = ctx;
+    if (q->cfg.plot_roi < 0)
+        return TUSK_OK;
+    if (!q->have_plot)
+        return tusk_error_set(err, TUSK_EINVAL, "no RoI %lld came, so its histograms cannot be drawn",
+                              (long long)q->cfg.plot_roi);
+    char stem[64], title[160];
+    snprintf(stem, sizeof stem, "histograms-roi%u", (unsigned)q->plot_roi.event);
+    snprintf(title, sizeof title, "%s, RoI %u: %u spacepoints, true vertex at %.2f mm", q->cfg.label,
+             (unsigned)q->plot_roi.event, (unsigned)q->plot_roi.n, q->plot_z_true);
+    return zf_plot_roi(&q->cfg.alg, &q->plot_roi, q->plot_z_true, title, dir, stem, format, err);
+}
+
+int zf_qa_write(const zf_qa_t *q, const char *dir, bool plot, const char *format, tusk_error_t *err)
+{
+    static const tusk_report_file_t files[] = {{"summary.csv", write_summary}, {"rois.csv", write_rois}};
+    return tusk_report_write(dir, files, 2, q, plot ? write_plot : NULL, format, err);
 }
