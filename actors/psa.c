@@ -30,7 +30,7 @@
  * TUSK_ACTOR_MORE_OUTPUT and goes on copying with the same input.
  *
  * A pipeline with the opencl backend (full mode, batch = 0; with residual,
- * inputs without a crystal of several hits):
+ * the first round: psa_analyse_finish searches the others):
  * the call that takes input k prepares it and submits its search, then
  * waits for the search of input k - 1 and writes k - 1's output; the
  * device searches k while the host returns, takes input k + 1 and

@@ -21,9 +21,9 @@
  *   summary   yes | no (yes): the summary line on stderr at the end of
  *             the run (tusk-track run -q says no); warnings and
  *             failures are printed either way
- *   cone_deg, recluster_deg, max_points, oversize, merge_points, fom_max,
- *   single_min_prob, w0_mm, w1_mm, inner_radius_mm, min_point_kev: the
- *   algorithm (tusk/track.h)
+ *   cone_deg, recluster_deg, max_points, oversize, merge_points,
+ *   recombine_points, fom_max, single_min_prob, w0_mm, w1_mm,
+ *   inner_radius_mm, min_point_kev: the algorithm (tusk/track.h)
  *
  * Every input buffer is tracked as one batch (one kernel launch per pass
  * for the OpenCL backend): in the psa mode each event:data:psa composite
@@ -68,8 +68,8 @@ TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:trut
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "batch: events per tracking call (0: the whole input buffer)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
-                   "cone_deg, recluster_deg, max_points, oversize, merge_points, fom_max, single_min_prob, w0_mm, "
-                   "w1_mm, inner_radius_mm, min_point_kev: the algorithm (tracking/README.md)\n");
+                   "cone_deg, recluster_deg, max_points, oversize, merge_points, recombine_points, fom_max, "
+                   "single_min_prob, w0_mm, w1_mm, inner_radius_mm, min_point_kev: the algorithm (tracking/README.md)\n");
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 

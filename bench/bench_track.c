@@ -2,7 +2,7 @@
  *
  *   tusk-bench track --basis FILE [--multiplicity N] [--events N] [--array FILE]
  *                    [--points MODE] [--device SETTING]... [--threads N]...
- *                    [--seconds S] [--seed S]
+ *                    [--seconds S] [--seed S] [--set KEY=VALUE]...
  *
  * Events are simulated first (not timed; tusk/sim.h): multiplicity 1 is a
  * 1332.5 keV line, multiplicity M > 1 the benchmark source (M gammas
@@ -18,7 +18,9 @@
  * time and the rest (host work and transfers) per batch. Without
  * --multiplicity both 1 and 30 are measured. Every row checks that its
  * results are the reference's: the fast rows bit for bit, the OpenCL
- * rows but for near-ties (tusk/track_cl.h), which it counts. */
+ * rows but for near-ties (tusk/track_cl.h), which it counts. --set takes
+ * the tracking's settings (tusk/track.h; unknown keys refused), e.g.
+ * recombine_points. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -57,7 +59,8 @@ static void usage(FILE *out)
             "                      0: one per online CPU; default 0)\n"
 
             "  --seconds S         least time per measurement (1)\n"
-            "  --seed S            simulation seed (1)\n");
+            "  --seed S            simulation seed (1)\n"
+            "  --set KEY=VALUE     a tracking setting (tusk/track.h; repeatable)\n");
 }
 
 typedef struct opts {
@@ -69,6 +72,7 @@ typedef struct opts {
     unsigned devices;
     unsigned threads[MAX_THREADS];
     unsigned n_threads;
+    tusk_params_t *set;
 } opts_t;
 
 /* Simulate until o->events events, their points into batch. */
@@ -206,6 +210,11 @@ static int bench_one(const opts_t *o, unsigned long m)
     track_config_t cfg;
     track_config_default(&cfg);
     cfg.points = (enum track_points)track_points_parse(o->points);
+    tusk_error_t cerr;
+    if (track_config_read(&cfg, o->set, true, "--set", &cerr) != TUSK_OK) {
+        fprintf(stderr, PROG ": %s\n", cerr.message);
+        return 1;
+    }
     sim_t *sim = NULL;
     track_t *t = NULL;
     track_batch_t *b = track_batch_new();
@@ -300,13 +309,18 @@ done:
 
 int bench_track_main(const tusk_cli_t *cli, int argc, char **argv)
 {
-    opts_t o = {NULL, "config/array-shell.conf", "truth_segments", 0, 500, 1, 1.0, {NULL}, 0, {0}, 0};
+    opts_t o = {NULL, "config/array-shell.conf", "truth_segments", 0, 500, 1, 1.0, {NULL}, 0, {0}, 0, NULL};
+    if (!(o.set = tusk_params_new())) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return TUSK_EXIT_FAIL;
+    }
     static const struct option longs[] = {
         {"basis", required_argument, NULL, 'b'},  {"array", required_argument, NULL, 'a'},
         {"multiplicity", required_argument, NULL, 'm'}, {"events", required_argument, NULL, 'n'},
         {"points", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'd'},
         {"seconds", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
-        {"threads", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+        {"threads", required_argument, NULL, 't'}, {"set", required_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
@@ -332,6 +346,7 @@ int bench_track_main(const tusk_cli_t *cli, int argc, char **argv)
         case 'd':
             if (o.devices == MAX_DEVICES) {
                 fprintf(stderr, PROG ": at most %d --device\n", MAX_DEVICES);
+                tusk_params_destroy(&o.set);
                 return TUSK_EXIT_USAGE;
             }
             o.device[o.devices++] = optarg;
@@ -339,30 +354,39 @@ int bench_track_main(const tusk_cli_t *cli, int argc, char **argv)
         case 't':
             if (o.n_threads == MAX_THREADS) {
                 fprintf(stderr, PROG ": at most %d --threads\n", MAX_THREADS);
+                tusk_params_destroy(&o.set);
                 return TUSK_EXIT_USAGE;
             }
             ok = tusk_cli_unsigned(PROG, "--threads", optarg, 0, 1024, &o.threads[o.n_threads++]);
             break;
+        case 'k':
+            ok = tusk_cli_set(PROG, o.set, optarg);
+            break;
         case 'h':
             usage(stdout);
+            tusk_params_destroy(&o.set);
             return TUSK_EXIT_OK;
         default:
             ok = false;
         }
-        if (!ok)
+        if (!ok) {
+            tusk_params_destroy(&o.set);
             return TUSK_EXIT_USAGE;
+        }
     }
     if (!o.basis || optind != argc) {
         if (!o.basis)
             fprintf(stderr, PROG ": --basis FILE is required\n");
         else
             fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+        tusk_params_destroy(&o.set);
         return TUSK_EXIT_USAGE;
     }
     if (o.n_threads == 0)
         o.n_threads = 1; /* threads[0] = 0: one per online CPU */
-    if (o.multiplicity)
-        return bench_one(&o, o.multiplicity);
-    int rc = bench_one(&o, 1);
-    return rc ? rc : bench_one(&o, 30);
+    int rc = bench_one(&o, o.multiplicity ? o.multiplicity : 1);
+    if (!rc && !o.multiplicity)
+        rc = bench_one(&o, 30);
+    tusk_params_destroy(&o.set);
+    return rc;
 }

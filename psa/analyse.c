@@ -10,16 +10,21 @@
  *      the batch;
  *   2. per record: its problems (masks, slots) and their traces, each
  *      channel calibrated when a problem first needs it.
- * A record is read where it is: a decoded adf_crystal_t (psa_analyse) or a
- * data:crystal frame in place (adf_crystal_view_t, psa_analyse_start),
- * whose samples are decoded as they are used. psa_analyse calibrates every
- * channel of a record in pass 1 (eager), as does the residual mode for a
- * record of several hits, whose subtraction works on all of them;
- * psa_analyse_start otherwise only the core and the channels the masks
- * take (lazy). A channel is calibrated by the same
- * code either way, so the problems are the same, bit for bit. */
+ * With residual, a record of several hits takes part in further rounds
+ * (set_rounds): each round is made on the engine's threads (pass 2 again,
+ * the other hits' signals subtracted from the problems' traces), then
+ * searched. A record is read where it is: a decoded adf_crystal_t
+ * (psa_analyse) or a data:crystal frame in place (adf_crystal_view_t,
+ * psa_analyse_start), whose samples are decoded as they are used.
+ * psa_analyse calibrates every channel of a record in pass 1 (eager);
+ * psa_analyse_start only the core and the channels the masks take (lazy:
+ * all the masks of a record's hits in its first round, so that the later
+ * rounds, which psa_analyse_finish may run, read no record). A channel is
+ * calibrated by the same code either way, so the problems are the same,
+ * bit for bit. */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,14 +37,16 @@
 #define ALL_CHANNELS ((UINT64_C(1) << PSA_CHANNELS) - 1)
 
 typedef struct hitlist {
-    unsigned n, next;              /* hits, and the next search (residual rounds) */
-    unsigned searches;             /* n, or with residual n x (1 + refine) where n >= 2: search k is of
-                                      hit k % n, a refinement from k = n on */
+    unsigned n;                    /* hits */
+    unsigned passes;               /* rounds finding the hits (round_hits) */
+    unsigned rounds;               /* its search rounds: passes, then with residual `refine` more */
+    unsigned found;                /* residual: hits 0 .. found - 1 have a point so far */
+    uint64_t redo;                 /* the hits (bits) searched this round (select_round) */
     uint8_t seg[PSA_SEGMENTS];     /* in decreasing energy */
     float energy[PSA_SEGMENTS];
     bool is_hit[PSA_SEGMENTS];
     double t0;                     /* samples from the record's first sample */
-    double round_t0;               /* residual: the T0 this round's hit was aligned at (samples) */
+    double placed[PSA_SEGMENTS];   /* where each hit's traces were aligned this round (samples) */
     uint32_t best[PSA_SEGMENTS];   /* residual: each hit's point so far */
     double at[PSA_SEGMENTS];       /* and where its signal was placed (samples) */
     uint16_t rejected;             /* PSA_REJECT_* of the record (then no hits) */
@@ -72,7 +79,7 @@ struct psa_job {
     slot_t *slots;
     size_t slot_cap;
     size_t start;              /* the round's first problem in the batch */
-    bool one_round;            /* this round: one hit a record (residual) */
+    unsigned round;            /* the round being made or searched (set_rounds) */
     adf_psa_t *out;
     psa_stats_t *stats, local;
     bool submitted;            /* searching on the backend: psa_analyse_finish collects */
@@ -109,28 +116,93 @@ static float at_time(const float *v, unsigned n, double x)
     return v[k] + f * (v[k + 1] - v[k]);
 }
 
-/* Baseline off, ADC to keV: out[t] = basis channel c of the record. */
-#define CALIBRATE(sample)                                                                                  \
-    do {                                                                                                   \
-        double b = 0.0;                                                                                    \
-        for (unsigned t = 0; t < nb; t++)                                                                  \
-            b += (sample);                                                                                 \
-        b /= nb;                                                                                           \
-        for (unsigned t = 0; t < n; t++)                                                                   \
-            out[t] = (float)(((sample) - b) * g);                                                          \
-    } while (0)
+/* Resampling a trace at T0 plus a shift (psa_private.h: psa_resample_t):
+ * planned once for every channel of a problem. */
+static void resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S)
+{
+    /* x and k as at_time has them: x in (0, n - 1) between lo and hi, so
+     * k = (int32_t)x is (unsigned)x (signed conversions vectorise). */
+    double x[PSA_MAX_SAMPLES];
+    int32_t k[PSA_MAX_SAMPLES];
+    for (unsigned t = 0; t < S; t++)
+        x[t] = a + (double)(int32_t)t;
+    unsigned lo = 0, hi = S;
+    while (lo < S && x[lo] <= 0.0)
+        lo++;
+    while (hi > lo && x[hi - 1] >= (double)(n - 1))
+        hi--;
+    for (unsigned t = lo; t < hi; t++) {
+        k[t] = (int32_t)x[t];
+        p->f[t] = (float)(x[t] - (double)k[t]);
+    }
+    int32_t off = 0;
+    for (unsigned t = lo; t < hi; t++)
+        off |= k[t] - k[lo] - (int32_t)(t - lo);
+    const bool straight = off == 0;
+    p->a = a;
+    p->n = n;
+    p->S = S;
+    p->lo = lo;
+    p->hi = hi;
+    p->k0 = lo < hi ? (unsigned)k[lo] : 0;
+    p->straight = straight;
+}
 
+static void resample(const psa_resample_t *p, const float *v, float *m)
+{
+    const unsigned lo = p->lo, hi = p->hi;
+    for (unsigned t = 0; t < lo; t++)
+        m[t] = v[0];
+    if (p->straight) {
+        const float *w = v + p->k0, *f = p->f + lo;
+        float *o = m + lo;
+        for (unsigned u = 0; u < hi - lo; u++)
+            o[u] = w[u] + f[u] * (w[u + 1] - w[u]);
+    } else {
+        for (unsigned t = lo; t < hi; t++)
+            m[t] = at_time(v, p->n, p->a + t);
+    }
+    for (unsigned t = hi; t < p->S; t++)
+        m[t] = v[p->n - 1];
+}
+
+void psa_resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S)
+{
+    resample_plan(p, a, n, S);
+}
+
+void psa_resample(const psa_resample_t *p, const float *v, float *m)
+{
+    resample(p, v, m);
+}
+
+/* Baseline off, ADC to keV: out[t] = basis channel c of the record,
+ * ((double)x[t] - b) * g rounded to float, b the mean of the first
+ * baseline_samples in double, g = 1 / gain as a float. The baseline's sum
+ * is exact in int32 (at most 1024 samples of 2^15), as every partial sum
+ * of a double accumulation is, so b is that double. Plain loops over
+ * contiguous samples, no branch per sample: they vectorise (a frame's
+ * int16 little-endian samples decoded byte by byte in the loop). */
 static void calibrate(const psa_engine_t *e, const source_t *r, unsigned c, float *out)
 {
     const unsigned n = r->n, nb = e->cfg.baseline_samples < n ? e->cfg.baseline_samples : n;
-    const float g = (float)(1.0 / e->cfg.gain);
+    const double g = (double)(float)(1.0 / e->cfg.gain);
     const unsigned ac = c < PSA_SEGMENTS ? c : ADF_CORE_HIGH;
+    int32_t sum = 0;
     if (r->host) {
         const int16_t *tr = r->host + (size_t)ac * ADF_CRYSTAL_MAX_SAMPLES;
-        CALIBRATE(tr[t]);
+        for (unsigned t = 0; t < nb; t++)
+            sum += tr[t];
+        const double b = (double)sum / nb;
+        for (unsigned t = 0; t < n; t++)
+            out[t] = (float)(((double)tr[t] - b) * g);
     } else {
         const uint8_t *tr = r->le + (size_t)ac * n * 2;
-        CALIBRATE(tusk_get_i16(tr + 2 * t));
+        for (size_t t = 0; t < nb; t++)
+            sum += tusk_get_i16(tr + 2 * t);
+        const double b = (double)sum / nb;
+        for (size_t t = 0; t < n; t++)
+            out[t] = (float)(((double)tusk_get_i16(tr + 2 * t) - b) * g);
     }
 }
 
@@ -138,7 +210,12 @@ static void find_hits(const psa_engine_t *e, const source_t *r, hitlist_t *h)
 {
     memset(h, 0, sizeof *h);
     /* Non-finite or absurd energies: the record is rejected, never searched. */
-    h->rejected = (uint16_t)psa_energies_check(&e->cfg, r->segment_energy, r->core_energy, NULL, 0);
+    bool fine = true; /* every energy within +-max_kev (so finite: NaN fails): nothing to check */
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        fine &= fabs((double)r->segment_energy[s]) <= e->cfg.max_kev;
+    for (unsigned s = 0; s < ADF_CRYSTAL_CORES; s++)
+        fine &= fabs((double)r->core_energy[s]) <= e->cfg.max_kev;
+    h->rejected = fine ? 0 : (uint16_t)psa_energies_check(&e->cfg, r->segment_energy, r->core_energy, NULL, 0);
     if (h->rejected)
         return;
     for (unsigned s = 0; s < PSA_SEGMENTS; s++)
@@ -165,9 +242,8 @@ static void find_hits(const psa_engine_t *e, const source_t *r, hitlist_t *h)
 /* The leading edge of the core trace in work (samples from the record's
  * first sample; NaN if there is none), less the basis' mean edge: where
  * the aligned basis (engine.c) puts sample 0. */
-static double core_t0(const psa_engine_t *e, const float *work, unsigned n)
+static double core_t0(const psa_engine_t *e, const float *core, unsigned n)
 {
-    const float *core = work + (size_t)PSA_CORE * n;
     double a = 0.0;
     unsigned tail = n < 4 ? n : 4;
     for (unsigned t = n - tail; t < n; t++)
@@ -176,15 +252,16 @@ static double core_t0(const psa_engine_t *e, const float *work, unsigned n)
     return psa_leading_edge(core, n, a) - e->basis_t0;
 }
 
-/* A refinement's T0 for hit k (samples). The hits of a crystal happen
- * together, at the time where the model of the core, the sum of the hits'
- * signals found so far (each energy x its point's core signal, as the
- * basis has it: from the interaction), has the measured core's leading
- * edge; hit k's traces are then aligned where its point so far has its
- * edge (the aligned basis has every point's at basis_t0). The trace's own
- * edge would place each hit at the sum's, off by the difference between
- * the hits' offsets. Where the model has no edge: the placement so far. */
-static double refined_t0(const psa_engine_t *e, const hitlist_t *h, unsigned k)
+/* A refinement round's interaction time of a crystal (record samples;
+ * NaN where there is none). The hits of a crystal happen together, at the
+ * time where the model of the core, the sum of the hits' signals found so
+ * far (each energy x its point's core signal, as the basis has it: from
+ * the interaction), has the measured core's leading edge. Each hit's
+ * traces are then aligned where its point so far has its edge (the
+ * aligned basis has every point's at basis_t0): the trace's own edge
+ * would place each hit at the sum's, off by the difference between the
+ * hits' offsets. */
+static double interaction_time(const psa_engine_t *e, const hitlist_t *h)
 {
     const unsigned S = e->samples;
     float model[PSA_MAX_SAMPLES] = {0}, one[PSA_MAX_SAMPLES];
@@ -194,16 +271,13 @@ static double refined_t0(const psa_engine_t *e, const hitlist_t *h, unsigned k)
             model[t] += h->energy[m] * one[t];
     }
     const double le = psa_leading_edge(model, S, model[S - 1]);
-    if (!isfinite(le))
-        return h->at[k];
-    const double interaction = h->t0 + e->basis_t0 - le; /* record samples */
-    return interaction + e->edge[h->seg[k]][h->best[k]] - e->basis_t0;
+    return isfinite(le) ? h->t0 + e->basis_t0 - le : NAN;
 }
 
 /* T0 of the record (samples): its core's. */
-static double find_t0(const psa_engine_t *e, const float *work, unsigned n)
+static double find_t0(const psa_engine_t *e, const float *core, unsigned n)
 {
-    const double t0 = core_t0(e, work, n);
+    const double t0 = core_t0(e, core, n);
     /* No edge (noise only): where it would be. */
     return isfinite(t0) ? t0 : (double)e->cfg.baseline_samples;
 }
@@ -217,18 +291,95 @@ static double psa_hit_t0(const psa_engine_t *e, double t0, unsigned s, uint32_t 
     return t0 + e->basis_t0 - e->edge[s][q] - e->cfg.pretrigger;
 }
 
-/* The searches of a record in this round: from h->next, one (the residual
- * mode's rounds, refinements included), or every hit once (one round). */
-static unsigned round_hits(const hitlist_t *h, bool one_round)
+/* A record's rounds. Without residual (or with one hit): one, every hit
+ * searched as it is. With residual, a record of several hits: 1 + refine
+ * passes of two rounds each, every round searching its hits of every
+ * record of the job at once: first the strongest hit, then all the others
+ * together, each with the signal so far of every other hit found
+ * subtracted. The first pass finds the hits (the strongest on its traces
+ * as they are, the others with the strongest's signal subtracted: for the
+ * two hits that most crystals of several hits have, the one-after-the-
+ * other subtraction); each refinement pass searches them again, every
+ * other hit's signal subtracted. Two rounds a pass whatever the hits: few
+ * searches one after another, each of many problems. */
+#define PASS_ROUNDS 2u
+
+static void set_rounds(const psa_config_t *cfg, hitlist_t *h)
 {
-    unsigned last = one_round ? (h->next < h->searches ? h->next + 1 : h->next) : h->n;
-    return last > h->next ? last - h->next : 0;
+    const bool res = cfg->residual && h->n >= 2;
+    h->passes = res ? PASS_ROUNDS : 1;
+    h->rounds = h->passes * (1 + (res ? cfg->refine : 0));
+}
+
+/* The hits a record searches in round r, *lo .. *lo + count - 1 (a pass:
+ * set_rounds); none once its rounds are done. */
+static unsigned round_hits(const hitlist_t *h, unsigned r, unsigned *lo)
+{
+    *lo = 0;
+    if (r >= h->rounds)
+        return 0;
+    const unsigned rr = r % h->passes;
+    *lo = rr;
+    return rr + 1 < h->passes ? 1 : h->n - rr;
 }
 
 typedef struct pass {
     const psa_engine_t *e;
     psa_job_t *j;
 } pass_t;
+
+/* The hits each record searches in round j->round, as bits (h->redo). */
+static void select_round(psa_job_t *j)
+{
+    for (size_t c = 0; c < j->n; c++) {
+        hitlist_t *h = &j->hits[c];
+        unsigned lo;
+        const unsigned nh = round_hits(h, j->round, &lo);
+        h->redo = nh ? ((UINT64_C(1) << nh) - 1) << lo : 0;
+    }
+}
+
+/* Ask the memory for what a record read in place will be calibrated from,
+ * a few records ahead of its turn: its core (pass 1, masks false), or the
+ * channels of its hits' masks not calibrated yet (pass 2). The samples lie
+ * in the input buffer, 2 n bytes a channel, 38 channels a record: read as
+ * they come, each channel waits for memory; asked for ahead, they are in
+ * the cache when their turn comes. Changes nothing but the timing. */
+static void prefetch_record(const psa_engine_t *e, const psa_job_t *j, size_t c, bool masks)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (!j->views)
+        return;
+    const adf_crystal_view_t *v = &j->views[c];
+    const size_t bytes = (size_t)v->n_samples * 2;
+    uint64_t want = UINT64_C(1) << PSA_CORE;
+    if (masks) {
+        const hitlist_t *h = &j->hits[c];
+        want = 0;
+        for (unsigned k = 0; k < h->n; k++)
+            for (unsigned q = 0; q < e->mask_n[h->seg[k]]; q++)
+                want |= UINT64_C(1) << e->mask[h->seg[k]][q];
+        want &= ~h->have;
+    }
+    for (unsigned ch = 0; ch < PSA_CHANNELS; ch++)
+        if ((want >> ch) & 1u) {
+            /* Every cache line of the channel. The empty asm keeps the
+             * loop: GCC 12 otherwise deletes it, prefetches and all, as
+             * a loop without effect. */
+            const uint8_t *at = v->traces + (size_t)(ch < PSA_SEGMENTS ? ch : ADF_CORE_HIGH) * bytes;
+            for (size_t o = 0; o < bytes; o += 64) {
+                __builtin_prefetch(at + o);
+                __asm__ __volatile__("");
+            }
+            __builtin_prefetch(at + bytes - 1);
+        }
+#else
+    (void)e;
+    (void)j;
+    (void)c;
+    (void)masks;
+#endif
+}
 
 /* Pass 1, records first, first + step, ...: the check, the hits, the core
  * (every channel when eager) calibrated, T0; the result's header. */
@@ -238,26 +389,33 @@ static void pass_records(void *ctx, size_t first, size_t step, size_t end)
     const psa_engine_t *e = p->e;
     psa_job_t *j = p->j;
     for (size_t c = first; c < end; c += step) {
+        if (c + 4 * step < end)
+            prefetch_record(e, j, c + 4 * step, false);
         const source_t r = source_of(j, c);
         hitlist_t *h = &j->hits[c];
-        float *w = j->traces + c * PSA_CHANNELS * j->per;
+        float *w = j->traces + c * PSA_CHANNELS * j->per, core[ADF_CRYSTAL_MAX_SAMPLES];
         find_hits(e, &r, h);
-        h->searches = h->n * (e->cfg.residual && h->n >= 2 ? 1 + e->cfg.refine : 1);
+        set_rounds(&e->cfg, h);
         h->n_samples = (uint16_t)r.n;
-        /* Residual subtraction works on every channel: a record of
-         * several hits needs them all (one hit subtracts nothing). */
-        if (j->eager || (e->cfg.residual && h->n >= 2)) {
+        if (j->eager) {
             for (unsigned k = 0; k < PSA_CHANNELS; k++)
                 calibrate(e, &r, k, w + (size_t)k * r.n);
             h->have = ALL_CHANNELS;
-        } else {
+        } else if (e->cfg.residual) {
             calibrate(e, &r, PSA_CORE, w + (size_t)PSA_CORE * r.n);
             h->have = UINT64_C(1) << PSA_CORE;
+        } else {
+            /* One round: the core for T0 only, not kept (pass 2
+             * calibrates what the masks take, the core with include_core). */
+            calibrate(e, &r, PSA_CORE, core);
+            h->have = 0;
         }
-        h->t0 = find_t0(e, w, r.n);
+        h->t0 = find_t0(e, h->have ? w + (size_t)PSA_CORE * r.n : core, r.n);
         if (j->out) {
             adf_psa_t *o = &j->out[c];
-            memset(o, 0, sizeof *o);
+            /* The header and the hits to come (3 kB for all 64 a record:
+             * memory traffic); hit[] beyond n_hits is left as it was. */
+            memset(o, 0, offsetof(adf_psa_t, hit) + h->n * sizeof o->hit[0]);
             o->crystal_id = j->crystals ? j->crystals[c].crystal_id : j->views[c].crystal_id;
             o->status = j->crystals ? j->crystals[c].status : j->views[c].status;
             o->core_energy[0] = r.core_energy[0];
@@ -269,63 +427,103 @@ static void pass_records(void *ctx, size_t first, size_t step, size_t end)
     }
 }
 
-/* Subtract energy x the (aligned) basis signal of point q of segment s,
- * placed at t0 (samples), from every channel of work. */
-static void subtract(const psa_engine_t *e, float *work, unsigned n, unsigned s, uint32_t q, double t0, float energy)
+/* The mask channels of hit k of record c (psa_engine_mask, the other hits
+ * left out), each calibrated into the record's work traces if it is not
+ * yet: their count. */
+static unsigned hit_mask(const psa_engine_t *e, psa_job_t *j, size_t c, unsigned k, uint8_t ch[PSA_CHANNELS],
+                         bool *own)
 {
-    const unsigned S = e->samples;
-    const size_t N = e->npoints[s];
-    const float *blk = e->block[s];
-    for (unsigned c = 0; c < PSA_CHANNELS; c++) {
-        float *v = work + (size_t)c * n;
-        const float *row = blk + (size_t)c * S * N + q;
-        for (unsigned t = 0; t < n; t++)
-            v[t] -= energy * psa_basis_at(row, N, S, (double)t - t0);
-    }
+    hitlist_t *h = &j->hits[c];
+    const unsigned s = h->seg[k], len = h->n_samples;
+    float *work = j->traces + c * PSA_CHANNELS * j->per;
+    bool others[PSA_SEGMENTS];
+    memcpy(others, h->is_hit, sizeof others);
+    others[s] = false;
+    const unsigned nch = psa_engine_mask(e, s, others, ch, own);
+    for (unsigned q = 0; q < nch; q++)
+        if (!((h->have >> ch[q]) & 1u)) {
+            const source_t r = source_of(j, c);
+            calibrate(e, &r, ch[q], work + (size_t)ch[q] * len);
+            h->have |= UINT64_C(1) << ch[q];
+        }
+    return nch;
+}
+
+/* m[t] -= energy x the basis signal `row` (samples row[0], row[N], ...,
+ * S of them) at x = from + t, t = 0 .. S - 1: psa_basis_at's placement (0
+ * for x <= 0, linear between samples, the last sample from S - 1 on), its
+ * whole sample and fraction taken once; the strided samples gathered
+ * first, so that the interpolation is a loop that vectorises. */
+static void subtract_placed(float *m, const float *row, size_t N, unsigned S, double from, float energy)
+{
+    float g[PSA_MAX_SAMPLES];
+    for (unsigned t = 0; t < S; t++)
+        g[t] = row[(size_t)t * N];
+    const double fl = floor(from);
+    const float f = (float)(from - fl);
+    const long k0 = (long)fl;
+    /* t < lo: x <= 0; t >= hi: x >= S - 1. */
+    long lo = k0 >= 0 ? 0 : -k0;
+    if (k0 + lo == 0 && f == 0.0f)
+        lo++;
+    long hi = (long)S - 1 - k0;
+    if (hi < 0)
+        hi = 0;
+    if (hi > (long)S)
+        hi = (long)S;
+    if (lo > hi)
+        lo = hi;
+    const float *w = g + (k0 + lo);
+    for (long t = lo; t < hi; t++, w++)
+        m[t] -= energy * (w[0] + f * (w[1] - w[0]));
+    for (long t = hi; t < (long)S; t++)
+        m[t] -= energy * g[S - 1];
 }
 
 /* Pass 2, records first, first + step, ...: their problems of the round
  * (one per hit and T0 shift, from j->start + j->first[c]), masks and
- * normalised, aligned traces; a channel is calibrated when first used. */
+ * normalised, aligned traces; a channel is calibrated when first used.
+ * From round 1 on (residual), hit k's traces are the record's less the
+ * signal so far of every other hit found (round_hits): energy x the
+ * aligned basis signal of its point, placed where it was found; from
+ * round 2 hit k is aligned at the crystal's interaction time plus its own
+ * point's offset. The mask channels only are made; a record's are
+ * calibrated by psa_analyse_start (the records are not read after it),
+ * in rounds 0 and 1 (psa_analyse_finish: residual, several hits). */
 static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
 {
     const pass_t *p = ctx;
     const psa_engine_t *e = p->e;
     psa_job_t *j = p->j;
     psa_batch_t *b = j->batch;
-    const unsigned S = e->samples;
+    const unsigned S = e->samples, round = j->round;
     const int K = (int)e->cfg.t0_search;
     const uint32_t cand0 = b->cand_start[j->start];
     for (size_t c = first; c < end; c += step) {
+        if (c + 2 * step < end)
+            prefetch_record(e, j, c + 2 * step, true);
         hitlist_t *h = &j->hits[c];
-        const unsigned nh = round_hits(h, j->one_round);
-        if (nh == 0)
+        if (!h->redo)
             continue;
         const unsigned len = h->n_samples;
         float *work = j->traces + c * PSA_CHANNELS * j->per;
         size_t i = j->start + j->first[c];
-        for (unsigned kn = h->next; kn < h->next + nh; kn++) {
-            const unsigned k = kn % h->n, s = h->seg[k];
-            /* A refinement: the hit's own signal so far back in, every
-             * other hit's still subtracted. */
-            if (kn >= h->n)
-                subtract(e, work, len, s, h->best[k], h->at[k], -h->energy[k]);
-            const double t0 = kn >= h->n ? refined_t0(e, h, k) : h->t0;
-            h->round_t0 = t0;
-            bool others[PSA_SEGMENTS];
-            memcpy(others, h->is_hit, sizeof others);
-            others[s] = false;
+        const double inter = round >= h->passes ? interaction_time(e, h) : NAN;
+        for (unsigned k = 0; k < h->n; k++) {
+            if (!((h->redo >> k) & 1u))
+                continue;
+            const unsigned s = h->seg[k];
+            const double t0 = round < h->passes   ? h->t0
+                              : isfinite(inter) ? inter + e->edge[s][h->best[k]] - e->basis_t0
+                                                : h->at[k];
+            h->placed[k] = t0;
             uint8_t ch[PSA_CHANNELS];
             bool own;
-            const unsigned nch = psa_engine_mask(e, s, others, ch, &own);
-            for (unsigned q = 0; q < nch; q++)
-                if (!((h->have >> ch[q]) & 1u)) {
-                    const source_t r = source_of(j, c);
-                    calibrate(e, &r, ch[q], work + (size_t)ch[q] * len);
-                    h->have |= UINT64_C(1) << ch[q];
-                }
+            const unsigned nch = hit_mask(e, j, c, k, ch, &own);
             const float inv = 1.0f / h->energy[k];
             for (int shift = -K; shift <= K; shift++, i++) {
+                psa_resample_t rs;
+                resample_plan(&rs, t0 + shift, len, S);
                 b->segment[i] = (uint16_t)s;
                 b->n_channels[i] = (uint16_t)nch;
                 b->best[i] = 0;
@@ -336,29 +534,41 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
                 for (unsigned q = 0; q < nch; q++) {
                     const float *v = work + (size_t)ch[q] * len;
                     float *m = b->trace + (i * PSA_CHANNELS + q) * S;
+                    resample(&rs, v, m);
+                    for (unsigned o = 0; round > 0 && o < h->found; o++) {
+                        if (o == k)
+                            continue;
+                        const unsigned so = h->seg[o];
+                        subtract_placed(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, 1, S,
+                                        t0 + shift - h->at[o], h->energy[o]);
+                    }
                     for (unsigned t = 0; t < S; t++)
-                        m[t] = at_time(v, len, t0 + shift + t) * inv;
+                        m[t] *= inv;
                 }
             }
+        }
+        /* Round 0 of residual rounds: the other hits' channels too. */
+        for (unsigned k = 0; round == 0 && h->rounds > 1 && k < h->n; k++) {
+            uint8_t ch[PSA_CHANNELS];
+            hit_mask(e, j, c, k, ch, NULL);
         }
     }
 }
 
-/* Append to the job's batch the problems of every record's hits of this
- * round (all, or one with one_round): their count, or -1 (out of
- * memory). */
-static long build_round(const psa_engine_t *e, psa_job_t *j, bool one_round, struct tusk_pool *pool)
+/* Append to the job's batch the problems of every record's hits of round
+ * j->round: their count, or -1 (out of memory). */
+static long build_round(const psa_engine_t *e, psa_job_t *j, struct tusk_pool *pool)
 {
     psa_batch_t *b = j->batch;
     const size_t per_hit = 2 * (size_t)e->cfg.t0_search + 1;
     if (tusk_grow(&j->first, &j->first_cap, j->n + 1, sizeof *j->first) != 0)
         return -1;
     j->start = b->n;
-    j->one_round = one_round;
+    select_round(j);
     size_t total = 0;
     for (size_t c = 0; c < j->n; c++) {
         j->first[c] = total;
-        total += round_hits(&j->hits[c], one_round) * per_hit;
+        total += (size_t)__builtin_popcountll(j->hits[c].redo) * per_hit;
     }
     j->first[j->n] = total;
     if (total == 0)
@@ -367,7 +577,7 @@ static long build_round(const psa_engine_t *e, psa_job_t *j, bool one_round, str
         (b->n + total > j->slot_cap && tusk_grow(&j->slots, &j->slot_cap, b->n + total, sizeof *j->slots) != 0))
         return -1;
     pass_t pass = {e, j};
-    psa_parallel(pool, 0, j->n, e->cfg.threads, pass_problems, &pass);
+    psa_parallel_blocks(pool, 0, j->n, e->cfg.threads, pass_problems, &pass);
     b->n += total;
     return (long)total;
 }
@@ -410,8 +620,9 @@ static int job_begin(const psa_engine_t *e, psa_job_t *j, const adf_crystal_t *c
     j->eager = crystals != NULL;
     j->out = out;
     j->stats = stats ? stats : &j->local;
+    j->round = 0;
     pass_t pass = {e, j};
-    psa_parallel(pool, 0, n, e->cfg.threads, pass_records, &pass);
+    psa_parallel_blocks(pool, 0, n, e->cfg.threads, pass_records, &pass);
     if (!out)
         return TUSK_OK;
     psa_stats_t *st = j->stats;
@@ -433,8 +644,8 @@ static void job_let_go(psa_job_t *j)
 }
 
 /* The searched round's results to the records, in the order the problems
- * were made (for each hit the best of its T0 shifts); residual: each found
- * signal subtracted. */
+ * were made (for each hit the best of its T0 shifts); residual: each hit's
+ * point and placement, for the next round. */
 static void take_results(const psa_engine_t *e, psa_job_t *j)
 {
     const size_t per_hit = 2 * (size_t)e->cfg.t0_search + 1;
@@ -442,10 +653,12 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
     psa_stats_t *st = j->stats;
     for (size_t c = 0; c < j->n; c++) {
         hitlist_t *h = &j->hits[c];
-        const unsigned nh = round_hits(h, j->one_round);
+        if (!h->redo)
+            continue;
         size_t i0 = j->start + j->first[c];
-        for (unsigned kn = h->next; kn < h->next + nh; kn++, i0 += per_hit) {
-            const unsigned k = kn % h->n;
+        for (unsigned k = 0; k < h->n; k++) {
+            if (!((h->redo >> k) & 1u))
+                continue;
             size_t bi = i0;
             for (size_t i = i0; i < i0 + per_hit; i++)
                 if (b->fom[i] < b->fom[bi])
@@ -454,28 +667,28 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
             unsigned s = h->seg[k];
             uint32_t q = b->best[bi];
             adf_psa_t *o = &j->out[c];
-            adf_psa_hit_t *hit = kn < h->n ? &o->hit[o->n_hits++] : &o->hit[k];
+            const bool first_search = k == o->n_hits; /* rounds 0 and 1 find hits in order */
+            adf_psa_hit_t *hit = &o->hit[first_search ? o->n_hits++ : k];
             float pos[3];
             det_basis_position(e->basis, s, q, pos);
             hit->status = j->slots[bi].own_trace ? PSA_HIT_OWN_TRACE : 0;
-            st->own_trace += kn < h->n && j->slots[bi].own_trace;
+            st->own_trace += first_search && j->slots[bi].own_trace;
             hit->segment = (int16_t)s;
             hit->crystal = (int16_t)o->crystal_id;
             hit->x = pos[0];
             hit->y = pos[1];
             hit->z = pos[2];
             hit->energy = h->energy[k];
-            const double t0 = (j->one_round ? h->round_t0 : h->t0) + shift;
+            const double t0 = h->placed[k] + shift;
             hit->time = (float)(psa_hit_t0(e, t0, s, q) * e->sample_ns);
             hit->fom = b->fom[bi];
-            if (e->cfg.residual) {
-                h->best[k] = q;
-                h->at[k] = t0;
-                if (kn + 1 < h->searches) /* a search of the record follows */
-                    subtract(e, j->traces + c * PSA_CHANNELS * j->per, h->n_samples, s, q, h->at[k], h->energy[k]);
-            }
+            h->best[k] = q;
+            h->at[k] = t0;
+            i0 += per_hit;
         }
-        h->next += nh;
+        const unsigned top = 64u - (unsigned)__builtin_clzll(h->redo);
+        if (top > h->found)
+            h->found = top;
     }
 }
 
@@ -558,14 +771,16 @@ static int search(const psa_engine_t *e, const psa_backend_t *be, psa_batch_t *b
     return rc;
 }
 
-/* The rounds: all hits at once, or (residual) one hit per crystal a
- * round, searched and taken; or (may_submit) the one round submitted. */
+/* The rounds from j->round on, each searching every hit of the records
+ * that take part in it (round 0 all of them, the refinements those of
+ * several hits), made, searched and taken; or (may_submit) round 0
+ * submitted, psa_analyse_finish doing the rest. */
 static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bool may_submit, tusk_error_t *err)
 {
     struct tusk_pool *pool = psa_engine_pool(e);
-    for (;;) {
+    for (;; j->round++) {
         psa_batch_clear(j->batch);
-        long nprob = build_round(e, j, e->cfg.residual, pool);
+        long nprob = build_round(e, j, pool);
         if (nprob < 0)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
         if (nprob == 0)
@@ -582,8 +797,6 @@ static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bo
         if (rc != TUSK_OK)
             return rc;
         take_results(e, j);
-        if (!e->cfg.residual)
-            return TUSK_OK;
     }
 }
 
@@ -607,18 +820,6 @@ int psa_analyse(psa_engine_t *e, const psa_backend_t *be, const adf_crystal_t *i
     return rc;
 }
 
-/* With residual: a record of the job has several hits (so more rounds
- * than one follow). */
-static bool several_rounds(const psa_engine_t *e, const psa_job_t *j)
-{
-    if (!e->cfg.residual)
-        return false;
-    for (size_t c = 0; c < j->n; c++)
-        if (j->hits[c].n >= 2)
-            return true;
-    return false;
-}
-
 int psa_analyse_start(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, const adf_crystal_view_t *in,
                       size_t n, adf_psa_t *out, psa_stats_t *stats, tusk_error_t *err)
 {
@@ -626,9 +827,9 @@ int psa_analyse_start(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, 
     if (rc == TUSK_OK)
         rc = job_begin(e, job, NULL, in, n, out, stats, psa_engine_pool(e), err);
     if (rc == TUSK_OK) {
-        /* Residual rounds follow one another; an input without a record of
-         * several hits has one round only, and is submitted as well. */
-        const bool may_submit = be->submit && be->collect && e->cfg.mode == PSA_MODE_FULL && !several_rounds(e, job);
+        /* Round 0 is submitted; the refinement rounds, if any, are
+         * searched by psa_analyse_finish. */
+        const bool may_submit = be->submit && be->collect && e->cfg.mode == PSA_MODE_FULL;
         rc = run_rounds(e, be, job, may_submit, err);
     }
     job_let_go(job);
@@ -647,7 +848,9 @@ int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job,
     for (size_t i = 0; i < b->n; i++)
         job->stats->fom_terms += (uint64_t)b->n_channels[i] * b->samples * e->npoints[b->segment[i]];
     take_results(e, job);
-    return TUSK_OK;
+    /* The refinement rounds (residual), one search each. */
+    job->round++;
+    return run_rounds(e, be, job, false, err);
 }
 
 int psa_job_new(psa_job_t **out, const psa_engine_t *e, tusk_error_t *err)
@@ -716,7 +919,9 @@ int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_ba
     memset(&j, 0, sizeof j);
     j.batch = batch;
     int rc = job_begin(e, &j, in, NULL, n, NULL, NULL, e->pool, err);
-    if (rc == TUSK_OK && build_round(e, &j, false, e->pool) < 0)
+    for (size_t c = 0; rc == TUSK_OK && c < n; c++) /* every hit once, as residual = no */
+        j.hits[c].passes = j.hits[c].rounds = 1;
+    if (rc == TUSK_OK && build_round(e, &j, e->pool) < 0)
         rc = tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
     free(j.mem);
     free(j.first);

@@ -18,7 +18,10 @@ void psa_config_default(psa_config_t *c)
     c->mask = PSA_MASK_NEIGHBOURS;
     c->include_hit = false;
     c->include_core = false;
-    c->residual = false; /* residual = yes: multi-hit crystals better, their host work 20x (BENCHMARKS.md) */
+    /* yes: crystals of several hits 2.75 -> 1.72 mm noise-free (docs/validation.md), but its later rounds
+     * stall the OpenCL pipeline: one psa in tusk-run on the H200 967 k -> 612 k single-hit records/s
+     * (BENCHMARKS.md, issue 21); a setting until they do not. */
+    c->residual = false;
     c->refine = 1;
     c->t0_search = 0;
     c->threshold_kev = 20.0;
@@ -410,6 +413,30 @@ static int align_basis(psa_engine_t *e, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* Residual subtraction reads one point's signal at a time: the aligned
+ * blocks again, point-major (as much memory as the aligned blocks). */
+static int point_rows(psa_engine_t *e, tusk_error_t *err)
+{
+    const unsigned S = e->samples;
+    size_t total = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        total += e->npoints[s] * (size_t)PSA_CHANNELS * S;
+    e->rows = malloc((total ? total : 1) * sizeof *e->rows);
+    if (!e->rows)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (the basis point-major for residual subtraction: "
+                              "%zu floats)", total);
+    float *out = e->rows;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        const size_t N = e->npoints[s];
+        e->row[s] = out;
+        for (size_t q = 0; q < N; q++)
+            for (unsigned c = 0; c < PSA_CHANNELS; c++)
+                for (unsigned t = 0; t < S; t++)
+                    *out++ = e->block[s][((size_t)c * S + t) * N + q];
+    }
+    return TUSK_OK;
+}
+
 static int coarse_grids(psa_engine_t *e, tusk_error_t *err)
 {
     for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
@@ -468,6 +495,8 @@ int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_confi
         st = coarse_grids(e, err);
     if (st == TUSK_OK)
         st = align_basis(e, err);
+    if (st == TUSK_OK && cfg->residual)
+        st = point_rows(e, err);
     if (st == TUSK_OK)
         st = psa_job_new(&e->job, e, err);
     if (st != TUSK_OK) {
@@ -489,6 +518,7 @@ void psa_engine_destroy(psa_engine_t **engine)
     psa_job_destroy(&e->job);
     tusk_pool_destroy(&e->pool);
     free(e->aligned);
+    free(e->rows);
     free(e);
     *engine = NULL;
 }

@@ -687,11 +687,12 @@ static int reserve(psa_cl_t *c, flight_t *fl, size_t G, size_t F, tusk_error_t *
     return st;
 }
 
-/* The traces of a chunk's problems into the staging area. */
+/* A chunk's problems into the staging area: each one's info (its
+ * trace_at already set) and its traces. */
 typedef struct copy_job {
     const psa_batch_t *b;
     const uint32_t *perm;       /* from the chunk's first problem */
-    const psa_dev_problem_t *info;
+    psa_dev_problem_t *info;
     float *trace;
     size_t S;
 } copy_job_t;
@@ -699,10 +700,18 @@ typedef struct copy_job {
 static void copy_traces(void *ctx, size_t first, size_t step, size_t end)
 {
     const copy_job_t *j = ctx;
+    const psa_batch_t *b = j->b;
     for (size_t r = first; r < end; r += step) {
         const size_t pi = j->perm[r];
-        memcpy(j->trace + j->info[r].trace_at, j->b->trace + pi * PSA_CHANNELS * j->S,
-               (size_t)j->b->n_channels[pi] * j->S * sizeof(float));
+        const unsigned nch = b->n_channels[pi];
+        uint64_t mask = 0;
+        for (unsigned k = 0; k < nch; k++)
+            mask |= (uint64_t)1 << b->channel[pi * PSA_CHANNELS + k];
+        psa_dev_problem_t *in = &j->info[r];
+        in->mask_lo = (tusk_u32)(mask & 0xFFFFFFFFu);
+        in->mask_hi = (tusk_u32)(mask >> 32);
+        in->segment = b->segment[pi];
+        memcpy(j->trace + in->trace_at, b->trace + pi * PSA_CHANNELS * j->S, (size_t)nch * j->S * sizeof(float));
     }
 }
 
@@ -711,9 +720,9 @@ static void copy_traces(void *ctx, size_t first, size_t step, size_t end)
 #define COPY_PARALLEL_MIN 256
 
 /* Chunk k's info, traces and work list into the staging area; the work
- * list's range for each basis part. The traces are copied on the engine's
- * threads where its analyses made them (this runs between analyses, on
- * the thread that runs them). */
+ * list's range for each basis part. The problems' masks and traces go in
+ * on the engine's threads where its analyses made them (this runs
+ * between analyses, on the thread that runs them). */
 static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k, psa_dev_problem_t *info,
                  psa_dev_work_t *work, float *trace, size_t pbegin[PSA_SEGMENTS], size_t pend[PSA_SEGMENTS])
 {
@@ -722,24 +731,17 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
     bool seen[PSA_SEGMENTS] = {false};
     for (unsigned p = 0; p < c->nparts; p++)
         pbegin[p] = pend[p] = 0;
+    /* Where each problem's traces go (in order: a running sum), then its
+     * mask and traces, on the threads. */
     size_t f = 0, g = 0;
     for (size_t i = ch->begin; i < ch->end; i++) {
-        const size_t pi = fl->perm[i], r = i - ch->begin;
-        const unsigned nch = b->n_channels[pi], s = b->segment[pi];
-        uint64_t mask = 0;
-        for (unsigned j = 0; j < nch; j++)
-            mask |= (uint64_t)1 << b->channel[pi * PSA_CHANNELS + j];
-        psa_dev_problem_t *in = &info[r];
-        in->trace_at = (tusk_u32)f;
-        in->mask_lo = (tusk_u32)(mask & 0xFFFFFFFFu);
-        in->mask_hi = (tusk_u32)(mask >> 32);
-        in->segment = s;
-        f += (size_t)nch * S;
+        info[i - ch->begin].trace_at = (tusk_u32)f;
+        f += (size_t)b->n_channels[fl->perm[i]] * S;
     }
     const size_t np = ch->end - ch->begin;
     copy_job_t cj = {b, fl->perm + ch->begin, info, trace, S};
-    psa_parallel(c->e->pool, 0, np, np >= COPY_PARALLEL_MIN && c->e->pool ? c->e->cfg.threads : 1, copy_traces,
-                 &cj);
+    psa_parallel_blocks(c->e->pool, 0, np, np >= COPY_PARALLEL_MIN && c->e->pool ? c->e->cfg.threads : 1,
+                        copy_traces, &cj);
     /* Work list: for each run of one segment, groups of pg problems, each
      * over every tile of the segment. */
     size_t i = ch->begin;

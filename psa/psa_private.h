@@ -24,6 +24,9 @@ struct psa_engine {
     double basis_t0;                     /* mean leading-edge offset of the basis' core, samples: where
                                             every point's core leading edge lies in the aligned blocks */
     float *aligned;                      /* the aligned blocks and the edges (one allocation) */
+    float *rows;                         /* residual: the aligned blocks point-major, [point][channel][sample]
+                                            (a signal to subtract read in a row; NULL without residual) */
+    const float *row[PSA_SEGMENTS];      /* each segment's in rows */
     psa_job_t *job;                      /* psa_analyse's working memory */
     struct tusk_pool *pool;              /* cfg.threads threads, made by the first analysis that needs
                                             them (NULL: one thread, or not yet) */
@@ -38,6 +41,15 @@ struct psa_engine {
  * runs on the calling thread. */
 typedef void (*psa_work_fn)(void *ctx, size_t first, size_t step, size_t end);
 void psa_parallel(struct tusk_pool *pool, size_t begin, size_t end, unsigned threads, psa_work_fn fn, void *ctx);
+/* The same over contiguous blocks of items: fn(ctx, lo, 1, hi), the
+ * blocks of nearly equal size, in order; on a pool four a thread (of 16
+ * items at least), which its threads take one by one as they come, else
+ * one a thread. For work whose items write small neighbouring records
+ * (the preprocessing's problems: segments, channels, slots), so that two
+ * threads share a cache line only at the blocks' edges, not all along as
+ * stripes do. */
+void psa_parallel_blocks(struct tusk_pool *pool, size_t begin, size_t end, unsigned threads, psa_work_fn fn,
+                         void *ctx);
 unsigned psa_threads(unsigned threads, size_t items);
 
 /* The engine's pool, made now if cfg.threads needs one and it is not
@@ -85,6 +97,27 @@ static inline float psa_basis_at(const float *row, size_t stride, unsigned S, do
     const float f = (float)(x - k), b0 = row[(size_t)k * stride], b1 = row[(size_t)(k + 1) * stride];
     return b0 + f * (b1 - b0);
 }
+
+/* A trace of n samples resampled at x = a + t, t = 0 .. S - 1 (a: a
+ * record's T0 plus a shift, in samples), as psa_analyse builds a
+ * problem's traces: m[t] = v[0] where x <= 0, v[n - 1] where x >= n - 1,
+ * else v[k] + f (v[k + 1] - v[k]) with k = (unsigned)x and f = (float)(x -
+ * k), x = a + t in double. The plan (psa_resample_plan) is made once for
+ * all the channels of a problem: x <= 0 for t < lo, x >= n - 1 for t >= hi
+ * (x grows with t), fractions f[t] between; straight (nearly always) when
+ * k grows by one a sample, so that psa_resample interpolates contiguous
+ * samples in a loop that vectorises; otherwise (a + t rounded onto the
+ * next integer) sample by sample. Bit for bit the same either way
+ * (tests/check_psa.c compares it with the formula written out). */
+typedef struct psa_resample {
+    double a;
+    unsigned n, S, lo, hi, k0;  /* k0: sample lo's k */
+    bool straight;
+    float f[PSA_MAX_SAMPLES];
+} psa_resample_t;
+
+TUSK_INTERNAL void psa_resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S);
+TUSK_INTERNAL void psa_resample(const psa_resample_t *p, const float *v, float *m);
 
 /* The kernels' source, compiled into the library (Makefile.am's PSA_KERNEL_PARTS, by
  * tools/embed-text.sh); exported for the tests that build on it. */

@@ -1212,7 +1212,7 @@ START_TEST(psa_output_as_before)
     ck_assert_msg(det_basis_load(&b, basis, NULL, &err) == TUSK_OK, "%s", err.message);
     psa_config_t cfg;
     psa_config_default(&cfg);
-    cfg.residual = false; /* the opencl pipeline's mode (residual rounds run one after another) */
+    cfg.residual = false; /* the old actor's (psa_old_output) comparison: one round */
     psa_engine_t *e = NULL;
     ck_assert_msg(psa_engine_new(&e, b, &cfg, &err) == TUSK_OK, "%s", err.message);
     const size_t cap = 1u << 20;

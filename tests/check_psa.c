@@ -18,6 +18,7 @@
 #include "testutil.h"
 #include "tusk/basis.h"
 #include "detector/generate.h"
+#include "psa_private.h"
 #include "tusk/psa.h"
 #include "tusk/sim.h"
 
@@ -155,7 +156,7 @@ START_TEST(test_config)
     psa_config_default(&c);
     tusk_params_t *p = tusk_params_new();
     tusk_error_t err;
-    ck_assert(!c.residual && c.refine == 1 && c.pretrigger == 10); /* the defaults since issue 22 */
+    ck_assert(!c.residual && c.refine == 1 && c.pretrigger == 10); /* residual: a setting (engine.c says why) */
     const char *good = "p = 0.5\nmode = adaptive\nmask = all\ninclude_core = yes\nresidual = on\nt0_search = 2\n"
                        "refine = 3\npretrigger = 12\n";
     ck_assert_int_eq(tusk_params_parse(p, good, strlen(good), "t", &err), TUSK_OK);
@@ -839,7 +840,7 @@ START_TEST(test_views_match_decoded)
     ck_assert_msg(psa_analyse_start(e, &def, job, views, m, out_b, &st_b, &err) == TUSK_OK, "%s", err.message);
     ck_assert_msg(psa_analyse_start(e, &def, job2, views + m, n - m, out_b + m, &st_b, &err) == TUSK_OK, "%s",
                   err.message);
-    const bool pipelined = cfg.mode == PSA_MODE_FULL && !cfg.residual;
+    const bool pipelined = cfg.mode == PSA_MODE_FULL; /* residual too: its round 0 (issue 22) */
     unsigned searched[2] = {0, 0}; /* which part has a hit: a search */
     for (size_t i = 0; i < n; i++)
         searched[i >= m] |= out_a[i].n_hits > 0;
@@ -880,6 +881,195 @@ START_TEST(test_views_match_decoded)
     free(bytes_b);
     psa_engine_destroy(&e);
     det_basis_destroy(&b);
+}
+END_TEST
+
+/* ---- the problems' traces against their formulas (issue 21) --------------------- */
+
+/* The preprocessing as tusk/psa.h defines it, written out plainly here as
+ * the oracle of psa/analyse.c's vectorised loops: a channel calibrated
+ * sample by sample in double (baseline the mean of the first
+ * baseline_samples, then (x - b) / gain rounded to float), the value at a
+ * fractional sample by linear interpolation (the first before, the last
+ * after), T0 the core's leading edge (10 % and 50 % of the mean of its
+ * last 4 samples) less the basis' mean edge, or baseline_samples where
+ * there is none. */
+static void oracle_calibrate(const psa_config_t *cfg, const adf_crystal_t *r, unsigned c, float *out)
+{
+    const unsigned n = r->n_samples, nb = cfg->baseline_samples < n ? cfg->baseline_samples : n;
+    const int16_t *tr = r->trace[c < PSA_SEGMENTS ? c : 37];
+    const float g = (float)(1.0 / cfg->gain);
+    double b = 0.0;
+    for (unsigned t = 0; t < nb; t++)
+        b += tr[t];
+    b /= nb;
+    for (unsigned t = 0; t < n; t++)
+        out[t] = (float)((tr[t] - b) * g);
+}
+
+static float oracle_at(const float *v, unsigned n, double x)
+{
+    if (x <= 0.0)
+        return v[0];
+    if (x >= (double)(n - 1))
+        return v[n - 1];
+    const unsigned k = (unsigned)x;
+    const float f = (float)(x - k);
+    return v[k] + f * (v[k + 1] - v[k]);
+}
+
+static double oracle_t0(const psa_engine_t *e, const psa_config_t *cfg, const float *core, unsigned n)
+{
+    const unsigned tail = n < 4 ? n : 4;
+    double a = 0.0;
+    for (unsigned t = n - tail; t < n; t++)
+        a += core[t];
+    a /= tail;
+    double at[2] = {NAN, NAN}, le = NAN;
+    const double lv[2] = {0.1 * a, 0.5 * a};
+    if (a > 0.0) {
+        for (int k = 0; k < 2; k++)
+            for (unsigned t = 1; t < n && isnan(at[k]); t++)
+                if (core[t] >= lv[k] && core[t - 1] < lv[k])
+                    at[k] = (t - 1) + (lv[k] - core[t - 1]) / (core[t] - core[t - 1]);
+        le = at[0] - 0.1 * (at[1] - at[0]) / 0.4;
+    }
+    const double t0 = le - psa_engine_mean_edge(e);
+    return isfinite(t0) ? t0 : (double)cfg->baseline_samples;
+}
+
+/* psa_prepare's problems of fresh random records (every kind
+ * random_record makes: rejected ones, edges early and late, so that
+ * traces are resampled before their first and past their last sample),
+ * for settings that change them (T0 shifts, masks, the hit and core
+ * traces, gain, baseline): segment, channels and every trace sample the
+ * same, bit for bit, as the formulas give. */
+START_TEST(test_problem_traces_oracle)
+{
+    det_basis_t *b = load_basis();
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.threads = 1 + tu_below(3);
+    if (_i == 1) {
+        cfg.t0_search = 1 + tu_below(8);
+        cfg.mask = tu_below(2) ? PSA_MASK_SQUARE : PSA_MASK_ALL;
+        cfg.include_core = true;
+        cfg.include_hit = tu_below(2);
+    } else if (_i == 2) {
+        cfg.gain = 0.5 + 3.0 * tu_uniform();
+        cfg.baseline_samples = 1 + tu_below(8);
+        cfg.t0_search = tu_below(3);
+    }
+    psa_engine_t *e = engine_of(b, &cfg);
+    const unsigned S = psa_engine_samples(e);
+    const size_t n = 30 + tu_below(60);
+    adf_crystal_t *rec = malloc(n * sizeof *rec);
+    float *cal = malloc(PSA_CHANNELS * ADF_CRYSTAL_MAX_SAMPLES * sizeof *cal);
+    psa_batch_t *batch;
+    tusk_error_t err;
+    ck_assert(rec && cal);
+    ck_assert_int_eq(psa_batch_new(&batch, S, 16, &err), TUSK_OK);
+    for (size_t i = 0; i < n; i++)
+        random_record(&rec[i]);
+    ck_assert_msg(psa_prepare(e, rec, n, batch, &err) == TUSK_OK, "%s", err.message);
+    size_t p = 0, samples = 0;
+    unsigned clamped = 0;
+    for (size_t i = 0; i < n; i++) {
+        const adf_crystal_t *r = &rec[i];
+        if (psa_record_check(&cfg, r, NULL, 0) != 0)
+            continue;
+        unsigned hs[PSA_SEGMENTS], nh = 0;
+        bool hit[PSA_SEGMENTS] = {false};
+        for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+            if (r->segment_energy[s] >= cfg.threshold_kev && r->segment_energy[s] > 0.0f) {
+                hs[nh++] = s;
+                hit[s] = true;
+            }
+        for (unsigned a = 1; a < nh; a++) /* decreasing energy, then segment */
+            for (unsigned k = a; k > 0; k--) {
+                const float ek = r->segment_energy[hs[k]], ep = r->segment_energy[hs[k - 1]];
+                if (!(ek > ep || (ek == ep && hs[k] < hs[k - 1])))
+                    break;
+                const unsigned t = hs[k];
+                hs[k] = hs[k - 1];
+                hs[k - 1] = t;
+            }
+        for (unsigned c = 0; c < PSA_CHANNELS; c++)
+            oracle_calibrate(&cfg, r, c, cal + (size_t)c * ADF_CRYSTAL_MAX_SAMPLES);
+        const unsigned len = r->n_samples;
+        const double t0 = oracle_t0(e, &cfg, cal + (size_t)PSA_CORE * ADF_CRYSTAL_MAX_SAMPLES, len);
+        for (unsigned k = 0; k < nh; k++) {
+            const unsigned s = hs[k];
+            bool others[PSA_SEGMENTS];
+            memcpy(others, hit, sizeof others);
+            others[s] = false;
+            uint8_t ch[PSA_CHANNELS];
+            const unsigned nch = psa_engine_mask(e, s, others, ch, NULL);
+            const float inv = 1.0f / r->segment_energy[s];
+            for (int shift = -(int)cfg.t0_search; shift <= (int)cfg.t0_search; shift++, p++) {
+                ck_assert_uint_lt(p, batch->n);
+                ck_assert_uint_eq(batch->segment[p], s);
+                ck_assert_uint_eq(batch->n_channels[p], nch);
+                ck_assert(memcmp(batch->channel + p * PSA_CHANNELS, ch, nch) == 0);
+                clamped += t0 + shift <= 0.0 || t0 + shift + S - 1 >= len - 1;
+                for (unsigned q = 0; q < nch; q++) {
+                    const float *v = cal + (size_t)ch[q] * ADF_CRYSTAL_MAX_SAMPLES;
+                    const float *m = batch->trace + (p * PSA_CHANNELS + q) * S;
+                    for (unsigned t = 0; t < S; t++, samples++) {
+                        const float want = oracle_at(v, len, t0 + shift + t) * inv;
+                        ck_assert_msg(memcmp(&m[t], &want, sizeof want) == 0,
+                                      "record %zu, segment %u, shift %d, channel %u, sample %u: %.9g, the formula "
+                                      "%.9g", i, s, shift, ch[q], t, (double)m[t], (double)want);
+                    }
+                }
+            }
+        }
+    }
+    ck_assert_uint_eq(p, batch->n);
+    ck_assert_uint_gt(samples, 0);
+    printf("problem traces (setting %d): %zu records, %zu problems (%u reaching before or past the record), %zu "
+           "samples as the formulas give, bit for bit\n", _i, n, p, clamped, samples);
+    psa_batch_destroy(&batch);
+    free(rec);
+    free(cal);
+    psa_engine_destroy(&e);
+    det_basis_destroy(&b);
+}
+END_TEST
+
+/* psa_resample (psa_private.h) against the formula on any trace and
+ * start: random ones, and starts just below an integer, where a + t
+ * rounds onto the next integer and the plan is not straight; before
+ * sample 0 and past the last. */
+START_TEST(test_resample_formula)
+{
+    float v[ADF_CRYSTAL_MAX_SAMPLES], m[PSA_MAX_SAMPLES];
+    unsigned straight = 0, bent = 0;
+    for (int round = 0; round < 4000; round++) {
+        const unsigned n = 3 + tu_below(300), S = 1 + tu_below(PSA_MAX_SAMPLES);
+        for (unsigned t = 0; t < n; t++)
+            v[t] = (float)(2000.0 * (tu_uniform() - 0.5));
+        double a;
+        switch (round % 4) {
+        case 0: a = (tu_uniform() - 0.3) * (n + S); break;
+        case 1: a = nextafter((double)tu_below(n), -INFINITY); break;
+        case 2: a = -(double)tu_below(S + 2) + tu_uniform(); break;
+        default: a = (double)(n - 1) - tu_below(S + 1) + tu_uniform(); break;
+        }
+        psa_resample_t pl;
+        psa_resample_plan(&pl, a, n, S);
+        psa_resample(&pl, v, m);
+        straight += pl.straight;
+        bent += !pl.straight;
+        for (unsigned t = 0; t < S; t++) {
+            const float want = oracle_at(v, n, a + t);
+            ck_assert_msg(memcmp(&m[t], &want, sizeof want) == 0, "a = %.17g, n %u, S %u, t %u: %.9g, the formula %.9g",
+                          a, n, S, t, (double)m[t], (double)want);
+        }
+    }
+    ck_assert_uint_gt(straight, 0);
+    ck_assert_uint_gt(bent, 0);
+    printf("resampling: 4000 plans (%u straight, %u not) as the formula gives\n", straight, bent);
 }
 END_TEST
 
@@ -1023,7 +1213,8 @@ END_TEST
  * sector, the weaker one a tenth to a half of the stronger: with residual
  * subtraction and one refinement pass (residual = yes, refine = 1) the
  * weaker one is found within the grid diagonal in at least 80 % of the
- * records, and more often than without (residual = no, the default). */
+ * records (the default since issue 22), and in at least 5 more of the 40
+ * than without (residual = no: seeds gave 38-40 against 19-27). */
 START_TEST(test_two_hits_default)
 {
     det_basis_t *b = load_basis();
@@ -1064,7 +1255,7 @@ START_TEST(test_two_hits_default)
     printf("two hits, the weaker within the grid diagonal: %u of %u with residual, %u without\n", good,
            rounds, good_old);
     ck_assert_uint_ge(good, rounds * 8 / 10);
-    ck_assert_uint_ge(good, good_old);
+    ck_assert_uint_ge(good, good_old + rounds / 8);
     free(rec);
     free(out);
     psa_engine_destroy(&e);
@@ -1207,6 +1398,8 @@ int main(void)
     tc = tcase_create("frames");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_views_match_decoded, 0, 5);
+    tcase_add_loop_test(tc, test_problem_traces_oracle, 0, 3);
+    tcase_add_test(tc, test_resample_formula);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
     remove(basis_path);

@@ -592,6 +592,9 @@ START_TEST(test_settings)
     ck_assert_uint_eq(c.max_points, 8);
     ck_assert_double_eq(c.cone_deg, 15.0);
     ck_assert_double_eq(c.inner_radius_mm, 200.0);
+    ck_assert_uint_eq(c.recombine_points, 0); /* off unless asked */
+    ck_assert_int_eq(read_text("recombine_points = 5\n", &c, &err), TUSK_OK);
+    ck_assert_uint_eq(c.recombine_points, 5);
     struct {
         const char *text, *needle;
     } bad[] = {{"cone_degs = 3\n", "cone_degs"},
@@ -603,7 +606,9 @@ START_TEST(test_settings)
                {"single_min_prob = 0\n", "single_min_prob"},
                {"w0_mm = 0\nw1_mm = 0\n", "w0_mm"},
                {"inner_radius_mm = -1\n", "inner_radius_mm"},
-               {"fom_max = inf\n", "fom_max"}};
+               {"fom_max = inf\n", "fom_max"},
+               {"recombine_points = 1\n", "recombine_points"},
+               {"recombine_points = 9\n", "recombine_points"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(read_text(bad[i].text, &c, &err), TUSK_EPARAM);
         tu_assert_error(&err, TUSK_EPARAM, bad[i].needle);
@@ -749,6 +754,7 @@ START_TEST(test_threads_agree)
     track_config_default(&c);
     c.max_points = 5 + tu_below(2);
     c.fom_max = 2.5 + 3.0 * tu_uniform();
+    c.recombine_points = 2 + tu_below(c.max_points - 1); /* recombination too */
     uint64_t rng = tu_rand() | 1;
     track_batch_t *b = track_batch_new();
     ck_assert_ptr_nonnull(b);
@@ -766,6 +772,7 @@ START_TEST(test_threads_agree)
     ck_assert_uint_ge(want.stats.splits, 1); /* bunches of more than 16 points */
     ck_assert_uint_ge(want.stats.merged, 1); /* and of 8 to 16 */
     ck_assert_uint_ge(want.stats.accepted_second + want.stats.unaccepted, 1);
+    ck_assert_uint_ge(want.stats.accepted_recombined, 1);
     /* in ranges of 37 events, twice: the statistics of both */
     track_stats_reset(one);
     for (int rep = 0; rep < 2; rep++)
@@ -1257,6 +1264,174 @@ END_TEST
  * Measured (20,000 decays): 147 of 396 recovered (37 %; the whole,
  * merged to merge_points = 6, is kept only where no part fits better);
  * seeds 1-5 of this test: 32-49 %. */
+/* The germanium on a path (track_shared.h, trk_dist): all of a path
+ * outside the inner sphere, a path through it less its chord there, on
+ * both sides of the computation (double here; the kernel's float is
+ * compared in check_tracking_cl). */
+START_TEST(test_germanium_path)
+{
+    trk_setup_t su;
+    memset(&su, 0, sizeof su);
+    su.inner = 235.0;
+    su.w0 = su.w1 = 1.0;
+    for (int rep = 0; rep < 1000; rep++) {
+        double a[3], d[3];
+        random_dir(a);
+        random_dir(d);
+        const double ra = 235.0 + 90.0 * tu_uniform(), rb = 235.0 + 90.0 * tu_uniform();
+        trk_geo_t g;
+        g.n = 0;
+        g.e0 = 0.0;
+        trk_geo_add(&g, &su, ra * a[0], ra * a[1], ra * a[2], 100.0);
+        trk_geo_add(&g, &su, rb * d[0], rb * d[1], rb * d[2], 100.0);
+        /* by sampling: the share of the path outside the sphere */
+        const double len = sqrt(pow(rb * d[0] - ra * a[0], 2) + pow(rb * d[1] - ra * a[1], 2) + pow(rb * d[2] - ra * a[2], 2));
+        unsigned out = 0;
+        const unsigned steps = 20000;
+        for (unsigned k = 0; k < steps; k++) {
+            const double t = (k + 0.5) / steps;
+            double x = 0.0;
+            for (int j = 0; j < 3; j++)
+                x += pow(ra * a[j] + t * (rb * d[j] - ra * a[j]), 2);
+            out += sqrt(x) >= 235.0;
+        }
+        const double want = len * out / steps, got = trk_dist(&g, &su, 0, 1);
+        ck_assert_msg(fabs(got - want) <= 1e-3 * len + 1e-9, "path %g mm: germanium %g, by sampling %g", len, got, want);
+        ck_assert(fabs(trk_dist(&g, &su, 1, 0) - got) <= 1e-9 * len);
+    }
+    /* straight through the middle: 500 mm, of which 30 germanium */
+    trk_geo_t g;
+    g.n = 0;
+    g.e0 = 0.0;
+    trk_geo_add(&g, &su, 0.0, 0.0, 250.0, 100.0);
+    trk_geo_add(&g, &su, 0.0, 0.0, -250.0, 100.0);
+    ck_assert_double_eq_tol(trk_dist(&g, &su, 0, 1), 30.0, 1e-9);
+}
+END_TEST
+
+/* A gamma scattered back across the array: first interaction at the
+ * front of one side, the scattered photon crossing the empty middle
+ * into the far side, where it scatters on and is absorbed (1 to 4 more
+ * points). Its points lie in two clusters; writes them in order and
+ * returns how many. */
+static unsigned make_backscatter(track_point_t *p, uint64_t *rng)
+{
+    for (;;) {
+        const double e0 = 300.0 + 1700.0 * tu_uniform(), inner = 235.0;
+        double d[3], x[3];
+        random_dir(d);
+        const double r = inner - log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e0));
+        for (int k = 0; k < 3; k++)
+            x[k] = r * d[k];
+        const double ct = sim_compton_sample_cos_theta(e0, rng), e1 = compton_scattered_energy(e0, ct);
+        turn(d, ct, 2.0 * PI * tu_uniform());
+        /* across the middle: the ray meets the inner sphere ahead, and
+         * leaves it on the far side */
+        const double h = x[0] * d[0] + x[1] * d[1] + x[2] * d[2], c = r * r - inner * inner, disc = h * h - c;
+        if (!(h < 0.0 && disc > 0.0) || e0 - e1 < 5.0 || e1 < 60.0)
+            continue;
+        const double t_far = -h + sqrt(disc);
+        const unsigned n = 2 + tu_below(4);
+        for (int j = 0; j < 3; j++)
+            p[0].pos[j] = (float)x[j];
+        p[0].energy = (float)(e0 - e1);
+        double step = t_far - log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e1));
+        for (int j = 0; j < 3; j++)
+            x[j] += step * d[j];
+        double e = e1;
+        bool ok = true;
+        for (unsigned k = 1; k < n && ok; k++) {
+            double dep = e;
+            if (k + 1 < n) {
+                const double c2 = sim_compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, c2);
+                dep = e - e2;
+                ok = dep >= 5.0 && e2 >= 30.0;
+                turn(d, c2, 2.0 * PI * tu_uniform());
+                e = e2;
+            }
+            for (int j = 0; j < 3; j++)
+                p[k].pos[j] = (float)x[j];
+            p[k].energy = (float)dep;
+            step = fmin(fmax(-log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e)), 3.0), 40.0);
+            for (int j = 0; j < 3; j++)
+                x[j] += step * d[j];
+        }
+        for (unsigned k = 0; k < n; k++) {
+            p[k].crystal = 0;
+            p[k].segment = 0;
+        }
+        unsigned lab[8];
+        if (ok && track_cluster(p, n, 20.0, lab) == 2)
+            return n;
+    }
+}
+
+/* Recombination recovers gammas the clustering spread: backscattered
+ * gammas (make_backscatter), one an event, tracked with ideal positions
+ * (w0 0.2 mm, w1 0.5 mm) without and with recombine_points: without,
+ * none is ever one gamma (its points are in two clusters, which the
+ * second pass only splits further); with, at least 40 % are (seeds
+ * 1-60: 56-70 %), every point in one accepted gamma or counted
+ * unaccepted, and the recombined gammas flagged and counted. */
+START_TEST(test_recombined_spread)
+{
+    uint64_t rng = tu_rand() | 1;
+    track_batch_t *b = track_batch_new();
+    ck_assert_ptr_nonnull(b);
+    const unsigned events = 200;
+    unsigned npts[200];
+    double esum[200];
+    tusk_error_t err;
+    for (unsigned e = 0; e < events; e++) {
+        track_point_t p[8];
+        npts[e] = make_backscatter(p, &rng);
+        esum[e] = 0.0;
+        ck_assert_int_eq(track_batch_begin(b, e, e, &err), TUSK_OK);
+        for (unsigned i = 0; i < npts[e]; i++) {
+            esum[e] += p[i].energy;
+            ck_assert_int_eq(track_batch_add(b, &p[i], &err), TUSK_OK);
+        }
+    }
+    unsigned whole[2] = {0, 0};
+    for (int on = 0; on < 2; on++) {
+        track_config_t c;
+        track_config_default(&c);
+        c.w0_mm = 0.2;
+        c.w1_mm = 0.5;
+        c.recombine_points = on ? c.max_points : 0;
+        track_t *t = tracker_of(&c);
+        ck_assert_int_eq(track_run(t, b, &err), TUSK_OK);
+        unsigned flagged = 0;
+        uint64_t in_gammas = 0;
+        for (unsigned e = 0; e < events; e++) {
+            adf_tracked_t out;
+            track_batch_result(b, e, &out);
+            unsigned used = 0;
+            for (unsigned k = 0; k < out.n_gammas; k++) {
+                used += out.gamma[k].n_points;
+                flagged += (out.gamma[k].status & TRACK_GAMMA_RECOMBINED) != 0;
+                if (out.gamma[k].n_points == npts[e] && fabs(out.gamma[k].energy - esum[e]) < 0.01)
+                    whole[on]++;
+            }
+            ck_assert_uint_le(used, npts[e]);
+            in_gammas += used;
+        }
+        track_stats_t st;
+        track_stats(t, &st);
+        ck_assert_uint_eq(st.accepted_recombined, flagged);
+        ck_assert_uint_eq(st.points, st.unaccepted_points + in_gammas); /* every point once */
+        if (!on)
+            ck_assert_uint_eq(flagged, 0);
+        track_destroy(&t);
+    }
+    printf("check_tracking: recombination: %u of %u backscattered gammas tracked whole without, %u with\n", whole[0],
+           events, whole[1]);
+    ck_assert_uint_eq(whole[0], 0);
+    ck_assert_msg(whole[1] >= 0.4 * events, "recombination: %u of %u whole", whole[1], events);
+    track_batch_destroy(&b);
+}
+END_TEST
+
 START_TEST(test_oversize_recovered)
 {
     const uint64_t seed = tu_rand() % 1000000 + 1;
@@ -1473,6 +1648,8 @@ int main(void)
     tcase_add_test(tc, test_settings);
     tcase_add_test(tc, test_reentrant);
     tcase_add_test(tc, test_threads_agree);
+    tcase_add_test(tc, test_germanium_path);
+    tcase_add_test(tc, test_recombined_spread);
     tcase_add_test(tc, test_frames);
     tcase_add_test(tc, test_frames_threads);
     tcase_add_test(tc, test_absurd_points);

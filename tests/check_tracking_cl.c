@@ -164,7 +164,7 @@ static void add_event(pair_t *p, const track_point_t *pts, size_t n, uint32_t ev
 }
 
 typedef struct tally {
-    size_t clusters, multi, same, near_ties, gammas, merged;
+    size_t clusters, multi, same, near_ties, gammas, merged, recombined;
     unsigned by_size[TRACK_MAX_CLUSTER + 1];
 } tally_t;
 
@@ -195,6 +195,7 @@ static void run_and_compare(pair_t *p, tally_t *tl)
         tl->clusters++;
         tl->by_size[c->n]++;
         tl->merged += c->m > c->n;
+        tl->recombined += c->pass == 2; /* scored on the host from the parts' device orders */
         if (c->n < 2)
             continue;
         tl->multi++;
@@ -256,6 +257,7 @@ START_TEST(test_random_clusters)
     track_config_default(&cfg);
     cfg.max_points = _i == 0 ? 7 : 8;
     cfg.fom_max = 4.0 + 4.0 * tu_uniform();
+    cfg.recombine_points = cfg.max_points; /* the recombination's parts are the device's */
     pair_t p;
     pair_open(&p, &cfg, NULL);
     tally_t tl;
@@ -293,9 +295,10 @@ START_TEST(test_random_clusters)
         add_event(&p, pts, n, ev);
     }
     run_and_compare(&p, &tl);
-    printf("check_tracking_cl: random (max_points %u): %zu clusters (%zu of 2+ points, %zu merged), %zu same order, "
-           "%zu near-ties; %zu gammas\n",
-           cfg.max_points, tl.clusters, tl.multi, tl.merged, tl.same, tl.near_ties, tl.gammas);
+    printf("check_tracking_cl: random (max_points %u): %zu clusters (%zu of 2+ points, %zu merged, %zu recombined), "
+           "%zu same order, %zu near-ties; %zu gammas\n",
+           cfg.max_points, tl.clusters, tl.multi, tl.merged, tl.recombined, tl.same, tl.near_ties, tl.gammas);
+    ck_assert_uint_ge(tl.recombined, 1);
     for (unsigned n = 1; n <= cfg.max_points; n++)
         ck_assert_msg(tl.by_size[n] > 0, "no cluster of %u points", n);
     ck_assert_uint_ge(tl.multi, _i == 0 ? 300 : 30);

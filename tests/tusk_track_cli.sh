@@ -217,6 +217,13 @@ cp "$tmp/out" "$tmp/losses-merge.csv"
 run "$tool" losses "$tmp/co60.adf" --array "$array" --energy 1332.5 --set oversize=split -q
 expect_status 0 "losses, split"
 awk -F, '$1 == "recovered_merged" && $2 != 0 { exit 1 }' "$tmp/out" || fail "split: gammas recovered merged"
+awk -F, '$1 == "recovered_recombined" && $2 != 0 { exit 1 }' "$tmp/losses-merge.csv" ||
+    fail "recombination is off by default, yet gammas were recovered by it"
+run "$tool" losses "$tmp/co60.adf" --array "$array" --set recombine_points=7 -q
+expect_status 0 "losses, recombination"
+awk -F, '$1 == "full_energy" { f = $2 } $1 == "recovered" || $1 ~ /^lost_/ { s += $2 } $1 == "recovered_recombined" { r = 1 }
+    END { if (s != f || !r) { print "full " f ", recovered + lost " s; exit 1 } }' "$tmp/out" ||
+    fail "losses, recombination: recovered and the losses do not add up, or no recovered_recombined row"
 run "$tool" losses "$tmp/co60.adf" --array "$array" --set oversize=sideways -q
 expect_status 1 "losses, a bad setting"
 expect_in err "oversize: 'sideways' is not merge or split" "losses, a bad setting"

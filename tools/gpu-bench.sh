@@ -334,6 +334,52 @@ gpu_busy() {
         END { if (n) printf "%.0f %%\n", s / n; else print "-" }' "$1" 2>/dev/null || echo -
 }
 
+# actor_cpu ACTOR N: in the background while a chain runs (the caller
+# kills it), "seconds pid ticks" every half second for each of the N
+# tusk-actor processes of ACTOR (their command line says --actor ACTOR
+# --instance): its CPU time so far, user + system, in clock ticks. Read
+# from /proc without a process per sample.
+actor_cpu() {
+    local pids=() f p st t cmd tries=0
+    while [ "${#pids[@]}" -lt "$2" ] && [ "$tries" -lt 600 ]; do
+        pids=()
+        for f in /proc/[0-9]*/cmdline; do
+            p=${f#/proc/}
+            p=${p%/cmdline}
+            [ "$p" = "$BASHPID" ] && continue
+            cmd=$(tr '\0' ' ' 2>/dev/null < "$f")
+            case $cmd in *tusk-actor*" --actor $1 --instance "*) pids+=("$p") ;; esac
+        done
+        [ "${#pids[@]}" -ge "$2" ] || sleep 0.2
+        tries=$((tries + 1))
+    done
+    while :; do
+        t=${EPOCHREALTIME:-$(date +%s.%N)}
+        for p in "${pids[@]}"; do
+            read -r -a st 2>/dev/null < "/proc/$p/stat" && echo "$t $p $((st[13] + st[14]))"
+        done
+        sleep 0.5
+    done
+}
+
+# actor_cores FILE: actor_cpu's samples: the cores (CPU seconds a second)
+# of the busiest instance, from a fifth into its sampled time to its last
+# sample (leaving out its start: the basis read, the kernels built).
+actor_cores() {
+    awk -v hz="$(getconf CLK_TCK)" '
+        { n[$2]++; t[$2, n[$2]] = $1; c[$2, n[$2]] = $3 }
+        END {
+            best = -1
+            for (p in n) {
+                if (n[p] < 3) continue
+                i = int(n[p] / 5) + 1
+                dt = t[p, n[p]] - t[p, i]
+                if (dt > 0 && (r = (c[p, n[p]] - c[p, i]) / hz / dt) > best) best = r
+            }
+            if (best >= 0) printf "%.1f\n", best; else print "-"
+        }' "$1" 2>/dev/null || echo -
+}
+
 # psa: the psa actor in tusk-run with the opencl backend on the GPU (issue
 # 21). The coarse basis (tusk-basis gen -c crystal-coarse.conf, as the
 # demo makes it) and two files of data:crystal records simulated with it:
@@ -351,7 +397,9 @@ gpu_busy() {
 # psa-chains.txt, a line a chain: records/s = records / run time; hits a
 # record and FoM terms/s from the psa instances' summaries; cores and GPU
 # busy as cores_used and gpu_busy say (the whole tusk-run, start-up
-# included); then GPU chain / CPU chain. NAME-run.txt: tusk-run's summary,
+# included); psa cores: the busiest psa instance's own CPU seconds a
+# second while it works (actor_cores: issue 21's goal is one instance on
+# at most 8 cores); then GPU chain / CPU chain. NAME-run.txt: tusk-run's summary,
 # its time, the psa instances' summaries. psa-bench.txt: tusk-bench psa
 # (its end-to-end rows start from ADF buffers, as the actor does; the
 # tables below them give the host's time per record by step, and the
@@ -360,9 +408,9 @@ gpu_busy() {
 psa() {
     local summary=$out/psa-chains.txt basis=$work/crystal-coarse.tbs target=${PSA_CHAIN_SECONDS:-10}
     local threads=${PSA_THREADS:-8} producers=${PSA_PRODUCERS:-3} size=${PSA_BUFFER:-8388608} spec
-    local format='%-8s %-10s %4s %7s %6s %10s %8s %10s %8s %11s %6s %8s %s\n'
+    local format='%-8s %-10s %4s %7s %6s %10s %8s %10s %8s %11s %6s %9s %8s %s\n'
     printf "$format" data backend inst threads repeat records seconds records/s hits/rec 'FoM terms/s' cores \
-        'GPU busy' status > "$summary"
+        'psa cores' 'GPU busy' status > "$summary"
     if ! tusk-basis gen -c "$share/crystal-coarse.conf" --int16 -q -o "$basis" > "$out/psa-basis.txt" 2>&1; then
         echo "no basis: tusk-basis gen failed (psa-basis.txt)" >> "$summary"
         return
@@ -389,7 +437,8 @@ psa() {
         echo
         echo "file_producer x$producers -> psa -> null_consumer in tusk-run, buffers of $size bytes, device $gpu;"
         echo "records/s over tusk-run's run time; cores (CPU time / wall) and GPU busy (nvidia-smi dmon's mean sm %)"
-        echo "over the whole tusk-run, start-up included. opencl/shm: the same chain with tusk-run --transport shm"
+        echo "over the whole tusk-run, start-up included; psa cores: the busiest psa instance's CPU seconds a second"
+        echo "while it works (psa-*-psa-cpu.txt). opencl/shm: the same chain with tusk-run --transport shm"
         echo "(the buffers in shared memory between the instances, not copied through the ipc sockets)."
     } >> "$summary"
 }
@@ -431,7 +480,7 @@ EOF
 psa_chain() {
     local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4} file=$work/psa-$1.adf
     local transport=${4:+--transport $4} label=$2${4:+/$4}
-    local records th t1 repeat frames status secs dmon=
+    local records th t1 repeat frames status secs dmon= cpu=
     records=$(tusk-adf stats "$file" | awk '$1 == "data:crystal" { print $2 }')
     if [ "$backend" = fast ]; then th=0; else th=$((threads / n)); [ "$th" -ge 1 ] || th=1; fi
     psa_topology "$file" 1 "$backend" "$n" "$th" $((records * producers)) > "$work/$name-pass1.xml"
@@ -440,7 +489,7 @@ psa_chain() {
         > "$out/$name-pass1.txt" 2>&1
     t1=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name-pass1.report" 2>/dev/null)
     if [ -z "$t1" ]; then
-        printf "$format" "$data" "$label" "$n" "$th" 1 $((records * producers)) - - - - - - \
+        printf "$format" "$data" "$label" "$n" "$th" 1 $((records * producers)) - - - - - - - \
             "FAILED (pass 1: $name-pass1.txt)" >> "$summary"
         return
     fi
@@ -452,11 +501,15 @@ psa_chain() {
         dmon=$!
     fi
     rm -rf "$work/$name-rundir"
+    actor_cpu psa "$n" > "$out/$name-psa-cpu.txt" 2>/dev/null &
+    cpu=$!
     # shellcheck disable=SC2086
     ( cd "$work" && time tusk-run --no-live $transport --run-dir "$work/$name-rundir" --report "$work/$name.report" \
         "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
     status=$?
     [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
+    kill "$cpu" 2>/dev/null
+    wait "$cpu" 2>/dev/null
     echo "exit status $status" >> "$out/$name-run.txt"
     cat "$work/$name-rundir"/psa.*.log >> "$out/$name-run.txt" 2>/dev/null
     rm -rf "$work/$name-rundir"
@@ -465,6 +518,7 @@ psa_chain() {
     # The psa instances' summaries: "psa psa[i]: N crystals, H hits (...), T FoM terms ...".
     awk -v format="$format" -v data="$data" -v be="$label" -v n="$n" -v th="$th" -v rep="$repeat" \
         -v frames="$frames" -v secs="$secs" -v cores="$(cores_used "$out/$name-run.txt")" \
+        -v pcores="$(actor_cores "$out/$name-psa-cpu.txt")" \
         -v busy="$([ -n "$dmon" ] && gpu_busy "$out/$name-gpu-load.txt" | tr -d ' ' || echo -)" -v name="$name" '
         /^psa psa\[[0-9]+\]: [0-9]+ crystals, [0-9]+ hits/ {
             crystals += $3; hits += $5
@@ -477,7 +531,7 @@ psa_chain() {
             per = crystals ? sprintf("%.2f", hits / crystals) : "-"
             terms = (ok && fom > 0) ? sprintf("%.3g", fom / secs) : "-"
             how = ok ? "ok" : "FAILED (" name "-run.txt)"
-            printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, busy, how
+            printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, pcores, busy, how
         }' "$out/$name-run.txt" >> "$summary"
 }
 

@@ -98,6 +98,7 @@ static void scratch_free(trk_scratch_t *s)
     free(s->idx);
     free(s->r);
     free(s->gam);
+    free(s->live);
     free(s->merge);
     free(s->keys);
     free(s->psa);
@@ -187,7 +188,7 @@ int trk_chunks_make(track_t *t, size_t first, size_t n_ev, tusk_error_t *err)
         trk_chunk_t *c = &t->chunk[k];
         c->first = first + k * per;
         c->n = n_ev - k * per < per ? n_ev - k * per : per;
-        c->cl_n = c->n1 = c->from = c->multi = c->dev = 0;
+        c->cl_n = c->n1 = c->n2 = c->from = c->multi = c->dev = 0;
         c->multi_orders = 0;
         c->kev_n = c->g_n = c->n_pt = 0;
         c->ignored = 0;
@@ -226,10 +227,10 @@ trk_cluster_t *track_last_clusters(const track_t *t, size_t *n)
     trk_cluster_t *out = malloc((total ? total : 1) * sizeof *out), *o = out;
     if (!out)
         return NULL;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (size_t k = 0; k < t->n_chunks; k++) {
             const trk_chunk_t *c = &t->chunk[k];
-            size_t a = pass ? c->n1 : 0, b = pass ? c->cl_n : c->n1;
+            size_t a = pass == 0 ? 0 : pass == 1 ? c->n1 : c->n2, b = pass == 0 ? c->n1 : pass == 1 ? c->n2 : c->cl_n;
             memcpy(o, c->cl + a, (b - a) * sizeof *o);
             o += b - a;
         }
@@ -501,7 +502,8 @@ static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, d
     else
         c->accepted = c->fom <= t->cfg.fom_max; /* NaN: rejected */
     st->clusters++;
-    st->permutations += trk_factorial(c->n);
+    if (c->pass < 2) /* a recombined cluster's orders are counted where they are scored */
+        st->permutations += trk_factorial(c->n);
 }
 
 /* A merged cluster w and its alternative, the parts that follow it
@@ -540,10 +542,6 @@ static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b
     for (size_t i = 0; i < ch->n1; i++)
         if (ch->cl[i].m > ch->cl[i].n)
             choose(ch->cl + i);
-    for (size_t i = 0; i < ch->n1; i++)
-        if (ch->cl[i].accepted && push_kev(ch, cluster_energy(b, &ch->cl[i])))
-            return ch->st;
-    ch->kev_end[KEV_ACCEPTED_1] = ch->kev_n;
     const double shrink = t->cfg.recluster_deg / t->cfg.cone_deg;
     for (size_t i = 0; i < ch->n1; i++) {
         if (ch->cl[i].accepted || ch->cl[i].dropped)
@@ -556,13 +554,9 @@ static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b
             pts[k] = b->pt[c.pt[k]];
         double angle = c.angle * shrink;
         size_t parts = track_cluster(pts, c.m, angle, lab);
-        if (parts < 2) {
-            ch->stats.unaccepted++;
-            ch->stats.unaccepted_points += c.m;
-            if (push_kev(ch, cluster_energy(b, &c)))
-                return ch->st;
-            continue;
-        }
+        if (parts < 2)
+            continue; /* unaccepted, unless recombination takes it */
+        ch->cl[i].split = 1;
         for (size_t p = 0; p < parts; p++) {
             uint32_t sub[TRK_CLUSTER_MEMBERS];
             size_t m = 0;
@@ -573,10 +567,190 @@ static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b
                 return ch->st;
         }
     }
-    ch->kev_end[KEV_UNACCEPTED_1] = ch->kev_n;
     ch->from = ch->n1;
     count_multi(ch);
     return TUSK_OK;
+}
+
+/* Points of the part scored first whose every order a recombination
+ * tries (more: its own best order only). */
+#define RECOMBINE_FIRST_ALL 3
+
+/* The order of recombined cluster c (the points of parts p and q, in
+ * batch order) and its FoM: each part's points in a row - the photon
+ * crosses from one part to the other once - p's then q's and q's then
+ * p's, the part scored second in its own best order (the energy that
+ * reaches it is its own, as when it was evaluated alone), the first in
+ * every order when it has at most RECOMBINE_FIRST_ALL points (the energy
+ * that reaches it is not its own), else in its own best order. The
+ * lowest FoM wins, the lower rank on ties. Sets c->rank; returns the
+ * orders scored. */
+static unsigned union_order(const track_t *t, const track_batch_t *b, trk_cluster_t *c, const trk_cluster_t *p,
+                            const trk_cluster_t *q)
+{
+    track_point_t pts[TRACK_MAX_CLUSTER];
+    unsigned in_c[2][TRACK_MAX_CLUSTER], own[2][TRACK_MAX_CLUSTER];
+    const trk_cluster_t *part[2] = {p, q};
+    for (unsigned i = 0; i < c->n; i++)
+        pts[i] = b->pt[c->pt[i]];
+    for (int k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < part[k]->n; i++) {
+            unsigned j = 0;
+            while (c->pt[j] != part[k]->pt[i])
+                j++;
+            in_c[k][i] = j;
+        }
+        trk_perm_of_rank(part[k]->n, part[k]->n > 1 ? part[k]->rank : 0, own[k]);
+    }
+    trk_geo_t g;
+    trk_geo_points(t, pts, c->n, &g);
+    double best = INFINITY;
+    uint32_t best_rank = 0;
+    unsigned orders = 0;
+    for (int first = 0; first < 2; first++) {
+        const trk_cluster_t *f = part[first], *l = part[!first];
+        const bool all = f->n <= RECOMBINE_FIRST_ALL;
+        const uint32_t nf = all ? trk_factorial(f->n) : 1;
+        for (uint32_t r = 0; r < nf; r++) {
+            unsigned pf[TRACK_MAX_CLUSTER], perm[TRACK_MAX_CLUSTER];
+            if (all)
+                trk_perm_of_rank(f->n, r, pf);
+            else
+                memcpy(pf, own[first], f->n * sizeof *pf);
+            for (unsigned i = 0; i < f->n; i++)
+                perm[i] = in_c[first][pf[i]];
+            for (unsigned i = 0; i < l->n; i++)
+                perm[f->n + i] = in_c[!first][own[!first][i]];
+            const double fom = trk_fom_of(&g, t->mu, &t->setup, perm);
+            const uint32_t rank = track_rank_of_perm(c->n, perm);
+            orders++;
+            if (orders == 1 || fom < best || (fom == best && rank < best_rank) || (best != best && fom == fom)) {
+                best = fom;
+                best_rank = rank;
+            }
+        }
+    }
+    c->rank = best_rank;
+    return orders;
+}
+
+/* Whether cluster c can be joined with another in a recombination: a
+ * cluster left as it is after both passes (not split into the second
+ * pass, not dropped) and not merged, accepted or not. */
+static bool joinable(const trk_cluster_t *c)
+{
+    return !c->dropped && !c->split && c->m == c->n;
+}
+
+/* After the second pass's evaluation: its acceptance (and the choice
+ * between a merged cluster and its parts), then with recombine_points
+ * the recombination's candidates: for each event, every pair of its
+ * joinable clusters that have at most recombine_points points together,
+ * as one cluster (pass 2, its points in batch order), its order and FoM
+ * found here (union_order: no evaluator's search); finish keeps some. */
+static int third_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b, trk_scratch_t *s)
+{
+    const double single_max = -log(t->cfg.single_min_prob);
+    for (size_t i = ch->n1; i < ch->cl_n; i++)
+        decide(t, b, &ch->cl[i], single_max, &ch->stats);
+    for (size_t i = ch->n1; i < ch->cl_n; i++)
+        if (ch->cl[i].m > ch->cl[i].n)
+            choose(ch->cl + i);
+    ch->n2 = ch->cl_n;
+    ch->from = ch->n2;
+    const unsigned rp = t->cfg.recombine_points;
+    if (rp >= 2) {
+        /* per event: its clusters of both passes (each list in event order) */
+        size_t i1 = 0, i2 = ch->n1;
+        for (size_t e = ch->first; e < ch->first + ch->n; e++) {
+            size_t n = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                size_t *i = pass ? &i2 : &i1, end = pass ? ch->n2 : ch->n1;
+                for (; *i < end && ch->cl[*i].ev == e; (*i)++) {
+                    if (!joinable(&ch->cl[*i]))
+                        continue;
+                    if (tusk_grow(&s->live, &s->live_cap, n + 1, sizeof *s->live))
+                        return fail(ch, TUSK_ENOMEM, "out of memory (recombination)");
+                    s->live[n++] = *i;
+                }
+            }
+            for (size_t x = 0; x < n; x++)
+                for (size_t y = x + 1; y < n; y++) {
+                    const trk_cluster_t *p = &ch->cl[s->live[x]], *q = &ch->cl[s->live[y]];
+                    if ((unsigned)p->m + q->m > rp)
+                        continue;
+                    trk_cluster_t c;
+                    memset(&c, 0, sizeof c);
+                    c.ev = (uint32_t)e;
+                    c.n = c.m = (uint8_t)(p->m + q->m);
+                    c.pass = 2;
+                    c.flags = (uint16_t)(TRACK_GAMMA_RECOMBINED | p->flags | q->flags);
+                    c.angle = p->angle > q->angle ? p->angle : q->angle;
+                    unsigned a = 0, k = 0;
+                    while (a < p->m || k < q->m) { /* both ascending: merge */
+                        const bool from_p = k >= q->m || (a < p->m && p->pt[a] < q->pt[k]);
+                        c.pt[a + k] = from_p ? p->pt[a] : q->pt[k];
+                        if (from_p)
+                            a++;
+                        else
+                            k++;
+                    }
+                    c.part[0] = (uint32_t)s->live[x];
+                    c.part[1] = (uint32_t)s->live[y];
+                    ch->stats.permutations += union_order(t, b, &c, p, q);
+                    if (push_cluster(ch, &c))
+                        return ch->st;
+                }
+        }
+    }
+    ch->from = ch->cl_n; /* ordered here: nothing for an evaluator */
+    count_multi(ch);
+    return TUSK_OK;
+}
+
+/* Whether recombined cluster c may replace its two parts: accepted, and
+ * a better fit (lower FoM) than each part accepted with 2+ points. */
+static bool improves(const trk_chunk_t *ch, const trk_cluster_t *c)
+{
+    if (!c->accepted)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const trk_cluster_t *p = &ch->cl[c->part[k]];
+        if (p->accepted && p->n >= 2 && !(c->fom < p->fom))
+            return false;
+    }
+    return true;
+}
+
+/* The recombined clusters of an event, cl[from .. to), after their
+ * evaluation: those that improve on their parts are kept, the lowest FoM
+ * first (the lower index on ties), each taking its two parts (which are
+ * dropped) unless a kept one took either already; the rest dropped. */
+static void recombine_keep(trk_chunk_t *ch, size_t from, size_t to)
+{
+    for (;;) {
+        size_t best = to;
+        for (size_t i = from; i < to; i++) {
+            const trk_cluster_t *c = &ch->cl[i];
+            if (c->dropped || !improves(ch, c) || ch->cl[c->part[0]].dropped || ch->cl[c->part[1]].dropped)
+                continue;
+            if (best == to || c->fom < ch->cl[best].fom)
+                best = i;
+        }
+        if (best == to)
+            break;
+        trk_cluster_t *c = &ch->cl[best];
+        c->dropped = 2; /* kept: marked until the others are dropped */
+        for (int k = 0; k < 2; k++) {
+            ch->cl[c->part[k]].accepted = 0;
+            ch->cl[c->part[k]].dropped = 1;
+        }
+    }
+    for (size_t i = from; i < to; i++) {
+        trk_cluster_t *c = &ch->cl[i];
+        c->accepted = c->dropped == 2;
+        c->dropped = !c->accepted;
+    }
 }
 
 /* gammas by energy, highest first; ties by the cluster's first point */
@@ -601,7 +775,7 @@ static void gamma_of(const track_batch_t *b, const trk_cluster_t *c, trk_gamma_t
     memcpy(x->g.second, p2->pos, sizeof x->g.second);
     x->g.fom = (float)c->fom;
     x->g.n_points = c->m;
-    x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass ? TRACK_GAMMA_RECLUSTER : 0) | c->flags);
+    x->g.status = (uint16_t)((c->n == 1 ? TRACK_GAMMA_SINGLE : 0) | (c->pass == 1 ? TRACK_GAMMA_RECLUSTER : 0) | c->flags);
     x->first_point = c->pt[0];
 }
 
@@ -611,16 +785,39 @@ static void gamma_of(const track_batch_t *b, const trk_cluster_t *c, trk_gamma_t
 static int finish(const track_t *t, trk_chunk_t *ch, track_batch_t *b, trk_scratch_t *s)
 {
     const double single_max = -log(t->cfg.single_min_prob);
-    for (size_t i = ch->n1; i < ch->cl_n; i++) {
-        trk_cluster_t *c = &ch->cl[i];
-        decide(t, b, c, single_max, &ch->stats);
-        if (c->accepted && push_kev(ch, cluster_energy(b, c)))
+    for (size_t i = ch->n2; i < ch->cl_n; i++)
+        decide(t, b, &ch->cl[i], single_max, &ch->stats);
+    for (size_t i = ch->n2; i < ch->cl_n;) { /* per event */
+        size_t j = i;
+        while (j < ch->cl_n && ch->cl[j].ev == ch->cl[i].ev)
+            j++;
+        recombine_keep(ch, i, j);
+        i = j;
+    }
+    /* The energies, in the runs the statistics add up: accepted and left
+     * unaccepted in the first pass, then in the second (with the
+     * recombined ones). */
+    for (size_t i = 0; i < ch->n1; i++)
+        if (ch->cl[i].accepted && push_kev(ch, cluster_energy(b, &ch->cl[i])))
+            return ch->st;
+    ch->kev_end[KEV_ACCEPTED_1] = ch->kev_n;
+    for (size_t i = 0; i < ch->n1; i++) {
+        const trk_cluster_t *c = &ch->cl[i];
+        if (c->accepted || c->dropped || c->split)
+            continue;
+        ch->stats.unaccepted++;
+        ch->stats.unaccepted_points += c->m;
+        if (push_kev(ch, cluster_energy(b, c)))
             return ch->st;
     }
+    ch->kev_end[KEV_UNACCEPTED_1] = ch->kev_n;
+    for (size_t i = ch->n1; i < ch->cl_n; i++)
+        if (ch->cl[i].accepted && push_kev(ch, cluster_energy(b, &ch->cl[i])))
+            return ch->st;
     ch->kev_end[KEV_ACCEPTED_2] = ch->kev_n;
-    for (size_t i = ch->n1; i < ch->cl_n; i++) {
+    for (size_t i = ch->n1; i < ch->n2; i++) {
         const trk_cluster_t *c = &ch->cl[i];
-        if (c->accepted)
+        if (c->accepted || c->dropped)
             continue;
         ch->stats.unaccepted++;
         ch->stats.unaccepted_points += c->m;
@@ -635,17 +832,18 @@ static int finish(const track_t *t, trk_chunk_t *ch, track_batch_t *b, trk_scrat
         ch->stats.accepted++;
         ch->stats.accepted_single += c->n == 1;
         ch->stats.accepted_second += c->pass == 1;
+        ch->stats.accepted_recombined += c->pass == 2;
     }
     ch->stats.events += ch->n;
     /* Per event: its accepted clusters of the first pass, then of the
-     * second (both lists in event order). */
-    size_t i1 = 0, i2 = ch->n1;
+     * second, then the recombined ones (each list in event order). */
+    size_t at[3] = {0, ch->n1, ch->n2};
     for (size_t e = ch->first; e < ch->first + ch->n; e++) {
         trk_event_t *ev = &b->ev[e];
         ch->stats.points += ev->n;
         size_t n = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            size_t *i = pass ? &i2 : &i1, end = pass ? ch->cl_n : ch->n1;
+        for (int pass = 0; pass < 3; pass++) {
+            size_t *i = &at[pass], end = pass == 0 ? ch->n1 : pass == 1 ? ch->n2 : ch->cl_n;
             for (; *i < end && ch->cl[*i].ev == e; (*i)++) {
                 const trk_cluster_t *c = &ch->cl[*i];
                 if (!c->accepted)
@@ -713,7 +911,8 @@ static void job_all(void *ctx, size_t k, unsigned thread)
     const job_t *j = ctx;
     trk_chunk_t *ch = &j->t->chunk[k];
     trk_scratch_t *s = &j->t->scratch[thread];
-    if (cluster_chunk(j->t, ch, j->b, s) || eval_local(j, ch) || second_pass(j->t, ch, j->b) || eval_local(j, ch))
+    if (cluster_chunk(j->t, ch, j->b, s) || eval_local(j, ch) || second_pass(j->t, ch, j->b) || eval_local(j, ch) ||
+        third_pass(j->t, ch, j->b, s))
         return;
     finish(j->t, ch, j->b, s);
 }
@@ -737,7 +936,7 @@ static void job_finish(void *ctx, size_t k, unsigned thread)
 {
     const job_t *j = ctx;
     trk_chunk_t *ch = &j->t->chunk[k];
-    if (!fetch(j, ch))
+    if (!fetch(j, ch) && !third_pass(j->t, ch, j->b, &j->t->scratch[thread]))
         finish(j->t, ch, j->b, &j->t->scratch[thread]);
 }
 
@@ -794,6 +993,7 @@ int trk_pipeline(track_t *t, track_batch_t *b, size_t first, size_t n_ev, const 
         s->accepted += c->accepted;
         s->accepted_single += c->accepted_single;
         s->accepted_second += c->accepted_second;
+        s->accepted_recombined += c->accepted_recombined;
         s->rejected += c->rejected;
         s->unaccepted += c->unaccepted;
         s->unaccepted_points += c->unaccepted_points;

@@ -136,11 +136,28 @@ TUSK_FN void trk_geo_add(trk_geo_t *g, const trk_setup_t *su, TRK_R x, TRK_R y, 
     g->depth[i] = r > su->inner ? r - su->inner : TRK_C(0.0);
 }
 
-/* The distance from point a to point b. */
-TUSK_FN TRK_R trk_dist(const trk_geo_t *g, unsigned a, unsigned b)
+/* The germanium on the straight path from point a to point b: its
+ * length less the stretch of it inside the sphere of radius inner about
+ * the target (the empty inside of the shell, where germanium starts for
+ * the first point too). A path between neighbouring points is all
+ * germanium; one across the array (a photon scattered back to the other
+ * side, which recombination joins) counts the germanium it leaves and
+ * enters, not the empty middle. */
+TUSK_FN TRK_R trk_dist(const trk_geo_t *g, const trk_setup_t *su, unsigned a, unsigned b)
 {
     const TRK_R dx = g->p[b][0] - g->p[a][0], dy = g->p[b][1] - g->p[a][1], dz = g->p[b][2] - g->p[a][2];
-    return sqrt(dx * dx + dy * dy + dz * dz);
+    const TRK_R dd = dx * dx + dy * dy + dz * dz, d = sqrt(dd);
+    /* |a + t (b - a)|^2 - inner^2 = dd t^2 + 2 h t + c, t in [0, 1] */
+    const TRK_R h = g->p[a][0] * dx + g->p[a][1] * dy + g->p[a][2] * dz;
+    const TRK_R c = g->p[a][0] * g->p[a][0] + g->p[a][1] * g->p[a][1] + g->p[a][2] * g->p[a][2] - su->inner * su->inner;
+    const TRK_R disc = h * h - dd * c;
+    if (!(dd > TRK_C(0.0)) || !(disc > TRK_C(0.0)))
+        return d;
+    const TRK_R s = sqrt(disc);
+    TRK_R t0 = (-h - s) / dd, t1 = (-h + s) / dd;
+    t0 = t0 > TRK_C(0.0) ? t0 : TRK_C(0.0);
+    t1 = t1 < TRK_C(1.0) ? t1 : TRK_C(1.0);
+    return t1 > t0 ? d * (TRK_C(1.0) - (t1 - t0)) : d;
 }
 
 /* ln mu (1/mm) of the three tables at energy e, linear in ln E, clamped
@@ -227,7 +244,7 @@ TUSK_FN TRK_R trk_fom_of(const trk_geo_t *g, TUSK_GLOBAL const TRK_R *mu, const 
     TRK_R L = TRK_C(0.0), e = g->e0, e_prev = TRK_C(0.0);
     for (unsigned k = 0; k < n; k++) {
         const unsigned i = perm[k];
-        const TRK_R d = k ? trk_dist(g, perm[k - 1], i) : g->depth[i];
+        const TRK_R d = k ? trk_dist(g, su, perm[k - 1], i) : g->depth[i];
         L = trk_fom_add(L, g, mu, su, k >= 2 ? (int)perm[k - 2] : -1, k ? (int)perm[k - 1] : -1, i, k == n - 1, d, e,
                         e_prev);
         e_prev = e;

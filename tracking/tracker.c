@@ -14,7 +14,8 @@
 
 /* ---- settings ---------------------------------------------------------------- */
 
-static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "oversize", "merge_points", "fom_max",
+static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "oversize", "merge_points",
+                                         "recombine_points", "fom_max",
                                          "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm", "min_point_kev",
                                          NULL};
 
@@ -29,6 +30,7 @@ void track_config_default(track_config_t *cfg)
     cfg->max_points = 7;
     cfg->oversize = TRACK_OVERSIZE_MERGE;
     cfg->merge_points = 6;
+    cfg->recombine_points = 0;
     cfg->fom_max = 3.5;
     cfg->single_min_prob = 0.05;
     cfg->w0_mm = 3.0;
@@ -99,6 +101,15 @@ int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool str
         return tusk_error_set(err, TUSK_EPARAM, "%s: merge_points: %llu is outside 2 to %d", origin,
                               (unsigned long long)mg, TRACK_MAX_CLUSTER);
     cfg->merge_points = (unsigned)mg;
+    uint64_t rp = cfg->recombine_points;
+    if ((st = tusk_params_u64(params, "recombine_points", rp, &rp, err))) {
+        tusk_error_prefix(err, "%s", origin);
+        return st;
+    }
+    if (rp == 1 || rp > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: recombine_points: %llu is neither 0 (off) nor in 2 to %d", origin,
+                              (unsigned long long)rp, TRACK_MAX_CLUSTER);
+    cfg->recombine_points = (unsigned)rp;
     const char *ov = tusk_params_get(params, "oversize");
     if (ov) {
         if (strcmp(ov, "merge") == 0)
@@ -137,6 +148,9 @@ int track_config_check(const track_config_t *c, const char *origin, tusk_error_t
     if (c->merge_points < 2 || c->merge_points > TRACK_MAX_CLUSTER)
         return tusk_error_set(err, TUSK_EPARAM, "%s: merge_points: %u is outside 2 to %d", origin, c->merge_points,
                               TRACK_MAX_CLUSTER);
+    if (c->recombine_points == 1 || c->recombine_points > TRACK_MAX_CLUSTER)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: recombine_points: %u is neither 0 (off) nor in 2 to %d", origin,
+                              c->recombine_points, TRACK_MAX_CLUSTER);
     if ((unsigned)c->oversize > TRACK_OVERSIZE_SPLIT)
         return tusk_error_set(err, TUSK_EPARAM, "%s: oversize: unknown mode %d", origin, (int)c->oversize);
     if (!isfinite(c->fom_max))
@@ -321,14 +335,15 @@ size_t track_stats_format(const track_stats_t *s, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap,
                      "%llu events, %llu points (%llu ignored), %llu clusters (%llu split, %llu merged), %llu orders; "
-                     "%llu gammas accepted (%llu single, %llu in the second pass; %.0f keV), %llu clusters "
+                     "%llu gammas accepted (%llu single, %llu in the second pass, %llu recombined; %.0f keV), %llu clusters "
                      "rejected in the first pass, %llu left unaccepted (%llu points, %.0f keV), %llu gammas "
                      "beyond a frame's %d",
                      (unsigned long long)s->events, (unsigned long long)s->points,
                      (unsigned long long)s->points_ignored, (unsigned long long)s->clusters,
                      (unsigned long long)s->splits, (unsigned long long)s->merged, (unsigned long long)s->permutations,
                      (unsigned long long)s->accepted, (unsigned long long)s->accepted_single,
-                     (unsigned long long)s->accepted_second, s->accepted_kev, (unsigned long long)s->rejected,
+                     (unsigned long long)s->accepted_second, (unsigned long long)s->accepted_recombined,
+                     s->accepted_kev, (unsigned long long)s->rejected,
                      (unsigned long long)s->unaccepted, (unsigned long long)s->unaccepted_points, s->unaccepted_kev,
                      (unsigned long long)s->gammas_truncated, ADF_TRACKED_MAX_GAMMAS);
     return n < 0 ? 0 : (size_t)n;
@@ -497,7 +512,7 @@ typedef struct geo {
     double dist[TRACK_MAX_CLUSTER][TRACK_MAX_CLUSTER];
 } geo_t;
 
-static void geo_points(const track_t *t, const track_point_t *pts, unsigned n, trk_geo_t *g)
+void trk_geo_points(const track_t *t, const track_point_t *pts, unsigned n, trk_geo_t *g)
 {
     g->n = 0;
     g->e0 = 0.0;
@@ -507,16 +522,16 @@ static void geo_points(const track_t *t, const track_point_t *pts, unsigned n, t
 
 static void geo_init(const track_t *t, const track_point_t *pts, unsigned n, geo_t *g)
 {
-    geo_points(t, pts, n, &g->g);
+    trk_geo_points(t, pts, n, &g->g);
     for (unsigned i = 0; i < n; i++)
         for (unsigned j = 0; j < n; j++)
-            g->dist[i][j] = trk_dist(&g->g, i, j);
+            g->dist[i][j] = trk_dist(&g->g, &t->setup, i, j);
 }
 
 double trk_fom_points(const track_t *t, const track_point_t *pts, const unsigned *perm, unsigned n)
 {
     trk_geo_t g;
-    geo_points(t, pts, n, &g);
+    trk_geo_points(t, pts, n, &g);
     return trk_fom_of(&g, t->mu, &t->setup, perm);
 }
 

@@ -48,7 +48,7 @@ typedef struct trk_cluster {
     uint32_t ev;           /* event index in the batch */
     uint8_t n;             /* points evaluated, 1..max_points (<= TRACK_MAX_CLUSTER) */
     uint8_t m;             /* batch points, n..TRK_CLUSTER_MEMBERS (m > n: merged) */
-    uint8_t pass;          /* 0 first, 1 reclustering */
+    uint8_t pass;          /* 0 first, 1 reclustering, 2 recombination */
     uint16_t flags;        /* TRACK_GAMMA_SPLIT, TRACK_GAMMA_MERGED */
     double angle;          /* the linking angle that made it, degrees */
     uint32_t pt[TRK_CLUSTER_MEMBERS]; /* batch point indices, ascending */
@@ -57,7 +57,11 @@ typedef struct trk_cluster {
     double fom;            /* its FoM, in double on the host */
     uint8_t accepted;
     uint8_t alt;           /* merged (m > n): the clusters after it are its parts, the alternative */
-    uint8_t dropped;       /* the alternative not taken (pipeline.c, choose) */
+    uint8_t dropped;       /* the alternative not taken (pipeline.c, choose), or joined into a
+                              recombined cluster that was kept, or a recombination not kept */
+    uint8_t split;         /* first pass, rejected: its points went on to the second pass */
+    uint32_t part[2];      /* recombined (pass 2): the two clusters joined, indices in the
+                              chunk's list (not in track_last_clusters' copy) */
 } trk_cluster_t;
 
 /* A gamma on its way into the batch, with what orders it in its event. */
@@ -74,6 +78,8 @@ typedef struct trk_scratch {
     size_t cap;
     trk_gamma_t *gam;      /* one event's accepted gammas */
     size_t gam_cap;
+    size_t *live;          /* recombination: one event's clusters (pipeline.c) */
+    size_t live_cap;
     double *merge;         /* truth_segments: 6 doubles a (crystal, segment) */
     size_t merge_cap;
     adf_key_t *keys;       /* one composite's records */
@@ -92,6 +98,7 @@ typedef struct trk_chunk {
     trk_cluster_t *cl;     /* the first pass's clusters in event order, then the second's */
     size_t cl_n, cl_cap;
     size_t n1;             /* clusters of the first pass */
+    size_t n2;             /*   and of the first two (then the recombined ones) */
     size_t from;           /* the pass being evaluated: cl[from .. cl_n) */
     size_t multi;          /*   of which of 2+ points */
     uint64_t multi_orders; /*   and their orders (sum of n!) */
@@ -142,7 +149,8 @@ typedef struct trk_eval {
     int (*fetch)(void *ctx, const track_t *t, trk_chunk_t *ch, tusk_error_t *err);
 } trk_eval_t;
 
-/* Cluster events first .. first + n_ev - 1, evaluate (both passes),
+/* Cluster events first .. first + n_ev - 1, evaluate (both passes and
+ * the recombination),
  * accept, append the results to the batch's (first = 0 starts them
  * afresh) and add the statistics to t's, on t's threads. Results and
  * statistics do not depend on the threads or the chunks. */
@@ -158,8 +166,9 @@ void trk_chunks_run(track_t *t, void (*fn)(void *ctx, size_t chunk, unsigned thr
 void trk_pipeline_free(track_t *t);
 
 /* The clusters of the last tracking call (a track_frames_* call since
- * empties the chunks), both passes, in the order a single chunk would
- * hold them (the first pass's of every event, then the second's): copies
+ * empties the chunks), both passes and the recombined ones, in the order
+ * a single chunk would hold them (the first pass's of every event, then
+ * the second's, then the recombined ones): copies
  * into a new array (free it), *n of them; NULL when out of memory. For
  * the tests. */
 TUSK_INTERNAL trk_cluster_t *track_last_clusters(const track_t *t, size_t *n);
@@ -188,6 +197,8 @@ int trk_truth_points(const track_t *t, trk_scratch_t *sc, const trk_sink_t *s, c
  * point). */
 TUSK_INTERNAL void track_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
 
+/* The figure of merit's view of n points (track_shared.h), in double. */
+void trk_geo_points(const track_t *t, const track_point_t *pts, unsigned n, trk_geo_t *g);
 /* The FoM of the order perm of n points (track_fom without its checks). */
 double trk_fom_points(const track_t *t, const track_point_t *pts, const unsigned *perm, unsigned n);
 /* The best order of n points by depth-first search (track_best_order). */

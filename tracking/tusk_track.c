@@ -36,7 +36,9 @@
  * split, or merged and not kept), alone and one point (single) or alone and
  * rejected by its figure of merit (fom). Accepted gammas that are not
  * exactly one emitted gamma's points are counted too (part of one gamma,
- * or of several). One "cause,gammas,fraction" line each on stdout.
+ * or of several), and the recovered ones that were merged, accepted in
+ * the second pass, single points or recombined (recombine_points). One
+ * "cause,gammas,fraction" line each on stdout.
  *
  * Exit statuses (base/exit.h): 0 fine, 1 failure (array, settings,
  * device, input or output file, or the wrong data; messages name the
@@ -81,7 +83,8 @@ static void help(FILE *out)
             "  --threads N            host threads of fast and opencl (0: one per online CPU; 0)\n"
             "  --device SETTING       OpenCL device (tusk-cl list; default $TUSK_CL_DEVICE, any)\n"
             "  --set KEY=VALUE        an algorithm setting: cone_deg, recluster_deg, max_points,\n"
-            "                         oversize, merge_points, fom_max, single_min_prob, w0_mm,\n"
+            "                         oversize, merge_points, recombine_points, fom_max,\n"
+            "                         single_min_prob, w0_mm,\n"
             "                         w1_mm, inner_radius_mm, min_point_kev (tracking/README.md)\n"
             "  --energy E             losses: only the full-energy gammas of the line E keV\n"
             "  -q, --quiet            no summary (warnings are printed)\n"
@@ -181,7 +184,7 @@ static const char *const loss_names[L_COUNT] = {"recovered", "lost_spread", "los
 typedef struct loss_tally {
     uint64_t full, cause[L_COUNT];
     uint64_t accepted, accepted_whole, accepted_part, accepted_mixed;
-    uint64_t recovered_merged, recovered_second, recovered_single;
+    uint64_t recovered_merged, recovered_second, recovered_single, recovered_recombined;
 } loss_tally_t;
 
 /* One batch's events (their truth in tr[], the gamma of each batch point
@@ -257,6 +260,7 @@ static int losses_batch(track_t *t, track_batch_t *b, const adf_truth_t *tr, con
                 y->cause[L_RECOVERED]++;
                 y->recovered_merged += (cl[a].flags & TRACK_GAMMA_MERGED) != 0;
                 y->recovered_second += cl[a].pass == 1;
+                y->recovered_recombined += cl[a].pass == 2;
                 y->recovered_single += cnt == 1;
                 continue;
             }
@@ -407,6 +411,8 @@ static int cmd_losses(const opts_t *o)
            y.full ? (double)y.recovered_second / (double)y.full : 0.0);
     printf("recovered_single,%llu,%.4f\n", (unsigned long long)y.recovered_single,
            y.full ? (double)y.recovered_single / (double)y.full : 0.0);
+    printf("recovered_recombined,%llu,%.4f\n", (unsigned long long)y.recovered_recombined,
+           y.full ? (double)y.recovered_recombined / (double)y.full : 0.0);
     /* of all accepted gammas (any energy): their shares */
     printf("accepted,%llu,1\n", (unsigned long long)y.accepted);
     printf("accepted_whole_gamma,%llu,%.4f\n", (unsigned long long)y.accepted_whole,

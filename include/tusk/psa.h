@@ -24,14 +24,16 @@
  *      along each axis), then every point within two grid steps of the
  *      coarse best. t0_search = k: the problem is also tried with the
  *      traces shifted by -k .. +k samples, the best of all kept.
- *      residual (the default): hits are searched one after another in
- *      decreasing energy, each best signal (times its energy) subtracted
- *      from the traces before the next; refine = r: then, in a crystal
- *      of several hits, r passes searching each hit again with its own
- *      signal put back and every other hit's subtracted, aligned at the
- *      crystal's interaction time (where the sum of the hits' basis
- *      signals has the measured core's leading edge) plus its point's
- *      own offset.
+ *      residual (a setting; default no), in a crystal of several hits: the hits
+ *      are searched in passes of two rounds, the strongest hit first,
+ *      then the others together, each with the signal found so far of
+ *      every other hit (energy x its best point's signal, where it was
+ *      placed) taken off its traces; the first pass finds them (the
+ *      strongest on its traces as they are), refine = r (1) passes
+ *      search them again, aligned at the crystal's interaction time
+ *      (where the sum of the hits' basis signals has the measured
+ *      core's leading edge) plus the point's own offset. A round is one
+ *      search of the round's hits of every record of a batch.
  *   4. output (adf_psa_t): per hit the segment, the best point's position,
  *      the segment energy, the time and the FoM. Times (the hit's, the
  *      core's) are ns after the key's timestamp, which marks the record's
@@ -231,8 +233,8 @@ typedef struct psa_stats {
 
 /* Analyse n crystals into out[0..n) (crystal ids, core energies and
  * times set; hits with has_fom; a rejected record's psa_status has
- * PSA_REJECT_* and no hits). TUSK_EINVAL for a record whose sample
- * count does not fit (fewer than the basis' samples after T0), naming
+ * PSA_REJECT_* and no hits; hit[] beyond n_hits is not written).
+ * TUSK_EINVAL for a record whose sample count does not fit (fewer than the basis' samples after T0), naming
  * crystal and index; adaptive mode needs backend->candidates. */
 TUSK_API int psa_analyse(psa_engine_t *e, const psa_backend_t *backend, const adf_crystal_t *in, size_t n,
                          adf_psa_t *out, psa_stats_t *stats, tusk_error_t *err);
@@ -258,11 +260,12 @@ TUSK_API bool psa_job_pending(const psa_job_t *job);
 /* psa_analyse on n records read in place (adf_crystal_view), in two
  * halves. psa_analyse_start runs steps 1 - 3 on the engine's threads,
  * reading of each record's traces only the samples it uses (the core's,
- * and the mask channels' of its hits; every channel with residual), then
- * the search: with a backend that has submit, in full mode without
- * residual, the search is submitted and psa_analyse_finish (same engine,
- * backend and job) waits for it and completes out[] and stats; otherwise
- * it is done when psa_analyse_start returns (out[] complete, finish a
+ * and the mask channels' of its hits), then the search: with a backend
+ * that has submit, in full mode, the first round is submitted and
+ * psa_analyse_finish (same engine, backend and job) waits for it, runs
+ * the residual mode's further rounds (each searched at once, behind the
+ * batch in flight) and completes out[] and stats; otherwise it is all
+ * done when psa_analyse_start returns (out[] complete, finish a
  * no-op). The records' bytes are not read after psa_analyse_start; out
  * and stats must stay until finish. The headers of out[] (crystal id,
  * status, core energies and times, psa_status of a rejected record) are

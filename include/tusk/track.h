@@ -43,6 +43,18 @@
  *   merge_points = 6      points a merged cluster is evaluated as, 2..8
  *                         (at most max_points): 6! = 720 orders, 7! =
  *                         5040
+ *   recombine_points = 0  0: no recombination; 2..max_points: after both
+ *                         passes, every pair of clusters of an event that
+ *                         stayed as they were (not split into the second
+ *                         pass, not merged) with at most this many points
+ *                         together is scored as one cluster, each part's
+ *                         points in a row (the photon crossed once); the
+ *                         union is kept when it is accepted and fits
+ *                         better (lower FoM) than each accepted part of
+ *                         2+ points, the best-fitting unions first.
+ *                         Recovers gammas whose points the clustering
+ *                         spread; at high multiplicity it also joins
+ *                         pieces of different gammas (tracking/README.md)
  *   fom_max = 3.5         acceptance of clusters of 2+ points
  *   single_min_prob = 0.05  acceptance of single points, (0, 1]
  *   w0_mm = 3, w1_mm = 6  position resolution sigma(e) = w0 + w1
@@ -98,6 +110,7 @@ enum track_points { TRACK_POINTS_PSA = 0, TRACK_POINTS_TRUTH = 1, TRACK_POINTS_T
 #define TRACK_GAMMA_RECLUSTER 0x0002u /* accepted in the second pass */
 #define TRACK_GAMMA_SPLIT 0x0004u     /* its cluster was split to fit max_points */
 #define TRACK_GAMMA_MERGED 0x0008u    /* more than max_points points, the nearest merged to fit */
+#define TRACK_GAMMA_RECOMBINED 0x0010u /* two clusters of the event joined (recombine_points) */
 /* Event status bit (adf_tracked_t.status): more accepted gammas than a
  * data:tracked frame holds; the lowest-energy ones were left out (counted
  * in gammas_truncated). */
@@ -115,6 +128,7 @@ typedef struct track_config {
     unsigned max_points;
     enum track_oversize oversize;
     unsigned merge_points;
+    unsigned recombine_points;
     double fom_max, single_min_prob;
     double w0_mm, w1_mm;
     double inner_radius_mm;
@@ -243,6 +257,7 @@ typedef struct track_stats {
     uint64_t accepted;          /* gammas accepted (both passes) */
     uint64_t accepted_single;   /*   of which single points */
     uint64_t accepted_second;   /*   of which in the second pass */
+    uint64_t accepted_recombined; /*   of which two clusters joined (recombine_points) */
     uint64_t rejected;          /* clusters rejected in the first pass */
     uint64_t unaccepted;        /* clusters still rejected after the second pass */
     uint64_t unaccepted_points; /* their points */
