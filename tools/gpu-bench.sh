@@ -288,6 +288,24 @@ track() {
     done
 }
 
+# tracker_xml SOURCE SIZE POINTS BACKEND: the tracking stage of the track
+# and agata chains (the 86-crystal shell, device $gpu, every core).
+tracker_xml() {
+    cat <<EOF
+  <intermediary>
+    <name>tracker</name>
+    <binary_code>tracking</binary_code>
+    <data_source>$1</data_source>
+    <size>$2</size>
+    <parameter name="array">$share/array-shell.conf</parameter>
+    <parameter name="points">$3</parameter>
+    <parameter name="backend">$4</parameter>
+    <parameter name="device">$gpu</parameter>
+    <parameter name="threads">0</parameter>
+  </intermediary>
+EOF
+}
+
 # track_topo BACKEND REPEAT FRAMES: the chain of track() (buffers of 32 MiB:
 # a batch of about 4,000 events).
 track_topo() {
@@ -300,17 +318,7 @@ track_topo() {
     <parameter name="file">$work/track-m30.adf</parameter>
     <parameter name="repeat">$2</parameter>
   </producer>
-  <intermediary>
-    <name>tracker</name>
-    <binary_code>tracking</binary_code>
-    <data_source>reader</data_source>
-    <size>33554432</size>
-    <parameter name="array">$share/array-shell.conf</parameter>
-    <parameter name="points">truth_segments</parameter>
-    <parameter name="backend">$1</parameter>
-    <parameter name="device">$gpu</parameter>
-    <parameter name="threads">0</parameter>
-  </intermediary>
+$(tracker_xml reader 33554432 truth_segments "$1")
   <consumer>
     <name>sink</name>
     <binary_code>null_consumer</binary_code>
@@ -443,27 +451,45 @@ psa() {
     } >> "$summary"
 }
 
-# psa_topology FILE REPEAT BACKEND INSTANCES THREADS FRAMES: psa()'s chain.
-psa_topology() {
+# reader_xml FILE REPEAT INSTANCES [TIMESTAMPS]: the file_producer of the
+# psa and agata chains (buffers of $size bytes).
+reader_xml() {
+    local stamps=
+    [ -z "${4:-}" ] || stamps=$'\n    <parameter name="timestamps">'"$4"'</parameter>'
     cat <<EOF
-<configuration>
-  <producer instances="$producers">
+  <producer instances="$3">
     <name>reader</name>
     <binary_code>file_producer</binary_code>
     <size>$size</size>
     <parameter name="file">$1</parameter>
-    <parameter name="repeat">$2</parameter>
+    <parameter name="repeat">$2</parameter>$stamps
   </producer>
-  <intermediary instances="$4">
+EOF
+}
+
+# psa_xml INSTANCES BACKEND DEVICE THREADS: the psa stage of the psa and
+# agata chains, fed by reader_xml's producer (the basis $basis).
+psa_xml() {
+    cat <<EOF
+  <intermediary instances="$1">
     <name>psa</name>
     <binary_code>psa</binary_code>
     <data_source>reader</data_source>
     <size>$size</size>
     <parameter name="basis">$basis</parameter>
-    <parameter name="backend">$3</parameter>
-    <parameter name="device">$gpu</parameter>
-    <parameter name="threads">$5</parameter>
+    <parameter name="backend">$2</parameter>
+    <parameter name="device">$3</parameter>
+    <parameter name="threads">$4</parameter>
   </intermediary>
+EOF
+}
+
+# psa_topology FILE REPEAT BACKEND INSTANCES THREADS FRAMES: psa()'s chain.
+psa_topology() {
+    echo "<configuration>"
+    reader_xml "$1" "$2" "$producers"
+    psa_xml "$4" "$3" "$gpu" "$5"
+    cat <<EOF
   <consumer>
     <name>sink</name>
     <binary_code>null_consumer</binary_code>
@@ -632,26 +658,10 @@ agata() {
 
 # agata_topology N THREADS REPEAT: agata()'s chain.
 agata_topology() {
+    echo "<configuration>"
+    reader_xml "$data" "$3" 1 continue
+    psa_xml "$1" opencl "${gpu}:instance" "$2"
     cat <<EOF
-<configuration>
-  <producer>
-    <name>reader</name>
-    <binary_code>file_producer</binary_code>
-    <size>$size</size>
-    <parameter name="file">$data</parameter>
-    <parameter name="repeat">$3</parameter>
-    <parameter name="timestamps">continue</parameter>
-  </producer>
-  <intermediary instances="$1">
-    <name>psa</name>
-    <binary_code>psa</binary_code>
-    <data_source>reader</data_source>
-    <size>$size</size>
-    <parameter name="basis">$basis</parameter>
-    <parameter name="backend">opencl</parameter>
-    <parameter name="device">${gpu}:instance</parameter>
-    <parameter name="threads">$2</parameter>
-  </intermediary>
   <intermediary>
     <name>builder</name>
     <binary_code>event_builder</binary_code>
@@ -660,17 +670,7 @@ agata_topology() {
     <parameter name="window">10</parameter>
     <parameter name="reorder">100000000</parameter>
   </intermediary>
-  <intermediary>
-    <name>tracker</name>
-    <binary_code>tracking</binary_code>
-    <data_source>builder</data_source>
-    <size>$size</size>
-    <parameter name="array">$share/array-shell.conf</parameter>
-    <parameter name="points">psa</parameter>
-    <parameter name="backend">opencl</parameter>
-    <parameter name="device">$gpu</parameter>
-    <parameter name="threads">0</parameter>
-  </intermediary>
+$(tracker_xml builder "$size" psa opencl)
   <consumer>
     <name>sink</name>
     <binary_code>null_consumer</binary_code>
