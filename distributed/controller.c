@@ -1396,6 +1396,8 @@ int tusk_controller_status(ctrl_t *c, tusk_status_t *st, tusk_error_t *err)
             const char *address = c->inst[u].stats ? tusk_ctl_get(c->inst[u].stats, key) : NULL;
             o->tap = address != NULL;
             zu_format(o->tap_address, sizeof o->tap_address, "%s", address ? address : "");
+            snprintf(key, sizeof key, "tap_listening:%u:%u", in->actor, in->k);
+            o->tap_listening = o->tap && stat_u64(c->inst[u].stats, key) != 0;
             snprintf(key, sizeof key, "tap_sent:%u:%u", in->actor, in->k);
             o->tap_sent = slot_stat(&c->inst[u], key);
             snprintf(key, sizeof key, "tap_dropped:%u:%u", in->actor, in->k);

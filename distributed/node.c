@@ -198,6 +198,9 @@ static void add_stats(node_t *n, tusk_ctl_t *m)
                 if (l->tap) {
                     snprintf(key, sizeof key, "tap:%u:%u", n->sinks[s].actor, k);
                     tusk_ctl_set(m, key, tusk_tap_address(l->tap));
+                    /* Read its subscriptions here: this thread owns its socket. */
+                    snprintf(key, sizeof key, "tap_listening:%u:%u", n->sinks[s].actor, k);
+                    tusk_ctl_set(m, key, tusk_tap_listening(l->tap) ? "1" : "0");
                 }
             }
         }

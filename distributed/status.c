@@ -148,6 +148,7 @@ void tusk_status_json(const tusk_status_t *s, FILE *fp)
         json_u64(fp, "malformed", l->malformed, true);
         fprintf(fp, "\"tap\":%s,", l->tap ? "true" : "false");
         json_str(fp, "tap_address", l->tap_address, true);
+        fprintf(fp, "\"tap_listening\":%s,", l->tap_listening ? "true" : "false");
         json_u64(fp, "tap_sent", l->tap_sent, true);
         json_u64(fp, "tap_dropped", l->tap_dropped, false);
         fputc('}', fp);

@@ -52,8 +52,9 @@ typedef struct tusk_status_inst {
 typedef struct tusk_status_link { /* one upstream instance -> one downstream instance */
     unsigned from, to;            /* indices into inst[] */
     uint64_t sent, received, finished, held, duplicates, gaps, malformed;
-    /* the sampling tap on it (tap.h): attached, samples published, samples dropped */
-    bool tap;
+    /* the sampling tap on it (tap.h): attached, samples published, samples dropped;
+     * tap_listening: someone is subscribed to it (as of the instance's last statistics) */
+    bool tap, tap_listening;
     char tap_address[128];
     uint64_t tap_sent, tap_dropped;
 } tusk_status_link_t;

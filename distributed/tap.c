@@ -82,6 +82,14 @@ void tusk_tap_offer(tusk_tap_t *t, const void *header, size_t header_size, const
     t->sent++;
 }
 
+bool tusk_tap_listening(tusk_tap_t *t)
+{
+    if (!t)
+        return false;
+    read_subscriptions(t);
+    return t->listening;
+}
+
 uint64_t tusk_tap_sent(const tusk_tap_t *t)
 {
     return t ? t->sent : 0;

@@ -17,11 +17,12 @@
  * wire header (runtime/wire.h: run, sender, buffer number on the link)
  * and the buffer. `untap` closes the socket; its counts stay with the
  * link. The counts go to the controller with the instance's statistics
- * (tap:A:K address, tap_sent:A:K, tap_dropped:A:K).
+ * (tap:A:K address, tap_listening:A:K 0|1, tap_sent:A:K, tap_dropped:A:K).
  */
 #ifndef TUSK_DISTRIBUTED_TAP_H
 #define TUSK_DISTRIBUTED_TAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,11 @@ const char *tusk_tap_address(const tusk_tap_t *tap);
 
 /* Offer one buffer (see the top); never blocks. */
 void tusk_tap_offer(tusk_tap_t *tap, const void *header, size_t header_size, const void *data, size_t size);
+
+/* Whether someone is subscribed now (the subscriptions that came are
+ * read first): what an operator or a test waits for before a run whose
+ * every buffer the tap is to see. */
+bool tusk_tap_listening(tusk_tap_t *tap);
 
 uint64_t tusk_tap_sent(const tusk_tap_t *tap);
 uint64_t tusk_tap_dropped(const tusk_tap_t *tap);
