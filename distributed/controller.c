@@ -2300,8 +2300,12 @@ static void print_reports(ctrl_t *c, FILE *out)
 /* The end of tusk-run, one-shot or served: the instances told to exit
  * after a usage failure, the run folder kept or removed (the retention
  * rule), everything freed, the signal handlers put back; status. */
-static int finish(ctrl_t *c, int status, const struct sigaction *old_int, const struct sigaction *old_term,
-                  const struct sigaction *old_pipe)
+/* The signal handlers tusk-run found, put back at its end. */
+typedef struct saved_signals {
+    struct sigaction int_, term, pipe;
+} saved_signals_t;
+
+static int finish(ctrl_t *c, int status, const saved_signals_t *old)
 {
     if (status == TUSK_EXIT_USAGE && c->router) {
         c->running = false;
@@ -2311,34 +2315,58 @@ static int finish(ctrl_t *c, int status, const struct sigaction *old_int, const 
     control_end(c);
     ctrl_free(c, keep);
     prune_run_folders(c);
-    sigaction(SIGINT, old_int, NULL);
-    sigaction(SIGTERM, old_term, NULL);
-    sigaction(SIGPIPE, old_pipe, NULL);
+    sigaction(SIGINT, &old->int_, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
+    sigaction(SIGPIPE, &old->pipe, NULL);
     return status;
+}
+
+/* The start of tusk-run, one-shot or served: the signal handlers (the
+ * old ones into old), the topology and layout, the observers, --debug
+ * said, then every instance started, configured and initialised. */
+static int begin(ctrl_t *c, saved_signals_t *old, tusk_error_t *err)
+{
+    stop_signals = 0;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, &old->int_);
+    sigaction(SIGTERM, &sa, &old->term);
+    /* Writing an instance's secrets to the pipe of one that died is an
+     * error to see (EPIPE), not a signal to die of. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ign, &old->pipe);
+    int rc = setup(c, err);
+    if (rc == TUSK_OK)
+        rc = observe_start(c, err);
+    if (rc != TUSK_OK)
+        return rc;
+    /* --debug: served, the instance stays under its tool across the runs
+     * (and a respawn of it too); valgrind's verdict comes after the quit. */
+    debug_announce(c);
+    return bring_up(c, err);
+}
+
+/* Every instance told to exit; their ends awaited (EXIT_TIMEOUT_MS, no
+ * limit for one under a debugger until a second signal). */
+static void exit_and_wait(ctrl_t *c)
+{
+    exit_all(c);
+    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
+    bool children = true;
+    while (children && (tusk_clock_ms() < end || (debug_alive(c) && stop_signals < 2))) {
+        pump(c, 50);
+        children = false;
+        for (unsigned i = 0; i < c->n_inst; i++)
+            children |= c->inst[i].pid > 0;
+    }
 }
 
 int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
 {
     ctrl_t cs = {0}, *c = &cs;
     ctrl_init(c, opt);
-    stop_signals = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_pipe;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    /* Writing an instance's secrets to the pipe of one that died is an
-     * error to see (EPIPE), not a signal to die of. */
-    struct sigaction ign = {.sa_handler = SIG_IGN};
-    sigaction(SIGPIPE, &ign, &old_pipe);
-
+    saved_signals_t old;
     int status = TUSK_EXIT_USAGE;
-    int rc = setup(c, err);
-    if (rc == TUSK_OK)
-        rc = observe_start(c, err);
-    if (rc != TUSK_OK)
-        goto done;
-    debug_announce(c);
-    /* Everyone reports, is configured and initialised. */
-    if ((rc = bring_up(c, err)) != TUSK_OK)
+    if (begin(c, &old, err) != TUSK_OK)
         goto done;
     /* Consumers first: nothing is produced before it can be taken. */
     c->running = true;
@@ -2351,15 +2379,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
      * stop in dependency order, producers first (not after an abort), and
      * tell every instance at once to exit. */
     drive_run(c);
-    exit_all(c);
-    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
-    bool children = true;
-    while (children && (tusk_clock_ms() < end || (debug_alive(c) && stop_signals < 2))) {
-        pump(c, 50);
-        children = false;
-        for (unsigned i = 0; i < c->n_inst; i++)
-            children |= c->inst[i].pid > 0;
-    }
+    exit_and_wait(c);
 
     bool failures = false;
     for (unsigned i = 0; i < c->n_inst; i++)
@@ -2411,7 +2431,7 @@ int tusk_run_topology(const tusk_run_options_t *opt, tusk_error_t *err)
         tusk_error_clear(err);
     }
 done:
-    return finish(c, status, &old_int, &old_term, &old_pipe);
+    return finish(c, status, &old);
 }
 
 /* ---- talking to a running controller ---------------------------------------------- */
@@ -3262,23 +3282,9 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
     ctrl_t cs = {0}, *c = &cs;
     ctrl_init(c, opt);
     c->serving = true;
-    stop_signals = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_pipe;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    struct sigaction ign = {.sa_handler = SIG_IGN};
-    sigaction(SIGPIPE, &ign, &old_pipe);
-
+    saved_signals_t old;
     int status = TUSK_EXIT_USAGE;
-    int rc = setup(c, err);
-    if (rc == TUSK_OK)
-        rc = observe_start(c, err);
-    if (rc != TUSK_OK)
-        goto done;
-    /* --debug: the instance stays under its tool across the runs (and a
-     * respawn of it too); valgrind's verdict comes after the quit. */
-    debug_announce(c);
-    if ((rc = bring_up(c, err)) != TUSK_OK)
+    if (begin(c, &old, err) != TUSK_OK)
         goto done;
     c->configured = true;
     c->next_run = c->opt.run;
@@ -3301,15 +3307,7 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
     else
         tusk_error_clear(err);
     c->ended = true;
-    exit_all(c);
-    uint64_t end = tusk_clock_ms() + EXIT_TIMEOUT_MS;
-    bool children = true;
-    while (children && (tusk_clock_ms() < end || (debug_alive(c) && stop_signals < 2))) {
-        pump(c, 50);
-        children = false;
-        for (unsigned i = 0; i < c->n_inst; i++)
-            children |= c->inst[i].pid > 0;
-    }
+    exit_and_wait(c);
     debug_verdict(c);
     if (status == TUSK_EXIT_OK && c->debug_errors) {
         status = TUSK_EXIT_LOSS;
@@ -3317,5 +3315,5 @@ int tusk_run_serve(const tusk_run_options_t *opt, tusk_error_t *err)
                        tusk_topology_actor(c->topo, (unsigned)c->debug_actor)->name, c->debug_k, c->debug_log);
     }
 done:
-    return finish(c, status, &old_int, &old_term, &old_pipe);
+    return finish(c, status, &old);
 }

@@ -335,11 +335,16 @@ cores_used() {
         awk 'END { if (NR && $1 > 0) printf "%.1f\n", ($2 + $3) / $1; else print "-" }'
 }
 
-# gpu_busy FILE: the mean of the sm column of nvidia-smi dmon's lines in FILE.
+# gpu_busy FILE [each]: the mean of the sm column of nvidia-smi dmon's lines in
+# FILE; with each, every GPU's mean as GPU:N%.
 gpu_busy() {
-    awk '/^#/ { for (i = 1; i <= NF; i++) if ($i == "sm") col = $1 == "#" ? i - 1 : i; next }
-        col && $col ~ /^[0-9]+$/ { s += $col; n++ }
-        END { if (n) printf "%.0f %%\n", s / n; else print "-" }' "$1" 2>/dev/null || echo -
+    awk -v each="${2:-}" '/^#/ { for (i = 1; i <= NF; i++) { if ($i == "sm") col = $1 == "#" ? i - 1 : i
+                                                           if ($i == "gpu") g = $1 == "#" ? i - 1 : i }; next }
+        col && $col ~ /^[0-9]+$/ { s += $col; n++; sg[$g] += $col; ng[$g]++ }
+        END { if (!n) { print "-"; exit }
+              if (!each) { printf "%.0f %%\n", s / n; exit }
+              for (k in sg) { printf "%s%s:%.0f%%", sep, k, sg[k] / ng[k]; sep = " " }; print "" }' "$1" 2>/dev/null ||
+        echo -
 }
 
 # actor_cpu ACTOR N: in the background while a chain runs (the caller
@@ -638,11 +643,7 @@ agata() {
         eff=-
         [ -n "$one" ] && [ "$used" = "$n" ] &&
             eff=$(awk -v r="$rate" -v o="$one" -v n="$n" 'BEGIN { printf "%.2f", r / (n * o) }')
-        busy=$(awk '/^#/ { for (i = 1; i <= NF; i++) { if ($i == "sm") sm = $1 == "#" ? i - 1 : i
-                                                         if ($i == "gpu") g = $1 == "#" ? i - 1 : i }; next }
-            sm && $sm ~ /^[0-9]+$/ { s[$g] += $sm; c[$g]++ }
-            END { for (k in s) { printf "%s%s:%.0f%%", sep, k, s[k] / c[k]; sep = " " } }' \
-            "$out/$name-gpu-load.txt" 2>/dev/null)
+        busy=$(gpu_busy "$out/$name-gpu-load.txt" each)
         printf "$format" "$n" "$used" "$th" "$all" "$(printf %.2f "$secs")" "$rate" \
             "$(awk -v e="${events:-0}" -v s="$secs" 'BEGIN { printf "%.0f", e / s }')" \
             "$(cores_used "$out/$name-run.txt")" "$eff" "${busy:--}" >> "$summary"
