@@ -79,6 +79,36 @@ static void turn(double d[3], double ct, double phi)
         d[k] = ct * d[k] + st * (cos(phi) * u[k] + sin(phi) * v[k]);
 }
 
+/* Points k0 .. n - 1 of a Compton-consistent track from x going along d
+ * with energy e (both moved on): Klein-Nishina angles, exact Compton
+ * energies, free paths from germanium's attenuation (3 to 40 mm), the
+ * rest absorbed at point n - 1. False when a deposit falls under 5 keV or
+ * a scattered photon under 30 keV (the points are then unfinished). */
+static bool compton_walk(track_point_t *p, unsigned k0, unsigned n, double e, double *x, double *d, uint64_t *rng)
+{
+    bool ok = true;
+    for (unsigned k = k0; k < n && ok; k++) {
+        double dep = e;
+        if (k + 1 < n) {
+            double ct = sim_compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, ct);
+            dep = e - e2;
+            ok = dep >= 5.0 && e2 >= 30.0;
+            turn(d, ct, 2.0 * PI * tu_uniform());
+            e = e2;
+        }
+        for (int j = 0; j < 3; j++)
+            p[k].pos[j] = (float)x[j];
+        p[k].energy = (float)dep;
+        p[k].crystal = 0;
+        p[k].segment = 0;
+        double step = -log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e));
+        step = fmin(fmax(step, 3.0), 40.0);
+        for (int j = 0; j < 3; j++)
+            x[j] += step * d[j];
+    }
+    return ok;
+}
+
 /* A Compton-consistent track of n points, in order: from the target in a
  * random direction, free paths drawn with germanium's attenuation (3 to
  * 40 mm), scattering angles from Klein-Nishina, exact Compton energies,
@@ -95,28 +125,7 @@ static double make_track_from(unsigned n, track_point_t *p, uint64_t *rng, const
         double r = 235.0 - log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e0));
         for (int k = 0; k < 3; k++)
             x[k] = r * d[k];
-        double e = e0;
-        bool ok = true;
-        for (unsigned k = 0; k < n && ok; k++) {
-            double dep = e;
-            if (k + 1 < n) {
-                double ct = sim_compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, ct);
-                dep = e - e2;
-                ok = dep >= 5.0 && e2 >= 30.0;
-                turn(d, ct, 2.0 * PI * tu_uniform());
-                e = e2;
-            }
-            for (int j = 0; j < 3; j++)
-                p[k].pos[j] = (float)x[j];
-            p[k].energy = (float)dep;
-            p[k].crystal = 0;
-            p[k].segment = 0;
-            double step = -log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e));
-            step = fmin(fmax(step, 3.0), 40.0);
-            for (int j = 0; j < 3; j++)
-                x[j] += step * d[j];
-        }
-        if (ok) {
+        if (compton_walk(p, 0, n, e0, x, d, rng)) {
             double s = 0.0;
             for (unsigned k = 0; k < n; k++)
                 s += p[k].energy;
@@ -1338,28 +1347,9 @@ static unsigned make_backscatter(track_point_t *p, uint64_t *rng)
         double step = t_far - log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e1));
         for (int j = 0; j < 3; j++)
             x[j] += step * d[j];
-        double e = e1;
-        bool ok = true;
-        for (unsigned k = 1; k < n && ok; k++) {
-            double dep = e;
-            if (k + 1 < n) {
-                const double c2 = sim_compton_sample_cos_theta(e, rng), e2 = compton_scattered_energy(e, c2);
-                dep = e - e2;
-                ok = dep >= 5.0 && e2 >= 30.0;
-                turn(d, c2, 2.0 * PI * tu_uniform());
-                e = e2;
-            }
-            for (int j = 0; j < 3; j++)
-                p[k].pos[j] = (float)x[j];
-            p[k].energy = (float)dep;
-            step = fmin(fmax(-log(1.0 - tu_uniform()) / (0.1 * gexs_linear_attenuation(e)), 3.0), 40.0);
-            for (int j = 0; j < 3; j++)
-                x[j] += step * d[j];
-        }
-        for (unsigned k = 0; k < n; k++) {
-            p[k].crystal = 0;
-            p[k].segment = 0;
-        }
+        const bool ok = compton_walk(p, 1, n, e1, x, d, rng);
+        p[0].crystal = 0;
+        p[0].segment = 0;
         unsigned lab[8];
         if (ok && track_cluster(p, n, 20.0, lab) == 2)
             return n;
