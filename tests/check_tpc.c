@@ -670,11 +670,23 @@ START_TEST(neighbours_pick_the_straightest)
         c[n++] = (adf_tpc_cluster_t){(uint8_t)(r - 2), 0, (float)(y0 + ty * (xd - x0)), (float)(z0 + tz * (xd - x0))};
         c[n++] = (adf_tpc_cluster_t){(uint8_t)(r + 2), 0, (float)(y0 + ty * (xu - x0)), (float)(z0 + tz * (xu - x0))};
         int distract = (int)tu_below(8);
+        double offs[2][8];
+        int noff[2] = {0, 0};
         for (int k = 0; k < distract; k++) {
             int up = (int)tu_below(2);
             double dx = up ? xu - x0 : xd - x0;
-            /* a slope at least 0.05 off the line's in y: S at least 0.05^2 larger */
+            /* a slope at least 0.05 off the line's in y: S at least 0.05^2
+             * larger with the line's other cluster; and at least 0.05 off
+             * every distractor's across the middle, so that no two of them
+             * make a second straight line through it (S = their difference^2):
+             * one that would is left out */
             double off = (0.05 + 0.25 * tu_uniform()) * (tu_below(2) ? 1 : -1);
+            bool clash = false;
+            for (int j = 0; j < noff[!up]; j++)
+                clash |= fabs(off - offs[!up][j]) < 0.05;
+            if (clash)
+                continue;
+            offs[up][noff[up]++] = off;
             c[n++] = (adf_tpc_cluster_t){(uint8_t)(up ? r + 2 : r - 2), 0, (float)(y0 + (ty + off) * dx),
                                          (float)(z0 + tz * dx)};
         }
