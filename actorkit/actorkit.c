@@ -488,7 +488,7 @@ void ak_types_reset(ak_types_t *t)
     memset(t, 0, sizeof *t);
 }
 
-static void types_add(ak_types_t *t, uint32_t type)
+void ak_types_add(ak_types_t *t, uint32_t type)
 {
     t->frames++;
     for (unsigned i = 0; i < t->n; i++)
@@ -510,7 +510,7 @@ void ak_types_tally(ak_types_t *t, ak_copier_t *c, const void *in, unsigned in_s
     adf_reader_reset(c->reader, in_size ? in : NULL, in ? in_size : 0, 0);
     adf_frame_t f;
     while (adf_reader_next(c->reader, &f) == ADF_OK)
-        types_add(t, f.key.type);
+        ak_types_add(t, f.key.type);
 }
 
 uint64_t ak_types_count(const ak_types_t *t, uint32_t type)

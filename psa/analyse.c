@@ -643,15 +643,21 @@ static void job_let_go(psa_job_t *j)
     j->views = NULL;
 }
 
-/* The searched round's results to the records, in the order the problems
- * were made (for each hit the best of its T0 shifts); residual: each hit's
- * point and placement, for the next round. */
-static void take_results(const psa_engine_t *e, psa_job_t *j)
+/* The searched round's results to records first, first + step, ... < end
+ * (each record's own: its result, its hits' points and placements), in
+ * the order the problems were made (for each hit the best of its T0
+ * shifts); residual: each hit's point and placement, for the next round.
+ * On the engine's threads: the hits flagged are counted into the stats
+ * once a call. */
+static void take_records(void *ctx, size_t first, size_t step, size_t end)
 {
+    const pass_t *p = ctx;
+    const psa_engine_t *e = p->e;
+    psa_job_t *j = p->j;
     const size_t per_hit = 2 * (size_t)e->cfg.t0_search + 1;
     const psa_batch_t *b = j->batch;
-    psa_stats_t *st = j->stats;
-    for (size_t c = 0; c < j->n; c++) {
+    uint64_t own_trace = 0;
+    for (size_t c = first; c < end; c += step) {
         hitlist_t *h = &j->hits[c];
         if (!h->redo)
             continue;
@@ -672,7 +678,7 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
             float pos[3];
             det_basis_position(e->basis, s, q, pos);
             hit->status = j->slots[bi].own_trace ? PSA_HIT_OWN_TRACE : 0;
-            st->own_trace += first_search && j->slots[bi].own_trace;
+            own_trace += first_search && j->slots[bi].own_trace;
             hit->segment = (int16_t)s;
             hit->crystal = (int16_t)o->crystal_id;
             hit->x = pos[0];
@@ -690,6 +696,14 @@ static void take_results(const psa_engine_t *e, psa_job_t *j)
         if (top > h->found)
             h->found = top;
     }
+    if (own_trace)
+        __atomic_fetch_add(&j->stats->own_trace, own_trace, __ATOMIC_RELAXED);
+}
+
+static void take_results(const psa_engine_t *e, psa_job_t *j, struct tusk_pool *pool)
+{
+    pass_t pass = {e, j};
+    psa_parallel_blocks(pool, 0, j->n, e->cfg.threads, take_records, &pass);
 }
 
 /* The adaptive mode's fine pass: points of s within two grid steps of q. */
@@ -796,7 +810,7 @@ static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bo
         int rc = search(e, be, j->batch, j->stats, err);
         if (rc != TUSK_OK)
             return rc;
-        take_results(e, j);
+        take_results(e, j, pool);
     }
 }
 
@@ -836,7 +850,9 @@ int psa_analyse_start(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, 
     return rc;
 }
 
-int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, tusk_error_t *err)
+/* The round submitted waited for and taken; the next ones submitted
+ * (submit) or searched at once. */
+static int collect_round(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, bool submit, tusk_error_t *err)
 {
     if (!job->submitted)
         return TUSK_OK;
@@ -847,10 +863,21 @@ int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job,
     const psa_batch_t *b = job->batch;
     for (size_t i = 0; i < b->n; i++)
         job->stats->fom_terms += (uint64_t)b->n_channels[i] * b->samples * e->npoints[b->segment[i]];
-    take_results(e, job);
-    /* The refinement rounds (residual), one search each. */
+    take_results(e, job, psa_engine_pool(e));
+    /* The refinement rounds (residual): the next one submitted, or all
+     * searched one after another. */
     job->round++;
-    return run_rounds(e, be, job, false, err);
+    return run_rounds(e, be, job, submit, err);
+}
+
+int psa_analyse_step(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, tusk_error_t *err)
+{
+    return collect_round(e, be, job, true, err);
+}
+
+int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *be, psa_job_t *job, tusk_error_t *err)
+{
+    return collect_round(e, be, job, false, err);
 }
 
 int psa_job_new(psa_job_t **out, const psa_engine_t *e, tusk_error_t *err)

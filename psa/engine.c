@@ -18,9 +18,9 @@ void psa_config_default(psa_config_t *c)
     c->mask = PSA_MASK_NEIGHBOURS;
     c->include_hit = false;
     c->include_core = false;
-    /* yes: crystals of several hits 2.75 -> 1.72 mm noise-free (docs/validation.md), but its later rounds
-     * stall the OpenCL pipeline: one psa in tusk-run on the H200 967 k -> 612 k single-hit records/s
-     * (BENCHMARKS.md, issue 21); a setting until they do not. */
+    /* yes: crystals of several hits 2.75 -> 1.72 mm noise-free (docs/validation.md), but the host's work
+     * of its later rounds halves one psa's rate in tusk-run on the H200 (60Co 1.09 M -> 0.49 M records/s,
+     * the rounds pipelined; BENCHMARKS.md, issues 21 and 22); a setting until it costs less. */
     c->residual = false;
     c->refine = 1;
     c->t0_search = 0;

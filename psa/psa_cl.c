@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "psa_private.h"
 #include "psa_shared.h"
 #include "tusk/cl.h"
@@ -41,7 +42,7 @@
 #define CHUNK_PARTS 4
 #define CHUNK_FLOATS ((size_t)1 << 24) /* trace floats per chunk, at most (64 MiB) */
 #define REDUCE_ROUND 64
-#define PSA_CL_FLIGHTS 2        /* batches searched at once (psa_cl_submit) */
+#define PSA_CL_FLIGHTS PSA_JOBS_IN_FLIGHT /* batches searched at once (psa_cl_submit) */
 /* The power function's check: |d|^p for |d| from POW_CHECK_LO to
  * POW_CHECK_HI (log-spaced) and 0, each within POW_TERM_TOLERANCE
  * (relative) of the exact value, or the search falls back to powr. A FoM's
@@ -955,8 +956,11 @@ int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     if (b->n > UINT32_MAX / 4)
         return tusk_error_set(err, TUSK_EINVAL, "a batch of %zu problems: too many for one search", b->n);
     const unsigned before = c->flying;
+    const uint64_t t0 = tusk_clock_ns();
     if ((st = launch(c, b, err)) && c->flying != before)
         settle(c); /* commands of this batch were enqueued: everything in flight is abandoned */
+    c->stats.submit_ms += (double)(tusk_clock_ns() - t0) * 1e-6;
+    c->stats.batches += st == TUSK_OK;
     return st;
 }
 
@@ -967,8 +971,10 @@ static int take_flight(psa_cl_t *c, flight_t *fl, psa_batch_t *b, tusk_error_t *
     const char *dev = tusk_cl_describe(c->cl);
     int st = TUSK_OK;
     if (fl->read) {
+        const uint64_t t0 = tusk_clock_ns();
         st = tusk_cl_check(clWaitForEvents(1, &fl->read), err, "clWaitForEvents (PSA results, %zu problems) on %s",
                            fl->n, dev);
+        c->stats.wait_ms += (double)(tusk_clock_ns() - t0) * 1e-6;
         if (!st && fl->up_ev.n)
             st = tusk_cl_check(clWaitForEvents((cl_uint)fl->up_ev.n, fl->up_ev.ev), err,
                                "clWaitForEvents (PSA uploads) on %s", dev);

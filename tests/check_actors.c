@@ -1055,16 +1055,16 @@ END_TEST
 
 /* n frames into buf (bytes returned): data:crystal records of 10 to 60
  * samples (traces with a step at a random time and noise, 0 to 3 hits,
- * now and then a non-finite energy: rejected) and now and then a meta
- * frame. */
-static size_t psa_random_input(uint8_t *buf, size_t cap, unsigned n)
+ * now and then a non-finite energy: rejected) and meta frames: now and
+ * then (every 0), or all but every every-th frame (a crystal). */
+static size_t psa_random_input_every(uint8_t *buf, size_t cap, unsigned n, unsigned every)
 {
     adf_writer_t *w = adf_writer_new();
     adf_crystal_t *c = malloc(sizeof *c);
     ck_assert(w && c);
     adf_writer_reset(w, buf, cap);
     for (unsigned i = 0; i < n; i++) {
-        if (tu_below(5) == 0) {
+        if (every ? i % every != 0 : tu_below(5) == 0) {
             adf_key_t meta = {0, 0xFA0000F1u, i, 100 + i};
             ck_assert_int_eq(adf_writer_put(w, &meta, "meta", 4), ADF_OK);
             continue;
@@ -1096,6 +1096,11 @@ static size_t psa_random_input(uint8_t *buf, size_t cap, unsigned n)
     free(c);
     adf_writer_destroy(&w);
     return used;
+}
+
+static size_t psa_random_input(uint8_t *buf, size_t cap, unsigned n)
+{
+    return psa_random_input_every(buf, cap, n, 0);
 }
 
 /* What the psa actor wrote for one input before issue 21, appended to
@@ -1192,17 +1197,24 @@ static void psa_flush(fx_t *a, uint32_t out_size, uint8_t *acc, size_t cap, size
     free(out);
 }
 
-/* The psa actor, reading the records in place and (opencl) holding one
- * input while the device searches it, writes byte for byte what it wrote
- * before issue 21 (psa_old_output, the same backend): random records in 1
- * to 6 inputs, output buffers of random sizes (straight or staged), then
- * process_flush; with the opencl backend (where there is a device) the
- * first input that searches writes nothing until the next input comes.
- * After a held input, an input malformed from its first byte lets the held
- * output out, then fails; one damaged at frame k lets out the held output
- * and that of the frames before k, then fails. */
+/* The psa actor, reading the records in place and (opencl) holding
+ * inputs while the device searches them, writes byte for byte what it
+ * wrote before issue 21 (psa_old_output: psa_analyse on the decoded
+ * records, the same backend and settings): random records in 1 to 6
+ * inputs (loop 1: up to 14, so that with residual rounds more inputs are
+ * held than the pipeline takes at once), now and then one of 256 to 500
+ * frames (with threads > 1 written in parts on threads), output buffers
+ * of random sizes (straight or staged), then process_flush; with the opencl backend
+ * (where there is a device) the first input that searches writes nothing
+ * until the next input comes. After held inputs, an input malformed from
+ * its first byte lets the held output out, then fails; one damaged at
+ * frame k lets out the held output and that of the frames before k, then
+ * fails. Loop 0: residual = no (one round); loop 1: residual = yes (the
+ * records of several hits searched in rounds, a held input's rounds
+ * taken one a call). */
 START_TEST(psa_output_as_before)
 {
+    const bool residual = _i == 1;
     char dir[256], basis[512];
     tu_make_dir(dir, sizeof dir);
     snprintf(basis, sizeof basis, "%s/synthetic.basis", dir);
@@ -1212,7 +1224,12 @@ START_TEST(psa_output_as_before)
     ck_assert_msg(det_basis_load(&b, basis, NULL, &err) == TUSK_OK, "%s", err.message);
     psa_config_t cfg;
     psa_config_default(&cfg);
-    cfg.residual = false; /* the old actor's (psa_old_output) comparison: one round */
+    cfg.residual = residual;
+    /* With residual, 2 x (1 + refine) rounds: up to 10, more than the
+     * PSA_JOBS_IN_FLIGHT inputs the pipeline holds at once. */
+    cfg.refine = residual ? 1 + tu_below(4) : cfg.refine;
+    char refine[8];
+    snprintf(refine, sizeof refine, "%u", cfg.refine);
     psa_engine_t *e = NULL;
     ck_assert_msg(psa_engine_new(&e, b, &cfg, &err) == TUSK_OK, "%s", err.message);
     const size_t cap = 1u << 20;
@@ -1241,14 +1258,17 @@ START_TEST(psa_output_as_before)
         char threads[8];
         snprintf(threads, sizeof threads, "%u", 1 + tu_below(3));
         const char *kv[] = {"basis", basis, "backend", backends[k], "threads", threads, "device", "any",
-                            "residual", "no", NULL};
+                            "residual", residual ? "yes" : "no", "refine", refine, NULL};
         fx_t a;
         fx_start(&a, "psa", TUSK_FILTER, 1, 0, kv);
         size_t want_len = 0, got_len = 0;
-        const unsigned inputs = 1 + tu_below(6);
+        const unsigned inputs = 1 + tu_below(residual ? 14 : 6);
         bool held_seen = false;
         for (unsigned i = 0; i < inputs; i++) {
-            size_t size = psa_random_input(in, cap, tu_below(30));
+            /* Now and then an input of 256 to 500 frames, every 8th a
+             * record: written on several threads (WRITE_PARALLEL_MIN). */
+            size_t size = tu_below(3) == 0 ? psa_random_input_every(in, cap, 256 + tu_below(245), 8)
+                                           : psa_random_input(in, cap, tu_below(30));
             want_len += psa_old_output(e, &be, in, size, want + want_len, 4 * cap - want_len);
             size_t before = got_len;
             psa_filter(&a, in, size, 256 + tu_below(4000), got, 4 * cap, &got_len);
@@ -1260,7 +1280,8 @@ START_TEST(psa_output_as_before)
         psa_flush(&a, 256 + tu_below(4000), got, 4 * cap, &got_len);
         ck_assert_uint_eq(got_len, want_len);
         ck_assert_msg(memcmp(got, want, want_len) == 0, "backend %s: other bytes than before", backends[k]);
-        printf("psa_output_as_before: %s, %u inputs: %zu bytes as before\n", backends[k], inputs, want_len);
+        printf("psa_output_as_before: %s, residual %s, refine %u, %u inputs: %zu bytes as before\n", backends[k],
+               residual ? "yes" : "no", cfg.refine, inputs, want_len);
         if (k == 2) {
             /* A held input, then one malformed from its first byte, one damaged
              * inside its second frame, one with a record too short to analyse:
@@ -2039,7 +2060,7 @@ int main(void)
     tc = tcase_create("analysing filters");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, psa_keeps_frames_before_damage);
-    tcase_add_test(tc, psa_output_as_before);
+    tcase_add_loop_test(tc, psa_output_as_before, 0, 2);
     tcase_add_test(tc, tracking_keeps_events_before_damage);
     tcase_add_test(tc, zfinder_and_sts_keep_frames_before_damage);
     suite_add_tcase(s, tc);

@@ -496,13 +496,14 @@ START_TEST(test_chunks_and_growth)
 }
 END_TEST
 
-/* Batches in flight (psa_cl_submit / psa_cl_collect): two at a time, of
- * random sizes, one empty, in small chunks, so that the two buffer sets
- * pass from one batch to the next and grow while the other batch's
- * kernels may run: each batch gets, bit for bit, what psa_cl_search gives
- * it alone. Refused: a third batch, the same batch twice, collecting out
- * of order or with none in flight, psa_cl_search while two are (behind
- * one it gives the same as alone, and the other stays in flight). */
+/* Batches in flight (psa_cl_submit / psa_cl_collect): up to
+ * PSA_JOBS_IN_FLIGHT at a time, of random sizes, one empty, in small
+ * chunks, so that the two buffer sets pass from one batch to the next and
+ * grow while other batches' kernels may run: each batch gets, bit for
+ * bit, what psa_cl_search gives it alone. Refused: one batch more, the
+ * same batch twice, collecting out of order or with none in flight,
+ * psa_cl_search while PSA_JOBS_IN_FLIGHT are (behind fewer it gives the
+ * same as alone, and the others stay in flight). */
 START_TEST(test_submit_collect)
 {
     setenv("TUSK_PSA_CL_CHUNK", "61", 1);
@@ -510,8 +511,12 @@ START_TEST(test_submit_collect)
     psa_cl_t *cl = cl_of(e);
     unsetenv("TUSK_PSA_CL_CHUNK");
     tusk_error_t err;
-    enum { B = 5 };
-    static const uint32_t lo[B] = {1, 100, 0, 1, 200}, span[B] = {100, 600, 1, 300, 700};
+    enum { F = PSA_JOBS_IN_FLIGHT, B = F + 3 };
+    uint32_t lo[B], span[B];
+    for (int k = 0; k < B; k++) {
+        lo[k] = k == 2 ? 0 : 1 + 100 * (uint32_t)tu_below(3);
+        span[k] = k == 2 ? 1 : 100 + (uint32_t)tu_below(600); /* batch 2: empty */
+    }
     psa_batch_t *b[B];
     uint32_t *best[B];
     float *fom[B];
@@ -540,16 +545,17 @@ START_TEST(test_submit_collect)
     ck_assert_msg(psa_cl_submit(cl, b[0], &err) == TUSK_OK, "%s", err.message);
     ck_assert_int_eq(psa_cl_submit(cl, b[0], &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "being searched already");
-    ck_assert_msg(psa_cl_submit(cl, b[1], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_int_eq(psa_cl_submit(cl, b[2], &err), TUSK_EINVAL);
+    for (int k = 1; k < F; k++)
+        ck_assert_msg(psa_cl_submit(cl, b[k], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_int_eq(psa_cl_submit(cl, b[F], &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "collect one first");
     ck_assert_int_eq(psa_cl_collect(cl, b[1], &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "not the oldest");
-    ck_assert_int_eq(psa_cl_search(cl, b[2], &err), TUSK_EINVAL);
+    ck_assert_int_eq(psa_cl_search(cl, b[F], &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "collect one first");
-    /* In order, a new one submitted after each collect. */
+    /* The oldest. */
     ck_assert_msg(psa_cl_collect(cl, b[0], &err) == TUSK_OK, "%s", err.message);
-    /* A search behind the one in flight, which stays in flight. */
+    /* A search behind the ones in flight, which stay in flight. */
     ck_assert_msg(psa_cl_search(cl, b[0], &err) == TUSK_OK, "%s", err.message);
     for (size_t i = 0; i < b[0]->n; i++)
         ck_assert_msg(b[0]->best[i] == best[0][i] && memcmp(&b[0]->fom[i], &fom[0][i], sizeof fom[0][i]) == 0,
@@ -557,13 +563,12 @@ START_TEST(test_submit_collect)
     ck_assert_int_eq(psa_cl_collect(cl, b[0], &err), TUSK_EINVAL);
     tu_assert_error(&err, TUSK_EINVAL, "not the oldest");
     total += b[0]->n; /* searched twice */
-    ck_assert_msg(psa_cl_submit(cl, b[2], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_collect(cl, b[1], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_submit(cl, b[3], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_collect(cl, b[2], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_submit(cl, b[4], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_collect(cl, b[3], &err) == TUSK_OK, "%s", err.message);
-    ck_assert_msg(psa_cl_collect(cl, b[4], &err) == TUSK_OK, "%s", err.message);
+    /* In order, a new one submitted after each collect while there are. */
+    for (int k = 1; k < B; k++) {
+        if (k + F - 1 < B)
+            ck_assert_msg(psa_cl_submit(cl, b[k + F - 1], &err) == TUSK_OK, "%s", err.message);
+        ck_assert_msg(psa_cl_collect(cl, b[k], &err) == TUSK_OK, "%s", err.message);
+    }
     psa_cl_stats(cl, &st1);
     ck_assert_uint_eq(st1.problems - st0.problems, total);
     for (int k = 0; k < B; k++) {
@@ -574,7 +579,7 @@ START_TEST(test_submit_collect)
         free(fom[k]);
         psa_batch_destroy(&b[k]);
     }
-    printf("%zu problems in 5 batches, two in flight: the results of each alone\n", total);
+    printf("%zu problems in %d batches, %d in flight: the results of each alone\n", total, B, F);
     /* Again usable for a plain search, and destroyed with a batch in flight. */
     psa_batch_t *one = batch_new(1);
     add_problem(e, one, 3, PLANTED, NULL);

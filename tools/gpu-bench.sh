@@ -407,6 +407,16 @@ actor_cores() {
 # shared memory between the instances, distributed/shmlink.h, beside the
 # same chain over ipc). A chain runs once over its file (pass 1: the rate), then
 # replays it for about PSA_CHAIN_SECONDS (10) of tusk-run's run time.
+# Then the single-hit chain over shm with finer bases (the same crystal,
+# basis points every 3 and 2 mm: tusk-basis gen --grid 3 / 2; about 8 and
+# 27 times the coarse basis' 2,048 points, so the search, not the host,
+# sets the rate: what the GPU delivers inside the chain when it is the
+# limit, beside tusk-bench's search alone in psa-bench-g3/-g2.txt), and
+# the 60Co chain with residual = yes (issue 22's subtraction in rounds).
+# The backend column names the variant: opencl/shm/g3, opencl/shm/g2,
+# opencl/shm/res. PSA_SPECS (chains separated by ';', each "DATA BACKEND
+# INSTANCES [TRANSPORT [VARIANT]]") runs other chains; PSA_BENCH=no
+# leaves tusk-bench out.
 # psa-chains.txt, a line a chain: records/s = records / run time; hits a
 # record and FoM terms/s from the psa instances' summaries; cores and GPU
 # busy as cores_used and gpu_busy say (the whole tusk-run, start-up
@@ -436,10 +446,27 @@ psa() {
         echo "no input: tusk-sim failed (psa-sim.txt)" >> "$summary"
         return
     fi
-    tusk-bench psa --basis "$basis" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" > "$out/psa-bench.txt" 2>&1
-    echo "exit status $?" >> "$out/psa-bench.txt"
-    for spec in "line100 opencl 1" "line100 opencl 1 shm" "co60 opencl 1" "co60 opencl 1 shm" "line100 opencl 2" \
-        "line100 opencl 4" "line100 fast 1" "co60 fast 1"; do
+    if [ "${PSA_BENCH:-yes}" != no ]; then
+        tusk-bench psa --basis "$basis" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" > "$out/psa-bench.txt" 2>&1
+        echo "exit status $?" >> "$out/psa-bench.txt"
+    fi
+    local g
+    for g in 3 2; do
+        if tusk-basis gen -c "$share/crystal-coarse.conf" --grid "$g" --int16 -q -o "$work/crystal-g$g.tbs" \
+            > "$out/psa-basis-g$g.txt" 2>&1 && [ "${PSA_BENCH:-yes}" != no ]; then
+            tusk-bench psa --basis "$work/crystal-g$g.tbs" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" \
+                > "$out/psa-bench-g$g.txt" 2>&1
+            echo "exit status $?" >> "$out/psa-bench-g$g.txt"
+        fi
+    done
+    local specs=${PSA_SPECS:-"line100 opencl 1;line100 opencl 1 shm;co60 opencl 1;co60 opencl 1 shm;line100 opencl 2;\
+line100 opencl 4;line100 fast 1;co60 fast 1;line100 opencl 1 shm g3;line100 opencl 1 shm g2;co60 opencl 1 shm res"}
+    local IFS_was=$IFS
+    IFS=';'
+    # shellcheck disable=SC2206 # split at ';' on purpose
+    local list=($specs)
+    IFS=$IFS_was
+    for spec in "${list[@]}"; do
         # shellcheck disable=SC2086
         psa_chain $spec
     done
@@ -473,7 +500,8 @@ EOF
 }
 
 # psa_xml INSTANCES BACKEND DEVICE THREADS: the psa stage of the psa and
-# agata chains, fed by reader_xml's producer (the basis $basis).
+# agata chains, fed by reader_xml's producer (the basis $basis; further
+# parameter lines in $psa_extra).
 psa_xml() {
     cat <<EOF
   <intermediary instances="$1">
@@ -484,7 +512,7 @@ psa_xml() {
     <parameter name="basis">$basis</parameter>
     <parameter name="backend">$2</parameter>
     <parameter name="device">$3</parameter>
-    <parameter name="threads">$4</parameter>
+    <parameter name="threads">$4</parameter>${psa_extra:-}
   </intermediary>
 EOF
 }
@@ -505,13 +533,23 @@ psa_topology() {
 EOF
 }
 
-# psa_chain DATA BACKEND INSTANCES [TRANSPORT]: pass 1, then the long run
-# with the GPU's load sampled; its line in psa-chains.txt. TRANSPORT:
-# tusk-run's --transport (default: its own choice, ipc).
+# psa_chain DATA BACKEND INSTANCES [TRANSPORT [VARIANT]]: pass 1, then the
+# long run with the GPU's load sampled; its line in psa-chains.txt.
+# TRANSPORT: tusk-run's --transport (default: its own choice, ipc).
+# VARIANT: g3 or g2 (the basis of that grid, made by psa()), res
+# (residual = yes).
 psa_chain() {
-    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4} file=$work/psa-$1.adf
-    local transport=${4:+--transport $4} label=$2${4:+/$4}
-    local records th t1 repeat frames status secs dmon= cpu=
+    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4}${5:+-$5} file=$work/psa-$1.adf
+    local transport=${4:+--transport $4} label=$2${4:+/$4}${5:+/$5}
+    local records th t1 repeat frames status secs dmon= cpu= basis=$basis psa_extra=
+    case ${5:-} in
+        g[0-9]) basis=$work/crystal-$5.tbs ;;
+        res) psa_extra=$'\n    <parameter name="residual">yes</parameter>' ;;
+    esac
+    if [ ! -f "$basis" ]; then
+        printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (no basis: psa-basis-$5.txt)" >> "$summary"
+        return
+    fi
     records=$(tusk-adf stats "$file" | awk '$1 == "data:crystal" { print $2 }')
     if [ "$backend" = fast ]; then th=0; else th=$((threads / n)); [ "$th" -ge 1 ] || th=1; fi
     psa_topology "$file" 1 "$backend" "$n" "$th" $((records * producers)) > "$work/$name-pass1.xml"

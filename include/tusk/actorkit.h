@@ -376,6 +376,10 @@ TUSK_API void ak_types_reset(ak_types_t *types);
  * ak_check_frames passed it: a malformed buffer is tallied up to the
  * damage), and the buffer. */
 TUSK_API void ak_types_tally(ak_types_t *types, ak_copier_t *copier, const void *in, unsigned in_size);
+/* Tally one frame of `type` (for an actor that has walked the buffer's
+ * frames already: ak_types_tally's count without a second walk; the
+ * buffer itself counted by the caller, types->buffers++). */
+TUSK_API void ak_types_add(ak_types_t *types, uint32_t type);
 /* Frames of `type` tallied (0 for a type beyond the first AK_TYPES_MAX). */
 TUSK_API uint64_t ak_types_count(const ak_types_t *types, uint32_t type);
 /* "data:psa 340, meta:eof 1" (types without a name as 0x%08X), "none". */

@@ -254,29 +254,44 @@ typedef struct psa_job psa_job_t;
 
 TUSK_API int psa_job_new(psa_job_t **out, const psa_engine_t *e, tusk_error_t *err);
 TUSK_API void psa_job_destroy(psa_job_t **job);
-/* Whether the job's search was submitted and is not finished yet. */
+/* Whether the job's search is pending: a round submitted, not waited
+ * for yet (psa_analyse_step). */
 TUSK_API bool psa_job_pending(const psa_job_t *job);
 
-/* psa_analyse on n records read in place (adf_crystal_view), in two
- * halves. psa_analyse_start runs steps 1 - 3 on the engine's threads,
- * reading of each record's traces only the samples it uses (the core's,
- * and the mask channels' of its hits), then the search: with a backend
- * that has submit, in full mode, the first round is submitted and
- * psa_analyse_finish (same engine, backend and job) waits for it, runs
- * the residual mode's further rounds (each searched at once, behind the
- * batch in flight) and completes out[] and stats; otherwise it is all
- * done when psa_analyse_start returns (out[] complete, finish a
- * no-op). The records' bytes are not read after psa_analyse_start; out
- * and stats must stay until finish. The headers of out[] (crystal id,
- * status, core energies and times, psa_status of a rejected record) are
- * set by psa_analyse_start. Jobs submitted to one backend are finished in
- * the order they started; psa_cl takes two at a time, so that one batch
- * is searched while the next is prepared. A failed psa_analyse_finish
- * leaves the job finished, its results incomplete. The results are those
- * of psa_analyse on the decoded records, bit for bit. */
+/* Jobs whose searches a backend with submit takes at once (psa_cl): a
+ * caller keeps at most this many pending. */
+#define PSA_JOBS_IN_FLIGHT 8
+
+/* psa_analyse on n records read in place (adf_crystal_view), in steps.
+ * psa_analyse_start runs steps 1 - 3 on the engine's threads, reading of
+ * each record's traces only the samples it uses (the core's, and the mask
+ * channels' of its hits), then the search: with a backend that has
+ * submit, in full mode, the first round is submitted and the job is
+ * pending (psa_job_pending); otherwise it is all done when
+ * psa_analyse_start returns (out[] complete). A pending job goes on with
+ * psa_analyse_step (same engine, backend and job), which waits for the
+ * round submitted, takes its results and submits the residual mode's
+ * next round if there is one (the job still pending), else completes
+ * out[] and stats. psa_analyse_finish completes a job: waits for its
+ * round submitted, then searches its further rounds at once, each behind
+ * the searches of other jobs pending (which stay pending; at most
+ * PSA_JOBS_IN_FLIGHT - 1 of them); a no-op for a job that is not
+ * pending. The records' bytes are not read
+ * after psa_analyse_start; out and stats must stay until the job is
+ * done. The headers of out[] (crystal id, status, core energies and
+ * times, psa_status of a rejected record) are set by psa_analyse_start.
+ * Several jobs may be pending on one backend (at most
+ * PSA_JOBS_IN_FLIGHT), so that the device searches one job's round while
+ * the host prepares another's: their rounds must be waited for (step or
+ * finish) in the order they were submitted (psa_cl refuses another
+ * order, TUSK_EINVAL). A failed step or finish leaves the job finished,
+ * its results incomplete; a device failure abandons every job pending
+ * (their steps then fail). The results are those of psa_analyse on the
+ * decoded records, bit for bit. */
 TUSK_API int psa_analyse_start(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job,
                                const adf_crystal_view_t *in, size_t n, adf_psa_t *out, psa_stats_t *stats,
                                tusk_error_t *err);
+TUSK_API int psa_analyse_step(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job, tusk_error_t *err);
 TUSK_API int psa_analyse_finish(psa_engine_t *e, const psa_backend_t *backend, psa_job_t *job, tusk_error_t *err);
 
 /* Steps 1 - 3 of psa_analyse without the search: append to `batch` the

@@ -80,13 +80,13 @@ TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
  * psa_cl_search does (nothing is changed when it is refused), packs and
  * enqueues its search and returns; the batch must be left unchanged until
  * psa_cl_collect, which waits for the OLDEST batch submitted (TUSK_EINVAL
- * for another one) and fills its best[] and fom[]. Two batches may be
- * submitted at once (TUSK_EINVAL for a third): the second's packing and
- * uploads overlap the first's kernels, and its kernels follow them on the
- * device without a gap. A failure of the device (TUSK_ECL) abandons every
- * batch in flight. psa_cl_search runs behind one batch in flight (which
- * stays in flight; the device searches them in order) and refuses to run
- * behind two. */
+ * for another one) and fills its best[] and fom[]. PSA_JOBS_IN_FLIGHT
+ * batches may be submitted at once (TUSK_EINVAL for one more): a later
+ * one's packing and uploads overlap the earlier ones' kernels, and its
+ * kernels follow theirs on the device without a gap. A failure of the
+ * device (TUSK_ECL) abandons every batch in flight. psa_cl_search runs
+ * behind the batches in flight (which stay in flight; the device searches
+ * them in order) and refuses to run behind PSA_JOBS_IN_FLIGHT. */
 TUSK_API int psa_cl_submit(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 TUSK_API int psa_cl_collect(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 
@@ -107,8 +107,9 @@ TUSK_API const char *psa_cl_describe(const psa_cl_t *cl);
  * of psa_cl_new is not counted), kernel_ms both kernels, download_ms the
  * results. */
 typedef struct psa_cl_stats {
-    uint64_t launches, problems;
-    double upload_ms, kernel_ms, download_ms;
+    uint64_t launches, problems, batches;
+    double upload_ms, kernel_ms, download_ms;  /* the device's (profiling events) */
+    double submit_ms, wait_ms;   /* the host's: planning, packing and enqueueing batches; waiting for results */
 } psa_cl_stats_t;
 
 TUSK_API void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats);
