@@ -30,6 +30,7 @@
 
 #include "base/bytes.h"
 #include "base/grow.h"
+#include "base/clock.h"
 #include "psa_private.h"
 
 /* ADF channel of basis channel c: segments as they are, the core's high gain. */
@@ -702,8 +703,10 @@ static void take_records(void *ctx, size_t first, size_t step, size_t end)
 
 static void take_results(const psa_engine_t *e, psa_job_t *j, struct tusk_pool *pool)
 {
+    const uint64_t t0 = tusk_clock_ns();
     pass_t pass = {e, j};
     psa_parallel_blocks(pool, 0, j->n, e->cfg.threads, take_records, &pass);
+    j->stats->ns_take += tusk_clock_ns() - t0;
 }
 
 /* The adaptive mode's fine pass: points of s within two grid steps of q. */
@@ -794,7 +797,10 @@ static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bo
     struct tusk_pool *pool = psa_engine_pool(e);
     for (;; j->round++) {
         psa_batch_clear(j->batch);
+        const uint64_t t0 = tusk_clock_ns();
         long nprob = build_round(e, j, pool);
+        if (j->round > 0)
+            j->stats->ns_rounds += tusk_clock_ns() - t0;
         if (nprob < 0)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
         if (nprob == 0)

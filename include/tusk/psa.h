@@ -229,6 +229,8 @@ typedef struct psa_stats {
     uint64_t fom_terms;        /* |a - b|^p terms evaluated (early termination not counted) */
     uint64_t own_trace;        /* hits flagged PSA_HIT_OWN_TRACE */
     uint64_t rejected_nonfinite, rejected_range; /* records rejected (PSA_REJECT_*) */
+    uint64_t ns_rounds, ns_take; /* the calling thread's time making the search rounds' problems after the
+                                    first (residual), and taking every round's results (ns) */
 } psa_stats_t;
 
 /* Analyse n crystals into out[0..n) (crystal ids, core energies and
