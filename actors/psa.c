@@ -405,7 +405,7 @@ void process_stop(void *algo_data, unsigned int *error_code)
                     "total %.3f\n",
                     f->base.label, f->ns_read * per, f->ns_prepare * per, f->ns_finish * per, f->ns_write * per,
                     (f->ns_read + f->ns_prepare + f->ns_finish + f->ns_write) * per);
-            if (st->ns_rounds)
+            if (psa_engine_config(f->engine)->residual)
                 fprintf(stderr, "psa %s: of which making the residual's later rounds %.3f, taking results %.3f\n",
                         f->base.label, st->ns_rounds * per, st->ns_take * per);
             if (f->cl) {

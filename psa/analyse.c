@@ -324,6 +324,11 @@ static unsigned round_hits(const hitlist_t *h, unsigned r, unsigned *lo)
     return rr + 1 < h->passes ? 1 : h->n - rr;
 }
 
+/* A round of fewer problems (a residual round in a buffer of few crystals
+ * of several hits) is made and taken on the calling thread: waking the
+ * threads would cost more than its work. */
+#define SMALL_ROUND 128
+
 typedef struct pass {
     const psa_engine_t *e;
     psa_job_t *j;
@@ -578,7 +583,7 @@ static long build_round(const psa_engine_t *e, psa_job_t *j, struct tusk_pool *p
         (b->n + total > j->slot_cap && tusk_grow(&j->slots, &j->slot_cap, b->n + total, sizeof *j->slots) != 0))
         return -1;
     pass_t pass = {e, j};
-    psa_parallel_blocks(pool, 0, j->n, e->cfg.threads, pass_problems, &pass);
+    psa_parallel_blocks(pool, 0, j->n, total < SMALL_ROUND ? 1 : e->cfg.threads, pass_problems, &pass);
     b->n += total;
     return (long)total;
 }
@@ -705,7 +710,8 @@ static void take_results(const psa_engine_t *e, psa_job_t *j, struct tusk_pool *
 {
     const uint64_t t0 = tusk_clock_ns();
     pass_t pass = {e, j};
-    psa_parallel_blocks(pool, 0, j->n, e->cfg.threads, take_records, &pass);
+    const size_t problems = j->batch->n - j->start;
+    psa_parallel_blocks(pool, 0, j->n, problems < SMALL_ROUND ? 1 : e->cfg.threads, take_records, &pass);
     j->stats->ns_take += tusk_clock_ns() - t0;
 }
 
