@@ -19,7 +19,7 @@ void psa_config_default(psa_config_t *c)
     c->include_hit = false;
     c->include_core = false;
     /* yes: crystals of several hits 2.75 -> 1.72 mm noise-free (docs/validation.md), but the host's work
-     * of its later rounds halves one psa's rate in tusk-run on the H200 (60Co 1.09 M -> 0.49 M records/s,
+     * of its later rounds halves one psa's rate in tusk-run on the H200 (60Co 1.09 M -> 0.58 M records/s,
      * the rounds pipelined; BENCHMARKS.md, issues 21 and 22); a setting until it costs less. */
     c->residual = false;
     c->refine = 1;
