@@ -21,7 +21,7 @@
  *   summary   yes | no (yes): the summary line on stderr at the end of
  *             the run (tusk-track run -q says no); warnings and
  *             failures are printed either way
- *   cone_deg, recluster_deg, max_points, oversize, merge_points,
+ *   preset, cone_deg, recluster_deg, max_points, oversize, merge_points,
  *   recombine_points, fom_max, single_min_prob, w0_mm, w1_mm,
  *   inner_radius_mm, min_point_kev: the algorithm (tusk/track.h)
  *
@@ -68,6 +68,7 @@ TUSK_ACTOR_DECLARE("tracking", "gamma-ray tracking: event:data:psa (or data:trut
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "batch: events per tracking call (0: the whole input buffer)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
+                   "preset: psa | exact: w0_mm, w1_mm, recombine_points for PSA or exact points (psa)\n"
                    "cone_deg, recluster_deg, max_points, oversize, merge_points, recombine_points, fom_max, "
                    "single_min_prob, w0_mm, w1_mm, inner_radius_mm, min_point_kev: the algorithm (tracking/README.md)\n");
 

@@ -602,8 +602,34 @@ START_TEST(test_settings)
     ck_assert_double_eq(c.cone_deg, 15.0);
     ck_assert_double_eq(c.inner_radius_mm, 200.0);
     ck_assert_uint_eq(c.recombine_points, 0); /* off unless asked */
+    ck_assert_int_eq(c.preset, TRACK_PRESET_PSA);
+    ck_assert_double_eq(c.w0_mm, 2.0);
     ck_assert_int_eq(read_text("recombine_points = 5\n", &c, &err), TUSK_OK);
     ck_assert_uint_eq(c.recombine_points, 5);
+    /* the presets: exact points' widths and recombination; the keys given
+     * override a preset wherever they stand */
+    ck_assert_int_eq(read_text("preset = exact\n", &c, &err), TUSK_OK);
+    ck_assert_int_eq(c.preset, TRACK_PRESET_EXACT);
+    ck_assert_double_eq(c.w0_mm, 0.2);
+    ck_assert_double_eq(c.w1_mm, 0.5);
+    ck_assert_uint_eq(c.recombine_points, 7);
+    ck_assert_double_eq(c.fom_max, 3.5); /* the rest as it was */
+    ck_assert_int_eq(read_text("w1_mm = 1\nrecombine_points = 4\npreset = exact\n", &c, &err), TUSK_OK);
+    ck_assert_int_eq(c.preset, TRACK_PRESET_EXACT);
+    ck_assert_double_eq(c.w0_mm, 0.2);
+    ck_assert_double_eq(c.w1_mm, 1.0);
+    ck_assert_uint_eq(c.recombine_points, 4);
+    track_config_t d;
+    track_config_default(&d);
+    ck_assert_int_eq(read_text("preset = psa\n", &c, &err), TUSK_OK);
+    ck_assert(memcmp(&c, &d, sizeof c) == 0); /* psa: the defaults */
+    track_config_preset(&c, TRACK_PRESET_EXACT);
+    track_config_preset(&c, TRACK_PRESET_PSA);
+    ck_assert(memcmp(&c, &d, sizeof c) == 0);
+    ck_assert_int_eq(track_preset_parse("exact"), TRACK_PRESET_EXACT);
+    ck_assert_int_eq(track_preset_parse("psa"), TRACK_PRESET_PSA);
+    ck_assert_int_eq(track_preset_parse("ideal"), -1);
+    ck_assert_str_eq(track_preset_name(TRACK_PRESET_EXACT), "exact");
     struct {
         const char *text, *needle;
     } bad[] = {{"cone_degs = 3\n", "cone_degs"},
@@ -617,7 +643,9 @@ START_TEST(test_settings)
                {"inner_radius_mm = -1\n", "inner_radius_mm"},
                {"fom_max = inf\n", "fom_max"},
                {"recombine_points = 1\n", "recombine_points"},
-               {"recombine_points = 9\n", "recombine_points"}};
+               {"recombine_points = 9\n", "recombine_points"},
+               {"preset = ideal\n", "preset"},
+               {"preset = exact\nrecombine_points = 1\n", "recombine_points"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(read_text(bad[i].text, &c, &err), TUSK_EPARAM);
         tu_assert_error(&err, TUSK_EPARAM, bad[i].needle);
@@ -1357,8 +1385,9 @@ static unsigned make_backscatter(track_point_t *p, uint64_t *rng)
 }
 
 /* Recombination recovers gammas the clustering spread: backscattered
- * gammas (make_backscatter), one an event, tracked with ideal positions
- * (w0 0.2 mm, w1 0.5 mm) without and with recombine_points: without,
+ * gammas (make_backscatter), one an event, tracked with the exact
+ * preset (ideal positions: w0 0.2 mm, w1 0.5 mm; recombine_points 7)
+ * and with it but recombine_points 0: without,
  * none is ever one gamma (its points are in two clusters, which the
  * second pass only splits further); with, at least 40 % are (seeds
  * 1-60: 56-70 %), every point in one accepted gamma or counted
@@ -1386,9 +1415,9 @@ START_TEST(test_recombined_spread)
     for (int on = 0; on < 2; on++) {
         track_config_t c;
         track_config_default(&c);
-        c.w0_mm = 0.2;
-        c.w1_mm = 0.5;
-        c.recombine_points = on ? c.max_points : 0;
+        track_config_preset(&c, TRACK_PRESET_EXACT); /* exact points' widths, recombination */
+        if (!on)
+            c.recombine_points = 0;
         track_t *t = tracker_of(&c);
         ck_assert_int_eq(track_run(t, b, &err), TUSK_OK);
         unsigned flagged = 0;
@@ -1418,6 +1447,103 @@ START_TEST(test_recombined_spread)
            events, whole[1]);
     ck_assert_uint_eq(whole[0], 0);
     ck_assert_msg(whole[1] >= 0.4 * events, "recombination: %u of %u whole", whole[1], events);
+    track_batch_destroy(&b);
+}
+END_TEST
+
+/* The recombination's pruning changes nothing but the work: random
+ * events (tracks, bunches, stray points and backscattered gammas spread
+ * over two clusters) with random settings (the psa or exact preset,
+ * max_points 5-7, recombine_points, fom_max), tracked with every pair
+ * scored to the end (recombine_all) and pruned, in one chunk: the same
+ * gammas, event status and statistics to the bit but the clusters
+ * listed and the orders scored; the first two passes' clusters the same,
+ * the unions listed with pruning a part of those scored without (the
+ * same order, FoM and outcome), every union left out not kept; and the
+ * bound (track_recombine_low) at most the FoM of every union. */
+START_TEST(test_recombine_pruned)
+{
+    track_config_t c;
+    track_config_default(&c);
+    if (tu_below(2))
+        track_config_preset(&c, TRACK_PRESET_EXACT);
+    c.max_points = 5 + tu_below(3);
+    c.recombine_points = 2 + tu_below(c.max_points - 1);
+    c.fom_max = 1.5 + 4.0 * tu_uniform();
+    uint64_t rng = tu_rand() | 1;
+    track_batch_t *b = track_batch_new();
+    ck_assert_ptr_nonnull(b);
+    const unsigned events = 200 + tu_below(100);
+    tusk_error_t err;
+    for (unsigned e = 0; e < events; e++) {
+        random_event(b, e, &rng);
+        for (unsigned k = tu_below(3); k > 0; k--) {
+            track_point_t p[8];
+            const unsigned n = make_backscatter(p, &rng);
+            for (unsigned i = 0; i < n; i++)
+                ck_assert_int_eq(track_batch_add(b, &p[i], &err), TUSK_OK);
+        }
+    }
+    track_t *all = tracker_of(&c), *pr = tracker_of(&c);
+    ck_assert(pr->gap_min >= 0.0); /* what lets a partial sum stop an order */
+    all->recombine_all = true;
+    all->chunk_events = pr->chunk_events = events; /* one chunk: the parts' indices are the lists' */
+    outcome_t want, got;
+    ck_assert_int_eq(track_run(all, b, &err), TUSK_OK);
+    outcome_take(all, b, &want);
+    ck_assert_int_eq(track_run(pr, b, &err), TUSK_OK);
+    outcome_take(pr, b, &got);
+    for (size_t e = 0; e < events; e++) {
+        const adf_tracked_t *x = &want.ev[e], *y = &got.ev[e];
+        ck_assert_msg(x->n_gammas == y->n_gammas && x->status == y->status &&
+                          memcmp(x->gamma, y->gamma, x->n_gammas * sizeof x->gamma[0]) == 0,
+                      "event %zu: %u gammas scoring every pair, %u pruned, or different ones", e, x->n_gammas,
+                      y->n_gammas);
+    }
+    ck_assert_uint_le(got.stats.clusters, want.stats.clusters);
+    ck_assert_uint_le(got.stats.permutations, want.stats.permutations);
+    track_stats_t sw = want.stats, sg = got.stats;
+    sw.clusters = sg.clusters = sw.permutations = sg.permutations = 0;
+    ck_assert_msg(memcmp(&sw, &sg, sizeof sw) == 0, "the statistics differ");
+    /* the unions: pruned ones a part of all, each left out not kept */
+    size_t n2 = 0;
+    while (n2 < want.clusters && want.cl[n2].pass < 2)
+        n2++;
+    ck_assert_uint_ge(got.clusters, n2);
+    for (size_t i = 0; i < n2; i++)
+        ck_assert(got.cl[i].pass < 2 && got.cl[i].rank == want.cl[i].rank &&
+                  got.cl[i].accepted == want.cl[i].accepted &&
+                  memcmp(got.cl[i].pt, want.cl[i].pt, want.cl[i].m * sizeof want.cl[i].pt[0]) == 0);
+    size_t j = n2, unions = 0, kept = 0, above = 0;
+    for (size_t i = n2; i < want.clusters; i++) {
+        const trk_cluster_t *u = &want.cl[i];
+        ck_assert_uint_eq(u->pass, 2);
+        unions++;
+        kept += u->accepted;
+        const double low = track_recombine_low(all, b, &want.cl[u->part[0]], &want.cl[u->part[1]]);
+        ck_assert_msg(isnan(u->fom) || low <= u->fom, "union %zu of %u points: bound %.17g above its FoM %.17g", i,
+                      u->n, low, u->fom);
+        above += low > c.fom_max;
+        const trk_cluster_t *v = j < got.clusters ? &got.cl[j] : NULL;
+        if (v && v->ev == u->ev && v->part[0] == u->part[0] && v->part[1] == u->part[1]) {
+            ck_assert(v->pass == 2 && v->rank == u->rank && memcmp(&v->fom, &u->fom, sizeof u->fom) == 0 &&
+                      v->accepted == u->accepted && memcmp(v->pt, u->pt, u->m * sizeof u->pt[0]) == 0);
+            j++;
+        } else {
+            ck_assert_msg(!u->accepted, "union %zu (event %u) kept but left out by the pruning", i, u->ev);
+        }
+    }
+    ck_assert_uint_eq(j, got.clusters); /* every union listed with pruning is one of all's */
+    printf("check_tracking: pruning (preset %s, recombine_points %u, fom_max %.2f): %u events, %zu unions scored "
+           "without, %zu with (%zu bounded above fom_max), %zu kept; orders %llu against %llu\n",
+           track_preset_name(c.preset), c.recombine_points, c.fom_max, events, unions, got.clusters - n2, above, kept,
+           (unsigned long long)got.stats.permutations, (unsigned long long)want.stats.permutations);
+    ck_assert_uint_ge(kept, 1);                    /* recombination at work */
+    ck_assert_uint_lt(got.clusters - n2, unions); /* and the pruning */
+    outcome_free(&want);
+    outcome_free(&got);
+    track_destroy(&all);
+    track_destroy(&pr);
     track_batch_destroy(&b);
 }
 END_TEST
@@ -1640,6 +1766,7 @@ int main(void)
     tcase_add_test(tc, test_threads_agree);
     tcase_add_test(tc, test_germanium_path);
     tcase_add_test(tc, test_recombined_spread);
+    tcase_add_test(tc, test_recombine_pruned);
     tcase_add_test(tc, test_frames);
     tcase_add_test(tc, test_frames_threads);
     tcase_add_test(tc, test_absurd_points);

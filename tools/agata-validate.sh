@@ -37,7 +37,12 @@
 #     --decays N         decays to simulate (200000)
 #     --seed S           the simulation's seed (1)
 #     --addback-group N  crystals per add-back cluster (3: triples)
-#     --set KEY=VALUE    a tracking setting (repeatable)
+#     --set KEY=VALUE    a tracking setting (repeatable); with truth points
+#                        (--points truth, and --mode losses) the tracker's
+#                        preset is exact (exact points' position widths and
+#                        recombination: tracking/README.md, "Presets"),
+#                        said on standard error and in the rows' label;
+#                        --set preset=psa for the PSA's (the defaults)
 #     --out DIR          where the run's files go (default: a new folder)
 #
 # chain and tracked print "label,spectrum,line_kev,..." rows: summary.csv
@@ -68,7 +73,18 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $mode in chain | tracked | losses | ideal | segments | geometry) ;; *) echo "agata-validate: --mode chain, tracked, losses, ideal, segments or geometry" >&2; exit 2 ;; esac
-[ -n "$points" ] || { [ "$mode" = tracked ] && points=truth || points=psa; }
+[ -n "$points" ] || case $mode in tracked | losses) points=truth ;; *) points=psa ;; esac
+[ "$mode" != losses ] || points=truth # tusk-track losses tracks every true point
+# The tracker's preset: exact for exact (truth) points unless --set says one.
+preset=""
+case " ${track_sets:-} " in
+*" --set preset="*) preset=$(echo "$track_sets" | sed -n 's/.*--set preset=\([^ ]*\).*/\1/p') ;;
+*) if [ "$points" = truth ]; then
+       preset=exact
+       sets="<parameter name=\"preset\">exact</parameter>$sets"
+       track_sets="--set preset=exact ${track_sets:-}"
+   fi ;;
+esac
 simsets=""
 case $source in
 co60) conf=$top/config/sim-co60.conf lines="1173.2 1332.5" ;;
@@ -88,6 +104,12 @@ sim="$build/tusk-sim"
 # shellcheck disable=SC2086 # simsets are separate words
 simargs="$conf --set basis=$basis --set array=$array --events $decays --seed $seed $simsets"
 label="$source/$points"
+case $mode in chain | tracked | losses)
+    if [ -n "$preset" ]; then
+        label="$label preset $preset"
+        echo "agata-validate: $points points: tracking preset $preset (tracking/README.md, \"Presets\")" >&2
+    fi ;;
+esac
 
 # summary.csv with the label in front, and the m30 "all" rows.
 peak_table() {
@@ -122,7 +144,7 @@ losses)
     "$build/tusk-track" losses "$out/sim.adf" --array "$array" $([ "$source" = line ] && echo "--energy $energy") \
         -q ${track_sets:-} >"$out/losses.csv" 2>>"$out/log.txt" || { cat "$out/log.txt" >&2; exit 1; }
     rm -f "$out/sim.adf"
-    awk -v l="$source/truth" 'NR == 1 { print "label," $0; next } { print l "," $0 }' "$out/losses.csv"
+    awk -v l="$source/truth${preset:+ preset $preset}" 'NR == 1 { print "label," $0; next } { print l "," $0 }' "$out/losses.csv"
     exit 0 ;;
 tracked)
     # shellcheck disable=SC2086

@@ -99,6 +99,7 @@ static void scratch_free(trk_scratch_t *s)
     free(s->r);
     free(s->gam);
     free(s->live);
+    free(s->tail);
     free(s->merge);
     free(s->keys);
     free(s->psa);
@@ -492,11 +493,13 @@ static void decide(const track_t *t, const track_batch_t *b, trk_cluster_t *c, d
 {
     track_point_t pts[TRACK_MAX_CLUSTER];
     unsigned perm[TRACK_MAX_CLUSTER];
-    track_cluster_points(b, c, pts);
     if (c->n == 1)
         c->rank = 0;
-    trk_perm_of_rank(c->n, c->rank, perm);
-    c->fom = trk_fom_points(t, pts, perm, c->n);
+    if (c->pass < 2) { /* a recombined cluster's FoM is union_order's */
+        track_cluster_points(b, c, pts);
+        trk_perm_of_rank(c->n, c->rank, perm);
+        c->fom = trk_fom_points(t, pts, perm, c->n);
+    }
     if (c->n == 1)
         c->accepted = c->fom <= single_max; /* exp(-FoM) is the probability */
     else
@@ -576,37 +579,207 @@ static int second_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b
  * tries (more: its own best order only). */
 #define RECOMBINE_FIRST_ALL 3
 
-/* The order of recombined cluster c (the points of parts p and q, in
- * batch order) and its FoM: each part's points in a row - the photon
- * crosses from one part to the other once - p's then q's and q's then
- * p's, the part scored second in its own best order (the energy that
- * reaches it is its own, as when it was evaluated alone), the first in
- * every order when it has at most RECOMBINE_FIRST_ALL points (the energy
- * that reaches it is not its own), else in its own best order. The
- * lowest FoM wins, the lower rank on ties. Sets c->rank; returns the
- * orders scored. */
-static unsigned union_order(const track_t *t, const track_batch_t *b, trk_cluster_t *c, const trk_cluster_t *p,
-                            const trk_cluster_t *q)
+/* The recombination's bound (union_low) against rounding: it is
+ * computed from the same points with energies summed in another order
+ * (equal to within a few ulp), so the angle from energies may differ by
+ * up to about 1e-7 rad where acos is steep (cos near +-1) and the excess
+ * beyond the Compton edge by about 1e-14; the bound takes that much off
+ * each angle term and a relative and absolute margin off the sum. */
+#define BOUND_ANGLE_SLACK 1e-6 /* rad */
+#define BOUND_EXCESS_SLACK 1e-9
+#define BOUND_MARGIN 1e-9
+
+/* What a joinable cluster brings to the bound of the unions it is part
+ * of (union_low), from its own points in its own best order. */
+typedef struct trk_tail {
+    unsigned own[TRACK_MAX_CLUSTER]; /* its best order (its points in pt order) */
+    double e;          /* its energy: what reaches its first point when it is scored second */
+    double mu;         /*   mu_tot there (1/mm) */
+    double first;      /*   its first point's interaction term there (ln mu_tot - ln mu_x:
+                          photo-absorption for one point, else Compton) */
+    double rest;       /* a lower bound of its terms after its first point's (paths,
+                          interactions, the angles at its second point on): the same when
+                          it is scored second in a union */
+    double depth;      /* germanium before its first point */
+    double min_depth;  /*   and before the nearest of its points */
+} trk_tail_t;
+
+/* The scattering term at v (trk_angle_parts) less what rounding of the
+ * energies can change (BOUND_*_SLACK): at most the term of any order
+ * that has a, v and b in a row with those energies. */
+static double angle_low(const trk_geo_t *g, double mec2, int a, unsigned v, unsigned b, double e_in, double e_out)
 {
+    double d, ex, var;
+    trk_angle_parts(g, mec2, a, v, b, e_in, e_out, &d, &ex, &var);
+    const double dd = fmax(fabs(d) - BOUND_ANGLE_SLACK, 0.0), xx = fmax(ex - BOUND_EXCESS_SLACK, 0.0);
+    const double term = 0.5 * (dd * dd + xx * xx) / var;
+    return term >= 0.0 ? term : 0.0; /* NaN: no bound */
+}
+
+/* Cluster c's tail (c joinable: m = n, its order c->rank). */
+static void tail_make(const track_t *t, const track_batch_t *b, const trk_cluster_t *c, trk_tail_t *tl)
+{
+    const trk_setup_t *su = &t->setup;
     track_point_t pts[TRACK_MAX_CLUSTER];
-    unsigned in_c[2][TRACK_MAX_CLUSTER], own[2][TRACK_MAX_CLUSTER];
-    const trk_cluster_t *part[2] = {p, q};
-    for (unsigned i = 0; i < c->n; i++)
-        pts[i] = b->pt[c->pt[i]];
-    for (int k = 0; k < 2; k++) {
-        for (unsigned i = 0; i < part[k]->n; i++) {
-            unsigned j = 0;
-            while (c->pt[j] != part[k]->pt[i])
-                j++;
-            in_c[k][i] = j;
-        }
-        trk_perm_of_rank(part[k]->n, part[k]->n > 1 ? part[k]->rank : 0, own[k]);
-    }
+    memset(pts, 0, sizeof pts); /* (n >= 1: for the compiler) */
     trk_geo_t g;
-    trk_geo_points(t, pts, c->n, &g);
-    double best = INFINITY;
+    const unsigned n = c->n;
+    for (unsigned i = 0; i < n; i++)
+        pts[i] = b->pt[c->pt[i]];
+    trk_geo_points(t, pts, n, &g);
+    trk_perm_of_rank(n, n > 1 ? c->rank : 0, tl->own);
+    const unsigned *o = tl->own;
+    double lt, lc, lp;
+    trk_lookup(t->mu, su, g.e0, &lt, &lc, &lp);
+    tl->e = g.e0;
+    tl->mu = exp(lt);
+    tl->first = lt - (n == 1 ? lp : lc);
+    tl->depth = g.depth[o[0]];
+    tl->min_depth = INFINITY;
+    for (unsigned i = 0; i < n; i++)
+        tl->min_depth = fmin(tl->min_depth, g.depth[i]);
+    double rest = 0.0, e = g.e0, e_prev = 0.0;
+    for (unsigned k = 1; k < n; k++) {
+        e_prev = e;
+        e -= g.e[o[k - 1]]; /* what reaches o[k] */
+        trk_lookup(t->mu, su, e, &lt, &lc, &lp);
+        rest += exp(lt) * trk_dist(&g, su, o[k - 1], o[k]) + (lt - (k == n - 1 ? lp : lc));
+        if (k >= 2)
+            rest += angle_low(&g, su->mec2, (int)o[k - 2], o[k - 1], o[k], e_prev, e);
+    }
+    tl->rest = rest == rest ? rest : -INFINITY; /* NaN: no bound */
+}
+
+/* A lower bound of the FoM of every order union_order scores with part f
+ * first and part l second (g: the union's points, in_f and in_l their
+ * indices there), from what each order must hold (tracking/README.md,
+ * "Recombination"): the first point's path from the target and its
+ * Compton term at the union's energy (any of f's points when f takes
+ * every order, else f's own first), f's other points' interaction terms
+ * (at least the tables' least; their paths and angles are >= 0), l's
+ * terms beyond its first point as when it was scored alone (the same
+ * energies reach them; tail.rest), l's first point's interaction term,
+ * and the crossing from f's last point a (any of f's, or its own last)
+ * to l's first: the path mu_tot(E_l) d(a, l1), the angle at l1 (coming
+ * from a), and with f of one point the angle at a (coming from the
+ * target). Each term is one the FoM sums, or less; the margins
+ * (BOUND_*) cover rounding. */
+static double union_low(const track_t *t, const trk_geo_t *g, const trk_cluster_t *f, const trk_tail_t *F,
+                        const unsigned *in_f, const trk_cluster_t *l, const trk_tail_t *T, const unsigned *in_l)
+{
+    const trk_setup_t *su = &t->setup;
+    const bool all = f->n <= RECOMBINE_FIRST_ALL;
+    const double e0 = F->e + T->e;
+    double lt, lc, lp;
+    trk_lookup(t->mu, su, e0, &lt, &lc, &lp);
+    double L = exp(lt) * (all ? F->min_depth : F->depth) + (lt - lc);
+    L += (double)(f->n - 1) * fmin(t->gap_min, 0.0);
+    L += T->rest + T->first;
+    const unsigned l1 = in_l[T->own[0]], l2 = l->n > 1 ? in_l[T->own[1]] : 0;
+    double cross = INFINITY;
+    for (unsigned k = 0; k < f->n; k++) {
+        if (!all && k != F->own[f->n - 1])
+            continue;
+        const unsigned a = in_f[k];
+        double x = T->mu * trk_dist(g, su, a, l1);
+        if (l->n > 1)
+            x += angle_low(g, su->mec2, (int)a, l1, l2, T->e, T->e - g->e[l1]);
+        if (f->n == 1)
+            x += angle_low(g, su->mec2, -1, a, l1, e0, T->e);
+        cross = fmin(cross, x >= 0.0 ? x : 0.0);
+    }
+    L += cross;
+    return (L * (1.0 - BOUND_MARGIN) - BOUND_MARGIN) / (double)(2 * (f->n + l->n) - 1);
+}
+
+/* The bound of the union of p and q (g, in_c: union_make) with either
+ * part first: the lower of the two, NaN when either is NaN. */
+static double pair_low(const track_t *t, const trk_geo_t *g, const trk_cluster_t *p, const trk_tail_t *tp,
+                       const trk_cluster_t *q, const trk_tail_t *tq, unsigned in_c[2][TRACK_MAX_CLUSTER])
+{
+    const double a = union_low(t, g, p, tp, in_c[0], q, tq, in_c[1]);
+    const double b = union_low(t, g, q, tq, in_c[1], p, tp, in_c[0]);
+    return a != a || b != b ? NAN : fmin(a, b);
+}
+
+/* Whether no order of the union of p and q can make a union that is kept
+ * (recombine_keep): its FoM is at least low, which is above fom_max (not
+ * accepted) or not below the FoM of an accepted part of 2+ points (no
+ * improvement). NaN: scored. */
+static bool union_hopeless(const track_t *t, const trk_cluster_t *p, const trk_cluster_t *q, double low)
+{
+    if (low > t->cfg.fom_max)
+        return true;
+    return (p->accepted && p->n >= 2 && low >= p->fom) || (q->accepted && q->n >= 2 && low >= q->fom);
+}
+
+/* trk_fom_of of the order perm of g's points, its terms summed in the
+ * same order (the same value to the bit), stopped as soon as the FoM of
+ * the terms so far, L / (2n - 1), is above `over` or at least `atleast`
+ * (with t->gap_min >= 0 every term is >= 0, so the order's FoM is then
+ * above or at least that too), or when after term `at` the FoM of L and
+ * `rest` (a lower bound of the terms after the next angle; BOUND_MARGIN
+ * for the rounding) is: false, else true and *fom. NaN goes on. */
+static bool fom_within(const track_t *t, const trk_geo_t *g, const unsigned *perm, double over, double atleast,
+                       unsigned at, double rest, double *fom)
+{
+    const unsigned n = g->n;
+    double L = 0.0, e = g->e0, e_prev = 0.0;
+    for (unsigned k = 0; k < n; k++) {
+        const unsigned i = perm[k];
+        const double d = k ? trk_dist(g, &t->setup, perm[k - 1], i) : g->depth[i];
+        L = trk_fom_add(L, g, t->mu, &t->setup, k >= 2 ? (int)perm[k - 2] : -1, k ? (int)perm[k - 1] : -1, i,
+                        k == n - 1, d, e, e_prev);
+        e_prev = e;
+        e -= g->e[i];
+        double v = trk_fom_end(L, n);
+        if (v > over || v >= atleast)
+            return false;
+        if (k == at) {
+            v = ((L + rest) * (1.0 - BOUND_MARGIN) - BOUND_MARGIN) / (double)(2 * n - 1);
+            if (v > over || v >= atleast)
+                return false;
+        }
+    }
+    *fom = trk_fom_end(L, n);
+    return true;
+}
+
+/* The order of recombined cluster c (the points of parts p and q, in
+ * batch order; g: their figure of merit's view, in_c[k][i] where part k's
+ * point i is in c) and its FoM: each part's points in a row - the photon
+ * crosses from one part to the other once - p's then q's and q's then
+ * p's, the part scored second in its own best order (own[k]: the energy
+ * that reaches it is its own, as when it was evaluated alone), the first
+ * in every order when it has at most RECOMBINE_FIRST_ALL points (the
+ * energy that reaches it is not its own), else in its own best order.
+ * The lowest FoM wins, the lower rank on ties. Sets c->rank and c->fom
+ * and returns true when that FoM may be kept (recombine_keep: at most
+ * fom_max, below the FoM of each accepted part of 2+ points); *orders:
+ * the orders scored.
+ *
+ * With `prune`, an order is left as soon as its sum of terms so far
+ * (from the second part's first point on with the bound of that part's
+ * terms after it, trk_tail_t.rest) says it cannot be kept or cannot be
+ * the lowest (fom_within: above fom_max, at least a part's FoM, or above
+ * the lowest so far - ties go on to the rank): the order that wins is
+ * the same whenever it may be kept. */
+static bool union_order(const track_t *t, const trk_geo_t *g, trk_cluster_t *c, const trk_cluster_t *p,
+                        const trk_cluster_t *q, unsigned in_c[2][TRACK_MAX_CLUSTER], const trk_tail_t *tail[2],
+                        bool prune, unsigned *orders)
+{
+    const unsigned *own[2] = {tail[0]->own, tail[1]->own};
+    /* the part scored second: its terms after its first point's at least its tail's rest */
+    const double rest[2] = {prune ? tail[0]->rest : -INFINITY, prune ? tail[1]->rest : -INFINITY};
+    const trk_cluster_t *part[2] = {p, q};
+    double atleast = INFINITY; /* an accepted part's FoM: the union must be below it */
+    for (int k = 0; k < 2; k++)
+        if (part[k]->accepted && part[k]->n >= 2)
+            atleast = fmin(atleast, part[k]->fom);
+    prune = prune && t->gap_min >= 0.0;
+    double over = prune ? t->cfg.fom_max : INFINITY, best = INFINITY;
     uint32_t best_rank = 0;
-    unsigned orders = 0;
+    unsigned scored = 0, done = 0;
     for (int first = 0; first < 2; first++) {
         const trk_cluster_t *f = part[first], *l = part[!first];
         const bool all = f->n <= RECOMBINE_FIRST_ALL;
@@ -621,17 +794,66 @@ static unsigned union_order(const track_t *t, const track_batch_t *b, trk_cluste
                 perm[i] = in_c[first][pf[i]];
             for (unsigned i = 0; i < l->n; i++)
                 perm[f->n + i] = in_c[!first][own[!first][i]];
-            const double fom = trk_fom_of(&g, t->mu, &t->setup, perm);
+            scored++;
+            double fom;
+            if (!fom_within(t, g, perm, over, prune ? atleast : INFINITY, f->n, rest[!first], &fom))
+                continue;
             const uint32_t rank = track_rank_of_perm(c->n, perm);
-            orders++;
-            if (orders == 1 || fom < best || (fom == best && rank < best_rank) || (best != best && fom == fom)) {
+            done++;
+            if (done == 1 || fom < best || (fom == best && rank < best_rank) || (best != best && fom == fom)) {
                 best = fom;
                 best_rank = rank;
+                if (prune && fom == fom)
+                    over = fmin(over, fom);
             }
         }
     }
+    *orders = scored;
     c->rank = best_rank;
-    return orders;
+    c->fom = best; /* trk_fom_points of that order, to the bit: the same view of the same points */
+    return done > 0 && best <= t->cfg.fom_max && best < atleast;
+}
+
+/* The union c of clusters p and q of one event (pass 2, its points in
+ * batch order), where each part's points are in it (in_c[0] p's, in_c[1]
+ * q's) and the figure of merit's view of them (g). */
+static void union_make(const track_t *t, const track_batch_t *b, const trk_cluster_t *p, const trk_cluster_t *q,
+                       trk_cluster_t *c, unsigned in_c[2][TRACK_MAX_CLUSTER], trk_geo_t *g)
+{
+    memset(c, 0, sizeof *c);
+    c->ev = p->ev;
+    c->n = c->m = (uint8_t)(p->m + q->m);
+    c->pass = 2;
+    c->flags = (uint16_t)(TRACK_GAMMA_RECOMBINED | p->flags | q->flags);
+    c->angle = p->angle > q->angle ? p->angle : q->angle;
+    unsigned a = 0, k = 0;
+    while (a < p->m || k < q->m) { /* both ascending: merge */
+        if (k >= q->m || (a < p->m && p->pt[a] < q->pt[k])) {
+            c->pt[a + k] = p->pt[a];
+            in_c[0][a] = a + k;
+            a++;
+        } else {
+            c->pt[a + k] = q->pt[k];
+            in_c[1][k] = a + k;
+            k++;
+        }
+    }
+    track_point_t pts[TRACK_MAX_CLUSTER];
+    for (unsigned i = 0; i < c->n; i++)
+        pts[i] = b->pt[c->pt[i]];
+    trk_geo_points(t, pts, c->n, g);
+}
+
+double track_recombine_low(const track_t *t, const track_batch_t *b, const trk_cluster_t *p, const trk_cluster_t *q)
+{
+    trk_cluster_t c;
+    unsigned in_c[2][TRACK_MAX_CLUSTER];
+    trk_geo_t g;
+    trk_tail_t tp, tq;
+    union_make(t, b, p, q, &c, in_c, &g);
+    tail_make(t, b, p, &tp);
+    tail_make(t, b, q, &tq);
+    return pair_low(t, &g, p, &tp, q, &tq, in_c);
 }
 
 /* Whether cluster c can be joined with another in a recombination: a
@@ -647,7 +869,12 @@ static bool joinable(const trk_cluster_t *c)
  * the recombination's candidates: for each event, every pair of its
  * joinable clusters that have at most recombine_points points together,
  * as one cluster (pass 2, its points in batch order), its order and FoM
- * found here (union_order: no evaluator's search); finish keeps some. */
+ * found here (union_order: no evaluator's search); finish keeps some.
+ * A pair that cannot be kept is not listed: when its bound (union_low,
+ * both parts first in turn) says so (union_hopeless) it is not scored,
+ * and union_order leaves each of its orders as soon as their partial
+ * sums say so. What is kept is the same as when every pair is scored to
+ * the end and listed (t->recombine_all, for the tests). */
 static int third_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b, trk_scratch_t *s)
 {
     const double single_max = -log(t->cfg.single_min_prob);
@@ -660,44 +887,48 @@ static int third_pass(const track_t *t, trk_chunk_t *ch, const track_batch_t *b,
     ch->from = ch->n2;
     const unsigned rp = t->cfg.recombine_points;
     if (rp >= 2) {
-        /* per event: its clusters of both passes (each list in event order) */
+        /* per event: its clusters of both passes (each list in event order)
+         * that can be joined with one of at least one point */
         size_t i1 = 0, i2 = ch->n1;
         for (size_t e = ch->first; e < ch->first + ch->n; e++) {
             size_t n = 0;
             for (int pass = 0; pass < 2; pass++) {
                 size_t *i = pass ? &i2 : &i1, end = pass ? ch->n2 : ch->n1;
                 for (; *i < end && ch->cl[*i].ev == e; (*i)++) {
-                    if (!joinable(&ch->cl[*i]))
+                    if (!joinable(&ch->cl[*i]) || ch->cl[*i].m >= rp)
                         continue;
-                    if (tusk_grow(&s->live, &s->live_cap, n + 1, sizeof *s->live))
+                    if (tusk_grow(&s->live, &s->live_cap, n + 1, sizeof *s->live) ||
+                        tusk_grow(&s->tail, &s->tail_cap, n + 1, sizeof *s->tail))
                         return fail(ch, TUSK_ENOMEM, "out of memory (recombination)");
                     s->live[n++] = *i;
                 }
             }
+            if (n < 2)
+                continue;
+            for (size_t x = 0; x < n; x++)
+                tail_make(t, b, &ch->cl[s->live[x]], &s->tail[x]);
             for (size_t x = 0; x < n; x++)
                 for (size_t y = x + 1; y < n; y++) {
                     const trk_cluster_t *p = &ch->cl[s->live[x]], *q = &ch->cl[s->live[y]];
                     if ((unsigned)p->m + q->m > rp)
                         continue;
                     trk_cluster_t c;
-                    memset(&c, 0, sizeof c);
-                    c.ev = (uint32_t)e;
-                    c.n = c.m = (uint8_t)(p->m + q->m);
-                    c.pass = 2;
-                    c.flags = (uint16_t)(TRACK_GAMMA_RECOMBINED | p->flags | q->flags);
-                    c.angle = p->angle > q->angle ? p->angle : q->angle;
-                    unsigned a = 0, k = 0;
-                    while (a < p->m || k < q->m) { /* both ascending: merge */
-                        const bool from_p = k >= q->m || (a < p->m && p->pt[a] < q->pt[k]);
-                        c.pt[a + k] = from_p ? p->pt[a] : q->pt[k];
-                        if (from_p)
-                            a++;
-                        else
-                            k++;
+                    unsigned in_c[2][TRACK_MAX_CLUSTER];
+                    trk_geo_t g;
+                    union_make(t, b, p, q, &c, in_c, &g);
+                    const trk_tail_t *tp = &s->tail[x], *tq = &s->tail[y];
+                    if (!t->recombine_all) {
+                        if (union_hopeless(t, p, q, pair_low(t, &g, p, tp, q, tq, in_c)))
+                            continue; /* track_recombine_low: the same */
                     }
                     c.part[0] = (uint32_t)s->live[x];
                     c.part[1] = (uint32_t)s->live[y];
-                    ch->stats.permutations += union_order(t, b, &c, p, q);
+                    const trk_tail_t *tail[2] = {tp, tq};
+                    unsigned orders;
+                    const bool may_keep = union_order(t, &g, &c, p, q, in_c, tail, !t->recombine_all, &orders);
+                    ch->stats.permutations += orders;
+                    if (!may_keep && !t->recombine_all)
+                        continue; /* never kept: not listed */
                     if (push_cluster(ch, &c))
                         return ch->st;
                 }

@@ -32,6 +32,15 @@
 #endif
 #define TRK_C(x) TRK_C_(x)
 
+/* A function of the figure of merit's inner loop that the host's
+ * compiler must inline as the kernel's does (trk_angle_parts: its
+ * results through pointers, which a call would cost in the search). */
+#ifdef __OPENCL_VERSION__
+#define TRK_INLINE TUSK_FN
+#else
+#define TRK_INLINE TUSK_FN __attribute__((always_inline))
+#endif
+
 /* Points of a cluster at most (TRACK_MAX_CLUSTER of tusk/track.h:
  * 8! = 40320 orders); a rank no order has. */
 #define TRK_MAX_POINTS 8
@@ -181,12 +190,13 @@ TUSK_FN void trk_lookup(TUSK_GLOBAL const TRK_R *mu, const trk_setup_t *su, TRK_
     *lp = p[i] + f * (p[i + 1] - p[i]);
 }
 
-/* The scattering term at point v, coming from a (-1: the target) and
- * going to b, energies e_in before and e_out after: half the squared
- * difference of the angles from positions and from energies (plus how far
- * the energies are beyond the Compton edge, in cos) over the angular
- * variance from the points' position resolution. */
-TUSK_FN TRK_R trk_angle_term(const trk_geo_t *g, TRK_R mec2, int a, unsigned v, unsigned b, TRK_R e_in, TRK_R e_out)
+/* The parts of the scattering term at point v, coming from a (-1: the
+ * target) and going to b, energies e_in before and e_out after: *d the
+ * angle from positions less the angle from energies, *excess how far the
+ * energies are beyond the Compton edge (in cos), *var the angular variance
+ * from the points' position resolution. */
+TRK_INLINE void trk_angle_parts(const trk_geo_t *g, TRK_R mec2, int a, unsigned v, unsigned b, TRK_R e_in, TRK_R e_out,
+                                TRK_R *d, TRK_R *excess, TRK_R *var)
 {
     TRK_R A[3], B[3];
     for (int k = 0; k < 3; k++) {
@@ -197,19 +207,29 @@ TUSK_FN TRK_R trk_angle_term(const trk_geo_t *g, TRK_R mec2, int a, unsigned v, 
     const TRK_R cx = A[1] * B[2] - A[2] * B[1], cy = A[2] * B[0] - A[0] * B[2], cz = A[0] * B[1] - A[1] * B[0];
     const TRK_R theta_p = atan2(sqrt(cx * cx + cy * cy + cz * cz), dot);
     TRK_R c = TRK_C(1.0) - mec2 * (TRK_C(1.0) / e_out - TRK_C(1.0) / e_in);
-    TRK_R excess = TRK_C(0.0);
+    TRK_R ex = TRK_C(0.0);
     if (c < TRK_C(-1.0)) {
-        excess = TRK_C(-1.0) - c;
+        ex = TRK_C(-1.0) - c;
         c = TRK_C(-1.0);
     } else if (c > TRK_C(1.0)) {
-        excess = c - TRK_C(1.0);
+        ex = c - TRK_C(1.0);
         c = TRK_C(1.0);
     }
     const TRK_R theta_e = acos(c);
     const TRK_R a2 = A[0] * A[0] + A[1] * A[1] + A[2] * A[2] + TRK_EPS_MM2;
     const TRK_R b2 = B[0] * B[0] + B[1] * B[1] + B[2] * B[2] + TRK_EPS_MM2;
-    const TRK_R var = ((a < 0 ? TRK_C(0.0) : g->s2[a]) + g->s2[v]) / a2 + (g->s2[v] + g->s2[b]) / b2;
-    const TRK_R d = theta_p - theta_e;
+    *var = ((a < 0 ? TRK_C(0.0) : g->s2[a]) + g->s2[v]) / a2 + (g->s2[v] + g->s2[b]) / b2;
+    *d = theta_p - theta_e;
+    *excess = ex;
+}
+
+/* The scattering term at point v (trk_angle_parts): half the squared
+ * difference of the angles from positions and from energies (plus the
+ * excess beyond the Compton edge) over the angular variance. */
+TUSK_FN TRK_R trk_angle_term(const trk_geo_t *g, TRK_R mec2, int a, unsigned v, unsigned b, TRK_R e_in, TRK_R e_out)
+{
+    TRK_R d, excess, var;
+    trk_angle_parts(g, mec2, a, v, b, e_in, e_out, &d, &excess, &var);
     return TRK_C(0.5) * (d * d + excess * excess) / var;
 }
 

@@ -14,29 +14,61 @@
 
 /* ---- settings ---------------------------------------------------------------- */
 
-static const char *const known_keys[] = {"points", "cone_deg", "recluster_deg", "max_points", "oversize", "merge_points",
-                                         "recombine_points", "fom_max",
+static const char *const known_keys[] = {"preset", "points", "cone_deg", "recluster_deg", "max_points", "oversize",
+                                         "merge_points", "recombine_points", "fom_max",
                                          "single_min_prob", "w0_mm", "w1_mm", "inner_radius_mm", "min_point_kev",
                                          NULL};
 
 static const char *const points_names[] = {"psa", "truth", "truth_segments", NULL};
 
+/* The presets (enum track_preset): the position resolution of their
+ * points and the recombination (tracking/README.md, "Presets"). */
+static const struct {
+    const char *name;
+    double w0_mm, w1_mm;
+    unsigned recombine_points;
+} presets[] = {
+    {"psa", 3.0, 6.0, 0},   /* a PSA's position errors (the defaults) */
+    {"exact", 0.2, 0.5, 7}, /* exact points (truth): docs/validation.md, "Tracking losses" */
+};
+
 void track_config_default(track_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    track_config_preset(cfg, TRACK_PRESET_PSA);
     cfg->points = TRACK_POINTS_PSA;
     cfg->cone_deg = 20.0;
     cfg->recluster_deg = 10.0;
     cfg->max_points = 7;
     cfg->oversize = TRACK_OVERSIZE_MERGE;
     cfg->merge_points = 6;
-    cfg->recombine_points = 0;
     cfg->fom_max = 3.5;
     cfg->single_min_prob = 0.05;
-    cfg->w0_mm = 3.0;
-    cfg->w1_mm = 6.0;
     cfg->inner_radius_mm = 0.0;
     cfg->min_point_kev = 0.0;
+}
+
+void track_config_preset(track_config_t *cfg, enum track_preset p)
+{
+    if ((unsigned)p >= sizeof presets / sizeof presets[0])
+        return;
+    cfg->preset = p;
+    cfg->w0_mm = presets[p].w0_mm;
+    cfg->w1_mm = presets[p].w1_mm;
+    cfg->recombine_points = presets[p].recombine_points;
+}
+
+const char *track_preset_name(enum track_preset p)
+{
+    return (unsigned)p < sizeof presets / sizeof presets[0] ? presets[p].name : "?";
+}
+
+int track_preset_parse(const char *text)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (text && strcmp(text, presets[i].name) == 0)
+            return (int)i;
+    return -1;
 }
 
 const char *const *track_known_keys(void)
@@ -74,6 +106,13 @@ int track_config_read(track_config_t *cfg, const tusk_params_t *params, bool str
     if (strict && (st = tusk_params_expect(params, known_keys, err))) {
         tusk_error_prefix(err, "%s", origin);
         return st;
+    }
+    const char *pre = tusk_params_get(params, "preset"); /* first: the keys below override it */
+    if (pre) {
+        int k = track_preset_parse(pre);
+        if (k < 0)
+            return tusk_error_set(err, TUSK_EPARAM, "%s: preset: '%s' is not psa or exact", origin, pre);
+        track_config_preset(cfg, (enum track_preset)k);
     }
     const char *pts = tusk_params_get(params, "points");
     if (pts) {
@@ -135,6 +174,8 @@ int track_config_check(const track_config_t *c, const char *origin, tusk_error_t
 {
     if (!origin)
         origin = "tracking";
+    if ((unsigned)c->preset > TRACK_PRESET_EXACT)
+        return tusk_error_set(err, TUSK_EPARAM, "%s: preset: unknown preset %d", origin, (int)c->preset);
     if ((unsigned)c->points > TRACK_POINTS_TRUTH_SEGMENTS)
         return tusk_error_set(err, TUSK_EPARAM, "%s: points: unknown mode %d", origin, (int)c->points);
     if (!(c->cone_deg > 0.0 && c->cone_deg < 180.0))
@@ -265,6 +306,14 @@ static void make_table(track_t *t)
         t->mu[TRK_MU_TOTAL * TRK_TABLE_N + i] = log(mu.total * per_mm);
         t->mu[TRK_MU_COMPTON * TRK_TABLE_N + i] = log(mu.compton * per_mm);
         t->mu[TRK_MU_PHOTO * TRK_TABLE_N + i] = log(mu.photo * per_mm);
+    }
+    /* the least interaction term, ln mu_tot - ln mu_x, of any entry (and
+     * so of any energy: the lookup interpolates between two entries) */
+    t->gap_min = INFINITY;
+    for (int i = 0; i < TRK_TABLE_N; i++) {
+        const double lt = t->mu[TRK_MU_TOTAL * TRK_TABLE_N + i];
+        t->gap_min = fmin(t->gap_min, fmin(lt - t->mu[TRK_MU_COMPTON * TRK_TABLE_N + i],
+                                           lt - t->mu[TRK_MU_PHOTO * TRK_TABLE_N + i]));
     }
 }
 

@@ -80,6 +80,8 @@ typedef struct trk_scratch {
     size_t gam_cap;
     size_t *live;          /* recombination: one event's clusters (pipeline.c) */
     size_t live_cap;
+    struct trk_tail *tail; /*   and what bounds their unions' FoM (pipeline.c) */
+    size_t tail_cap;
     double *merge;         /* truth_segments: 6 doubles a (crystal, segment) */
     size_t merge_cap;
     adf_key_t *keys;       /* one composite's records */
@@ -124,6 +126,7 @@ struct track {
     const array_t *array;
     trk_setup_t setup;     /* the figure of merit's settings (inner: the inner radius, mm) */
     double mu[3 * TRK_TABLE_N]; /* the attenuation tables (track_shared.h) */
+    double gap_min;        /* their least ln mu_tot - ln mu_x (the recombination's bound, pipeline.c) */
     track_stats_t stats;
     /* the host's threads (pipeline.c): pool, their scratch, the chunks of the last call */
     tusk_pool_t *pool;
@@ -132,6 +135,7 @@ struct track {
     trk_chunk_t *chunk;
     size_t n_chunks, chunk_cap;
     size_t chunk_events;   /* events a chunk; 0: chosen from the batch and the threads (tests set it) */
+    bool recombine_all;    /* score every pair of the recombination, none left out by its bound (tests) */
     adf_frame_t *frames;   /* frames.c: the frames of a buffer that make events */
     size_t frames_cap;
 };
@@ -196,6 +200,14 @@ int trk_truth_points(const track_t *t, trk_scratch_t *sc, const trk_sink_t *s, c
  * its energy-weighted centroid (crystal and segment of its first
  * point). */
 TUSK_INTERNAL void track_cluster_points(const track_batch_t *b, const trk_cluster_t *c, track_point_t *out);
+
+/* The recombination's lower bound of the FoM of the union of joinable
+ * clusters p and q of one event, in the orders it scores (pipeline.c,
+ * union_low, both parts first in turn): a pair whose bound is above
+ * fom_max, or not below the FoM of an accepted part of 2+ points, is not
+ * scored. For the tests. */
+TUSK_INTERNAL double track_recombine_low(const track_t *t, const track_batch_t *b, const trk_cluster_t *p,
+                                         const trk_cluster_t *q);
 
 /* The figure of merit's view of n points (track_shared.h), in double. */
 void trk_geo_points(const track_t *t, const track_point_t *pts, unsigned n, trk_geo_t *g);

@@ -55,6 +55,20 @@
  *                         Recovers gammas whose points the clustering
  *                         spread; at high multiplicity it also joins
  *                         pieces of different gammas (tracking/README.md)
+ *                         Pairs that no order can make kept (a lower
+ *                         bound of the FoM, or a partial sum of it, above
+ *                         fom_max or not below an accepted part's FoM) are
+ *                         not scored to the end and not listed: the gammas
+ *                         are those of scoring every pair
+ *   preset = psa | exact  sets w0_mm, w1_mm and recombine_points together
+ *                         (before the other keys, which override it): psa
+ *                         (the defaults: 3, 6, 0) for points with a PSA's
+ *                         position errors; exact (0.2, 0.5, 7) for exact
+ *                         points (points = truth, the ideal tracker):
+ *                         their positions trusted and the clusters the
+ *                         clustering spread recombined (tracking/README.md,
+ *                         "Presets"; docs/validation.md, "Tracking
+ *                         losses")
  *   fom_max = 3.5         acceptance of clusters of 2+ points
  *   single_min_prob = 0.05  acceptance of single points, (0, 1]
  *   w0_mm = 3, w1_mm = 6  position resolution sigma(e) = w0 + w1
@@ -122,7 +136,12 @@ enum track_points { TRACK_POINTS_PSA = 0, TRACK_POINTS_TRUTH = 1, TRACK_POINTS_T
  * reclustering at smaller angles (tusk before issue 22). */
 enum track_oversize { TRACK_OVERSIZE_MERGE = 0, TRACK_OVERSIZE_SPLIT = 1 };
 
+/* Settings made for one kind of input together (setting preset): w0_mm,
+ * w1_mm and recombine_points. */
+enum track_preset { TRACK_PRESET_PSA = 0, TRACK_PRESET_EXACT = 1 };
+
 typedef struct track_config {
+    enum track_preset preset; /* the last preset applied (track_config_preset) */
     enum track_points points;
     double cone_deg, recluster_deg;
     unsigned max_points;
@@ -145,6 +164,13 @@ TUSK_API int track_config_read(track_config_t *cfg, const tusk_params_t *params,
                                tusk_error_t *err);
 /* Check the values' ranges (track_new does). */
 TUSK_API int track_config_check(const track_config_t *cfg, const char *origin, tusk_error_t *err);
+/* Apply preset p to cfg: its w0_mm, w1_mm and recombine_points, and
+ * cfg->preset (the other settings kept). track_config_read does it first
+ * when the key preset is given. */
+TUSK_API void track_config_preset(track_config_t *cfg, enum track_preset p);
+/* "psa", "exact"; and back (-1 for other text). */
+TUSK_API const char *track_preset_name(enum track_preset p);
+TUSK_API int track_preset_parse(const char *text);
 /* "psa", "truth", "truth_segments"; and back (-1 for other text). */
 TUSK_API const char *track_points_name(enum track_points p);
 TUSK_API int track_points_parse(const char *text);
