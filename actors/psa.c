@@ -31,8 +31,9 @@
  *
  * A pipeline with the opencl backend (full mode, batch = 0): the call
  * that takes input k prepares it and submits its search (the first
- * round), then takes one step with every input held before it, newest
- * first: waits for the round of each that the device searched meanwhile
+ * round), then takes one step with every input held before it, in the
+ * order their rounds were submitted: waits for the round of each that
+ * the device searched meanwhile
  * and submits its next round (residual: 2 x (1 + refine) rounds for the
  * records of several hits), or completes it; then writes, oldest first,
  * the output of the held inputs whose rounds are all done, up to the
@@ -607,11 +608,9 @@ typedef struct write_job {
     write_part_t *part;
 } write_job_t;
 
-static void write_part(void *ctx, size_t i, unsigned thread)
+/* Part p with writer w: its bytes exactly as counted. */
+static void write_part_with(adf_writer_t *w, write_part_t *p)
 {
-    const write_job_t *j = ctx;
-    write_part_t *p = &j->part[i];
-    adf_writer_t *w = j->f->writers[thread];
     adf_writer_reset(w, p->bytes ? p->at : NULL, p->bytes);
     p->rc = write_items(w, p->s, p->lo, p->hi, p->why, sizeof p->why);
     if (p->rc == ADF_OK && adf_writer_used(w) != p->bytes) {
@@ -619,6 +618,12 @@ static void write_part(void *ctx, size_t i, unsigned thread)
         snprintf(p->why, sizeof p->why, "internal: %zu bytes written where %zu were counted", adf_writer_used(w),
                  p->bytes);
     }
+}
+
+static void write_part(void *ctx, size_t i, unsigned thread)
+{
+    const write_job_t *j = ctx;
+    write_part_with(j->f->writers[thread], &j->part[i]);
 }
 
 /* Write the output of slots `which[0..n)` (in that order): straight into
@@ -642,17 +647,10 @@ static unsigned write_out(filter_t *f, const int *which, int n, void *out, unsig
     size_t done = 0;
     for (int k = 0; k < n; k++) {
         const slot_t *s = &f->slot[which[k]];
-        char why[AK_MESSAGE_MAX];
-        if (!f->pool || s->n_items < WRITE_PARALLEL_MIN) {
-            const size_t bytes = output_size(s);
-            adf_writer_reset(f->writer, bytes ? dst + done : NULL, bytes);
-            if (write_items(f->writer, s, 0, s->n_items, why, sizeof why) != ADF_OK)
-                return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "%s", why);
-            done += bytes;
-            continue;
-        }
+        /* One part on the calling thread, or WRITE_PARTS on the pool's. */
+        const bool threads = f->pool && s->n_items >= WRITE_PARALLEL_MIN;
         write_part_t part[WRITE_PARTS];
-        const size_t per = (s->n_items + WRITE_PARTS - 1) / WRITE_PARTS;
+        const size_t per = threads ? (s->n_items + WRITE_PARTS - 1) / WRITE_PARTS : s->n_items ? s->n_items : 1;
         size_t np = 0;
         for (size_t lo = 0; lo < s->n_items; lo += per, np++) {
             write_part_t *p = &part[np];
@@ -666,7 +664,10 @@ static unsigned write_out(filter_t *f, const int *which, int n, void *out, unsig
             done += p->bytes;
         }
         write_job_t job = {f, part};
-        tusk_pool_run(f->pool, np, write_part, &job);
+        if (threads)
+            tusk_pool_run(f->pool, np, write_part, &job);
+        else if (np)
+            write_part_with(f->writer, &part[0]);
         for (size_t i = 0; i < np; i++)
             if (part[i].rc != ADF_OK)
                 return ak_fail(&f->base, error_code, TUSK_ACTOR_ERROR, "%s", part[i].why);

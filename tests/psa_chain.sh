@@ -72,6 +72,8 @@ chain fast "" >fast.xml
 [ -z "$(count out-fast.adf data:crystal)" ] || fail "data:crystal frames in the output"
 "$b/tusk-adf" check out-fast.adf >out.txt || fail "the output does not check"
 grep -q "psa psa\[1\]: .* crystals" err.txt || fail "the second psa instance reports no work"
+grep -Eq "psa psa\[0\]: the calling thread, us a crystal: read [0-9.]+, prepare [0-9.]+, finish [0-9.]+, write [0-9.]+, total [0-9.]+$" err.txt ||
+    fail "the psa summary does not say where the calling thread's time went"
 
 step "the reference backend, in batches of 7 crystals, gives the same frames"
 chain reference '<parameter name="batch">7</parameter>' >ref.xml
@@ -82,6 +84,8 @@ if "$b/tusk-cl" which cpu >/dev/null 2>&1; then
     step "the opencl backend on the CPU device gives the same frames"
     chain opencl '<parameter name="device">cpu</parameter>' >cl.xml
     "$b/tusk-emulate" -q cl.xml 2>err.txt || fail "tusk-emulate (opencl)"
+    grep -Eq "psa psa\[0\]: the device, [1-9][0-9]* searches: us a crystal on the host packing and submitting [0-9.]+, waiting [0-9.]+; on the device uploads [0-9.]+, kernels [0-9.]+, downloads [0-9.]+$" err.txt ||
+        fail "the psa summary (opencl) does not say the device's part"
     same_hits out-fast.adf out-opencl.adf "opencl against fast"
     step "tusk-run, opencl: each psa holds an input while the device searches it, flushed at the end: the same frames"
     mv out-opencl.adf emulated-cl.adf
