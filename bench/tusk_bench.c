@@ -505,7 +505,7 @@ static int steps_one_thread(const det_basis_t *basis, const char *kind, const ad
     c.obuf = malloc(c.ocap);
     c.r = adf_reader_new(ADF_ON_ERROR_STOP);
     c.w = adf_writer_new();
-    c.none = (psa_backend_t){no_search, NULL, true, NULL, NULL};
+    c.none = (psa_backend_t){no_search, NULL, true, NULL, NULL, NULL};
     int rc = 0;
     if (!c.dec || !c.views || !c.out || !c.obuf || !c.r || !c.w) {
         fprintf(stderr, PROG ": out of memory (%zu records)\n", want);

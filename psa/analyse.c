@@ -55,6 +55,17 @@ typedef struct hitlist {
     uint64_t have;                 /* basis channels calibrated into the work traces (bits) */
 } hitlist_t;
 
+/* Trace samples kept for a hit of segment s in the residual's later
+ * rounds on a device: its whole mask, and the hit's own trace, which
+ * psa_engine_mask adds where every mask segment is another hit, so that
+ * job_begin places the traces before the masks are taken. */
+#define RES_ROOM(e, s, len) (((size_t)(e)->mask_n[s] + 1) * (len))
+
+/* A record in the residual's later rounds on a device. */
+typedef struct res_part {
+    size_t c, hit, trace;
+} res_part_t;
+
 /* Which crystal, hit and T0 shift a problem of the batch is. */
 typedef struct slot {
     uint32_t crystal;
@@ -84,6 +95,14 @@ struct psa_job {
     adf_psa_t *out;
     psa_stats_t *stats, local;
     bool submitted;            /* searching on the backend: psa_analyse_finish collects */
+    /* Residual's later rounds on the backend's device (device_rounds):
+     * the records taking part (each one's index, first hit and first
+     * trace sample there), and where their hits come back. */
+    bool res_on;               /* what is submitted is those rounds */
+    res_part_t *part;
+    size_t part_n, part_cap, res_hits, res_floats; /* res_floats: room for every hit's whole mask */
+    unsigned res_rounds;
+    psa_res_view_t res_view;
 };
 
 /* Where a record's fields and samples are. */
@@ -104,24 +123,11 @@ static source_t source_of(const psa_job_t *j, size_t c)
     return (source_t){v->segment_energy, v->core_energy, NULL, v->traces, v->n_samples};
 }
 
-/* Value of calibrated trace v (n samples) at fractional sample x: linear
- * between samples, the first value before, the last after. */
-static float at_time(const float *v, unsigned n, double x)
-{
-    if (x <= 0.0)
-        return v[0];
-    if (x >= (double)(n - 1))
-        return v[n - 1];
-    unsigned k = (unsigned)x;
-    float f = (float)(x - k);
-    return v[k] + f * (v[k + 1] - v[k]);
-}
-
 /* Resampling a trace at T0 plus a shift (psa_private.h: psa_resample_t):
  * planned once for every channel of a problem. */
 static void resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S)
 {
-    /* x and k as at_time has them: x in (0, n - 1) between lo and hi, so
+    /* x and k as psa_trace_at has them: x in (0, n - 1) between lo and hi, so
      * k = (int32_t)x is (unsigned)x (signed conversions vectorise). */
     double x[PSA_MAX_SAMPLES];
     int32_t k[PSA_MAX_SAMPLES];
@@ -161,7 +167,7 @@ static void resample(const psa_resample_t *p, const float *v, float *m)
             o[u] = w[u] + f[u] * (w[u + 1] - w[u]);
     } else {
         for (unsigned t = lo; t < hi; t++)
-            m[t] = at_time(v, p->n, p->a + t);
+            m[t] = psa_trace_at(v, p->n, p->a + t);
     }
     for (unsigned t = hi; t < p->S; t++)
         m[t] = v[p->n - 1];
@@ -271,8 +277,7 @@ static double interaction_time(const psa_engine_t *e, const hitlist_t *h)
         for (unsigned t = 0; t < S; t++)
             model[t] += h->energy[m] * one[t];
     }
-    const double le = psa_leading_edge(model, S, model[S - 1]);
-    return isfinite(le) ? h->t0 + e->basis_t0 - le : NAN;
+    return psa_interaction_time(model, S, h->t0, e->basis_t0);
 }
 
 /* T0 of the record (samples): its core's. */
@@ -455,35 +460,16 @@ static unsigned hit_mask(const psa_engine_t *e, psa_job_t *j, size_t c, unsigned
     return nch;
 }
 
-/* m[t] -= energy x the basis signal `row` (samples row[0], row[N], ...,
- * S of them) at x = from + t, t = 0 .. S - 1: psa_basis_at's placement (0
- * for x <= 0, linear between samples, the last sample from S - 1 on), its
- * whole sample and fraction taken once; the strided samples gathered
- * first, so that the interpolation is a loop that vectorises. */
-static void subtract_placed(float *m, const float *row, size_t N, unsigned S, double from, float energy)
+/* m[t] -= energy x the basis signal `row` (S samples, one after the
+ * other) placed `from` samples after the problem's first sample, t = 0
+ * .. S - 1 (psa_subtract_placed: the formula the device's rounds use). */
+static void subtract_placed(float *m, const float *row, unsigned S, double from, float energy)
 {
-    float g[PSA_MAX_SAMPLES];
+    int32_t k0;
+    float f;
+    psa_place_from(from, &k0, &f);
     for (unsigned t = 0; t < S; t++)
-        g[t] = row[(size_t)t * N];
-    const double fl = floor(from);
-    const float f = (float)(from - fl);
-    const long k0 = (long)fl;
-    /* t < lo: x <= 0; t >= hi: x >= S - 1. */
-    long lo = k0 >= 0 ? 0 : -k0;
-    if (k0 + lo == 0 && f == 0.0f)
-        lo++;
-    long hi = (long)S - 1 - k0;
-    if (hi < 0)
-        hi = 0;
-    if (hi > (long)S)
-        hi = (long)S;
-    if (lo > hi)
-        lo = hi;
-    const float *w = g + (k0 + lo);
-    for (long t = lo; t < hi; t++, w++)
-        m[t] -= energy * (w[0] + f * (w[1] - w[0]));
-    for (long t = hi; t < (long)S; t++)
-        m[t] -= energy * g[S - 1];
+        m[t] = psa_subtract_placed(m[t], row, 1, S, k0, f, energy, t);
 }
 
 /* Pass 2, records first, first + step, ...: their problems of the round
@@ -519,9 +505,8 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
             if (!((h->redo >> k) & 1u))
                 continue;
             const unsigned s = h->seg[k];
-            const double t0 = round < h->passes   ? h->t0
-                              : isfinite(inter) ? inter + e->edge[s][h->best[k]] - e->basis_t0
-                                                : h->at[k];
+            const double t0 = round < h->passes ? h->t0
+                                                : psa_refined_t0(inter, e->edge[s][h->best[k]], e->basis_t0, h->at[k]);
             h->placed[k] = t0;
             uint8_t ch[PSA_CHANNELS];
             bool own;
@@ -545,7 +530,7 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
                         if (o == k)
                             continue;
                         const unsigned so = h->seg[o];
-                        subtract_placed(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, 1, S,
+                        subtract_placed(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, S,
                                         t0 + shift - h->at[o], h->energy[o]);
                     }
                     for (unsigned t = 0; t < S; t++)
@@ -627,10 +612,15 @@ static int job_begin(const psa_engine_t *e, psa_job_t *j, const adf_crystal_t *c
     j->out = out;
     j->stats = stats ? stats : &j->local;
     j->round = 0;
+    j->res_on = false;
     pass_t pass = {e, j};
     psa_parallel_blocks(pool, 0, n, e->cfg.threads, pass_records, &pass);
+    j->part_n = 0;
+    j->res_hits = j->res_floats = 0;
     if (!out)
         return TUSK_OK;
+    /* The stats; the records of several rounds (residual) listed, with
+     * room for each hit's mask channels (device_rounds). */
     psa_stats_t *st = j->stats;
     for (size_t c = 0; c < n; c++) {
         const hitlist_t *h = &j->hits[c];
@@ -638,6 +628,14 @@ static int job_begin(const psa_engine_t *e, psa_job_t *j, const adf_crystal_t *c
         st->hits += h->n;
         st->rejected_nonfinite += (h->rejected & PSA_REJECT_NONFINITE) != 0;
         st->rejected_range += (h->rejected & PSA_REJECT_RANGE) != 0;
+        if (h->rounds <= 1)
+            continue;
+        if (j->part_n == j->part_cap && tusk_grow(&j->part, &j->part_cap, j->part_n + 1, sizeof *j->part) != 0)
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu records of several hits)", j->part_n + 1);
+        j->part[j->part_n++] = (res_part_t){c, j->res_hits, j->res_floats};
+        j->res_hits += h->n;
+        for (unsigned k = 0; k < h->n; k++)
+            j->res_floats += RES_ROOM(e, h->seg[k], h->n_samples);
     }
     return TUSK_OK;
 }
@@ -794,6 +792,151 @@ static int search(const psa_engine_t *e, const psa_backend_t *be, psa_batch_t *b
     return rc;
 }
 
+/* ---- residual's later rounds on the backend's device ---------------------------- */
+
+/* Whether the later rounds go to the backend's device (psa_cl with double
+ * precision; psa_private.h): the same problems as the host's rounds,
+ * made there from the records' calibrated traces, all the rounds at once. */
+static bool rounds_on_device(const psa_engine_t *e, const psa_backend_t *be)
+{
+    return e->cfg.residual && e->cfg.mode == PSA_MODE_FULL && be->ext && be->ext->res_begin;
+}
+
+/* Records part[first], first + step, ... < end into the device's view:
+ * each one's T0, its hits (segment, energy, point and placement so far,
+ * mask) and each hit's mask channels' calibrated traces. */
+static void res_fill(void *ctx, size_t first, size_t step, size_t end)
+{
+    const pass_t *p = ctx;
+    const psa_engine_t *e = p->e;
+    psa_job_t *j = p->j;
+    const psa_res_view_t *v = &j->res_view;
+    uint64_t terms = 0;
+    for (size_t i = first; i < end; i += step) {
+        const res_part_t *rp = &j->part[i];
+        const hitlist_t *h = &j->hits[rp->c];
+        const unsigned len = h->n_samples;
+        const float *work = j->traces + rp->c * PSA_CHANNELS * j->per;
+        v->records[i] = (psa_dev_res_record_t){h->t0, NAN, (tusk_u32)rp->hit, h->n, len, 0};
+        size_t tr = rp->trace;
+        for (unsigned k = 0; k < h->n; k++) {
+            bool others[PSA_SEGMENTS];
+            memcpy(others, h->is_hit, sizeof others);
+            others[h->seg[k]] = false;
+            uint8_t ch[PSA_CHANNELS];
+            const unsigned nch = psa_engine_mask(e, h->seg[k], others, ch, NULL);
+            uint64_t mask = 0;
+            for (unsigned q = 0; q < nch; q++) {
+                mask |= UINT64_C(1) << ch[q];
+                memcpy(v->traces + tr + (size_t)q * len, work + (size_t)ch[q] * len, len * sizeof(float));
+            }
+            v->hits[rp->hit + k] = (psa_dev_res_hit_t){h->at[k], h->placed[k], (tusk_u32)i, h->seg[k], h->energy[k],
+                                                       1.0f / h->energy[k], h->best[k], 0,
+                                                       (tusk_u32)(mask & 0xFFFFFFFFu), (tusk_u32)(mask >> 32),
+                                                       (tusk_u32)tr, 0};
+            tr += RES_ROOM(e, h->seg[k], len);
+            const uint64_t searches = (k == 0 ? (h->rounds - 1) / 2 : h->rounds / 2) * (2 * (uint64_t)e->cfg.t0_search + 1);
+            terms += searches * nch * e->samples * e->npoints[h->seg[k]];
+        }
+    }
+    __atomic_fetch_add(&j->stats->fom_terms, terms, __ATOMIC_RELAXED);
+}
+
+/* Records part[first], first + step, ... < end: each hit's last search,
+ * as take_records writes a round's. */
+static void res_take(void *ctx, size_t first, size_t step, size_t end)
+{
+    const pass_t *p = ctx;
+    const psa_engine_t *e = p->e;
+    psa_job_t *j = p->j;
+    uint64_t own_trace = 0;
+    for (size_t i = first; i < end; i += step) {
+        const res_part_t *rp = &j->part[i];
+        const hitlist_t *h = &j->hits[rp->c];
+        adf_psa_t *o = &j->out[rp->c];
+        for (unsigned k = 0; k < h->n; k++) {
+            const psa_dev_res_hit_t *d = &j->res_view.hits[rp->hit + k];
+            const unsigned s = h->seg[k];
+            const uint32_t q = d->best;
+            bool others[PSA_SEGMENTS], own;
+            uint8_t ch[PSA_CHANNELS];
+            memcpy(others, h->is_hit, sizeof others);
+            others[s] = false;
+            psa_engine_mask(e, s, others, ch, &own);
+            const bool first_search = k == o->n_hits;
+            adf_psa_hit_t *hit = &o->hit[first_search ? o->n_hits++ : k];
+            float pos[3];
+            det_basis_position(e->basis, s, q, pos);
+            hit->status = own ? PSA_HIT_OWN_TRACE : 0;
+            own_trace += first_search && own;
+            hit->segment = (int16_t)s;
+            hit->crystal = (int16_t)o->crystal_id;
+            hit->x = pos[0];
+            hit->y = pos[1];
+            hit->z = pos[2];
+            hit->energy = h->energy[k];
+            hit->time = (float)(psa_hit_t0(e, d->at, s, q) * e->sample_ns);
+            hit->fom = tusk_bits_f32(d->fom_bits);
+        }
+    }
+    if (own_trace)
+        __atomic_fetch_add(&j->stats->own_trace, own_trace, __ATOMIC_RELAXED);
+}
+
+/* The device's later rounds done: every hit's last search into the
+ * results; the job's rounds over. */
+static int res_finish(psa_engine_t *e, psa_job_t *j)
+{
+    const uint64_t t0 = tusk_clock_ns();
+    pass_t pass = {e, j};
+    psa_parallel_blocks(psa_engine_pool(e), 0, j->part_n, j->part_n * 4 < SMALL_ROUND ? 1 : e->cfg.threads,
+                        res_take, &pass);
+    j->stats->ns_take += tusk_clock_ns() - t0;
+    j->round = j->res_rounds;
+    return TUSK_OK;
+}
+
+/* After round 0: the later rounds of the records of several hits handed
+ * to the device, submitted (may_submit: collected by psa_analyse_step or
+ * _finish) or waited for and taken. *used false: no record takes part
+ * (nothing done). */
+static int device_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bool may_submit, bool *used,
+                         tusk_error_t *err)
+{
+    const uint64_t t0 = tusk_clock_ns();
+    const size_t per = 2 * (size_t)e->cfg.t0_search + 1;
+    uint64_t problems = 0;
+    unsigned rounds = 0;
+    /* rounds 1, 3, ...: hits 1 .. n - 1; rounds 2, 4, ...: hit 0 (set_rounds) */
+    for (size_t i = 0; i < j->part_n; i++) {
+        const hitlist_t *h = &j->hits[j->part[i].c];
+        rounds = h->rounds;
+        problems += ((uint64_t)(h->rounds - 1) / 2 + (uint64_t)(h->rounds / 2) * (h->n - 1)) * per;
+    }
+    *used = j->part_n > 0;
+    if (!*used)
+        return TUSK_OK;
+    int rc = be->ext->res_begin(be->ctx, j->batch, j->part_n, j->res_hits, j->res_floats, &j->res_view, err);
+    if (rc != TUSK_OK)
+        return rc;
+    pass_t pass = {e, j};
+    psa_parallel_blocks(psa_engine_pool(e), 0, j->part_n, j->part_n * 4 < SMALL_ROUND ? 1 : e->cfg.threads,
+                        res_fill, &pass);
+    if ((rc = be->ext->res_submit(be->ctx, j->batch, rounds, err)) != TUSK_OK)
+        return rc;
+    j->stats->problems += problems;
+    j->res_rounds = rounds;
+    j->stats->ns_rounds += tusk_clock_ns() - t0;
+    if (may_submit) {
+        j->res_on = true;
+        j->submitted = true;
+        return TUSK_OK;
+    }
+    if ((rc = be->ext->res_wait(be->ctx, j->batch, err)) != TUSK_OK)
+        return rc;
+    return res_finish(e, j);
+}
+
 /* The rounds from j->round on, each searching every hit of the records
  * that take part in it (round 0 all of them, the refinements those of
  * several hits), made, searched and taken; or (may_submit) round 0
@@ -802,6 +945,12 @@ static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bo
 {
     struct tusk_pool *pool = psa_engine_pool(e);
     for (;; j->round++) {
+        if (j->round == 1 && rounds_on_device(e, be)) {
+            bool used;
+            int rc = device_rounds(e, be, j, may_submit, &used, err);
+            if (rc != TUSK_OK || used)
+                return rc;
+        }
         psa_batch_clear(j->batch);
         const uint64_t t0 = tusk_clock_ns();
         long nprob = build_round(e, j, pool);
@@ -872,6 +1021,10 @@ static int collect_round(psa_engine_t *e, const psa_backend_t *be, psa_job_t *jo
     int rc = be->collect(be->ctx, job->batch, err);
     if (rc != TUSK_OK)
         return rc;
+    if (job->res_on) { /* the device's later rounds: the job is done */
+        job->res_on = false;
+        return res_finish(e, job);
+    }
     const psa_batch_t *b = job->batch;
     for (size_t i = 0; i < b->n; i++)
         job->stats->fom_terms += (uint64_t)b->n_channels[i] * b->samples * e->npoints[b->segment[i]];
@@ -916,6 +1069,7 @@ void psa_job_destroy(psa_job_t **job)
     free(j->mem);
     free(j->first);
     free(j->slots);
+    free(j->part);
     free(j);
     *job = NULL;
 }
@@ -939,12 +1093,12 @@ static int fast_search(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_er
 
 psa_backend_t psa_backend_reference(void)
 {
-    return (psa_backend_t){reference_search, NULL, true, NULL, NULL};
+    return (psa_backend_t){reference_search, NULL, true, NULL, NULL, NULL};
 }
 
 psa_backend_t psa_backend_fast(unsigned threads)
 {
-    return (psa_backend_t){fast_search, (void *)(uintptr_t)threads, true, NULL, NULL};
+    return (psa_backend_t){fast_search, (void *)(uintptr_t)threads, true, NULL, NULL, NULL};
 }
 
 int psa_prepare(const psa_engine_t *e, const adf_crystal_t *in, size_t n, psa_batch_t *batch, tusk_error_t *err)

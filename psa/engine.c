@@ -325,25 +325,6 @@ int psa_batch_check(const psa_engine_t *e, const psa_batch_t *b, tusk_error_t *e
     return TUSK_OK;
 }
 
-double psa_leading_edge(const float *tr, unsigned n, double amplitude)
-{
-    double lv[2] = {0.1 * amplitude, 0.5 * amplitude}, at[2];
-    if (!(amplitude > 0.0))
-        return NAN;
-    for (int k = 0; k < 2; k++) {
-        at[k] = NAN;
-        for (unsigned t = 1; t < n; t++)
-            if (tr[t] >= lv[k] && tr[t - 1] < lv[k]) {
-                at[k] = (t - 1) + (lv[k] - tr[t - 1]) / (tr[t] - tr[t - 1]);
-                break;
-            }
-        if (isnan(at[k]))
-            return NAN;
-    }
-    /* The line through (at0, 0.1 A) and (at1, 0.5 A), at 0. */
-    return at[0] - 0.1 * (at[1] - at[0]) / 0.4;
-}
-
 /* The basis, aligned point by point. A point's core signal starts its
  * leading edge (psa_leading_edge, the line through the 10 % and 50 %
  * crossings) `edge` samples after the interaction, and that offset varies

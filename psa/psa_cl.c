@@ -81,6 +81,22 @@ typedef struct event_list {
     size_t n, cap;
 } event_list_t;
 
+/* A job's later rounds of residual subtraction on the device (res_begin,
+ * res_submit): its layout in the staging area (byte offsets: crystals,
+ * hits, hits' traces and each problem's place in the sorted lists, the
+ * first in_bytes of it copied to `in`; then, for the host, the problems
+ * and the hits by kind), the problem info and work lists (kind 0: each
+ * crystal's strongest hit, kind 1: its others), and the flight's own
+ * device buffers. */
+typedef struct res_flight {
+    bool on;
+    size_t records, hits, floats, per, problems, groups_max;
+    size_t off_rec, off_hit, off_trace, off_prob, off_kind, off_slot, in_bytes, off_info, off_work, stage_bytes;
+    uint64_t searched;          /* problems over all the rounds */
+    cl_mem in, info, work, trace, part, out;
+    size_t in_cap, info_cap, work_cap, trace_cap, part_cap, out_cap;
+} res_flight_t;
+
 /* A batch being searched, from psa_cl_submit to psa_cl_collect: its plan,
  * its staging area, its commands' events and its results. */
 typedef struct flight {
@@ -96,6 +112,7 @@ typedef struct flight {
     cl_mem out;                 /* psa_dev_result_t per sorted problem */
     size_t out_cap;
     tusk_cl_pinned_t *stage;    /* the packed problems, pinned */
+    res_flight_t res;           /* residual's later rounds (res.on), instead of a batch's search */
 } flight_t;
 
 struct psa_cl {
@@ -104,6 +121,10 @@ struct psa_cl {
     cl_command_queue upq;       /* uploads; the compute queue is tusk_cl_queue */
     cl_program program;
     cl_kernel search, reduce;
+    cl_kernel res_round;        /* residual's later rounds (NULL: made on the host) */
+    cl_mem core0, edge, pt_at;  /* for them: every point's core signal as the basis has it, its leading edge,
+                                   each segment's first point in both */
+    bool res_begun;             /* psa_cl_res_begin made room in the next flight */
     unsigned wg, pg, pow;
     double pow_error;           /* the power function's largest relative error, as checked */
     unsigned samples;
@@ -238,6 +259,9 @@ static void unbuild(psa_cl_t *c)
         clReleaseKernel(c->search);
     if (c->reduce)
         clReleaseKernel(c->reduce);
+    if (c->res_round)
+        clReleaseKernel(c->res_round);
+    c->res_round = NULL;
     if (c->program)
         clReleaseProgram(c->program);
     c->search = c->reduce = NULL;
@@ -415,6 +439,65 @@ static int check_pow(psa_cl_t *c, tusk_error_t *err)
     return st;
 }
 
+/* Residual subtraction's later rounds on the device (psa_cl_res_submit),
+ * with residual = yes, where the kernels were built (the device has double
+ * precision), the basis lies in one buffer and `want` ($TUSK_PSA_CL_RESIDUAL
+ * is not "host"): the kernels, and every basis point's core signal as the
+ * basis has it (from the interaction) and leading edge (the engine's), for
+ * the interaction time and the refinement's T0. Otherwise nothing: the
+ * host makes those rounds' problems and the device searches them. */
+static int res_setup(psa_cl_t *c, bool want, tusk_error_t *err)
+{
+    const psa_engine_t *e = c->e;
+    const char *dev = tusk_cl_describe(c->cl);
+    if (!want || !e->cfg.residual || c->nparts != 1)
+        return TUSK_OK;
+    cl_int rc;
+    int st;
+    c->res_round = clCreateKernel(c->program, "psa_res_round", &rc);
+    if (rc == CL_INVALID_KERNEL_NAME) { /* built without double precision */
+        c->res_round = NULL;
+        return TUSK_OK;
+    }
+    if ((st = tusk_cl_check(rc, err, "clCreateKernel(psa_res_round) on %s", dev)))
+        return st;
+    const unsigned S = c->samples;
+    cl_uint at[PSA_SEGMENTS];
+    size_t total = 0;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        at[s] = (cl_uint)total;
+        total += e->npoints[s];
+    }
+    if (total > UINT32_MAX / PSA_MAX_SAMPLES)
+        return tusk_error_set(err, TUSK_ELIMIT, "%zu basis points: too many for the residual kernels' indexes", total);
+    float *core = malloc((total ? total : 1) * (S + 1) * sizeof *core);
+    if (!core)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (the basis' core signals, %zu points)", total);
+    float *edge = core + total * S;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++)
+        for (size_t q = 0; q < e->npoints[s]; q++) {
+            det_basis_trace(e->basis, s, q, PSA_CORE, core + (at[s] + q) * S);
+            edge[at[s] + q] = e->edge[s][q];
+        }
+    cl_command_queue q = tusk_cl_queue(c->cl);
+    const size_t nc = total ? total * S : 1, ne = total ? total : 1;
+    if (!(st = tusk_cl_buffer_new(c->cl, "PSA core signals", CL_MEM_READ_ONLY, nc * sizeof *core, NULL, &c->core0,
+                                  err)) &&
+        !(st = tusk_cl_buffer_new(c->cl, "PSA leading edges", CL_MEM_READ_ONLY, ne * sizeof *edge, NULL, &c->edge,
+                                  err)) &&
+        !(st = tusk_cl_buffer_new(c->cl, "PSA first point of each segment", CL_MEM_READ_ONLY, sizeof at, NULL,
+                                  &c->pt_at, err)) &&
+        !(st = tusk_cl_check(clEnqueueWriteBuffer(q, c->core0, CL_TRUE, 0, total * S * sizeof *core, core, 0, NULL,
+                                                  NULL),
+                             err, "clEnqueueWriteBuffer(PSA core signals, %zu points) on %s", total, dev)) &&
+        !(st = tusk_cl_check(clEnqueueWriteBuffer(q, c->edge, CL_TRUE, 0, total * sizeof *edge, edge, 0, NULL, NULL),
+                             err, "clEnqueueWriteBuffer(PSA leading edges) on %s", dev)))
+        st = tusk_cl_check(clEnqueueWriteBuffer(q, c->pt_at, CL_TRUE, 0, sizeof at, at, 0, NULL, NULL), err,
+                           "clEnqueueWriteBuffer(PSA first points) on %s", dev);
+    free(core);
+    return st;
+}
+
 int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance, tusk_error_t *err)
 {
     *out = NULL;
@@ -438,6 +521,10 @@ int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, 
         (st = env_unsigned("TUSK_PSA_CL_CHUNK", 1, 1u << 24, &chunk_env, err)) ||
         (st = env_unsigned("TUSK_PSA_CL_PART_BYTES", 1, ULONG_MAX, &part_env, err)))
         return st;
+    const char *res_env = getenv("TUSK_PSA_CL_RESIDUAL");
+    if (res_env && *res_env && strcmp(res_env, "device") != 0 && strcmp(res_env, "host") != 0)
+        return tusk_error_set(err, TUSK_EPARAM, "$TUSK_PSA_CL_RESIDUAL = %s: must be device or host", res_env);
+    const bool res_device = !(res_env && strcmp(res_env, "host") == 0);
     psa_cl_t *c = calloc(1, sizeof *c);
     if (!c)
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory");
@@ -491,10 +578,13 @@ int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, 
                             POW_TERM_TOLERANCE);
         goto fail;
     }
-    if ((st = upload_basis(c, err)))
+    if ((st = upload_basis(c, err)) || (st = res_setup(c, res_device, err)))
         goto fail;
-    snprintf(c->describe, sizeof c->describe, "%s; %u points x %u problems a work-group, %s (terms within %.2g)",
-             tusk_cl_describe(c->cl), c->wg, c->pg, pow_names[c->pow], c->pow_error);
+    snprintf(c->describe, sizeof c->describe, "%s; %u points x %u problems a work-group, %s (terms within %.2g)%s",
+             tusk_cl_describe(c->cl), c->wg, c->pg, pow_names[c->pow], c->pow_error,
+             !engine->cfg.residual ? ""
+             : c->res_round      ? "; residual rounds on the device"
+                                 : "; residual rounds made on the host");
     *out = c;
     return TUSK_OK;
 fail:
@@ -523,9 +613,19 @@ void psa_cl_destroy(psa_cl_t **cl)
         }
         tusk_cl_buffer_release(c->cl, &c->seg_n);
         for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
+            res_flight_t *r = &c->flight[f].res;
             tusk_cl_buffer_release(c->cl, &c->flight[f].out);
             tusk_cl_pinned_destroy(&c->flight[f].stage);
+            tusk_cl_buffer_release(c->cl, &r->in);
+            tusk_cl_buffer_release(c->cl, &r->info);
+            tusk_cl_buffer_release(c->cl, &r->work);
+            tusk_cl_buffer_release(c->cl, &r->trace);
+            tusk_cl_buffer_release(c->cl, &r->part);
+            tusk_cl_buffer_release(c->cl, &r->out);
         }
+        tusk_cl_buffer_release(c->cl, &c->core0);
+        tusk_cl_buffer_release(c->cl, &c->edge);
+        tusk_cl_buffer_release(c->cl, &c->pt_at);
     }
     for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
         flight_t *fl = &c->flight[f];
@@ -688,6 +788,43 @@ static int reserve(psa_cl_t *c, flight_t *fl, size_t G, size_t F, tusk_error_t *
     return st;
 }
 
+/* The work list of np problems sorted by segment (info[i].segment): for
+ * each run of one segment, groups of pg problems, each over every tile of
+ * the segment, their first problem counted from `base`; basis part p's
+ * entries pbegin[p] .. pend[p] - 1 (parts are runs of segments). The
+ * entries written. */
+static size_t work_list(const psa_cl_t *c, const psa_dev_problem_t *info, size_t np, size_t base,
+                        psa_dev_work_t *work, size_t pbegin[PSA_SEGMENTS], size_t pend[PSA_SEGMENTS])
+{
+    bool seen[PSA_SEGMENTS] = {false};
+    for (unsigned p = 0; p < c->nparts; p++)
+        pbegin[p] = pend[p] = 0;
+    size_t i = 0, g = 0;
+    while (i < np) {
+        const unsigned s = info[i].segment, part = c->seg_part[s];
+        size_t e = i;
+        while (e < np && info[e].segment == s)
+            e++;
+        if (!seen[part])
+            pbegin[part] = g;
+        seen[part] = true;
+        const size_t tiles = tiles_of(c, s);
+        for (size_t first = i; first < e; first += c->pg) {
+            size_t cnt = e - first < c->pg ? e - first : c->pg;
+            for (size_t t = 0; t < tiles; t++) {
+                psa_dev_work_t *w = &work[g++];
+                w->segment = s;
+                w->tile = (tusk_u32)t;
+                w->first = (tusk_u32)(base + first);
+                w->count = (tusk_u32)cnt;
+            }
+        }
+        pend[part] = g;
+        i = e;
+    }
+    return g;
+}
+
 /* A chunk's problems into the staging area: each one's info (its
  * trace_at already set) and its traces. */
 typedef struct copy_job {
@@ -729,12 +866,9 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
 {
     const chunk_t *ch = &fl->chunks[k];
     const size_t S = c->samples;
-    bool seen[PSA_SEGMENTS] = {false};
-    for (unsigned p = 0; p < c->nparts; p++)
-        pbegin[p] = pend[p] = 0;
     /* Where each problem's traces go (in order: a running sum), then its
      * mask and traces, on the threads. */
-    size_t f = 0, g = 0;
+    size_t f = 0;
     for (size_t i = ch->begin; i < ch->end; i++) {
         info[i - ch->begin].trace_at = (tusk_u32)f;
         f += (size_t)b->n_channels[fl->perm[i]] * S;
@@ -743,31 +877,7 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
     copy_job_t cj = {b, fl->perm + ch->begin, info, trace, S};
     psa_parallel_blocks(c->e->pool, 0, np, np >= COPY_PARALLEL_MIN && c->e->pool ? c->e->cfg.threads : 1,
                         copy_traces, &cj);
-    /* Work list: for each run of one segment, groups of pg problems, each
-     * over every tile of the segment. */
-    size_t i = ch->begin;
-    while (i < ch->end) {
-        const unsigned s = b->segment[fl->perm[i]], part = c->seg_part[s];
-        size_t e = i;
-        while (e < ch->end && b->segment[fl->perm[e]] == s)
-            e++;
-        if (!seen[part])
-            pbegin[part] = g;
-        seen[part] = true;
-        const size_t tiles = tiles_of(c, s);
-        for (size_t first = i; first < e; first += c->pg) {
-            size_t cnt = e - first < c->pg ? e - first : c->pg;
-            for (size_t t = 0; t < tiles; t++) {
-                psa_dev_work_t *w = &work[g++];
-                w->segment = s;
-                w->tile = (tusk_u32)t;
-                w->first = (tusk_u32)(first - ch->begin);
-                w->count = (tusk_u32)cnt;
-            }
-        }
-        pend[part] = g;
-        i = e;
-    }
+    work_list(c, info, np, 0, work, pbegin, pend);
 }
 
 /* Everything enqueued is finished or abandoned, every flight free (after
@@ -784,9 +894,11 @@ static void settle(psa_cl_t *c)
             clReleaseEvent(fl->read);
         fl->read = NULL;
         fl->batch = NULL;
+        fl->res.on = false;
     }
     c->head = 0;
     c->flying = 0;
+    c->res_begun = false;
 }
 
 /* The set for the next chunk: the event its uploads wait for (NULL: none). */
@@ -796,6 +908,75 @@ static unsigned take_set(psa_cl_t *c, cl_event *wait_free)
     c->next_set ^= 1u;
     *wait_free = c->set_free[s];
     return s;
+}
+
+/* The search of problems pfirst .. pfirst + np - 1 of `info` (work list
+ * entries pbegin[p] .. pend[p] - 1 for basis part p; the first launch
+ * after the `nwait` events), then their reduction into out[obase ..]: its
+ * event in *done (kept in fl->k_ev too). `what` names them in errors. */
+static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem work, cl_mem info, cl_mem trace,
+                          cl_mem part, const size_t pbegin[PSA_SEGMENTS], const size_t pend[PSA_SEGMENTS],
+                          cl_uint nwait, const cl_event *wait, size_t pfirst, size_t np, cl_mem out, size_t obase,
+                          cl_event *done, tusk_error_t *err)
+{
+    const char *dev = tusk_cl_describe(c->cl);
+    cl_command_queue q = tusk_cl_queue(c->cl);
+    const cl_uint stride = c->tiles_max;
+    bool first = true;
+    int st;
+    cl_int rc;
+    /* One launch per basis part with problems here. */
+    for (unsigned p = 0; p < c->nparts; p++) {
+        if (pend[p] == pbegin[p])
+            continue;
+        const cl_uint wbase = (cl_uint)pbegin[p];
+        if ((st = set_arg(c, c->search, "psa_search", 0, sizeof(cl_mem), &c->part[p].basis, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 1, sizeof(cl_mem), &c->part[p].offsets, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 2, sizeof(cl_mem), &c->seg_n, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 3, sizeof(cl_mem), &work, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 4, sizeof wbase, &wbase, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 5, sizeof(cl_mem), &info, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 6, sizeof(cl_mem), &trace, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 7, sizeof stride, &stride, err)) ||
+            (st = set_arg(c, c->search, "psa_search", 8, sizeof(cl_mem), &part, err)))
+            return st;
+        const size_t local = c->wg, global = (pend[p] - pbegin[p]) * local;
+        cl_event kev = NULL;
+        rc = clEnqueueNDRangeKernel(q, c->search, 1, NULL, &global, &local, first ? nwait : 0, first ? wait : NULL,
+                                    &kev);
+        if ((st = tusk_cl_check(rc, err,
+                                "clEnqueueNDRangeKernel(psa_search, %s, segments %u to %u, global %zu, local %zu) on %s",
+                                what, c->part[p].first, c->part[p].last, global, local, dev)))
+            return st;
+        if (events_push(&fl->k_ev, kev) != 0) {
+            clReleaseEvent(kev);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+        }
+        c->stats.launches++;
+        first = false;
+    }
+    const cl_uint pf = (cl_uint)pfirst, nprob = (cl_uint)np, ob = (cl_uint)obase;
+    if ((st = set_arg(c, c->reduce, "psa_reduce", 0, sizeof(cl_mem), &info, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 1, sizeof(cl_mem), &c->seg_n, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 2, sizeof pf, &pf, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof nprob, &nprob, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof stride, &stride, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof(cl_mem), &part, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof ob, &ob, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 7, sizeof(cl_mem), &out, err)))
+        return st;
+    const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
+    cl_event rev = NULL;
+    rc = clEnqueueNDRangeKernel(q, c->reduce, 1, NULL, &global, NULL, first ? nwait : 0, first ? wait : NULL, &rev);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, %s, global %zu) on %s", what, global, dev)))
+        return st;
+    if (events_push(&fl->k_ev, rev) != 0) {
+        clReleaseEvent(rev);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+    }
+    c->stats.launches++;
+    *done = rev;
+    return TUSK_OK;
 }
 
 static int enqueue_chunk(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t k, size_t G, tusk_error_t *err)
@@ -851,67 +1032,19 @@ static int enqueue_chunk(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t
     if ((st = tusk_cl_check(clFlush(c->upq), err, "clFlush (PSA uploads) on %s", dev)))
         return st;
 
-    /* The search, one launch per basis part with problems in the chunk. */
-    cl_command_queue q = tusk_cl_queue(c->cl);
-    const cl_uint stride = c->tiles_max;
-    bool first = true;
-    for (unsigned p = 0; p < c->nparts; p++) {
-        if (pend[p] == pbegin[p])
-            continue;
-        const cl_uint wbase = (cl_uint)pbegin[p];
-        if ((st = set_arg(c, c->search, "psa_search", 0, sizeof(cl_mem), &c->part[p].basis, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 1, sizeof(cl_mem), &c->part[p].offsets, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 2, sizeof(cl_mem), &c->seg_n, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 3, sizeof(cl_mem), &bs->work, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 4, sizeof wbase, &wbase, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 5, sizeof(cl_mem), &bs->info, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 6, sizeof(cl_mem), &bs->trace, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 7, sizeof stride, &stride, err)) ||
-            (st = set_arg(c, c->search, "psa_search", 8, sizeof(cl_mem), &bs->part, err)))
-            return st;
-        const size_t local = c->wg, global = (pend[p] - pbegin[p]) * local;
-        cl_event kev = NULL;
-        rc = clEnqueueNDRangeKernel(q, c->search, 1, NULL, &global, &local, first ? (cl_uint)nev : 0,
-                                    first ? ev : NULL, &kev);
-        if ((st = tusk_cl_check(rc, err,
-                                "clEnqueueNDRangeKernel(psa_search, chunk %zu, segments %u to %u, global %zu, local "
-                                "%zu) on %s",
-                                k, c->part[p].first, c->part[p].last, global, local, dev)))
-            return st;
-        if (events_push(&fl->k_ev, kev) != 0) {
-            clReleaseEvent(kev);
-            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
-        }
-        c->stats.launches++;
-        first = false;
-    }
-    const cl_uint nprob = (cl_uint)np, obase = (cl_uint)ch->begin;
-    if ((st = set_arg(c, c->reduce, "psa_reduce", 0, sizeof(cl_mem), &bs->info, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 1, sizeof(cl_mem), &c->seg_n, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 2, sizeof nprob, &nprob, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof stride, &stride, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof(cl_mem), &bs->part, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof obase, &obase, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof(cl_mem), &fl->out, err)))
-        return st;
-    const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
+    char what[48];
+    snprintf(what, sizeof what, "chunk %zu", k);
     cl_event rev = NULL;
-    rc = clEnqueueNDRangeKernel(q, c->reduce, 1, NULL, &global, NULL, 0, NULL, &rev);
-    if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, chunk %zu, global %zu) on %s", k, global,
-                            dev)))
+    if ((st = enqueue_search(c, fl, what, bs->work, bs->info, bs->trace, bs->part, pbegin, pend, (cl_uint)nev, ev, 0,
+                             np, fl->out, ch->begin, &rev, err)))
         return st;
-    if (events_push(&fl->k_ev, rev) != 0) {
-        clReleaseEvent(rev);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
-    }
-    c->stats.launches++;
     /* The set is free again once this reduction has run. */
     if ((st = tusk_cl_check(clRetainEvent(rev), err, "clRetainEvent (PSA reduction) on %s", dev)))
         return st;
     if (c->set_free[set])
         clReleaseEvent(c->set_free[set]);
     c->set_free[set] = rev;
-    return tusk_cl_check(clFlush(q), err, "clFlush (PSA kernels) on %s", dev);
+    return tusk_cl_check(clFlush(tusk_cl_queue(c->cl)), err, "clFlush (PSA kernels) on %s", dev);
 }
 
 /* Plan, pack and enqueue a checked batch into the next free flight, the
@@ -1000,7 +1133,8 @@ static int take_flight(psa_cl_t *c, flight_t *fl, psa_batch_t *b, tusk_error_t *
         b->best[i] = fl->result[k].best;
         b->fom[i] = tusk_bits_f32(fl->result[k].fom_bits);
     }
-    c->stats.problems += fl->n;
+    c->stats.problems += fl->res.on ? fl->res.searched : fl->n;
+    fl->res.on = false;
     fl->batch = NULL;
     return TUSK_OK;
 }
@@ -1038,6 +1172,312 @@ int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     return TUSK_OK;
 }
 
+/* ---- residual subtraction's later rounds on the device ------------------------ */
+
+static size_t align64(size_t x)
+{
+    return (x + 63) & ~(size_t)63;
+}
+
+/* Room in the next flight's staging area for a job's later rounds: the
+ * crystals, hits and traces that psa_analyse writes (the view), then the
+ * problem lists psa_cl_res_submit makes. */
+static int res_begin(void *ctx, psa_batch_t *b, size_t records, size_t hits, size_t floats, psa_res_view_t *view,
+                     tusk_error_t *err)
+{
+    psa_cl_t *c = ctx;
+    (void)b;
+    if (!c->res_round)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: the residual's rounds are not made on %s",
+                              tusk_cl_describe(c->cl));
+    if (c->flying == PSA_CL_FLIGHTS)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: %d batches are being searched already; collect one first",
+                              PSA_CL_FLIGHTS);
+    flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
+    res_flight_t *r = &fl->res;
+    const size_t per = 2 * (size_t)c->e->cfg.t0_search + 1, P = hits * per;
+    if (records == 0 || hits < 2 * records || P > UINT32_MAX / PSA_CHANNELS / PSA_MAX_SAMPLES ||
+        floats > UINT32_MAX / 2)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: later rounds of %zu crystals, %zu hits, %zu trace samples: "
+                              "%s", records, hits, floats, records == 0 || hits < 2 * records ? "a crystal of "
+                              "fewer than two hits" : "too many for one submission");
+    size_t o = 0;
+    r->records = records;
+    r->hits = hits;
+    r->floats = floats;
+    r->per = per;
+    r->problems = P;
+    r->off_rec = o;
+    o = align64(o + records * sizeof(psa_dev_res_record_t));
+    r->off_hit = o;
+    o = align64(o + hits * sizeof(psa_dev_res_hit_t));
+    r->off_trace = o;
+    o = align64(o + floats * sizeof(float));
+    r->off_slot = o;
+    o = align64(o + P * sizeof(tusk_u32));
+    r->in_bytes = o; /* what the device reads; the rest the host's lists */
+    r->off_prob = o;
+    o = align64(o + P * sizeof(psa_dev_res_problem_t));
+    r->off_kind = o;
+    o = align64(o + hits * sizeof(tusk_u32));
+    r->off_info = o;
+    o = align64(o + P * sizeof(psa_dev_problem_t));
+    /* A kind's runs of one segment make at most pg-sized groups and one
+     * more each, each over every tile of the segment. */
+    r->groups_max = (P + 2 * PSA_SEGMENTS) * c->tiles_max;
+    r->off_work = o;
+    o = align64(o + r->groups_max * sizeof(psa_dev_work_t));
+    r->stage_bytes = o;
+    if (r->in_bytes > UINT32_MAX)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: later rounds of %zu crystals: %zu bytes, too many for one "
+                              "submission", records, r->in_bytes);
+    int st = TUSK_OK;
+    if (!fl->stage || tusk_cl_pinned_size(fl->stage) < o) {
+        tusk_cl_pinned_destroy(&fl->stage);
+        st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", o + o / 4, &fl->stage, err);
+        if (st == TUSK_ELIMIT)
+            st = tusk_cl_pinned_new(c->cl, "PSA staging (pinned)", o, &fl->stage, err);
+        if (st)
+            return st;
+    }
+    char *base = tusk_cl_pinned_ptr(fl->stage);
+    view->records = (psa_dev_res_record_t *)(void *)(base + r->off_rec);
+    view->hits = (psa_dev_res_hit_t *)(void *)(base + r->off_hit);
+    view->traces = (float *)(void *)(base + r->off_trace);
+    c->res_begun = true;
+    return TUSK_OK;
+}
+
+/* Sort the problems of one kind's hits (hits[kind_hit[i]], i < nh, each
+ * with `per` T0 shifts) by segment from pbase, counting; each hit's
+ * shifts' places into slot[i * per + j]. */
+static void res_sort_kind(const psa_dev_res_hit_t *hit, const tusk_u32 *kind_hit, size_t nh, size_t per, int K,
+                          size_t pbase, psa_dev_res_problem_t *prob, tusk_u32 *slot)
+{
+    size_t count[PSA_SEGMENTS] = {0}, start[PSA_SEGMENTS];
+    for (size_t i = 0; i < nh; i++)
+        count[hit[kind_hit[i]].segment] += per;
+    size_t at = pbase;
+    for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
+        start[s] = at;
+        at += count[s];
+    }
+    for (size_t i = 0; i < nh; i++) {
+        const tusk_u32 k = kind_hit[i];
+        for (size_t j = 0; j < per; j++) {
+            const size_t pos = start[hit[k].segment]++;
+            prob[pos].hit = k;
+            prob[pos].shift = (tusk_i32)j - K;
+            slot[i * per + j] = (tusk_u32)pos;
+        }
+    }
+}
+
+/* Launch kernel k over `global` work-items, `local` a group, after
+ * *nwait events (the first command only), its event kept in fl->k_ev. */
+static int res_launch(psa_cl_t *c, flight_t *fl, cl_kernel k, const char *name, size_t global, size_t local,
+                      cl_uint *nwait, const cl_event *wait, tusk_error_t *err)
+{
+    cl_event ev = NULL;
+    cl_int rc = clEnqueueNDRangeKernel(tusk_cl_queue(c->cl), k, 1, NULL, &global, &local, *nwait,
+                                       *nwait ? wait : NULL, &ev);
+    int st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu) on %s", name, global, local,
+                           tusk_cl_describe(c->cl));
+    if (st)
+        return st;
+    *nwait = 0;
+    if (events_push(&fl->k_ev, ev) != 0) {
+        clReleaseEvent(ev);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+    }
+    c->stats.launches++;
+    return TUSK_OK;
+}
+
+/* The lists, the uploads and rounds 1 .. rounds - 1 (psa.cl), then the
+ * hits' download; the flight taken from here on. */
+static int res_enqueue(psa_cl_t *c, flight_t *fl, psa_batch_t *b, unsigned rounds, tusk_error_t *err)
+{
+    res_flight_t *r = &fl->res;
+    const char *dev = tusk_cl_describe(c->cl);
+    const int K = (int)c->e->cfg.t0_search;
+    const size_t per = r->per, S = c->samples, R = r->records, H = r->hits;
+    char *base = tusk_cl_pinned_ptr(fl->stage);
+    const psa_dev_res_record_t *rec = (const psa_dev_res_record_t *)(const void *)(base + r->off_rec);
+    const psa_dev_res_hit_t *hit = (const psa_dev_res_hit_t *)(const void *)(base + r->off_hit);
+    psa_dev_res_problem_t *prob = (psa_dev_res_problem_t *)(void *)(base + r->off_prob);
+    tusk_u32 *kind = (tusk_u32 *)(void *)(base + r->off_kind), *slot = (tusk_u32 *)(void *)(base + r->off_slot);
+    psa_dev_problem_t *info = (psa_dev_problem_t *)(void *)(base + r->off_info);
+    psa_dev_work_t *work = (psa_dev_work_t *)(void *)(base + r->off_work);
+    /* Kind 0: each crystal's strongest hit; kind 1: its others. */
+    size_t k1 = R;
+    for (size_t i = 0; i < R; i++) {
+        kind[i] = rec[i].first;
+        for (tusk_u32 m = 1; m < rec[i].n; m++)
+            kind[k1++] = rec[i].first + m;
+    }
+    if (k1 != H)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: later rounds of %zu hits, but the crystals have %zu", H, k1);
+    const size_t n0 = R * per, n1 = (H - R) * per;
+    res_sort_kind(hit, kind, R, per, K, 0, prob, slot);
+    res_sort_kind(hit, kind + R, H - R, per, K, n0, prob, slot + n0);
+    size_t F = 0;
+    for (size_t p = 0; p < n0 + n1; p++) {
+        const psa_dev_res_hit_t *h = &hit[prob[p].hit];
+        const size_t nch = (size_t)__builtin_popcountll(((uint64_t)h->mask_hi << 32) | h->mask_lo);
+        info[p].trace_at = (tusk_u32)F;
+        info[p].mask_lo = h->mask_lo;
+        info[p].mask_hi = h->mask_hi;
+        info[p].segment = h->segment;
+        F += nch * S;
+    }
+    size_t pb[2][PSA_SEGMENTS], pe[2][PSA_SEGMENTS];
+    const size_t g0 = work_list(c, info, n0, 0, work, pb[0], pe[0]);
+    const size_t g1 = work_list(c, info + n0, n1, n0, work + g0, pb[1], pe[1]);
+    for (unsigned p = 0; p < c->nparts; p++) {
+        pb[1][p] += g0;
+        pe[1][p] += g0;
+    }
+    if (g0 + g1 > r->groups_max)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: %zu work-groups for the later rounds, room for %zu",
+                              g0 + g1, r->groups_max);
+    int st;
+    if ((st = ensure_buffer(c, &r->in, &r->in_cap, r->in_bytes, 1, CL_MEM_READ_WRITE, "PSA residual records", err)) ||
+        (st = ensure_buffer(c, &r->info, &r->info_cap, n0 + n1, sizeof *info, CL_MEM_READ_ONLY,
+                            "PSA residual problem info", err)) ||
+        (st = ensure_buffer(c, &r->work, &r->work_cap, g0 + g1, sizeof *work, CL_MEM_READ_ONLY,
+                            "PSA residual work list", err)) ||
+        (st = ensure_buffer(c, &r->trace, &r->trace_cap, F, sizeof(float), CL_MEM_READ_WRITE,
+                            "PSA residual problem traces", err)) ||
+        (st = ensure_buffer(c, &r->part, &r->part_cap, (n0 + n1) * c->tiles_max, sizeof(cl_ulong), CL_MEM_READ_WRITE,
+                            "PSA residual partial minima", err)) ||
+        (st = ensure_buffer(c, &r->out, &r->out_cap, n0 + n1, sizeof(psa_dev_result_t), CL_MEM_READ_WRITE,
+                            "PSA residual results", err)))
+        return st;
+    /* From here on the flight holds events: it is taken (settled on failure). */
+    fl->batch = b;
+    fl->n = 0;
+    fl->nchunks = 0;
+    r->on = true;
+    r->searched = (uint64_t)(rounds / 2) * n1 + (uint64_t)((rounds - 1) / 2) * n0;
+    c->flying++;
+    cl_event up[3] = {NULL, NULL, NULL};
+    const struct {
+        cl_mem mem;
+        size_t bytes;
+        const void *from;
+        const char *what;
+    } w[3] = {{r->in, r->in_bytes, base, "records, hits and traces"},
+              {r->info, (n0 + n1) * sizeof *info, info, "problem info"},
+              {r->work, (g0 + g1) * sizeof *work, work, "work list"}};
+    for (int i = 0; i < 3; i++) {
+        cl_int rc = clEnqueueWriteBuffer(c->upq, w[i].mem, CL_FALSE, 0, w[i].bytes, w[i].from, 0, NULL, &up[i]);
+        if ((st = tusk_cl_check(rc, err, "clEnqueueWriteBuffer(PSA residual %s, %zu bytes) on %s", w[i].what,
+                                w[i].bytes, dev)))
+            return st;
+        if (events_push(&fl->up_ev, up[i]) != 0) {
+            clReleaseEvent(up[i]);
+            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+        }
+    }
+    if ((st = tusk_cl_check(clFlush(c->upq), err, "clFlush (PSA residual uploads) on %s", dev)))
+        return st;
+    /* The arguments once; a round changes psa_res_round's round and
+     * psa_search's first work entry (its kind's list). */
+    cl_uint nwait = 3;
+    const cl_uint rec_off = (cl_uint)r->off_rec, hit_off = (cl_uint)r->off_hit, trace_off = (cl_uint)r->off_trace,
+                  slot_off = (cl_uint)r->off_slot, nrec = (cl_uint)R, per_arg = (cl_uint)per, rnds = rounds,
+                  stride = c->tiles_max;
+    const cl_int k_arg = K;
+    const double bt0 = c->e->basis_t0;
+    cl_kernel rk = c->res_round, sk = c->search;
+    const char *rn = "psa_res_round", *sn = "psa_search";
+    if ((st = set_arg(c, rk, rn, 0, sizeof(cl_mem), &r->in, err)) ||
+        (st = set_arg(c, rk, rn, 1, sizeof rec_off, &rec_off, err)) ||
+        (st = set_arg(c, rk, rn, 2, sizeof hit_off, &hit_off, err)) ||
+        (st = set_arg(c, rk, rn, 3, sizeof trace_off, &trace_off, err)) ||
+        (st = set_arg(c, rk, rn, 4, sizeof slot_off, &slot_off, err)) ||
+        (st = set_arg(c, rk, rn, 5, sizeof nrec, &nrec, err)) ||
+        (st = set_arg(c, rk, rn, 6, sizeof per_arg, &per_arg, err)) ||
+        (st = set_arg(c, rk, rn, 7, sizeof k_arg, &k_arg, err)) ||
+        (st = set_arg(c, rk, rn, 9, sizeof rnds, &rnds, err)) ||
+        (st = set_arg(c, rk, rn, 10, sizeof(cl_mem), &r->part, err)) ||
+        (st = set_arg(c, rk, rn, 11, sizeof stride, &stride, err)) ||
+        (st = set_arg(c, rk, rn, 12, sizeof(cl_mem), &c->seg_n, err)) ||
+        (st = set_arg(c, rk, rn, 13, sizeof(cl_mem), &r->info, err)) ||
+        (st = set_arg(c, rk, rn, 14, sizeof(cl_mem), &r->trace, err)) ||
+        (st = set_arg(c, rk, rn, 15, sizeof(cl_mem), &c->part[0].basis, err)) ||
+        (st = set_arg(c, rk, rn, 16, sizeof(cl_mem), &c->part[0].offsets, err)) ||
+        (st = set_arg(c, rk, rn, 17, sizeof(cl_mem), &c->edge, err)) ||
+        (st = set_arg(c, rk, rn, 18, sizeof(cl_mem), &c->pt_at, err)) ||
+        (st = set_arg(c, rk, rn, 19, sizeof(cl_mem), &c->core0, err)) ||
+        (st = set_arg(c, rk, rn, 20, sizeof bt0, &bt0, err)) ||
+        (st = set_arg(c, sk, sn, 0, sizeof(cl_mem), &c->part[0].basis, err)) ||
+        (st = set_arg(c, sk, sn, 1, sizeof(cl_mem), &c->part[0].offsets, err)) ||
+        (st = set_arg(c, sk, sn, 2, sizeof(cl_mem), &c->seg_n, err)) ||
+        (st = set_arg(c, sk, sn, 3, sizeof(cl_mem), &r->work, err)) ||
+        (st = set_arg(c, sk, sn, 5, sizeof(cl_mem), &r->info, err)) ||
+        (st = set_arg(c, sk, sn, 6, sizeof(cl_mem), &r->trace, err)) ||
+        (st = set_arg(c, sk, sn, 7, sizeof stride, &stride, err)) ||
+        (st = set_arg(c, sk, sn, 8, sizeof(cl_mem), &r->part, err)))
+        return st;
+    const size_t groups = R * PSA_RES_LANES;
+    for (cl_uint round = 1; round <= rounds; round++) {
+        if ((st = set_arg(c, rk, rn, 8, sizeof round, &round, err)) ||
+            (st = res_launch(c, fl, rk, rn, groups, PSA_RES_LANES, &nwait, up, err)))
+            return st;
+        if (round == rounds)
+            break;
+        const int kd = (int)(round & 1u);
+        const cl_uint wbase = (cl_uint)pb[kd][0];
+        const size_t gs = (pe[kd][0] - pb[kd][0]) * c->wg;
+        if ((st = set_arg(c, sk, sn, 4, sizeof wbase, &wbase, err)) ||
+            (st = res_launch(c, fl, sk, sn, gs, c->wg, &nwait, up, err)))
+            return st;
+    }
+    cl_int rc = clEnqueueReadBuffer(tusk_cl_queue(c->cl), r->in, CL_FALSE, r->off_hit, H * sizeof *hit,
+                                    base + r->off_hit, 0, NULL, &fl->read);
+    if ((st = tusk_cl_check(rc, err, "clEnqueueReadBuffer(PSA residual hits, %zu) on %s", H, dev)))
+        return st;
+    return tusk_cl_check(clFlush(tusk_cl_queue(c->cl)), err, "clFlush (PSA residual rounds) on %s", dev);
+}
+
+static int res_submit(void *ctx, psa_batch_t *b, unsigned rounds, tusk_error_t *err)
+{
+    psa_cl_t *c = ctx;
+    if (!c->res_begun)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: the residual's rounds submitted without room made for them");
+    c->res_begun = false;
+    if (rounds < 2)
+        return TUSK_OK;
+    flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
+    const unsigned before = c->flying;
+    const uint64_t t0 = tusk_clock_ns();
+    int st = res_enqueue(c, fl, b, rounds, err);
+    if (st && c->flying != before)
+        settle(c); /* commands of this job were enqueued: everything in flight is abandoned */
+    c->stats.submit_ms += (double)(tusk_clock_ns() - t0) * 1e-6;
+    c->stats.batches += st == TUSK_OK;
+    return st;
+}
+
+static int res_wait(void *ctx, psa_batch_t *b, tusk_error_t *err)
+{
+    psa_cl_t *c = ctx;
+    if (c->flying == 0)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: no residual rounds are being searched");
+    flight_t *fl = &c->flight[(c->head + c->flying - 1) % PSA_CL_FLIGHTS];
+    if (fl->batch != b || !fl->res.on)
+        return tusk_error_set(err, TUSK_EINVAL, "psa_cl: the last submission is not that job's residual rounds");
+    int st = take_flight(c, fl, b, err);
+    if (st)
+        return st;
+    c->flying--;
+    return TUSK_OK;
+}
+
+static const struct psa_backend_ext cl_ext = {res_begin, res_submit, res_wait};
+
 /* ---- as a psa_analyse backend --------------------------------------------------- */
 
 static int backend_check(const psa_cl_t *c, const psa_engine_t *e, tusk_error_t *err)
@@ -1066,5 +1506,6 @@ static int backend_collect(void *ctx, psa_batch_t *b, tusk_error_t *err)
 
 psa_backend_t psa_backend_cl(psa_cl_t *cl)
 {
-    return (psa_backend_t){backend_search, cl, false, backend_submit, backend_collect};
+    return (psa_backend_t){backend_search, cl, false, backend_submit, backend_collect,
+                           cl->res_round ? &cl_ext : NULL};
 }

@@ -5,6 +5,7 @@
 #include "tusk/export.h"
 
 #include "detector/grid.h"
+#include "psa_shared.h"
 #include "tusk/psa.h"
 
 struct psa_engine {
@@ -77,10 +78,6 @@ int psa_batch_check(const psa_engine_t *e, const psa_batch_t *b, tusk_error_t *e
 /* |d|^p as the reference computes it. */
 float psa_pow(float d, float p);
 
-/* The leading-edge time (samples) of a trace starting at its sample 0:
- * the line through its 10 % and 50 % crossings of `amplitude`, at 0.
- * NaN if it never crosses. */
-double psa_leading_edge(const float *trace, unsigned n, double amplitude);
 
 /* Sample x (basis time, samples) of one basis trace whose samples are
  * row[0], row[stride], ... row[(S - 1) * stride]: 0 before the basis' time
@@ -118,6 +115,33 @@ typedef struct psa_resample {
 
 TUSK_INTERNAL void psa_resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S);
 TUSK_INTERNAL void psa_resample(const psa_resample_t *p, const float *v, float *m);
+
+/* Residual subtraction's later rounds on a device (psa_cl), after a
+ * job's first round: the crystals of several hits and their hits
+ * (psa_shared.h) and each hit's calibrated traces, written by psa_analyse
+ * where the backend says (its staging memory), then all the rounds
+ * submitted at once; the backend's collect (psa_analyse_step or _finish)
+ * leaves each hit's last search in hits[] (best, fom_bits, at), read
+ * before anything is submitted again. */
+typedef struct psa_res_view {
+    psa_dev_res_record_t *records;
+    psa_dev_res_hit_t *hits;
+    float *traces;
+} psa_res_view_t;
+
+struct psa_backend_ext {
+    /* Room for `records` crystals, `hits` hits and `floats` trace samples,
+     * for batch b's later rounds: TUSK_OK and the view, or an error (out
+     * of memory, the device's). */
+    int (*res_begin)(void *ctx, psa_batch_t *b, size_t records, size_t hits, size_t floats, psa_res_view_t *view,
+                     tusk_error_t *err);
+    /* Submit rounds 1 .. rounds - 1 of what res_begin's view holds, T0
+     * shifts -t0_search .. t0_search. */
+    int (*res_submit)(void *ctx, psa_batch_t *b, unsigned rounds, tusk_error_t *err);
+    /* Wait for those rounds when they were the last submitted (batches
+     * submitted before stay in flight), as collect does for the oldest. */
+    int (*res_wait)(void *ctx, psa_batch_t *b, tusk_error_t *err);
+};
 
 /* The kernels' source, compiled into the library (Makefile.am's PSA_KERNEL_PARTS, by
  * tools/embed-text.sh); exported for the tests that build on it. */

@@ -100,4 +100,162 @@ TUSK_FN tusk_f32 psa_pow_poly(tusk_f32 d, tusk_f32 p)
     return x < 1e-30f ? 0.0f : res;
 }
 
+/* ---- residual subtraction's later rounds on a device (psa_cl.c) ----------------
+ *
+ * With residual = yes, psa_analyse searches a crystal of several hits in
+ * rounds (psa/analyse.c): round 0 its strongest hit as it is; then, round
+ * after round, its other hits or its strongest again, each with the signal
+ * found so far of every other hit subtracted. psa_cl runs the rounds after
+ * the first on the device, all of them in one submission (psa.cl:
+ * psa_res_inter, psa_res_make, the search, psa_res_take), from these
+ * records and with these formulas, which the host's rounds use too: both
+ * make the same problems, bit for bit. They need double precision: on a
+ * device without it (no cl_khr_fp64) the kernels are left out and the
+ * host makes the rounds. */
+#if !defined(__OPENCL_VERSION__)
+#define PSA_HAVE_FP64 1
+#elif defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define PSA_HAVE_FP64 1
+#else
+#define PSA_HAVE_FP64 0
+#endif
+
+#if PSA_HAVE_FP64
+#ifdef __OPENCL_VERSION__
+/* These formulas give the host's results: no fused multiply-adds (the
+ * host's C11 build makes none), from here to the end of the part. */
+#pragma OPENCL FP_CONTRACT OFF
+#endif
+/* A crystal taking part in the later rounds (32 bytes). */
+typedef struct psa_dev_res_record {
+    double t0;          /* its T0: samples from its first sample */
+    double inter;       /* a refinement round's interaction time (psa_res_inter; NaN: none) */
+    tusk_u32 first;     /* its hits: first .. first + n - 1, the strongest first */
+    tusk_u32 n;
+    tusk_u32 n_samples; /* of each of its calibrated traces */
+    tusk_u32 unused;
+} psa_dev_res_record_t;
+
+/* One of its hits (56 bytes): what the host knows after round 0, and
+ * what each round's search leaves. */
+typedef struct psa_dev_res_hit {
+    double at;           /* where its signal lies: its last search's T0 plus the best shift (samples) */
+    double placed;       /* the T0 its traces were aligned at in its last search */
+    tusk_u32 record;
+    tusk_u32 segment;
+    tusk_f32 energy;
+    tusk_f32 inv_energy; /* 1 / energy, divided on the host (a kernel's division may round otherwise) */
+    tusk_u32 best;       /* its point so far */
+    tusk_u32 fom_bits;   /* its last search's FoM */
+    tusk_u32 mask_lo;    /* its problems' channels (psa_engine_mask, the other hits left out) */
+    tusk_u32 mask_hi;
+    tusk_u32 trace_at;   /* those channels' calibrated traces, ascending, n_samples each */
+    tusk_i32 shift;      /* its last search's best T0 shift */
+} psa_dev_res_hit_t;
+
+/* Work-items a crystal in psa_res_round. */
+#define PSA_RES_LANES 64
+
+/* A problem of a round: which hit, which T0 shift (8 bytes). */
+typedef struct psa_dev_res_problem {
+    tusk_u32 hit;
+    tusk_i32 shift;
+} psa_dev_res_problem_t;
+
+TUSK_STATIC_ASSERT(sizeof(psa_dev_res_record_t) == 32, "psa_dev_res_record_t is 32 bytes");
+TUSK_STATIC_ASSERT(sizeof(psa_dev_res_hit_t) == 56, "psa_dev_res_hit_t is 56 bytes");
+TUSK_STATIC_ASSERT(sizeof(psa_dev_res_problem_t) == 8, "psa_dev_res_problem_t is 8 bytes");
+
+/* Trace v of n samples at fractional sample x: v[0] where x <= 0, v[n -
+ * 1] where x >= n - 1, else v[k] + f (v[k + 1] - v[k]), k = (unsigned)x, f
+ * = (float)(x - k). How a problem's traces are resampled at its T0. */
+TUSK_FN tusk_f32 psa_trace_at(TUSK_GLOBAL const tusk_f32 *v, tusk_u32 n, double x)
+{
+    if (x <= 0.0)
+        return v[0];
+    if (x >= (double)(n - 1))
+        return v[n - 1];
+    const tusk_u32 k = (tusk_u32)x;
+    const tusk_f32 f = (tusk_f32)(x - (double)k);
+    return v[k] + f * (v[k + 1] - v[k]);
+}
+
+/* A basis signal placed `from` samples after a problem's first sample:
+ * whole samples k0 = floor(from) (kept within +-2^16: a signal that far
+ * lies wholly before or after the problem) and the fraction f. */
+TUSK_FN void psa_place_from(double from, tusk_i32 *k0, tusk_f32 *f)
+{
+    double fl = floor(from);
+    *f = (tusk_f32)(from - fl);
+    if (!(fl >= -65536.0)) /* NaN too: nothing of it falls on the problem */
+        fl = -65536.0;
+    if (fl > 65536.0)
+        fl = 65536.0;
+    *k0 = (tusk_i32)fl;
+}
+
+/* m less energy x that signal at the problem's sample t, its samples
+ * g[0], g[stride], ..., g[(S - 1) stride]: i = k0 + t; nothing where i <
+ * 0, or i = 0 with f = 0 (no charge has moved yet); its last sample where
+ * i >= S - 1; else g[i] + f (g[i + 1] - g[i]). */
+TUSK_FN tusk_f32 psa_subtract_placed(tusk_f32 m, TUSK_GLOBAL const tusk_f32 *g, tusk_u32 stride, tusk_u32 S,
+                                     tusk_i32 k0, tusk_f32 f, tusk_f32 energy, tusk_u32 t)
+{
+    const tusk_i32 i = k0 + (tusk_i32)t;
+    if (i < 0 || (i == 0 && f == 0.0f))
+        return m;
+    if (i >= (tusk_i32)S - 1)
+        return m - energy * g[(S - 1) * stride];
+    const tusk_f32 b0 = g[(tusk_u32)i * stride], b1 = g[((tusk_u32)i + 1) * stride];
+    return m - energy * (b0 + f * (b1 - b0));
+}
+
+/* The leading-edge time (samples) of a trace starting at its sample 0:
+ * the line through its 10 % and 50 % crossings of `amplitude`, at 0.
+ * NaN if it never crosses. */
+TUSK_FN double psa_leading_edge(const tusk_f32 *tr, tusk_u32 n, double amplitude)
+{
+    double lv[2], at[2];
+    lv[0] = 0.1 * amplitude;
+    lv[1] = 0.5 * amplitude;
+    if (!(amplitude > 0.0))
+        return NAN;
+    for (int k = 0; k < 2; k++) {
+        at[k] = NAN;
+        for (tusk_u32 t = 1; t < n; t++)
+            if (tr[t] >= lv[k] && tr[t - 1] < lv[k]) {
+                at[k] = (double)(t - 1) + (lv[k] - tr[t - 1]) / (tr[t] - tr[t - 1]);
+                break;
+            }
+        if (isnan(at[k]))
+            return NAN;
+    }
+    /* The line through (at0, 0.1 A) and (at1, 0.5 A), at 0. */
+    return at[0] - 0.1 * (at[1] - at[0]) / 0.4;
+}
+
+/* A refinement round's interaction time of a crystal (record samples;
+ * NaN where there is none): where `model`, the sum of its hits' core
+ * signals so far (energy x the point's core signal as the basis has it,
+ * from the interaction; S samples), has its leading edge, the measured
+ * core's lying at t0 + basis_t0. */
+TUSK_FN double psa_interaction_time(const tusk_f32 *model, tusk_u32 S, double t0, double basis_t0)
+{
+    const double le = psa_leading_edge(model, S, (double)model[S - 1]);
+    return isfinite(le) ? t0 + basis_t0 - le : NAN;
+}
+
+/* A refinement round's T0 of a hit whose point so far has its leading
+ * edge `edge` samples after the interaction (the aligned basis has every
+ * point's at basis_t0); without an interaction time, where it was. */
+TUSK_FN double psa_refined_t0(double inter, tusk_f32 edge, double basis_t0, double at)
+{
+    return isfinite(inter) ? inter + (double)edge - basis_t0 : at;
+}
+#ifdef __OPENCL_VERSION__
+#pragma OPENCL FP_CONTRACT ON
+#endif
+#endif
+
 #endif

@@ -833,7 +833,7 @@ START_TEST(test_views_match_decoded)
     ck_assert_msg(same_stats(&st_a, &st_b), "%s: the stats differ", what);
     /* Two jobs on a backend that searches when collected: split at m. */
     deferred_t d = {be, NULL, {NULL, NULL}, 0, 0};
-    psa_backend_t def = {deferred_search, &d, true, deferred_submit, deferred_collect};
+    psa_backend_t def = {deferred_search, &d, true, deferred_submit, deferred_collect, NULL};
     const size_t m = tu_below((uint32_t)n + 1);
     memset(&st_b, 0, sizeof st_b);
     memset(out_b, 0xA5, n * sizeof *out_b);

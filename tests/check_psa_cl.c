@@ -1170,6 +1170,141 @@ START_TEST(test_analyse_pipelined_same_bytes)
 }
 END_TEST
 
+/* Residual subtraction's later rounds made and searched on the device
+ * (psa_res_* kernels, one submission a job) against the same rounds made
+ * on the host and searched on the device ($TUSK_PSA_CL_RESIDUAL = host):
+ * the same problems (the formulas of psa_shared.h, no fused multiply-
+ * adds), so the same points, FoMs and times, bit for bit, with T0 shifts
+ * and one or two refinement passes; through psa_analyse and through
+ * psa_analyse_start / _step with several jobs in flight. */
+START_TEST(test_residual_rounds_on_device)
+{
+    tusk_error_t err;
+    det_basis_t *rb = NULL;
+    ck_assert_msg(det_basis_load(&rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    tusk_params_t *p = tusk_params_new();
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
+             real_basis_path, array_path, (unsigned long long)tu_rand());
+    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
+    sim_t *sim = NULL;
+    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
+    const size_t want = 200;
+    adf_crystal_t *rec = malloc(want * sizeof *rec);
+    adf_crystal_view_t *views = malloc(want * sizeof *views);
+    adf_psa_t *out[3];
+    for (int i = 0; i < 3; i++)
+        out[i] = malloc(want * sizeof *out[i]);
+    const size_t cap = want * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES));
+    uint8_t *in = malloc(cap);
+    adf_writer_t *w = adf_writer_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert(rec && views && out[0] && out[1] && out[2] && in && w && r);
+    size_t n = 0;
+    const sim_event_t *ev;
+    while (n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
+        for (size_t i = 0; i < ev->n_crystals && n < want; i++)
+            rec[n++] = ev->crystal[i];
+    ck_assert_uint_eq(n, want);
+    adf_writer_reset(w, in, cap);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, i, &rec[i], NULL), ADF_OK);
+    adf_frame_t fr;
+    size_t nv = 0;
+    adf_reader_reset(r, in, adf_writer_used(w), 0);
+    while (adf_reader_next(r, &fr) == ADF_OK)
+        ck_assert_int_eq(adf_crystal_view(&fr, &views[nv++], NULL), ADF_OK);
+    ck_assert_uint_eq(nv, n);
+    psa_config_t cfg;
+    psa_config_default(&cfg);
+    cfg.residual = true;
+    cfg.refine = 1 + tu_below(2);
+    cfg.t0_search = tu_below(2);
+    cfg.threads = 1 + tu_below(3);
+    psa_engine_t *e = NULL;
+    ck_assert_msg(psa_engine_new(&e, rb, &cfg, &err) == TUSK_OK, "%s", err.message);
+    setenv("TUSK_PSA_CL_RESIDUAL", "host", 1);
+    psa_cl_t *cl_host = cl_of(e);
+    unsetenv("TUSK_PSA_CL_RESIDUAL");
+    psa_cl_t *cl_dev = cl_of(e);
+    ck_assert_msg(strstr(psa_cl_describe(cl_host), "residual rounds made on the host"), "%s",
+                  psa_cl_describe(cl_host));
+    ck_assert_msg(strstr(psa_cl_describe(cl_dev), "residual rounds on the device"), "%s (the device has no double "
+                  "precision?)", psa_cl_describe(cl_dev));
+    psa_backend_t be_host = psa_backend_cl(cl_host), be_dev = psa_backend_cl(cl_dev);
+    ck_assert_ptr_null(be_host.ext);
+    ck_assert_ptr_nonnull(be_dev.ext);
+    psa_stats_t st[3] = {{0}, {0}, {0}};
+    ck_assert_msg(psa_analyse(e, &be_host, rec, n, out[0], &st[0], &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_analyse(e, &be_dev, rec, n, out[1], &st[1], &err) == TUSK_OK, "%s", err.message);
+    /* Pipelined: buffers of 1 to 50 records, up to 3 jobs in flight, a
+     * step at a time taken with the job whose round was submitted first
+     * (the device's results come back in that order), as the psa actor
+     * does. */
+    psa_job_t *job[3];
+    unsigned long ticket[3] = {0, 0, 0}, clock = 0;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(psa_job_new(&job[i], e, &err), TUSK_OK);
+    size_t at = 0, next = 0, multi = 0;
+    for (;;) {
+        int oldest = -1;
+        for (int i = 0; i < 3; i++)
+            if (psa_job_pending(job[i]) && (oldest < 0 || ticket[i] < ticket[oldest]))
+                oldest = i;
+        if (at < n && !psa_job_pending(job[next])) {
+            size_t m = 1 + tu_below(50);
+            m = m > n - at ? n - at : m;
+            ck_assert_msg(psa_analyse_start(e, &be_dev, job[next], views + at, m, out[2] + at, &st[2], &err) ==
+                              TUSK_OK, "%s", err.message);
+            ticket[next] = ++clock;
+            next = (next + 1) % 3;
+            at += m;
+        } else if (oldest >= 0) {
+            ck_assert_msg(psa_analyse_step(e, &be_dev, job[oldest], &err) == TUSK_OK, "%s", err.message);
+            ticket[oldest] = ++clock;
+        } else
+            break;
+    }
+    for (int i = 1; i < 3; i++)
+        ck_assert(st[0].crystals == st[i].crystals && st[0].hits == st[i].hits && st[0].problems == st[i].problems &&
+                  st[0].fom_terms == st[i].fom_terms && st[0].own_trace == st[i].own_trace);
+    for (size_t c = 0; c < n; c++) {
+        multi += out[0][c].n_hits > 1;
+        for (int i = 1; i < 3; i++) {
+            ck_assert_uint_eq(out[0][c].n_hits, out[i][c].n_hits);
+            for (unsigned h = 0; h < out[0][c].n_hits; h++) {
+                const adf_psa_hit_t *a = &out[0][c].hit[h], *b = &out[i][c].hit[h];
+                ck_assert_msg(a->segment == b->segment && a->status == b->status && a->x == b->x && a->y == b->y &&
+                                  a->z == b->z && a->energy == b->energy && a->time == b->time && a->fom == b->fom,
+                              "%s, crystal %zu hit %u: host's rounds (%g %g %g) %.9g ns FoM %.9g, the device's (%g "
+                              "%g %g) %.9g ns FoM %.9g", i == 1 ? "psa_analyse" : "pipelined", c, h, a->x, a->y,
+                              a->z, a->time, a->fom, b->x, b->y, b->z, b->time, b->fom);
+            }
+        }
+    }
+    ck_assert_uint_gt(multi, n / 10);
+    ck_assert_uint_gt(st[0].problems, st[0].hits);
+    printf("residual rounds (refine %u, t0_search %u) on the device: %zu records, %zu of several hits, %llu problems: "
+           "the host's rounds' results, bit for bit\n", cfg.refine, cfg.t0_search, n, multi,
+           (unsigned long long)st[0].problems);
+    for (int i = 0; i < 3; i++) {
+        psa_job_destroy(&job[i]);
+        free(out[i]);
+    }
+    psa_cl_destroy(&cl_host);
+    psa_cl_destroy(&cl_dev);
+    psa_engine_destroy(&e);
+    adf_writer_destroy(&w);
+    adf_reader_destroy(&r);
+    free(rec);
+    free(views);
+    free(in);
+    sim_destroy(&sim);
+    tusk_params_destroy(&p);
+    det_basis_destroy(&rb);
+}
+END_TEST
+
 int main(void)
 {
     tu_seed();
@@ -1188,6 +1323,7 @@ int main(void)
     unsetenv("TUSK_PSA_CL_PG");
     unsetenv("TUSK_PSA_CL_CHUNK");
     unsetenv("TUSK_PSA_CL_PART_BYTES");
+    unsetenv("TUSK_PSA_CL_RESIDUAL");
     make_synthetic_basis();
     make_real_basis();
 
@@ -1218,6 +1354,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_submit_collect);
     tcase_add_loop_test(tc, test_analyse_pipelined_same_bytes, 0, 2);
+    tcase_add_test(tc, test_residual_rounds_on_device);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
 

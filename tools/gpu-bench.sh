@@ -446,6 +446,24 @@ psa() {
         echo "no input: tusk-sim failed (psa-sim.txt)" >> "$summary"
         return
     fi
+    # The residual's later rounds made and searched on the device against
+    # the same rounds made on the host (TUSK_PSA_CL_RESIDUAL): the same
+    # data:psa, byte for byte (psa-residual-check.txt).
+    if [ "${PSA_RES_CHECK:-yes}" != no ]; then
+        local where
+        {
+            for where in host device; do
+                TUSK_PSA_CL_RESIDUAL=$where tusk-psa run --basis "$basis" --set residual=yes --set t0_search=1 \
+                    --backend opencl --device "$gpu" -i "$work/psa-co60.adf" -o "$work/psa-res-$where.adf"
+                echo "exit status $?"
+            done
+            if cmp "$work/psa-res-host.adf" "$work/psa-res-device.adf"; then
+                echo "residual rounds on the device: the host's rounds' data:psa, byte for byte"
+            else
+                echo "residual rounds on the device: OTHER data:psa than the host's rounds"
+            fi
+        } > "$out/psa-residual-check.txt" 2>&1
+    fi
     if [ "${PSA_BENCH:-yes}" != no ]; then
         tusk-bench psa --basis "$basis" --device "$gpu" --seconds "${PSA_BENCH_SECONDS:-1}" > "$out/psa-bench.txt" 2>&1
         echo "exit status $?" >> "$out/psa-bench.txt"
@@ -537,14 +555,19 @@ EOF
 # long run with the GPU's load sampled; its line in psa-chains.txt.
 # TRANSPORT: tusk-run's --transport (default: its own choice, ipc).
 # VARIANT: g3 or g2 (the basis of that grid, made by psa()), res
-# (residual = yes).
+# (residual = yes: its later rounds on the device where it can), reshost
+# (residual = yes, those rounds made on the host: TUSK_PSA_CL_RESIDUAL),
+# g3res or g2res (both).
 psa_chain() {
     local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4}${5:+-$5} file=$work/psa-$1.adf
     local transport=${4:+--transport $4} label=$2${4:+/$4}${5:+/$5}
-    local records th t1 repeat frames status secs dmon= cpu= basis=$basis psa_extra=
+    local records th t1 repeat frames status secs dmon= cpu= basis=$basis psa_extra= res_where=device
+    local residual=$'\n    <parameter name="residual">yes</parameter>'
     case ${5:-} in
         g[0-9]) basis=$work/crystal-$5.tbs ;;
-        res) psa_extra=$'\n    <parameter name="residual">yes</parameter>' ;;
+        res) psa_extra=$residual ;;
+        reshost) psa_extra=$residual res_where=host ;;
+        g[0-9]res) basis=$work/crystal-${5%res}.tbs psa_extra=$residual ;;
     esac
     if [ ! -f "$basis" ]; then
         printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (no basis: psa-basis-$5.txt)" >> "$summary"
@@ -554,8 +577,8 @@ psa_chain() {
     if [ "$backend" = fast ]; then th=0; else th=$((threads / n)); [ "$th" -ge 1 ] || th=1; fi
     psa_topology "$file" 1 "$backend" "$n" "$th" $((records * producers)) > "$work/$name-pass1.xml"
     # shellcheck disable=SC2086 # $transport: no word or two words
-    ( cd "$work" && tusk-run --no-live $transport --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) \
-        > "$out/$name-pass1.txt" 2>&1
+    ( cd "$work" && TUSK_PSA_CL_RESIDUAL=$res_where tusk-run --no-live $transport \
+        --report "$work/$name-pass1.report" "$work/$name-pass1.xml" ) > "$out/$name-pass1.txt" 2>&1
     t1=$(sed -n 's/^run=.* seconds=\([0-9.]*\) .*fatal=0$/\1/p' "$work/$name-pass1.report" 2>/dev/null)
     if [ -z "$t1" ]; then
         printf "$format" "$data" "$label" "$n" "$th" 1 $((records * producers)) - - - - - - - \
@@ -573,8 +596,8 @@ psa_chain() {
     actor_cpu psa "$n" > "$out/$name-psa-cpu.txt" 2>/dev/null &
     cpu=$!
     # shellcheck disable=SC2086
-    ( cd "$work" && time tusk-run --no-live $transport --run-dir "$work/$name-rundir" --report "$work/$name.report" \
-        "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
+    ( cd "$work" && export TUSK_PSA_CL_RESIDUAL=$res_where && time tusk-run --no-live $transport \
+        --run-dir "$work/$name-rundir" --report "$work/$name.report" "$work/$name.xml" ) > "$out/$name-run.txt" 2>&1
     status=$?
     [ -n "$dmon" ] && kill "$dmon" 2>/dev/null
     kill "$cpu" 2>/dev/null

@@ -218,6 +218,9 @@ typedef struct psa_backend {
     bool candidates;           /* supports candidate lists (adaptive mode) */
     int (*submit)(void *ctx, const psa_engine_t *e, psa_batch_t *b, tusk_error_t *err);
     int (*collect)(void *ctx, psa_batch_t *b, tusk_error_t *err);
+    /* The library's own backends' further abilities (psa_cl: residual
+     * subtraction's later rounds on the device); NULL for others. */
+    const struct psa_backend_ext *ext;
 } psa_backend_t;
 
 /* The CPU backends as psa_backend_t (threads 0: one per online CPU). */

@@ -62,7 +62,11 @@ typedef struct psa_cl psa_cl_t;
  * 128); TUSK_PSA_CL_PG, problems a work-group (1 to 32, 8);
  * TUSK_PSA_CL_CHUNK, problems a chunk (automatic: a quarter of the batch,
  * 2048 to 16384); TUSK_PSA_CL_PART_BYTES, bytes a basis buffer at most
- * (the device's largest allocation). */
+ * (the device's largest allocation); TUSK_PSA_CL_RESIDUAL = device | host,
+ * where residual subtraction's rounds after the first are made (device,
+ * the default, where it has double precision and the basis is one
+ * buffer: all of a batch's in one submission, the host's results bit for
+ * bit; psa/README.md). */
 TUSK_API int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, unsigned instance,
                         tusk_error_t *err);
 TUSK_API void psa_cl_destroy(psa_cl_t **cl);

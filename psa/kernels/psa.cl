@@ -157,13 +157,13 @@ psa_search(__global const float *basis, __global const ulong *seg_off, __global 
         part[(size_t)(first + lid) * stride + tile] = keys[lid * PSA_WG];
 }
 
-/* The minimum over a problem's tiles: out[obase + k] for problem k of the
- * chunk. */
-__kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const uint *seg_n, uint nprob, uint stride,
-                         __global const ulong *part, uint obase, __global psa_dev_result_t *out)
+/* The minimum over a problem's tiles: out[obase + i] for problem k =
+ * pfirst + i of the chunk, i < nprob. */
+__kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const uint *seg_n, uint pfirst, uint nprob,
+                         uint stride, __global const ulong *part, uint obase, __global psa_dev_result_t *out)
 {
-    const uint k = (uint)get_global_id(0);
-    if (k >= nprob)
+    const uint i = (uint)get_global_id(0), k = pfirst + i;
+    if (i >= nprob)
         return;
     const uint tiles = (seg_n[info[k].segment] + PSA_WG - 1) / PSA_WG;
     __global const ulong *pk = part + (size_t)k * stride;
@@ -173,7 +173,7 @@ __kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const 
     psa_dev_result_t r;
     r.best = (uint)best;
     r.fom_bits = (uint)(best >> 32);
-    out[obase + k] = r;
+    out[obase + i] = r;
 }
 
 /* y[i] = |x[i]|^p as the search computes it: psa_cl.c checks the power
@@ -184,3 +184,135 @@ __kernel void psa_pow_check(__global const float *x, __global float *y, uint n)
     if (i < n)
         y[i] = PSA_TERM(x[i]);
 }
+
+#if PSA_HAVE_FP64
+/* ---- residual subtraction's later rounds (psa_shared.h) -------------------------
+ *
+ * One submission runs rounds 1 .. R - 1 of a job's crystals of several
+ * hits (psa_cl.c): psa_res_round (the previous round's results taken, the
+ * interaction time, this round's problems made) and psa_search over them,
+ * round after round, and a last psa_res_round taking the last round's
+ * results. Odd rounds search every crystal's hits but the strongest, even
+ * ones its strongest: two problem lists (kinds), each sorted by segment
+ * once by the host. The host's rounds (psa/analyse.c) do the same with
+ * the same formulas, in the same order: no contraction into fused
+ * multiply-adds here, as on the host. The records' arrays lie in one
+ * buffer, `base`, at the byte offsets given. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define PSA_RES_ARRAY(type, off) ((__global type *)(base + (off)))
+
+/* One round of every crystal taking part: a work-group of PSA_RES_LANES
+ * work-items a crystal (group r). First, from round 2 on, work-item 0
+ * takes the previous round's results of the crystal's hits searched then
+ * (kind (round - 1) & 1): for each hit, the best of its `per` T0 shifts
+ * (problem slot[...] for shift j - K, the first of equal FoMs), each
+ * shift's best point the minimum over the search's tiles (part[problem *
+ * stride + tile], as psa_reduce takes it): its point, FoM and where its
+ * signal lies; and, for a refinement round still to come, the crystal's
+ * interaction time from the core signals of its hits' points so far
+ * (core0: S samples a point, segment s's from pt_at[s]). Then (round <
+ * rounds) the work-group makes the traces of the crystal's problems of
+ * this round (kind round & 1: its strongest hit or its others), a
+ * work-item a channel and sample: the hit's calibrated trace resampled at
+ * the round's T0 plus the shift, less every other hit found so far (round
+ * 1: the strongest; later: all), energy x its point's aligned signal of
+ * the channel placed where it lies, divided by the hit's energy. */
+__kernel __attribute__((reqd_work_group_size(PSA_RES_LANES, 1, 1))) void
+psa_res_round(__global uchar *base, uint rec_off, uint hit_off, uint trace_off, uint slot_off, uint nrec, uint per,
+              int K, uint round, uint rounds, __global const ulong *part, uint stride, __global const uint *seg_n,
+              __global const psa_dev_problem_t *info, __global float *trace, __global const float *basis,
+              __global const ulong *seg_off, __global const float *edge, __global const uint *pt_at,
+              __global const float *core0, double basis_t0)
+{
+    const uint r = (uint)get_group_id(0), lane = (uint)get_local_id(0);
+    if (r >= nrec)
+        return;
+    __global psa_dev_res_record_t *rec = PSA_RES_ARRAY(psa_dev_res_record_t, rec_off);
+    __global psa_dev_res_hit_t *hit = PSA_RES_ARRAY(psa_dev_res_hit_t, hit_off);
+    __global const float *rtrace = PSA_RES_ARRAY(const float, trace_off);
+    __global const uint *slot = PSA_RES_ARRAY(const uint, slot_off);
+    const uint first = rec[r].first, nh = rec[r].n, n0 = nrec * per;
+    /* slot of hit m's shift j: kind 0 (m = 0) from r * per; kind 1 from n0,
+     * the crystal's others after the hits 1 .. of the crystals before. */
+#define PSA_RES_SLOT(m, j) ((m) == 0 ? r * per + (j) : n0 + (first - r + (m) - 1) * per + (j))
+    if (lane == 0 && round >= 2) {
+        const uint pk = (round - 1) & 1u;
+        for (uint m = pk ? 1u : 0u; m < (pk ? nh : 1u); m++) {
+            uint bj = 0, bq = 0, bbits = 0;
+            float bf = 0.0f;
+            for (uint j = 0; j < per; j++) {
+                const uint p = slot[PSA_RES_SLOT(m, j)];
+                const uint tiles = (seg_n[hit[first + m].segment] + PSA_WG - 1) / PSA_WG;
+                __global const ulong *pk_ = part + (size_t)p * stride;
+                ulong key = pk_[0];
+                for (uint t = 1; t < tiles; t++)
+                    key = pk_[t] < key ? pk_[t] : key;
+                const uint bits = (uint)(key >> 32);
+                const float f = as_float(bits);
+                if (j == 0 || f < bf) {
+                    bf = f;
+                    bj = j;
+                    bq = (uint)key;
+                    bbits = bits;
+                }
+            }
+            hit[first + m].best = bq;
+            hit[first + m].fom_bits = bbits;
+            hit[first + m].shift = (int)bj - K;
+            hit[first + m].at = hit[first + m].placed + (double)((int)bj - K);
+        }
+        if (round < rounds) {
+            float model[PSA_S];
+            for (uint t = 0; t < PSA_S; t++)
+                model[t] = 0.0f;
+            for (uint m = 0; m < nh; m++) {
+                const float en = hit[first + m].energy;
+                __global const float *one =
+                    core0 + ((size_t)pt_at[hit[first + m].segment] + hit[first + m].best) * PSA_S;
+                for (uint t = 0; t < PSA_S; t++)
+                    model[t] += en * one[t];
+            }
+            rec[r].inter = psa_interaction_time(model, PSA_S, rec[r].t0, basis_t0);
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (round >= rounds)
+        return;
+    const uint kd = round & 1u, found = round == 1 ? 1u : nh, n = rec[r].n_samples;
+    const double inter = rec[r].inter;
+    for (uint m = kd ? 1u : 0u; m < (kd ? nh : 1u); m++) {
+        const uint k = first + m, s = hit[k].segment;
+        const double t0 = round < 2 ? rec[r].t0 : psa_refined_t0(inter, edge[pt_at[s] + hit[k].best], basis_t0, hit[k].at);
+        const float inv = hit[k].inv_energy;
+        const ulong mask = (ulong)hit[k].mask_lo | ((ulong)hit[k].mask_hi << 32);
+        const uint nch = (uint)popcount(mask);
+        for (uint j = 0; j < per; j++) {
+            const psa_dev_problem_t in = info[slot[PSA_RES_SLOT(m, j)]];
+            const double a = t0 + (double)((int)j - K);
+            for (uint x = lane; x < nch * PSA_S; x += PSA_RES_LANES) {
+                const uint q = x / PSA_S, t = x - q * PSA_S;
+                ulong mm = mask;
+                for (uint i = 0; i < q; i++)
+                    mm &= mm - 1;
+                const uint ch = 63u - (uint)clz(mm & (~mm + 1));
+                float v = psa_trace_at(rtrace + hit[k].trace_at + (size_t)q * n, n, a + (double)t);
+                for (uint o = first; o < first + found; o++) {
+                    if (o == k)
+                        continue;
+                    const uint so = hit[o].segment, no = seg_n[so];
+                    int k0;
+                    float f;
+                    psa_place_from(a - hit[o].at, &k0, &f);
+                    v = psa_subtract_placed(v, basis + seg_off[so] + (size_t)ch * PSA_S * no + hit[o].best, no, PSA_S,
+                                            k0, f, hit[o].energy, t);
+                }
+                trace[in.trace_at + x] = v * inv;
+            }
+        }
+        if (lane == 0)
+            hit[k].placed = t0;
+    }
+#undef PSA_RES_SLOT
+}
+#endif
