@@ -21,6 +21,7 @@
  * several buffers of consecutive segments (a search launch per buffer). */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,10 @@ typedef struct flight {
     size_t out_cap;
     tusk_cl_pinned_t *stage;    /* the packed problems, pinned */
     res_flight_t res;           /* residual's later rounds (res.on), instead of a batch's search */
+    unsigned rounds;            /* with res.on: the job's rounds */
+    bool enqueued;              /* its commands enqueued (or failed: enq_status) by the submitter */
+    int enq_status;
+    tusk_error_t enq_err;
 } flight_t;
 
 struct psa_cl {
@@ -125,6 +130,20 @@ struct psa_cl {
     cl_mem core0, edge, pt_at;  /* for them: every point's core signal as the basis has it, its leading edge,
                                    each segment's first point in both */
     bool res_begun;             /* psa_cl_res_begin made room in the next flight */
+    /* The submitter: a thread of its own plans, packs and enqueues each
+     * flight's commands, in the order they were submitted, so that the
+     * caller's thread goes on at once (its OpenCL calls cost 10 - 15 us
+     * each on an H200's driver); psa_cl_collect waits for a flight's
+     * enqueueing before its results. Started by the first submission;
+     * without it (pthread_create failed) the caller's thread enqueues. */
+    pthread_t worker;
+    bool worker_on, worker_failed, stop, broken;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_task, cv_done;
+    bool sync_made;             /* mu and the conditions made */
+    unsigned fifo[PSA_CL_FLIGHTS]; /* the flights handed over, not enqueued yet: queued of them from fifo_head */
+    unsigned fifo_head, queued;
+    uint64_t launched;          /* kernels enqueued by the flight being enqueued (the enqueuer's own) */
     unsigned wg, pg, pow;
     double pow_error;           /* the power function's largest relative error, as checked */
     unsigned samples;
@@ -531,6 +550,16 @@ int psa_cl_new(psa_cl_t **out, const psa_engine_t *engine, const char *setting, 
     c->e = engine;
     c->samples = engine->samples;
     c->chunk_override = chunk_env;
+    if (pthread_mutex_init(&c->mu, NULL) == 0) {
+        if (pthread_cond_init(&c->cv_task, NULL) == 0) {
+            if (pthread_cond_init(&c->cv_done, NULL) == 0)
+                c->sync_made = true;
+            else
+                pthread_cond_destroy(&c->cv_task);
+        }
+        if (!c->sync_made)
+            pthread_mutex_destroy(&c->mu);
+    }
     tusk_cl_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.device = setting;
@@ -597,6 +626,20 @@ void psa_cl_destroy(psa_cl_t **cl)
     if (!cl || !*cl)
         return;
     psa_cl_t *c = *cl;
+    if (c->worker_on) { /* what was handed over is enqueued, then the thread ends */
+        pthread_mutex_lock(&c->mu);
+        c->stop = true;
+        pthread_cond_signal(&c->cv_task);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->worker, NULL);
+        c->worker_on = false;
+    }
+    if (c->sync_made) {
+        pthread_cond_destroy(&c->cv_done);
+        pthread_cond_destroy(&c->cv_task);
+        pthread_mutex_destroy(&c->mu);
+        c->sync_made = false;
+    }
     if (c->cl) {
         if (c->upq)
             clFinish(c->upq);
@@ -657,7 +700,12 @@ const char *psa_cl_describe(const psa_cl_t *cl)
 
 void psa_cl_stats(const psa_cl_t *cl, psa_cl_stats_t *stats)
 {
+    psa_cl_t *c = (psa_cl_t *)cl; /* its lock: the submitter counts too */
+    if (c->worker_on)
+        pthread_mutex_lock(&c->mu);
     *stats = cl->stats;
+    if (c->worker_on)
+        pthread_mutex_unlock(&c->mu);
 }
 
 /* ---- the search ------------------------------------------------------------------ */
@@ -875,8 +923,11 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
     }
     const size_t np = ch->end - ch->begin;
     copy_job_t cj = {b, fl->perm + ch->begin, info, trace, S};
-    psa_parallel_blocks(c->e->pool, 0, np, np >= COPY_PARALLEL_MIN && c->e->pool ? c->e->cfg.threads : 1,
-                        copy_traces, &cj);
+    /* On the engine's threads when the caller's thread packs; the
+     * submitter packs alone (the engine's pool serves the caller's
+     * analyses meanwhile). */
+    const bool pool = !c->worker_on && c->e->pool && np >= COPY_PARALLEL_MIN;
+    psa_parallel_blocks(pool ? c->e->pool : NULL, 0, np, pool ? c->e->cfg.threads : 1, copy_traces, &cj);
     work_list(c, info, np, 0, work, pbegin, pend);
 }
 
@@ -884,6 +935,14 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
  * a failure: the batches in flight are lost). */
 static void settle(psa_cl_t *c)
 {
+    if (c->worker_on) { /* every flight handed over enqueued (or skipped) first */
+        pthread_mutex_lock(&c->mu);
+        while (c->queued > 0)
+            pthread_cond_wait(&c->cv_done, &c->mu);
+        c->broken = false;
+        pthread_mutex_unlock(&c->mu);
+    }
+    c->fifo_head = 0;
     clFinish(c->upq);
     clFinish(tusk_cl_queue(c->cl));
     for (unsigned f = 0; f < PSA_CL_FLIGHTS; f++) {
@@ -952,7 +1011,7 @@ static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem wo
             clReleaseEvent(kev);
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
         }
-        c->stats.launches++;
+        c->launched++;
         first = false;
     }
     const cl_uint pf = (cl_uint)pfirst, nprob = (cl_uint)np, ob = (cl_uint)obase;
@@ -974,7 +1033,7 @@ static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem wo
         clReleaseEvent(rev);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
     }
-    c->stats.launches++;
+    c->launched++;
     *done = rev;
     return TUSK_OK;
 }
@@ -1049,18 +1108,15 @@ static int enqueue_chunk(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t
 
 /* Plan, pack and enqueue a checked batch into the next free flight, the
  * results' download last. */
-static int launch(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+static int launch(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
 {
-    flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
+    psa_batch_t *b = fl->batch;
     size_t G = 0, F = 0;
     int st;
     fl->n = 0;
     fl->nchunks = 0;
     if (b->n > 0 && ((st = plan(c, fl, b, &G, &F, err)) || (st = reserve(c, fl, G, F, err))))
         return st;
-    /* From here on the flight holds events: it is taken (settled on failure). */
-    fl->batch = b;
-    c->flying++;
     for (size_t k = 0; k < fl->nchunks; k++)
         if ((st = enqueue_chunk(c, fl, b, k, G, err)))
             return st;
@@ -1073,6 +1129,110 @@ static int launch(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
         return st;
     return tusk_cl_check(clFlush(tusk_cl_queue(c->cl)), err, "clFlush (PSA results) on %s",
                          tusk_cl_describe(c->cl));
+}
+
+/* ---- the submitter ---------------------------------------------------------------- */
+
+static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t *err);
+
+/* Flight fl's commands enqueued (a batch's search or a job's later
+ * rounds); the time it took in *ms, the kernels in c->launched. */
+static int enqueue_flight(psa_cl_t *c, flight_t *fl, double *ms, tusk_error_t *err)
+{
+    const uint64_t t0 = tusk_clock_ns();
+    c->launched = 0;
+    int st = fl->res.on ? res_enqueue(c, fl, fl->rounds, err) : launch(c, fl, err);
+    *ms = (double)(tusk_clock_ns() - t0) * 1e-6;
+    return st;
+}
+
+/* Its counts into the stats (under the lock where there is a submitter). */
+static void count_enqueued(psa_cl_t *c, int st, double ms)
+{
+    c->stats.submit_ms += ms;
+    c->stats.batches += st == TUSK_OK;
+    c->stats.launches += c->launched;
+}
+
+static void *submitter(void *arg)
+{
+    psa_cl_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->stop && c->queued == 0)
+            pthread_cond_wait(&c->cv_task, &c->mu);
+        if (c->queued == 0)
+            break; /* stopped, nothing left */
+        flight_t *fl = &c->flight[c->fifo[c->fifo_head]];
+        const bool broken = c->broken;
+        pthread_mutex_unlock(&c->mu);
+        tusk_error_t e;
+        double ms = 0.0;
+        c->launched = 0;
+        int st = broken ? tusk_error_set(&e, TUSK_ECL, "PSA search on %s abandoned: an earlier batch's commands "
+                                         "failed", tusk_cl_describe(c->cl))
+                        : enqueue_flight(c, fl, &ms, &e);
+        pthread_mutex_lock(&c->mu);
+        count_enqueued(c, st, ms);
+        fl->enq_status = st;
+        if (st) {
+            fl->enq_err = e;
+            c->broken = true;
+        }
+        fl->enqueued = true;
+        c->fifo_head = (c->fifo_head + 1) % PSA_CL_FLIGHTS;
+        c->queued--;
+        pthread_cond_broadcast(&c->cv_done);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Flight fl (the next one, its batch set) taken and handed to the
+ * submitter; without one, enqueued here (a failure abandons everything in
+ * flight). */
+static int hand_over(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
+{
+    fl->enqueued = false;
+    fl->enq_status = TUSK_OK;
+    c->flying++;
+    if (!c->worker_on && !c->worker_failed && c->sync_made) {
+        c->stop = false;
+        if (pthread_create(&c->worker, NULL, submitter, c) == 0)
+            c->worker_on = true;
+        else
+            c->worker_failed = true;
+    }
+    if (!c->worker_on) {
+        double ms = 0.0;
+        int st = enqueue_flight(c, fl, &ms, err);
+        count_enqueued(c, st, ms);
+        fl->enqueued = true;
+        if (st)
+            settle(c); /* commands may have been enqueued: everything in flight is abandoned */
+        return st;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->fifo[(c->fifo_head + c->queued) % PSA_CL_FLIGHTS] = (unsigned)(fl - c->flight);
+    c->queued++;
+    pthread_cond_signal(&c->cv_task);
+    pthread_mutex_unlock(&c->mu);
+    return TUSK_OK;
+}
+
+/* Wait until the submitter has enqueued flight fl: its status (err
+ * filled when it failed). */
+static int wait_enqueued(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
+{
+    if (c->worker_on) {
+        pthread_mutex_lock(&c->mu);
+        while (!fl->enqueued)
+            pthread_cond_wait(&c->cv_done, &c->mu);
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (fl->enq_status && err)
+        *err = fl->enq_err;
+    return fl->enq_status;
 }
 
 int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
@@ -1088,13 +1248,10 @@ int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
         return st;
     if (b->n > UINT32_MAX / 4)
         return tusk_error_set(err, TUSK_EINVAL, "a batch of %zu problems: too many for one search", b->n);
-    const unsigned before = c->flying;
-    const uint64_t t0 = tusk_clock_ns();
-    if ((st = launch(c, b, err)) && c->flying != before)
-        settle(c); /* commands of this batch were enqueued: everything in flight is abandoned */
-    c->stats.submit_ms += (double)(tusk_clock_ns() - t0) * 1e-6;
-    c->stats.batches += st == TUSK_OK;
-    return st;
+    flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
+    fl->batch = b;
+    fl->res.on = false;
+    return hand_over(c, fl, err);
 }
 
 /* Wait for flight fl (of batch b) and fill b's results; the flight is
@@ -1102,7 +1259,11 @@ int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
 static int take_flight(psa_cl_t *c, flight_t *fl, psa_batch_t *b, tusk_error_t *err)
 {
     const char *dev = tusk_cl_describe(c->cl);
-    int st = TUSK_OK;
+    int st = wait_enqueued(c, fl, err);
+    if (st) {
+        settle(c);
+        return st;
+    }
     if (fl->read) {
         const uint64_t t0 = tusk_clock_ns();
         st = tusk_cl_check(clWaitForEvents(1, &fl->read), err, "clWaitForEvents (PSA results, %zu problems) on %s",
@@ -1290,13 +1451,13 @@ static int res_launch(psa_cl_t *c, flight_t *fl, cl_kernel k, const char *name, 
         clReleaseEvent(ev);
         return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
     }
-    c->stats.launches++;
+    c->launched++;
     return TUSK_OK;
 }
 
 /* The lists, the uploads and rounds 1 .. rounds - 1 (psa.cl), then the
  * hits' download; the flight taken from here on. */
-static int res_enqueue(psa_cl_t *c, flight_t *fl, psa_batch_t *b, unsigned rounds, tusk_error_t *err)
+static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t *err)
 {
     res_flight_t *r = &fl->res;
     const char *dev = tusk_cl_describe(c->cl);
@@ -1354,13 +1515,9 @@ static int res_enqueue(psa_cl_t *c, flight_t *fl, psa_batch_t *b, unsigned round
         (st = ensure_buffer(c, &r->out, &r->out_cap, n0 + n1, sizeof(psa_dev_result_t), CL_MEM_READ_WRITE,
                             "PSA residual results", err)))
         return st;
-    /* From here on the flight holds events: it is taken (settled on failure). */
-    fl->batch = b;
     fl->n = 0;
     fl->nchunks = 0;
-    r->on = true;
     r->searched = (uint64_t)(rounds / 2) * n1 + (uint64_t)((rounds - 1) / 2) * n0;
-    c->flying++;
     cl_event up[3] = {NULL, NULL, NULL};
     const struct {
         cl_mem mem;
@@ -1451,14 +1608,10 @@ static int res_submit(void *ctx, psa_batch_t *b, unsigned rounds, tusk_error_t *
     if (rounds < 2)
         return TUSK_OK;
     flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
-    const unsigned before = c->flying;
-    const uint64_t t0 = tusk_clock_ns();
-    int st = res_enqueue(c, fl, b, rounds, err);
-    if (st && c->flying != before)
-        settle(c); /* commands of this job were enqueued: everything in flight is abandoned */
-    c->stats.submit_ms += (double)(tusk_clock_ns() - t0) * 1e-6;
-    c->stats.batches += st == TUSK_OK;
-    return st;
+    fl->batch = b;
+    fl->res.on = true;
+    fl->rounds = rounds;
+    return hand_over(c, fl, err);
 }
 
 static int res_wait(void *ctx, psa_batch_t *b, tusk_error_t *err)

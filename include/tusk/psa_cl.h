@@ -81,16 +81,21 @@ TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 
 /* psa_cl_search in two halves, so that the device searches one batch
  * while the host prepares the next: psa_cl_submit checks the batch as
- * psa_cl_search does (nothing is changed when it is refused), packs and
- * enqueues its search and returns; the batch must be left unchanged until
- * psa_cl_collect, which waits for the OLDEST batch submitted (TUSK_EINVAL
- * for another one) and fills its best[] and fom[]. PSA_JOBS_IN_FLIGHT
- * batches may be submitted at once (TUSK_EINVAL for one more): a later
- * one's packing and uploads overlap the earlier ones' kernels, and its
- * kernels follow theirs on the device without a gap. A failure of the
- * device (TUSK_ECL) abandons every batch in flight. psa_cl_search runs
+ * psa_cl_search does (nothing is changed when it is refused) and hands it
+ * to the psa_cl_t's own submitter thread, which plans, packs and enqueues
+ * its search, batch after batch in the order submitted, while the caller
+ * goes on; the batch must be left unchanged until psa_cl_collect, which
+ * waits for the OLDEST batch submitted (TUSK_EINVAL for another one) and
+ * fills its best[] and fom[]. PSA_JOBS_IN_FLIGHT batches may be submitted
+ * at once (TUSK_EINVAL for one more): a later one's packing and uploads
+ * overlap the earlier ones' kernels, and its kernels follow theirs on the
+ * device without a gap. What fails on the device (TUSK_ELIMIT: no room
+ * for the batch; TUSK_ECL) is reported by psa_cl_collect (or
+ * psa_cl_search) and abandons every batch in flight. psa_cl_search runs
  * behind the batches in flight (which stay in flight; the device searches
- * them in order) and refuses to run behind PSA_JOBS_IN_FLIGHT. */
+ * them in order) and refuses to run behind PSA_JOBS_IN_FLIGHT. Where the
+ * submitter thread cannot start, psa_cl_submit enqueues itself and
+ * reports those failures. */
 TUSK_API int psa_cl_submit(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 TUSK_API int psa_cl_collect(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 
