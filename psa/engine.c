@@ -18,10 +18,11 @@ void psa_config_default(psa_config_t *c)
     c->mask = PSA_MASK_NEIGHBOURS;
     c->include_hit = false;
     c->include_core = false;
-    /* yes: crystals of several hits 2.75 -> 1.72 mm noise-free (docs/validation.md), but the host's work
-     * of its later rounds halves one psa's rate in tusk-run on the H200 (60Co 1.09 M -> 0.58 M records/s,
-     * the rounds pipelined; BENCHMARKS.md, issues 21 and 22); a setting until it costs less. */
-    c->residual = false;
+    /* Crystals of several hits: single hits sharing a crystal 5.36 -> 2.32 mm noise-free, 2 mm basis
+     * (docs/validation.md). Its later rounds run on the device with psa_cl (one psa in tusk-run on the
+     * H200: 60Co 1.16 M -> 1.11 M records/s; BENCHMARKS.md, issue 22); the CPU backends search about 1.7
+     * times the FoM terms. */
+    c->residual = true;
     c->refine = 1;
     c->t0_search = 0;
     c->threshold_kev = 20.0;

@@ -156,12 +156,12 @@ START_TEST(test_config)
     psa_config_default(&c);
     tusk_params_t *p = tusk_params_new();
     tusk_error_t err;
-    ck_assert(!c.residual && c.refine == 1 && c.pretrigger == 10); /* residual: a setting (engine.c says why) */
-    const char *good = "p = 0.5\nmode = adaptive\nmask = all\ninclude_core = yes\nresidual = on\nt0_search = 2\n"
+    ck_assert(c.residual && c.refine == 1 && c.pretrigger == 10); /* residual by default (engine.c says why) */
+    const char *good = "p = 0.5\nmode = adaptive\nmask = all\ninclude_core = yes\nresidual = off\nt0_search = 2\n"
                        "refine = 3\npretrigger = 12\n";
     ck_assert_int_eq(tusk_params_parse(p, good, strlen(good), "t", &err), TUSK_OK);
     ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
-    ck_assert(c.p == 0.5 && c.mode == PSA_MODE_ADAPTIVE && c.mask == PSA_MASK_ALL && c.include_core && c.residual &&
+    ck_assert(c.p == 0.5 && c.mode == PSA_MODE_ADAPTIVE && c.mask == PSA_MASK_ALL && c.include_core && !c.residual &&
               c.t0_search == 2 && !c.include_hit && c.refine == 3 && c.pretrigger == 12);
     ck_assert(c.max_kev == 1e5); /* the default */
     tusk_params_destroy(&p);

@@ -31,9 +31,15 @@ count() { # FILE TYPE: frames of TYPE in FILE
 # same_hits A B WHAT: the same frames and hits (segment, crystal, position)
 # in A and B, but for near-ties: backends round |d|^p differently, so two
 # points whose FoMs agree to 1e-5 may swap (psa/README.md); at most 1 % of
-# the hits may differ.
+# the hits may differ. Each hit is named by its frame (event, timestamp,
+# crystal) and number, and the lists sorted by name: the two psa instances'
+# outputs reach the writer in an order that depends on how many inputs
+# each holds (the opencl backend's pipeline), not on the results.
 hits() {
-    "$b/tusk-adf" dump -v "$1" | sed -n 's/.*hit [0-9]*: seg \([0-9]*\) crys \([0-9]*\) \(([^)]*)\).*/\1 \2 \3/p'
+    "$b/tusk-adf" dump -v "$1" | awk '
+        $2 == "data:psa" { ev = $4; ts = $5 }
+        $1 == "crystal" && $3 == "status" { cr = $2 }
+        $1 == "hit" && $3 == "seg" { sub(/ mm .*/, ""); sub(/^ +/, ""); print ev, ts, cr, $0 }' | sort
 }
 same_hits() {
     [ "$(count "$1" data:psa)" = "$(count "$2" data:psa)" ] || fail "$3: different numbers of data:psa frames"

@@ -46,7 +46,7 @@ echo "$name: $single single-interaction hits, $within % within 10 mm"
 [ -n "$single" ] && [ "$single" -ge 800 ] || { show; fail "validate: only '$single' single-interaction hits"; }
 awk -v w="$within" 'BEGIN { exit !(w + 0 >= 45) }' || { show; fail "validate: $within % within 10 mm, expected >= 45 %"; }
 expect_in out "single-interaction hits in crystals with other hit segments" "validate"
-expect_in out "residual no, refine 0" "validate"
+expect_in out "residual yes, refine 1" "validate"
 
 # Times (issue 22): data:psa's hit time and the simulated interaction
 # both count from the key's timestamp, the record's sample `pretrigger`.

@@ -411,12 +411,13 @@ actor_cores() {
 # basis points every 3 and 2 mm: tusk-basis gen --grid 3 / 2; about 8 and
 # 27 times the coarse basis' 2,048 points, so the search, not the host,
 # sets the rate: what the GPU delivers inside the chain when it is the
-# limit, beside tusk-bench's search alone in psa-bench-g3/-g2.txt), and
-# the 60Co chain with residual = yes (issue 22's subtraction in rounds).
-# The backend column names the variant: opencl/shm/g3, opencl/shm/g2,
-# opencl/shm/res. PSA_SPECS (chains separated by ';', each "DATA BACKEND
-# INSTANCES [TRANSPORT [VARIANT]]") runs other chains; PSA_BENCH=no
-# leaves tusk-bench out.
+# limit, beside tusk-bench's search alone in psa-bench-g3/-g2.txt), the
+# 60Co chain on the 3 mm basis, and the single-hit and 60Co chains with
+# residual = no (the psa's default is yes, issue 22's subtraction in
+# rounds). The backend column names the variant: opencl/shm/g3,
+# opencl/shm/g2, opencl/shm/nores. PSA_SPECS (chains separated by ';',
+# each "DATA BACKEND INSTANCES [TRANSPORT [VARIANT...]]") runs other
+# chains; PSA_BENCH=no leaves tusk-bench out.
 # psa-chains.txt, a line a chain: records/s = records / run time; hits a
 # record and FoM terms/s from the psa instances' summaries; cores and GPU
 # busy as cores_used and gpu_busy say (the whole tusk-run, start-up
@@ -478,7 +479,8 @@ psa() {
         fi
     done
     local specs=${PSA_SPECS:-"line100 opencl 1;line100 opencl 1 shm;co60 opencl 1;co60 opencl 1 shm;line100 opencl 2;\
-line100 opencl 4;line100 fast 1;co60 fast 1;line100 opencl 1 shm g3;line100 opencl 1 shm g2;co60 opencl 1 shm res"}
+line100 opencl 4;line100 fast 1;co60 fast 1;line100 opencl 1 shm g3;line100 opencl 1 shm g2;co60 opencl 1 shm g3;\
+line100 opencl 1 shm nores;co60 opencl 1 shm nores"}
     local IFS_was=$IFS
     IFS=';'
     # shellcheck disable=SC2206 # split at ';' on purpose
@@ -551,26 +553,29 @@ psa_topology() {
 EOF
 }
 
-# psa_chain DATA BACKEND INSTANCES [TRANSPORT [VARIANT]]: pass 1, then the
-# long run with the GPU's load sampled; its line in psa-chains.txt.
+# psa_chain DATA BACKEND INSTANCES [TRANSPORT [VARIANT...]]: pass 1, then
+# the long run with the GPU's load sampled; its line in psa-chains.txt.
 # TRANSPORT: tusk-run's --transport (default: its own choice, ipc).
-# VARIANT: g3 or g2 (the basis of that grid, made by psa()), res
-# (residual = yes: its later rounds on the device where it can), reshost
-# (residual = yes, those rounds made on the host: TUSK_PSA_CL_RESIDUAL),
-# g3res or g2res (both).
+# VARIANTs: g3 or g2 (the basis of that grid, made by psa()); nores
+# (residual = no; the default is yes, its later rounds on the device where
+# it can); reshost (residual = yes, those rounds made on the host:
+# TUSK_PSA_CL_RESIDUAL).
 psa_chain() {
-    local data=$1 backend=$2 n=$3 name=psa-$1-$2-$3${4:+-$4}${5:+-$5} file=$work/psa-$1.adf
-    local transport=${4:+--transport $4} label=$2${4:+/$4}${5:+/$5}
-    local records th t1 repeat frames status secs dmon= cpu= basis=$basis psa_extra= res_where=device
-    local residual=$'\n    <parameter name="residual">yes</parameter>'
-    case ${5:-} in
-        g[0-9]) basis=$work/crystal-$5.tbs ;;
-        res) psa_extra=$residual ;;
-        reshost) psa_extra=$residual res_where=host ;;
-        g[0-9]res) basis=$work/crystal-${5%res}.tbs psa_extra=$residual ;;
-    esac
+    local data=$1 backend=$2 n=$3 vs=${5:-}${6:+-$6}
+    local name=psa-$1-$2-$3${4:+-$4}${vs:+-$vs} file=$work/psa-$1.adf
+    local transport=${4:+--transport $4} label=$2${4:+/$4}${vs:+/$vs}
+    local records th t1 repeat frames status secs dmon= cpu= basis=$basis psa_extra= res_where=device v
+    for v in ${5:-} ${6:-}; do
+        case $v in
+            g[0-9]) basis=$work/crystal-$v.tbs ;;
+            nores) psa_extra=$'\n    <parameter name="residual">no</parameter>' ;;
+            reshost) res_where=host ;;
+            *) printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (variant $v?)" >> "$summary"
+               return ;;
+        esac
+    done
     if [ ! -f "$basis" ]; then
-        printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (no basis: psa-basis-$5.txt)" >> "$summary"
+        printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (no basis: $basis)" >> "$summary"
         return
     fi
     records=$(tusk-adf stats "$file" | awk '$1 == "data:crystal" { print $2 }')

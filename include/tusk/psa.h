@@ -24,7 +24,8 @@
  *      along each axis), then every point within two grid steps of the
  *      coarse best. t0_search = k: the problem is also tried with the
  *      traces shifted by -k .. +k samples, the best of all kept.
- *      residual (a setting; default no), in a crystal of several hits: the hits
+ *      residual (yes by default; no: every hit searched once, on its
+ *      traces as they are), in a crystal of several hits: the hits
  *      are searched in passes of two rounds, the strongest hit first,
  *      then the others together, each with the signal found so far of
  *      every other hit (energy x its best point's signal, where it was
