@@ -144,6 +144,7 @@ struct psa_cl {
     unsigned fifo[PSA_CL_FLIGHTS]; /* the flights handed over, not enqueued yet: queued of them from fifo_head */
     unsigned fifo_head, queued;
     uint64_t launched;          /* kernels enqueued by the flight being enqueued (the enqueuer's own) */
+    bool in_caller;             /* the caller's thread enqueues (hand_over's `here`) */
     unsigned wg, pg, pow;
     double pow_error;           /* the power function's largest relative error, as checked */
     unsigned samples;
@@ -926,7 +927,7 @@ static void pack(psa_cl_t *c, const flight_t *fl, const psa_batch_t *b, size_t k
     /* On the engine's threads when the caller's thread packs; the
      * submitter packs alone (the engine's pool serves the caller's
      * analyses meanwhile). */
-    const bool pool = !c->worker_on && c->e->pool && np >= COPY_PARALLEL_MIN;
+    const bool pool = (!c->worker_on || c->in_caller) && c->e->pool && np >= COPY_PARALLEL_MIN;
     psa_parallel_blocks(pool ? c->e->pool : NULL, 0, np, pool ? c->e->cfg.threads : 1, copy_traces, &cj);
     work_list(c, info, np, 0, work, pbegin, pend);
 }
@@ -1189,24 +1190,38 @@ static void *submitter(void *arg)
 }
 
 /* Flight fl (the next one, its batch set) taken and handed to the
- * submitter; without one, enqueued here (a failure abandons everything in
- * flight). */
-static int hand_over(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
+ * submitter; without one, or `here` (psa_cl_search: the caller waits for
+ * it anyway, and packs on the engine's threads), enqueued on the caller's
+ * thread once the submitter has enqueued what it was handed before (a
+ * failure abandons everything in flight). */
+static int hand_over(psa_cl_t *c, flight_t *fl, bool here, tusk_error_t *err)
 {
     fl->enqueued = false;
     fl->enq_status = TUSK_OK;
     c->flying++;
-    if (!c->worker_on && !c->worker_failed && c->sync_made) {
+    if (!here && !c->worker_on && !c->worker_failed && c->sync_made) {
         c->stop = false;
         if (pthread_create(&c->worker, NULL, submitter, c) == 0)
             c->worker_on = true;
         else
             c->worker_failed = true;
     }
-    if (!c->worker_on) {
+    if (here || !c->worker_on) {
+        if (c->worker_on) {
+            pthread_mutex_lock(&c->mu);
+            while (c->queued > 0)
+                pthread_cond_wait(&c->cv_done, &c->mu);
+            pthread_mutex_unlock(&c->mu);
+        }
         double ms = 0.0;
+        c->in_caller = true;
         int st = enqueue_flight(c, fl, &ms, err);
+        c->in_caller = false;
+        if (c->worker_on)
+            pthread_mutex_lock(&c->mu);
         count_enqueued(c, st, ms);
+        if (c->worker_on)
+            pthread_mutex_unlock(&c->mu);
         fl->enqueued = true;
         if (st)
             settle(c); /* commands may have been enqueued: everything in flight is abandoned */
@@ -1235,7 +1250,8 @@ static int wait_enqueued(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
     return fl->enq_status;
 }
 
-int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+/* psa_cl_submit, the flight enqueued by the submitter or `here`. */
+static int submit_batch(psa_cl_t *c, psa_batch_t *b, bool here, tusk_error_t *err)
 {
     if (c->flying == PSA_CL_FLIGHTS)
         return tusk_error_set(err, TUSK_EINVAL, "psa_cl_submit: %d batches are being searched already; collect one "
@@ -1251,7 +1267,7 @@ int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
     fl->batch = b;
     fl->res.on = false;
-    return hand_over(c, fl, err);
+    return hand_over(c, fl, here, err);
 }
 
 /* Wait for flight fl (of batch b) and fill b's results; the flight is
@@ -1316,6 +1332,11 @@ int psa_cl_collect(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
     return TUSK_OK;
 }
 
+int psa_cl_submit(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
+{
+    return submit_batch(c, b, false, err);
+}
+
 int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
 {
     if (c->flying == PSA_CL_FLIGHTS)
@@ -1323,7 +1344,7 @@ int psa_cl_search(psa_cl_t *c, psa_batch_t *b, tusk_error_t *err)
                               "one first", c->flying);
     /* Submitted behind the batches in flight (the queue runs in order),
      * and taken back as the newest: they stay in flight. */
-    int st = psa_cl_submit(c, b, err);
+    int st = submit_batch(c, b, true, err);
     if (st)
         return st;
     flight_t *fl = &c->flight[(c->head + c->flying - 1) % PSA_CL_FLIGHTS];
@@ -1611,7 +1632,7 @@ static int res_submit(void *ctx, psa_batch_t *b, unsigned rounds, tusk_error_t *
     fl->batch = b;
     fl->res.on = true;
     fl->rounds = rounds;
-    return hand_over(c, fl, err);
+    return hand_over(c, fl, false, err);
 }
 
 static int res_wait(void *ctx, psa_batch_t *b, tusk_error_t *err)

@@ -93,8 +93,9 @@ TUSK_API int psa_cl_search(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
  * for the batch; TUSK_ECL) is reported by psa_cl_collect (or
  * psa_cl_search) and abandons every batch in flight. psa_cl_search runs
  * behind the batches in flight (which stay in flight; the device searches
- * them in order) and refuses to run behind PSA_JOBS_IN_FLIGHT. Where the
- * submitter thread cannot start, psa_cl_submit enqueues itself and
+ * them in order; it enqueues on the caller's thread, after the batches
+ * handed over before) and refuses to run behind PSA_JOBS_IN_FLIGHT. Where
+ * the submitter thread cannot start, psa_cl_submit enqueues itself and
  * reports those failures. */
 TUSK_API int psa_cl_submit(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
 TUSK_API int psa_cl_collect(psa_cl_t *cl, psa_batch_t *batch, tusk_error_t *err);
