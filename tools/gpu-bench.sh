@@ -347,6 +347,18 @@ gpu_busy() {
         echo -
 }
 
+# gpu_working FILE: nvidia-smi dmon's mean sm % (FILE, one GPU) while the
+# chain works: the samples between the first and the last busy one, those
+# two (the ramps, partly idle) left out; "-" with fewer than 3 between.
+gpu_working() {
+    awk '/^#/ { for (i = 1; i <= NF; i++) if ($i == "sm") col = $1 == "#" ? i - 1 : i; next }
+        col && $col ~ /^[0-9]+$/ { v[n++] = $col }
+        END { f = -1; for (i = 0; i < n; i++) if (v[i] > 0) { if (f < 0) f = i; l = i }
+              if (f < 0 || l - f - 1 < 3) { print "-"; exit }
+              for (i = f + 1; i < l; i++) s += v[i]
+              printf "%.0f%%\n", s / (l - f - 1) }' "$1" 2>/dev/null || echo -
+}
+
 # actor_cpu ACTOR N: in the background while a chain runs (the caller
 # kills it), "seconds pid ticks" every half second for each of the N
 # tusk-actor processes of ACTOR (their command line says --actor ACTOR
@@ -432,9 +444,9 @@ actor_cores() {
 psa() {
     local summary=$out/psa-chains.txt basis=$work/crystal-coarse.tbs target=${PSA_CHAIN_SECONDS:-10}
     local threads=${PSA_THREADS:-8} producers=${PSA_PRODUCERS:-3} size=${PSA_BUFFER:-8388608} spec
-    local format='%-8s %-10s %4s %7s %6s %10s %8s %10s %8s %11s %6s %9s %8s %s\n'
+    local format='%-8s %-10s %4s %7s %6s %10s %8s %10s %8s %11s %6s %9s %8s %8s %7s %s\n'
     printf "$format" data backend inst threads repeat records seconds records/s hits/rec 'FoM terms/s' cores \
-        'psa cores' 'GPU busy' status > "$summary"
+        'psa cores' 'GPU busy' 'working' kernels status > "$summary"
     if ! tusk-basis gen -c "$share/crystal-coarse.conf" --int16 -q -o "$basis" > "$out/psa-basis.txt" 2>&1; then
         echo "no basis: tusk-basis gen failed (psa-basis.txt)" >> "$summary"
         return
@@ -497,9 +509,12 @@ line100 opencl 1 shm nores;co60 opencl 1 shm nores"}
         echo
         echo "file_producer x$producers -> psa -> null_consumer in tusk-run, buffers of $size bytes, device $gpu;"
         echo "records/s over tusk-run's run time; cores (CPU time / wall) and GPU busy (nvidia-smi dmon's mean sm %)"
-        echo "over the whole tusk-run, start-up included; psa cores: the busiest psa instance's CPU seconds a second"
-        echo "while it works (psa-*-psa-cpu.txt). opencl/shm: the same chain with tusk-run --transport shm"
-        echo "(the buffers in shared memory between the instances, not copied through the ipc sockets)."
+        echo "over the whole tusk-run, start-up included; working: dmon's mean sm % while the chain works (the"
+        echo "samples between its first and last busy one, those two left out: 3 at least); kernels: the device's"
+        echo "own time, the psa instances' kernels by their profiling events (us a crystal x crystals) over the run"
+        echo "time; psa cores: the busiest psa instance's CPU seconds a second while it works (psa-*-psa-cpu.txt)."
+        echo "opencl/shm: the same chain with tusk-run --transport shm (the buffers in shared memory between the"
+        echo "instances, not copied through the ipc sockets)."
     } >> "$summary"
 }
 
@@ -616,10 +631,14 @@ psa_chain() {
     awk -v format="$format" -v data="$data" -v be="$label" -v n="$n" -v th="$th" -v rep="$repeat" \
         -v frames="$frames" -v secs="$secs" -v cores="$(cores_used "$out/$name-run.txt")" \
         -v pcores="$(actor_cores "$out/$name-psa-cpu.txt")" \
-        -v busy="$([ -n "$dmon" ] && gpu_busy "$out/$name-gpu-load.txt" | tr -d ' ' || echo -)" -v name="$name" '
+        -v busy="$([ -n "$dmon" ] && gpu_busy "$out/$name-gpu-load.txt" | tr -d ' ' || echo -)" \
+        -v work="$([ -n "$dmon" ] && gpu_working "$out/$name-gpu-load.txt" || echo -)" -v name="$name" '
         /^psa psa\[[0-9]+\]: [0-9]+ crystals, [0-9]+ hits/ {
-            crystals += $3; hits += $5
+            crystals += $3; hits += $5; mine[$2] = $3
             for (i = 1; i + 2 <= NF; i++) if ($(i + 1) == "FoM" && $(i + 2) == "terms") fom += $i
+        }
+        /^psa psa\[[0-9]+\]: the device, / {
+            for (i = 1; i < NF; i++) if ($i == "kernels") { v = $(i + 1); sub(/,$/, "", v); kus += v * mine[$2] }
         }
         END {
             ok = secs != "" && secs > 0
@@ -627,8 +646,9 @@ psa_chain() {
             rate = ok ? sprintf("%.0f", frames / secs) : "-"
             per = crystals ? sprintf("%.2f", hits / crystals) : "-"
             terms = (ok && fom > 0) ? sprintf("%.3g", fom / secs) : "-"
+            kern = (ok && kus > 0) ? sprintf("%.0f%%", kus * 1e-4 / secs) : "-"
             how = ok ? "ok" : "FAILED (" name "-run.txt)"
-            printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, pcores, busy, how
+            printf format, data, be, n, th, rep, frames, s, rate, per, terms, cores, pcores, busy, work, kern, how
         }' "$out/$name-run.txt" >> "$summary"
 }
 
