@@ -647,6 +647,30 @@ static void job_let_go(psa_job_t *j)
     j->views = NULL;
 }
 
+/* Hit k of record c's result: its point q of segment s, where its signal
+ * lies (t0, samples), its FoM; the first search of a hit appends it
+ * (hits are found in order), a later one rewrites it. 1 when a first
+ * search's mask fell back to the hit's own trace (counted by the caller). */
+static unsigned write_hit(const psa_engine_t *e, adf_psa_t *o, const hitlist_t *h, unsigned k, uint32_t q, bool own,
+                          double t0, float fom)
+{
+    const unsigned s = h->seg[k];
+    const bool first_search = k == o->n_hits;
+    adf_psa_hit_t *hit = &o->hit[first_search ? o->n_hits++ : k];
+    float pos[3];
+    det_basis_position(e->basis, s, q, pos);
+    hit->status = own ? PSA_HIT_OWN_TRACE : 0;
+    hit->segment = (int16_t)s;
+    hit->crystal = (int16_t)o->crystal_id;
+    hit->x = pos[0];
+    hit->y = pos[1];
+    hit->z = pos[2];
+    hit->energy = h->energy[k];
+    hit->time = (float)(psa_hit_t0(e, t0, s, q) * e->sample_ns);
+    hit->fom = fom;
+    return first_search && own;
+}
+
 /* The searched round's results to records first, first + step, ... < end
  * (each record's own: its result, its hits' points and placements), in
  * the order the problems were made (for each hit the best of its T0
@@ -674,24 +698,9 @@ static void take_records(void *ctx, size_t first, size_t step, size_t end)
                 if (b->fom[i] < b->fom[bi])
                     bi = i;
             int shift = (int)(bi - i0) - (int)e->cfg.t0_search;
-            unsigned s = h->seg[k];
             uint32_t q = b->best[bi];
-            adf_psa_t *o = &j->out[c];
-            const bool first_search = k == o->n_hits; /* rounds 0 and 1 find hits in order */
-            adf_psa_hit_t *hit = &o->hit[first_search ? o->n_hits++ : k];
-            float pos[3];
-            det_basis_position(e->basis, s, q, pos);
-            hit->status = j->slots[bi].own_trace ? PSA_HIT_OWN_TRACE : 0;
-            own_trace += first_search && j->slots[bi].own_trace;
-            hit->segment = (int16_t)s;
-            hit->crystal = (int16_t)o->crystal_id;
-            hit->x = pos[0];
-            hit->y = pos[1];
-            hit->z = pos[2];
-            hit->energy = h->energy[k];
             const double t0 = h->placed[k] + shift;
-            hit->time = (float)(psa_hit_t0(e, t0, s, q) * e->sample_ns);
-            hit->fom = b->fom[bi];
+            own_trace += write_hit(e, &j->out[c], h, k, q, j->slots[bi].own_trace, t0, b->fom[bi]);
             h->best[k] = q;
             h->at[k] = t0;
             i0 += per_hit;
@@ -856,27 +865,12 @@ static void res_take(void *ctx, size_t first, size_t step, size_t end)
         adf_psa_t *o = &j->out[rp->c];
         for (unsigned k = 0; k < h->n; k++) {
             const psa_dev_res_hit_t *d = &j->res_view.hits[rp->hit + k];
-            const unsigned s = h->seg[k];
-            const uint32_t q = d->best;
             bool others[PSA_SEGMENTS], own;
             uint8_t ch[PSA_CHANNELS];
             memcpy(others, h->is_hit, sizeof others);
-            others[s] = false;
-            psa_engine_mask(e, s, others, ch, &own);
-            const bool first_search = k == o->n_hits;
-            adf_psa_hit_t *hit = &o->hit[first_search ? o->n_hits++ : k];
-            float pos[3];
-            det_basis_position(e->basis, s, q, pos);
-            hit->status = own ? PSA_HIT_OWN_TRACE : 0;
-            own_trace += first_search && own;
-            hit->segment = (int16_t)s;
-            hit->crystal = (int16_t)o->crystal_id;
-            hit->x = pos[0];
-            hit->y = pos[1];
-            hit->z = pos[2];
-            hit->energy = h->energy[k];
-            hit->time = (float)(psa_hit_t0(e, d->at, s, q) * e->sample_ns);
-            hit->fom = tusk_bits_f32(d->fom_bits);
+            others[h->seg[k]] = false;
+            psa_engine_mask(e, h->seg[k], others, ch, &own);
+            own_trace += write_hit(e, o, h, k, d->best, own, d->at, tusk_bits_f32(d->fom_bits));
         }
     }
     if (own_trace)

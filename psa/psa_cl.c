@@ -970,6 +970,18 @@ static unsigned take_set(psa_cl_t *c, cl_event *wait_free)
     return s;
 }
 
+/* A kernel's event kept in fl->k_ev (its profiling times), the launch
+ * counted; released when there is no room. */
+static int keep_kernel(psa_cl_t *c, flight_t *fl, cl_event ev, tusk_error_t *err)
+{
+    if (events_push(&fl->k_ev, ev) != 0) {
+        clReleaseEvent(ev);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
+    }
+    c->launched++;
+    return TUSK_OK;
+}
+
 /* The search of problems pfirst .. pfirst + np - 1 of `info` (work list
  * entries pbegin[p] .. pend[p] - 1 for basis part p; the first launch
  * after the `nwait` events), then their reduction into out[obase ..]: its
@@ -1008,11 +1020,8 @@ static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem wo
                                 "clEnqueueNDRangeKernel(psa_search, %s, segments %u to %u, global %zu, local %zu) on %s",
                                 what, c->part[p].first, c->part[p].last, global, local, dev)))
             return st;
-        if (events_push(&fl->k_ev, kev) != 0) {
-            clReleaseEvent(kev);
-            return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
-        }
-        c->launched++;
+        if ((st = keep_kernel(c, fl, kev, err)))
+            return st;
         first = false;
     }
     const cl_uint pf = (cl_uint)pfirst, nprob = (cl_uint)np, ob = (cl_uint)obase;
@@ -1028,13 +1037,9 @@ static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem wo
     const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
     cl_event rev = NULL;
     rc = clEnqueueNDRangeKernel(q, c->reduce, 1, NULL, &global, NULL, first ? nwait : 0, first ? wait : NULL, &rev);
-    if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, %s, global %zu) on %s", what, global, dev)))
+    if ((st = tusk_cl_check(rc, err, "clEnqueueNDRangeKernel(psa_reduce, %s, global %zu) on %s", what, global, dev)) ||
+        (st = keep_kernel(c, fl, rev, err)))
         return st;
-    if (events_push(&fl->k_ev, rev) != 0) {
-        clReleaseEvent(rev);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
-    }
-    c->launched++;
     *done = rev;
     return TUSK_OK;
 }
@@ -1468,12 +1473,7 @@ static int res_launch(psa_cl_t *c, flight_t *fl, cl_kernel k, const char *name, 
     if (st)
         return st;
     *nwait = 0;
-    if (events_push(&fl->k_ev, ev) != 0) {
-        clReleaseEvent(ev);
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (events)");
-    }
-    c->launched++;
-    return TUSK_OK;
+    return keep_kernel(c, fl, ev, err);
 }
 
 /* The lists, the uploads and rounds 1 .. rounds - 1 (psa.cl), then the

@@ -1055,6 +1055,64 @@ START_TEST(test_analyse_matches_reference)
 }
 END_TEST
 
+/* Simulated 60Co records of the real basis (fresh seed), decoded (rec)
+ * and as data:crystal frames read in place (views, into `in`): the input
+ * of the analyses through psa_analyse and through psa_analyse_start. */
+typedef struct sim_frames {
+    det_basis_t *rb;
+    adf_crystal_t *rec;
+    adf_crystal_view_t *views;
+    uint8_t *in;
+    size_t n;
+} sim_frames_t;
+
+static void sim_frames_make(sim_frames_t *f, size_t want)
+{
+    tusk_error_t err;
+    memset(f, 0, sizeof *f);
+    ck_assert_msg(det_basis_load(&f->rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
+    tusk_params_t *p = tusk_params_new();
+    char text[2048];
+    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
+             real_basis_path, array_path, (unsigned long long)tu_rand());
+    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
+    sim_t *sim = NULL;
+    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
+    const size_t cap = want * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES));
+    f->rec = malloc(want * sizeof *f->rec);
+    f->views = malloc(want * sizeof *f->views);
+    f->in = malloc(cap);
+    adf_writer_t *w = adf_writer_new();
+    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
+    ck_assert(f->rec && f->views && f->in && w && r);
+    const sim_event_t *ev;
+    while (f->n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
+        for (size_t i = 0; i < ev->n_crystals && f->n < want; i++)
+            f->rec[f->n++] = ev->crystal[i];
+    ck_assert_uint_eq(f->n, want);
+    adf_writer_reset(w, f->in, cap);
+    for (size_t i = 0; i < f->n; i++)
+        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, i, &f->rec[i], NULL), ADF_OK);
+    adf_frame_t fr;
+    size_t nv = 0;
+    adf_reader_reset(r, f->in, adf_writer_used(w), 0);
+    while (adf_reader_next(r, &fr) == ADF_OK && nv < want)
+        ck_assert_int_eq(adf_crystal_view(&fr, &f->views[nv++], NULL), ADF_OK);
+    ck_assert_uint_eq(nv, f->n);
+    adf_writer_destroy(&w);
+    adf_reader_destroy(&r);
+    sim_destroy(&sim);
+    tusk_params_destroy(&p);
+}
+
+static void sim_frames_free(sim_frames_t *f)
+{
+    free(f->rec);
+    free(f->views);
+    free(f->in);
+    det_basis_destroy(&f->rb);
+}
+
 /* psa_analyse_start / psa_analyse_finish on simulated records read in
  * place (data:crystal frames), with the device's backend: each buffer's
  * search submitted before the previous one is collected, as the actor
@@ -1066,39 +1124,17 @@ END_TEST
 START_TEST(test_analyse_pipelined_same_bytes)
 {
     tusk_error_t err;
-    det_basis_t *rb = NULL;
-    ck_assert_msg(det_basis_load(&rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
-    tusk_params_t *p = tusk_params_new();
-    char text[2048];
-    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
-             real_basis_path, array_path, (unsigned long long)tu_rand());
-    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
-    sim_t *sim = NULL;
-    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
-    const size_t want = 150;
-    adf_crystal_t *rec = malloc(want * sizeof *rec);
-    adf_crystal_view_t *views = malloc(want * sizeof *views);
-    adf_psa_t *out_a = malloc(want * sizeof *out_a), *out_b = malloc(want * sizeof *out_b);
-    const size_t cap = want * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES)),
-                 ocap = want * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
-    uint8_t *in = malloc(cap), *bytes_a = malloc(ocap), *bytes_b = malloc(ocap);
+    sim_frames_t f;
+    sim_frames_make(&f, 150);
+    const size_t n = f.n;
+    const det_basis_t *rb = f.rb;
+    const adf_crystal_t *rec = f.rec;
+    const adf_crystal_view_t *views = f.views;
+    adf_psa_t *out_a = malloc(n * sizeof *out_a), *out_b = malloc(n * sizeof *out_b);
+    const size_t ocap = n * (ADF_KEY_SIZE + adf_psa_payload_size(ADF_PSA_MAX_HITS, true));
+    uint8_t *bytes_a = malloc(ocap), *bytes_b = malloc(ocap);
     adf_writer_t *w = adf_writer_new();
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    ck_assert(rec && views && out_a && out_b && in && bytes_a && bytes_b && w && r);
-    size_t n = 0;
-    const sim_event_t *ev;
-    while (n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
-        for (size_t i = 0; i < ev->n_crystals && n < want; i++)
-            rec[n++] = ev->crystal[i];
-    ck_assert_uint_eq(n, want);
-    adf_writer_reset(w, in, cap);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, i, &rec[i], NULL), ADF_OK);
-    adf_frame_t fr;
-    size_t k = 0;
-    adf_reader_reset(r, in, adf_writer_used(w), 0);
-    while (adf_reader_next(r, &fr) == ADF_OK)
-        ck_assert_int_eq(adf_crystal_view(&fr, &views[k++], NULL), ADF_OK);
+    ck_assert(out_a && out_b && bytes_a && bytes_b && w);
     psa_config_t cfg;
     psa_config_default(&cfg);
     cfg.threads = 1 + tu_below(3);
@@ -1156,17 +1192,11 @@ START_TEST(test_analyse_pipelined_same_bytes)
     psa_cl_destroy(&cl);
     psa_engine_destroy(&e);
     adf_writer_destroy(&w);
-    adf_reader_destroy(&r);
-    free(rec);
-    free(views);
     free(out_a);
     free(out_b);
-    free(in);
     free(bytes_a);
     free(bytes_b);
-    sim_destroy(&sim);
-    tusk_params_destroy(&p);
-    det_basis_destroy(&rb);
+    sim_frames_free(&f);
 }
 END_TEST
 
@@ -1180,41 +1210,16 @@ END_TEST
 START_TEST(test_residual_rounds_on_device)
 {
     tusk_error_t err;
-    det_basis_t *rb = NULL;
-    ck_assert_msg(det_basis_load(&rb, real_basis_path, NULL, &err) == TUSK_OK, "%s", err.message);
-    tusk_params_t *p = tusk_params_new();
-    char text[2048];
-    snprintf(text, sizeof text, "basis = %s\narray = %s\nsource = co60\nevents = 2000000\nseed = %llu\n",
-             real_basis_path, array_path, (unsigned long long)tu_rand());
-    ck_assert_msg(tusk_params_parse(p, text, strlen(text), "test", &err) == TUSK_OK, "%s", err.message);
-    sim_t *sim = NULL;
-    ck_assert_msg(sim_new(&sim, p, "test", &err) == TUSK_OK, "%s", err.message);
-    const size_t want = 200;
-    adf_crystal_t *rec = malloc(want * sizeof *rec);
-    adf_crystal_view_t *views = malloc(want * sizeof *views);
+    sim_frames_t f;
+    sim_frames_make(&f, 200);
+    const size_t n = f.n;
+    const adf_crystal_t *rec = f.rec;
+    const adf_crystal_view_t *views = f.views;
     adf_psa_t *out[3];
-    for (int i = 0; i < 3; i++)
-        out[i] = malloc(want * sizeof *out[i]);
-    const size_t cap = want * (ADF_KEY_SIZE + adf_crystal_payload_size(ADF_CRYSTAL_MAX_SAMPLES));
-    uint8_t *in = malloc(cap);
-    adf_writer_t *w = adf_writer_new();
-    adf_reader_t *r = adf_reader_new(ADF_ON_ERROR_STOP);
-    ck_assert(rec && views && out[0] && out[1] && out[2] && in && w && r);
-    size_t n = 0;
-    const sim_event_t *ev;
-    while (n < want && sim_next(sim, &ev, &err) == TUSK_OK && ev)
-        for (size_t i = 0; i < ev->n_crystals && n < want; i++)
-            rec[n++] = ev->crystal[i];
-    ck_assert_uint_eq(n, want);
-    adf_writer_reset(w, in, cap);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(adf_crystal_encode(w, (uint32_t)i, i, &rec[i], NULL), ADF_OK);
-    adf_frame_t fr;
-    size_t nv = 0;
-    adf_reader_reset(r, in, adf_writer_used(w), 0);
-    while (adf_reader_next(r, &fr) == ADF_OK)
-        ck_assert_int_eq(adf_crystal_view(&fr, &views[nv++], NULL), ADF_OK);
-    ck_assert_uint_eq(nv, n);
+    for (int i = 0; i < 3; i++) {
+        out[i] = malloc(n * sizeof *out[i]);
+        ck_assert_ptr_nonnull(out[i]);
+    }
     psa_config_t cfg;
     psa_config_default(&cfg);
     cfg.residual = true;
@@ -1222,7 +1227,7 @@ START_TEST(test_residual_rounds_on_device)
     cfg.t0_search = tu_below(2);
     cfg.threads = 1 + tu_below(3);
     psa_engine_t *e = NULL;
-    ck_assert_msg(psa_engine_new(&e, rb, &cfg, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_engine_new(&e, f.rb, &cfg, &err) == TUSK_OK, "%s", err.message);
     setenv("TUSK_PSA_CL_RESIDUAL", "host", 1);
     psa_cl_t *cl_host = cl_of(e);
     unsetenv("TUSK_PSA_CL_RESIDUAL");
@@ -1294,14 +1299,7 @@ START_TEST(test_residual_rounds_on_device)
     psa_cl_destroy(&cl_host);
     psa_cl_destroy(&cl_dev);
     psa_engine_destroy(&e);
-    adf_writer_destroy(&w);
-    adf_reader_destroy(&r);
-    free(rec);
-    free(views);
-    free(in);
-    sim_destroy(&sim);
-    tusk_params_destroy(&p);
-    det_basis_destroy(&rb);
+    sim_frames_free(&f);
 }
 END_TEST
 
