@@ -40,6 +40,7 @@
 #include "tusk/psa.h"
 #include "tusk/psa_cl.h"
 #include "tusk/sim.h"
+#include "psa_private.h"
 #include "psa_shared.h"
 
 #define SAMPLES 32
@@ -1055,6 +1056,55 @@ START_TEST(test_analyse_matches_reference)
 }
 END_TEST
 
+/* A failure on psa_cl's submitter thread (here: the residual's rounds
+ * handed a crystal of three hits with two hits) is reported by the
+ * collect of that flight, naming what failed; the flight handed over
+ * before it is collected as usual, the one after it is abandoned with it,
+ * and the device searches on. */
+START_TEST(test_submitter_failure_reported)
+{
+    psa_engine_t *e = engine_of(0.3, PSA_MASK_NEIGHBOURS, false, false);
+    psa_cl_t *cl = cl_of(e);
+    psa_backend_t be = psa_backend_cl(cl);
+    ck_assert_ptr_nonnull(be.ext); /* residual = yes by default: its rounds on the device */
+    tusk_error_t err;
+    psa_batch_t *before = batch_new(1), *bad = batch_new(1), *after = batch_new(1), *again = batch_new(1);
+    psa_batch_t *fill[3] = {before, after, again};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 40; i++)
+            add_problem(e, fill[k], tu_below(PSA_SEGMENTS), (enum kind)tu_below(KINDS), NULL);
+    ck_assert_msg(psa_cl_submit(cl, before, &err) == TUSK_OK, "%s", err.message);
+    psa_res_view_t v;
+    ck_assert_msg(be.ext->res_begin(be.ctx, bad, 1, 2, 2 * SAMPLES, &v, &err) == TUSK_OK, "%s", err.message);
+    v.records[0] = (psa_dev_res_record_t){10.0, NAN, 0, 3, SAMPLES, 0};
+    memset(v.hits, 0, 2 * sizeof *v.hits);
+    memset(v.traces, 0, 2 * SAMPLES * sizeof *v.traces);
+    ck_assert_msg(be.ext->res_submit(be.ctx, bad, 4, &err) == TUSK_OK, "%s", err.message); /* handed over */
+    ck_assert_msg(psa_cl_submit(cl, after, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, before, &err) == TUSK_OK, "%s", err.message);
+    for (size_t i = 0; i < before->n; i++)
+        ck_assert(isfinite(before->fom[i]) && before->best[i] < e->npoints[before->segment[i]]);
+    ck_assert_int_eq(psa_cl_collect(cl, bad, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "later rounds of 2 hits, but the crystals have 3");
+    ck_assert_int_eq(psa_cl_collect(cl, after, &err), TUSK_EINVAL);
+    tu_assert_error(&err, TUSK_EINVAL, "no batch is being searched");
+    /* The device goes on: the same problems as `before`, the same results. */
+    uint32_t *best = malloc(before->n * sizeof *best);
+    ck_assert_ptr_nonnull(best);
+    memcpy(best, before->best, before->n * sizeof *best);
+    ck_assert_msg(psa_cl_search(cl, before, &err) == TUSK_OK, "%s", err.message);
+    ck_assert(memcmp(best, before->best, before->n * sizeof *best) == 0);
+    ck_assert_msg(psa_cl_submit(cl, again, &err) == TUSK_OK, "%s", err.message);
+    ck_assert_msg(psa_cl_collect(cl, again, &err) == TUSK_OK, "%s", err.message);
+    free(best);
+    for (int k = 0; k < 3; k++)
+        psa_batch_destroy(&fill[k]);
+    psa_batch_destroy(&bad);
+    psa_cl_destroy(&cl);
+    psa_engine_destroy(&e);
+}
+END_TEST
+
 /* Simulated 60Co records of the real basis (fresh seed), decoded (rec)
  * and as data:crystal frames read in place (views, into `in`): the input
  * of the analyses through psa_analyse and through psa_analyse_start. */
@@ -1353,6 +1403,7 @@ int main(void)
     tcase_add_test(tc, test_submit_collect);
     tcase_add_loop_test(tc, test_analyse_pipelined_same_bytes, 0, 2);
     tcase_add_test(tc, test_residual_rounds_on_device);
+    tcase_add_test(tc, test_submitter_failure_reported);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
 
