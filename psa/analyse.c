@@ -13,7 +13,11 @@
  * With residual, a record of several hits takes part in further rounds
  * (set_rounds): each round is made on the engine's threads (pass 2 again,
  * the other hits' signals subtracted from the problems' traces), then
- * searched. A record is read where it is: a decoded adf_crystal_t
+ * searched; or, with a backend that makes them itself (psa_cl with double
+ * precision: psa_private.h's psa_backend_ext), all the rounds after the
+ * first are handed to it at once (device_rounds) and their results
+ * written when they come back (res_finish): the same problems, by the
+ * formulas of psa_shared.h. A record is read where it is: a decoded adf_crystal_t
  * (psa_analyse) or a data:crystal frame in place (adf_crystal_view_t,
  * psa_analyse_start), whose samples are decoded as they are used.
  * psa_analyse calibrates every channel of a record in pass 1 (eager);
