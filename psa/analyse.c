@@ -466,14 +466,32 @@ static unsigned hit_mask(const psa_engine_t *e, psa_job_t *j, size_t c, unsigned
 
 /* m[t] -= energy x the basis signal `row` (S samples, one after the
  * other) placed `from` samples after the problem's first sample, t = 0
- * .. S - 1 (psa_subtract_placed: the formula the device's rounds use). */
-static void subtract_placed(float *m, const float *row, unsigned S, double from, float energy)
+ * .. S - 1: psa_subtract_placed (psa_shared.h, the formula the device's
+ * rounds use) sample by sample, written as its three runs so that the
+ * interpolation is a loop that vectorises (the same floats, bit for bit:
+ * tests/check_psa.c). */
+void psa_subtract_row(float *m, const float *row, unsigned S, double from, float energy)
 {
     int32_t k0;
     float f;
     psa_place_from(from, &k0, &f);
-    for (unsigned t = 0; t < S; t++)
-        m[t] = psa_subtract_placed(m[t], row, 1, S, k0, f, energy, t);
+    /* t < lo: k0 + t < 0, or 0 with f = 0 (nothing); lo <= t < hi: between
+     * samples; t >= hi: k0 + t >= S - 1 (the last sample). */
+    long lo = k0 >= 0 ? 0 : -(long)k0;
+    if ((long)k0 + lo == 0 && f == 0.0f)
+        lo++;
+    long hi = (long)S - 1 - (long)k0;
+    if (hi < 0)
+        hi = 0;
+    if (hi > (long)S)
+        hi = (long)S;
+    if (lo > hi)
+        lo = hi;
+    const float *w = row + ((long)k0 + lo);
+    for (long t = lo; t < hi; t++, w++)
+        m[t] -= energy * (w[0] + f * (w[1] - w[0]));
+    for (long t = hi; t < (long)S; t++)
+        m[t] -= energy * row[S - 1];
 }
 
 /* Pass 2, records first, first + step, ...: their problems of the round
@@ -534,8 +552,8 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
                         if (o == k)
                             continue;
                         const unsigned so = h->seg[o];
-                        subtract_placed(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, S,
-                                        t0 + shift - h->at[o], h->energy[o]);
+                        psa_subtract_row(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, S,
+                                         t0 + shift - h->at[o], h->energy[o]);
                     }
                     for (unsigned t = 0; t < S; t++)
                         m[t] *= inv;

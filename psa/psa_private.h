@@ -116,6 +116,12 @@ typedef struct psa_resample {
 TUSK_INTERNAL void psa_resample_plan(psa_resample_t *p, double a, unsigned n, unsigned S);
 TUSK_INTERNAL void psa_resample(const psa_resample_t *p, const float *v, float *m);
 
+/* m[t] = psa_subtract_placed(m[t], row, 1, S, k0, f, energy, t) for t = 0
+ * .. S - 1, (k0, f) = psa_place_from(from): a basis signal of S
+ * consecutive samples, placed `from` samples after the problem's first,
+ * taken off m, in runs that vectorise; bit for bit the formula's. */
+TUSK_INTERNAL void psa_subtract_row(float *m, const float *row, unsigned S, double from, float energy);
+
 /* Residual subtraction's later rounds on a device (psa_cl), after a
  * job's first round: the crystals of several hits and their hits
  * (psa_shared.h) and each hit's calibrated traces, written by psa_analyse

@@ -1073,6 +1073,44 @@ START_TEST(test_resample_formula)
 }
 END_TEST
 
+/* psa_subtract_row (psa_private.h: the host's residual rounds) against
+ * psa_subtract_placed sample by sample (psa_shared.h: the device's
+ * rounds), bit for bit: signals placed anywhere from wholly before the
+ * problem to wholly after it, on whole samples (f = 0, where sample 0 of
+ * the signal is 0) and between, and beyond +-2^16 samples. */
+START_TEST(test_subtract_formula)
+{
+    float row[PSA_MAX_SAMPLES], m[PSA_MAX_SAMPLES], want[PSA_MAX_SAMPLES];
+    unsigned whole = 0;
+    for (int round = 0; round < 4000; round++) {
+        const unsigned S = 2 + tu_below(PSA_MAX_SAMPLES - 1);
+        for (unsigned t = 0; t < S; t++) {
+            row[t] = (float)(tu_uniform() * 3.0 - 1.0);
+            m[t] = want[t] = (float)(tu_uniform() * 100.0 - 50.0);
+        }
+        double from;
+        switch (round % 4) {
+        case 0: from = (tu_uniform() - 0.5) * 3.0 * S; break;
+        case 1: from = (double)((int)tu_below(2 * S + 3) - (int)S - 1); whole++; break;
+        case 2: from = (tu_uniform() - 0.5) * 4e5; break;
+        default: from = -(double)tu_below(S + 2) + tu_uniform(); break;
+        }
+        const float energy = (float)(tu_uniform() * 2000.0);
+        int32_t k0;
+        float f;
+        psa_place_from(from, &k0, &f);
+        for (unsigned t = 0; t < S; t++)
+            want[t] = psa_subtract_placed(want[t], row, 1, S, k0, f, energy, t);
+        psa_subtract_row(m, row, S, from, energy);
+        for (unsigned t = 0; t < S; t++)
+            ck_assert_msg(memcmp(&m[t], &want[t], sizeof want[t]) == 0, "from = %.17g, S %u, t %u: %.9g, the formula "
+                          "%.9g", from, S, t, (double)m[t], (double)want[t]);
+    }
+    ck_assert_uint_gt(whole, 0);
+    printf("subtraction: 4000 placed signals (%u on whole samples) as the formula gives\n", whole);
+}
+END_TEST
+
 /* ---- alignment and times (issue 22) ---------------------------------------------- */
 
 /* A noise-free record of hits at basis points: energy[k] keV at point
@@ -1400,6 +1438,7 @@ int main(void)
     tcase_add_loop_test(tc, test_views_match_decoded, 0, 5);
     tcase_add_loop_test(tc, test_problem_traces_oracle, 0, 3);
     tcase_add_test(tc, test_resample_formula);
+    tcase_add_test(tc, test_subtract_formula);
     suite_add_tcase(s, tc);
     int rc = tu_run(s);
     remove(basis_path);
