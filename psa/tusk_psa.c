@@ -14,7 +14,7 @@
  *       other frame copied unchanged, in order: the psa actor itself, run
  *       on the file by the emulator (emulator/emulator.h, one stage)
  *
- * --set KEY=VALUE: PSA keys (tusk/psa.h: p, mode, mask, include_hit,
+ * --set KEY=VALUE: PSA keys (tusk/psa.h: preset, p, mode, mask, include_hit,
  * include_core, residual, refine, t0_search, threshold_kev, gain,
  * baseline_samples, max_kev, pretrigger) go to the analysis; with validate, the simulation's
  * keys (tusk/sim.h: source, energy, noise_kev, ...) to the simulation;
@@ -81,7 +81,7 @@ static void help(FILE *out)
             "           analyse an ADF file: data:crystal -> data:psa, other frames copied (the psa\n"
             "           actor, from $TUSK_ACTOR_PATH or the installed actors)\n"
             "\n"
-            "--set: PSA keys (p, mode, mask, include_hit, include_core, residual, refine, t0_search,\n"
+            "--set: PSA keys (preset, p, mode, mask, include_hit, include_core, residual, refine, t0_search,\n"
             "threshold_kev, gain, baseline_samples, max_kev, pretrigger; psa/README.md); with validate also\n"
             "the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
             "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"

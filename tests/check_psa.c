@@ -170,13 +170,28 @@ START_TEST(test_config)
     ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
     ck_assert(c.max_kev == 20000.0);
     tusk_params_destroy(&p);
+    /* preset = precise: the square mask, the hit's own trace, two
+     * refinements; a key given beside it wins, whatever its place. */
+    psa_config_default(&c);
+    p = tusk_params_new();
+    ck_assert_int_eq(tusk_params_parse(p, "refine = 3\npreset = precise\n", 28, "t", &err), TUSK_OK);
+    ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
+    ck_assert(c.mask == PSA_MASK_SQUARE && c.include_hit && c.refine == 3 && c.residual && c.p == 0.3);
+    tusk_params_destroy(&p);
+    psa_config_default(&c);
+    p = tusk_params_new();
+    ck_assert_int_eq(tusk_params_parse(p, "preset = default\n", 17, "t", &err), TUSK_OK);
+    ck_assert_int_eq(psa_config_read(&c, p, "psa.conf", &err), TUSK_OK);
+    ck_assert(c.mask == PSA_MASK_NEIGHBOURS && !c.include_hit && c.refine == 1);
+    tusk_params_destroy(&p);
     static const struct {
         const char *text, *needle;
     } bad[] = {{"p = 0\n", "p = 0"}, {"p = 5\n", "p = 5"},          {"mode = quick\n", "quick"},
                {"mask = ring\n", "ring"}, {"t0_search = 20\n", "t0_search"}, {"gain = -1\n", "gain"},
                {"residual = maybe\n", "residual"}, {"baseline_samples = 0\n", "baseline_samples"},
                {"max_kev = 10\n", "max_kev = 10"}, {"max_kev = nan\n", "max_kev"}, {"max_kev = 1e12\n", "max_kev"},
-               {"refine = 5\n", "refine = 5"}, {"pretrigger = 1024\n", "pretrigger = 1024"}};
+               {"refine = 5\n", "refine = 5"}, {"pretrigger = 1024\n", "pretrigger = 1024"},
+               {"preset = exact\n", "preset = exact: not one of default, precise"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = tusk_params_new();
         ck_assert_int_eq(tusk_params_parse(p, bad[i].text, strlen(bad[i].text), "t", &err), TUSK_OK);
@@ -197,7 +212,7 @@ START_TEST(test_config)
         tu_assert_error(&err, TUSK_EPARAM, *k);
         tusk_params_destroy(&p);
     }
-    ck_assert_uint_eq(n, 14);
+    ck_assert_uint_eq(n, 15);
 }
 END_TEST
 

@@ -573,7 +573,8 @@ EOF
 # TRANSPORT: tusk-run's --transport (default: its own choice, ipc).
 # VARIANTs: g3 or g2 (the basis of that grid, made by psa()); nores
 # (residual = no; the default is yes, its later rounds on the device where
-# it can); reshost (residual = yes, those rounds made on the host:
+# it can); precise (preset = precise: square mask, the hit's own trace,
+# refine 2); reshost (residual = yes, those rounds made on the host:
 # TUSK_PSA_CL_RESIDUAL).
 psa_chain() {
     local data=$1 backend=$2 n=$3 vs=${5:-}${6:+-$6}
@@ -584,6 +585,7 @@ psa_chain() {
         case $v in
             g[0-9]) basis=$work/crystal-$v.tbs ;;
             nores) psa_extra=$'\n    <parameter name="residual">no</parameter>' ;;
+            precise) psa_extra=$'\n    <parameter name="preset">precise</parameter>' ;;
             reshost) res_where=host ;;
             *) printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (variant $v?)" >> "$summary"
                return ;;

@@ -125,10 +125,12 @@ typedef struct psa_config {
 } psa_config_t;
 
 TUSK_API void psa_config_default(psa_config_t *cfg);
-/* Keys: p, mode (full|adaptive), mask (neighbours|square|all),
- * include_hit, include_core, residual, refine, t0_search, threshold_kev,
- * gain, baseline_samples, max_kev, threads, pretrigger. Absent keys keep cfg's value; messages start with
- * `origin` and name the key. */
+/* Keys: preset (default|precise: read first, the other keys override
+ * it; precise = mask square, include_hit yes, refine 2), p, mode
+ * (full|adaptive), mask (neighbours|square|all), include_hit,
+ * include_core, residual, refine, t0_search, threshold_kev, gain,
+ * baseline_samples, max_kev, threads, pretrigger. Absent keys keep cfg's
+ * value; messages start with `origin` and name the key. */
 TUSK_API int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
 /* The keys psa_config_read reads (NULL-terminated), for an actor's list of
  * known parameters. */
