@@ -15,9 +15,9 @@
  *   summary   yes | no (yes): the summary line on stderr at the end of
  *             the run (tusk-psa run -q says no); warnings are printed
  *             either way
- *   p, mode, mask, include_hit, include_core, residual, refine, t0_search,
- *   threshold_kev, gain, baseline_samples, max_kev, pretrigger: the
- *   analysis (psa/README.md)
+ *   preset, p, mode, mask, include_hit, include_core, residual, refine,
+ *   t0_search, threshold_kev, gain, baseline_samples, max_kev,
+ *   pretrigger: the analysis (psa/README.md)
  *
  * Every input buffer is one batch (or batches of `batch` crystals): its
  * data:crystal frames are read in place (adf_crystal_view: no decoded
@@ -86,8 +86,8 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
                    "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
-                   "p, mode, mask, include_hit, include_core, residual, refine, t0_search, threshold_kev, gain, "
-                   "baseline_samples, max_kev, pretrigger: the analysis (psa/README.md)\n");
+                   "preset, p, mode, mask, include_hit, include_core, residual, refine, t0_search, threshold_kev, "
+                   "gain, baseline_samples, max_kev, pretrigger: the analysis (psa/README.md)\n");
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 
