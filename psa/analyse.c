@@ -833,6 +833,14 @@ static bool rounds_on_device(const psa_engine_t *e, const psa_backend_t *be)
     return e->cfg.residual && e->cfg.mode == PSA_MODE_FULL && be->ext && be->ext->res_begin;
 }
 
+/* The problems hit k of a record takes in its rounds after the first,
+ * `per` T0 shifts each (set_rounds: rounds 1, 3, ... search hits 1 .. n -
+ * 1, rounds 2, 4, ... hit 0). */
+static uint64_t later_searches(const hitlist_t *h, unsigned k, size_t per)
+{
+    return (uint64_t)(k == 0 ? (h->rounds - 1) / 2 : h->rounds / 2) * per;
+}
+
 /* Records part[first], first + step, ... < end into the device's view:
  * each one's T0, its hits (segment, energy, point and placement so far,
  * mask) and each hit's mask channels' calibrated traces. */
@@ -866,8 +874,7 @@ static void res_fill(void *ctx, size_t first, size_t step, size_t end)
                                                        (tusk_u32)(mask & 0xFFFFFFFFu), (tusk_u32)(mask >> 32),
                                                        (tusk_u32)tr, 0};
             tr += RES_ROOM(e, h->seg[k], len);
-            const uint64_t searches = (k == 0 ? (h->rounds - 1) / 2 : h->rounds / 2) * (2 * (uint64_t)e->cfg.t0_search + 1);
-            terms += searches * nch * e->samples * e->npoints[h->seg[k]];
+            terms += later_searches(h, k, 2 * (size_t)e->cfg.t0_search + 1) * nch * e->samples * e->npoints[h->seg[k]];
         }
     }
     __atomic_fetch_add(&j->stats->fom_terms, terms, __ATOMIC_RELAXED);
@@ -901,7 +908,7 @@ static void res_take(void *ctx, size_t first, size_t step, size_t end)
 
 /* The device's later rounds done: every hit's last search into the
  * results; the job's rounds over. */
-static int res_finish(psa_engine_t *e, psa_job_t *j)
+static void res_finish(psa_engine_t *e, psa_job_t *j)
 {
     const uint64_t t0 = tusk_clock_ns();
     pass_t pass = {e, j};
@@ -909,7 +916,6 @@ static int res_finish(psa_engine_t *e, psa_job_t *j)
                         res_take, &pass);
     j->stats->ns_take += tusk_clock_ns() - t0;
     j->round = j->res_rounds;
-    return TUSK_OK;
 }
 
 /* After round 0: the later rounds of the records of several hits handed
@@ -923,11 +929,11 @@ static int device_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j,
     const size_t per = 2 * (size_t)e->cfg.t0_search + 1;
     uint64_t problems = 0;
     unsigned rounds = 0;
-    /* rounds 1, 3, ...: hits 1 .. n - 1; rounds 2, 4, ...: hit 0 (set_rounds) */
     for (size_t i = 0; i < j->part_n; i++) {
         const hitlist_t *h = &j->hits[j->part[i].c];
         rounds = h->rounds;
-        problems += ((uint64_t)(h->rounds - 1) / 2 + (uint64_t)(h->rounds / 2) * (h->n - 1)) * per;
+        for (unsigned k = 0; k < h->n; k++)
+            problems += later_searches(h, k, per);
     }
     *used = j->part_n > 0;
     if (!*used)
@@ -950,7 +956,8 @@ static int device_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j,
     }
     if ((rc = be->ext->res_wait(be->ctx, j->batch, err)) != TUSK_OK)
         return rc;
-    return res_finish(e, j);
+    res_finish(e, j);
+    return TUSK_OK;
 }
 
 /* The rounds from j->round on, each searching every hit of the records
@@ -1039,7 +1046,8 @@ static int collect_round(psa_engine_t *e, const psa_backend_t *be, psa_job_t *jo
         return rc;
     if (job->res_on) { /* the device's later rounds: the job is done */
         job->res_on = false;
-        return res_finish(e, job);
+        res_finish(e, job);
+        return TUSK_OK;
     }
     const psa_batch_t *b = job->batch;
     for (size_t i = 0; i < b->n; i++)

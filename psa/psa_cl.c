@@ -91,11 +91,12 @@ typedef struct event_list {
  * device buffers. */
 typedef struct res_flight {
     bool on;
-    size_t records, hits, floats, per, problems, groups_max;
-    size_t off_rec, off_hit, off_trace, off_prob, off_kind, off_slot, in_bytes, off_info, off_work, stage_bytes;
+    unsigned rounds;            /* the job's: rounds 1 .. rounds - 1 here */
+    size_t records, hits, per, groups_max;
+    size_t off_rec, off_hit, off_trace, off_slot, in_bytes, off_prob, off_kind, off_info, off_work;
     uint64_t searched;          /* problems over all the rounds */
-    cl_mem in, info, work, trace, part, out;
-    size_t in_cap, info_cap, work_cap, trace_cap, part_cap, out_cap;
+    cl_mem in, info, work, trace, part;
+    size_t in_cap, info_cap, work_cap, trace_cap, part_cap;
 } res_flight_t;
 
 /* A batch being searched, from psa_cl_submit to psa_cl_collect: its plan,
@@ -114,7 +115,6 @@ typedef struct flight {
     size_t out_cap;
     tusk_cl_pinned_t *stage;    /* the packed problems, pinned */
     res_flight_t res;           /* residual's later rounds (res.on), instead of a batch's search */
-    unsigned rounds;            /* with res.on: the job's rounds */
     bool enqueued;              /* its commands enqueued (or failed: enq_status) by the submitter */
     int enq_status;
     tusk_error_t enq_err;
@@ -665,7 +665,6 @@ void psa_cl_destroy(psa_cl_t **cl)
             tusk_cl_buffer_release(c->cl, &r->work);
             tusk_cl_buffer_release(c->cl, &r->trace);
             tusk_cl_buffer_release(c->cl, &r->part);
-            tusk_cl_buffer_release(c->cl, &r->out);
         }
         tusk_cl_buffer_release(c->cl, &c->core0);
         tusk_cl_buffer_release(c->cl, &c->edge);
@@ -982,14 +981,14 @@ static int keep_kernel(psa_cl_t *c, flight_t *fl, cl_event ev, tusk_error_t *err
     return TUSK_OK;
 }
 
-/* The search of problems pfirst .. pfirst + np - 1 of `info` (work list
- * entries pbegin[p] .. pend[p] - 1 for basis part p; the first launch
- * after the `nwait` events), then their reduction into out[obase ..]: its
- * event in *done (kept in fl->k_ev too). `what` names them in errors. */
+/* The search of the np problems of `info` (work list entries pbegin[p]
+ * .. pend[p] - 1 for basis part p; the first launch after the `nwait`
+ * events), then their reduction into out[obase ..]: its event in *done
+ * (kept in fl->k_ev too). `what` names them in errors. */
 static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem work, cl_mem info, cl_mem trace,
                           cl_mem part, const size_t pbegin[PSA_SEGMENTS], const size_t pend[PSA_SEGMENTS],
-                          cl_uint nwait, const cl_event *wait, size_t pfirst, size_t np, cl_mem out, size_t obase,
-                          cl_event *done, tusk_error_t *err)
+                          cl_uint nwait, const cl_event *wait, size_t np, cl_mem out, size_t obase, cl_event *done,
+                          tusk_error_t *err)
 {
     const char *dev = tusk_cl_describe(c->cl);
     cl_command_queue q = tusk_cl_queue(c->cl);
@@ -1024,15 +1023,14 @@ static int enqueue_search(psa_cl_t *c, flight_t *fl, const char *what, cl_mem wo
             return st;
         first = false;
     }
-    const cl_uint pf = (cl_uint)pfirst, nprob = (cl_uint)np, ob = (cl_uint)obase;
+    const cl_uint nprob = (cl_uint)np, ob = (cl_uint)obase;
     if ((st = set_arg(c, c->reduce, "psa_reduce", 0, sizeof(cl_mem), &info, err)) ||
         (st = set_arg(c, c->reduce, "psa_reduce", 1, sizeof(cl_mem), &c->seg_n, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 2, sizeof pf, &pf, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof nprob, &nprob, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof stride, &stride, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof(cl_mem), &part, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof ob, &ob, err)) ||
-        (st = set_arg(c, c->reduce, "psa_reduce", 7, sizeof(cl_mem), &out, err)))
+        (st = set_arg(c, c->reduce, "psa_reduce", 2, sizeof nprob, &nprob, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 3, sizeof stride, &stride, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 4, sizeof(cl_mem), &part, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 5, sizeof ob, &ob, err)) ||
+        (st = set_arg(c, c->reduce, "psa_reduce", 6, sizeof(cl_mem), &out, err)))
         return st;
     const size_t global = (np + REDUCE_ROUND - 1) / REDUCE_ROUND * REDUCE_ROUND;
     cl_event rev = NULL;
@@ -1100,8 +1098,8 @@ static int enqueue_chunk(psa_cl_t *c, flight_t *fl, const psa_batch_t *b, size_t
     char what[48];
     snprintf(what, sizeof what, "chunk %zu", k);
     cl_event rev = NULL;
-    if ((st = enqueue_search(c, fl, what, bs->work, bs->info, bs->trace, bs->part, pbegin, pend, (cl_uint)nev, ev, 0,
-                             np, fl->out, ch->begin, &rev, err)))
+    if ((st = enqueue_search(c, fl, what, bs->work, bs->info, bs->trace, bs->part, pbegin, pend, (cl_uint)nev, ev, np,
+                             fl->out, ch->begin, &rev, err)))
         return st;
     /* The set is free again once this reduction has run. */
     if ((st = tusk_cl_check(clRetainEvent(rev), err, "clRetainEvent (PSA reduction) on %s", dev)))
@@ -1139,7 +1137,7 @@ static int launch(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
 
 /* ---- the submitter ---------------------------------------------------------------- */
 
-static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t *err);
+static int res_enqueue(psa_cl_t *c, flight_t *fl, tusk_error_t *err);
 
 /* Flight fl's commands enqueued (a batch's search or a job's later
  * rounds); the time it took in *ms, the kernels in c->launched. */
@@ -1147,7 +1145,7 @@ static int enqueue_flight(psa_cl_t *c, flight_t *fl, double *ms, tusk_error_t *e
 {
     const uint64_t t0 = tusk_clock_ns();
     c->launched = 0;
-    int st = fl->res.on ? res_enqueue(c, fl, fl->rounds, err) : launch(c, fl, err);
+    int st = fl->res.on ? res_enqueue(c, fl, err) : launch(c, fl, err);
     *ms = (double)(tusk_clock_ns() - t0) * 1e-6;
     return st;
 }
@@ -1391,9 +1389,7 @@ static int res_begin(void *ctx, psa_batch_t *b, size_t records, size_t hits, siz
     size_t o = 0;
     r->records = records;
     r->hits = hits;
-    r->floats = floats;
     r->per = per;
-    r->problems = P;
     r->off_rec = o;
     o = align64(o + records * sizeof(psa_dev_res_record_t));
     r->off_hit = o;
@@ -1404,7 +1400,7 @@ static int res_begin(void *ctx, psa_batch_t *b, size_t records, size_t hits, siz
     o = align64(o + P * sizeof(tusk_u32));
     r->in_bytes = o; /* what the device reads; the rest the host's lists */
     r->off_prob = o;
-    o = align64(o + P * sizeof(psa_dev_res_problem_t));
+    o = align64(o + P * sizeof(tusk_u32));
     r->off_kind = o;
     o = align64(o + hits * sizeof(tusk_u32));
     r->off_info = o;
@@ -1414,7 +1410,6 @@ static int res_begin(void *ctx, psa_batch_t *b, size_t records, size_t hits, siz
     r->groups_max = (P + 2 * PSA_SEGMENTS) * c->tiles_max;
     r->off_work = o;
     o = align64(o + r->groups_max * sizeof(psa_dev_work_t));
-    r->stage_bytes = o;
     if (r->in_bytes > UINT32_MAX)
         return tusk_error_set(err, TUSK_EINVAL, "psa_cl: later rounds of %zu crystals: %zu bytes, too many for one "
                               "submission", records, r->in_bytes);
@@ -1436,10 +1431,10 @@ static int res_begin(void *ctx, psa_batch_t *b, size_t records, size_t hits, siz
 }
 
 /* Sort the problems of one kind's hits (hits[kind_hit[i]], i < nh, each
- * with `per` T0 shifts) by segment from pbase, counting; each hit's
- * shifts' places into slot[i * per + j]. */
-static void res_sort_kind(const psa_dev_res_hit_t *hit, const tusk_u32 *kind_hit, size_t nh, size_t per, int K,
-                          size_t pbase, psa_dev_res_problem_t *prob, tusk_u32 *slot)
+ * with `per` T0 shifts) by segment from pbase, counting: each problem's
+ * hit into prob_hit, each hit's shifts' places into slot[i * per + j]. */
+static void res_sort_kind(const psa_dev_res_hit_t *hit, const tusk_u32 *kind_hit, size_t nh, size_t per,
+                          size_t pbase, tusk_u32 *prob_hit, tusk_u32 *slot)
 {
     size_t count[PSA_SEGMENTS] = {0}, start[PSA_SEGMENTS];
     for (size_t i = 0; i < nh; i++)
@@ -1453,8 +1448,7 @@ static void res_sort_kind(const psa_dev_res_hit_t *hit, const tusk_u32 *kind_hit
         const tusk_u32 k = kind_hit[i];
         for (size_t j = 0; j < per; j++) {
             const size_t pos = start[hit[k].segment]++;
-            prob[pos].hit = k;
-            prob[pos].shift = (tusk_i32)j - K;
+            prob_hit[pos] = k;
             slot[i * per + j] = (tusk_u32)pos;
         }
     }
@@ -1478,16 +1472,17 @@ static int res_launch(psa_cl_t *c, flight_t *fl, cl_kernel k, const char *name, 
 
 /* The lists, the uploads and rounds 1 .. rounds - 1 (psa.cl), then the
  * hits' download; the flight taken from here on. */
-static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t *err)
+static int res_enqueue(psa_cl_t *c, flight_t *fl, tusk_error_t *err)
 {
     res_flight_t *r = &fl->res;
+    const unsigned rounds = r->rounds;
     const char *dev = tusk_cl_describe(c->cl);
     const int K = (int)c->e->cfg.t0_search;
     const size_t per = r->per, S = c->samples, R = r->records, H = r->hits;
     char *base = tusk_cl_pinned_ptr(fl->stage);
     const psa_dev_res_record_t *rec = (const psa_dev_res_record_t *)(const void *)(base + r->off_rec);
     const psa_dev_res_hit_t *hit = (const psa_dev_res_hit_t *)(const void *)(base + r->off_hit);
-    psa_dev_res_problem_t *prob = (psa_dev_res_problem_t *)(void *)(base + r->off_prob);
+    tusk_u32 *prob_hit = (tusk_u32 *)(void *)(base + r->off_prob);
     tusk_u32 *kind = (tusk_u32 *)(void *)(base + r->off_kind), *slot = (tusk_u32 *)(void *)(base + r->off_slot);
     psa_dev_problem_t *info = (psa_dev_problem_t *)(void *)(base + r->off_info);
     psa_dev_work_t *work = (psa_dev_work_t *)(void *)(base + r->off_work);
@@ -1501,11 +1496,11 @@ static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t 
     if (k1 != H)
         return tusk_error_set(err, TUSK_EINVAL, "psa_cl: later rounds of %zu hits, but the crystals have %zu", H, k1);
     const size_t n0 = R * per, n1 = (H - R) * per;
-    res_sort_kind(hit, kind, R, per, K, 0, prob, slot);
-    res_sort_kind(hit, kind + R, H - R, per, K, n0, prob, slot + n0);
+    res_sort_kind(hit, kind, R, per, 0, prob_hit, slot);
+    res_sort_kind(hit, kind + R, H - R, per, n0, prob_hit, slot + n0);
     size_t F = 0;
     for (size_t p = 0; p < n0 + n1; p++) {
-        const psa_dev_res_hit_t *h = &hit[prob[p].hit];
+        const psa_dev_res_hit_t *h = &hit[prob_hit[p]];
         const size_t nch = (size_t)__builtin_popcountll(((uint64_t)h->mask_hi << 32) | h->mask_lo);
         info[p].trace_at = (tusk_u32)F;
         info[p].mask_lo = h->mask_lo;
@@ -1532,9 +1527,7 @@ static int res_enqueue(psa_cl_t *c, flight_t *fl, unsigned rounds, tusk_error_t 
         (st = ensure_buffer(c, &r->trace, &r->trace_cap, F, sizeof(float), CL_MEM_READ_WRITE,
                             "PSA residual problem traces", err)) ||
         (st = ensure_buffer(c, &r->part, &r->part_cap, (n0 + n1) * c->tiles_max, sizeof(cl_ulong), CL_MEM_READ_WRITE,
-                            "PSA residual partial minima", err)) ||
-        (st = ensure_buffer(c, &r->out, &r->out_cap, n0 + n1, sizeof(psa_dev_result_t), CL_MEM_READ_WRITE,
-                            "PSA residual results", err)))
+                            "PSA residual partial minima", err)))
         return st;
     fl->n = 0;
     fl->nchunks = 0;
@@ -1631,7 +1624,7 @@ static int res_submit(void *ctx, psa_batch_t *b, unsigned rounds, tusk_error_t *
     flight_t *fl = &c->flight[(c->head + c->flying) % PSA_CL_FLIGHTS];
     fl->batch = b;
     fl->res.on = true;
-    fl->rounds = rounds;
+    fl->res.rounds = rounds;
     return hand_over(c, fl, false, err);
 }
 

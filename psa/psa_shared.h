@@ -107,7 +107,7 @@ TUSK_FN tusk_f32 psa_pow_poly(tusk_f32 d, tusk_f32 p)
  * after round, its other hits or its strongest again, each with the signal
  * found so far of every other hit subtracted. psa_cl runs the rounds after
  * the first on the device, all of them in one submission (psa.cl:
- * psa_res_inter, psa_res_make, the search, psa_res_take), from these
+ * psa_res_round and psa_search, round after round), from these
  * records and with these formulas, which the host's rounds use too: both
  * make the same problems, bit for bit. They need double precision: on a
  * device without it (no cl_khr_fp64) the kernels are left out and the
@@ -130,7 +130,7 @@ TUSK_FN tusk_f32 psa_pow_poly(tusk_f32 d, tusk_f32 p)
 /* A crystal taking part in the later rounds (32 bytes). */
 typedef struct psa_dev_res_record {
     double t0;          /* its T0: samples from its first sample */
-    double inter;       /* a refinement round's interaction time (psa_res_inter; NaN: none) */
+    double inter;       /* a refinement round's interaction time (psa_res_round; NaN: none) */
     tusk_u32 first;     /* its hits: first .. first + n - 1, the strongest first */
     tusk_u32 n;
     tusk_u32 n_samples; /* of each of its calibrated traces */
@@ -157,15 +157,8 @@ typedef struct psa_dev_res_hit {
 /* Work-items a crystal in psa_res_round. */
 #define PSA_RES_LANES 64
 
-/* A problem of a round: which hit, which T0 shift (8 bytes). */
-typedef struct psa_dev_res_problem {
-    tusk_u32 hit;
-    tusk_i32 shift;
-} psa_dev_res_problem_t;
-
 TUSK_STATIC_ASSERT(sizeof(psa_dev_res_record_t) == 32, "psa_dev_res_record_t is 32 bytes");
 TUSK_STATIC_ASSERT(sizeof(psa_dev_res_hit_t) == 56, "psa_dev_res_hit_t is 56 bytes");
-TUSK_STATIC_ASSERT(sizeof(psa_dev_res_problem_t) == 8, "psa_dev_res_problem_t is 8 bytes");
 
 /* Trace v of n samples at fractional sample x: v[0] where x <= 0, v[n -
  * 1] where x >= n - 1, else v[k] + f (v[k + 1] - v[k]), k = (unsigned)x, f

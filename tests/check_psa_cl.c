@@ -282,14 +282,21 @@ static void print_agreement(const char *what, const psa_cl_t *cl, agreement_t a)
 #define FIELDS(X)                                                                                                     \
     X(psa_dev_problem_t, trace_at) X(psa_dev_problem_t, mask_lo) X(psa_dev_problem_t, mask_hi)                      \
     X(psa_dev_problem_t, segment) X(psa_dev_work_t, segment) X(psa_dev_work_t, tile) X(psa_dev_work_t, first)        \
-    X(psa_dev_work_t, count) X(psa_dev_result_t, best) X(psa_dev_result_t, fom_bits)
-#define RECORDS(X) X(psa_dev_problem_t) X(psa_dev_work_t) X(psa_dev_result_t)
+    X(psa_dev_work_t, count) X(psa_dev_result_t, best) X(psa_dev_result_t, fom_bits)                               \
+    X(psa_dev_res_record_t, t0) X(psa_dev_res_record_t, inter) X(psa_dev_res_record_t, first)                      \
+    X(psa_dev_res_record_t, n) X(psa_dev_res_record_t, n_samples) X(psa_dev_res_hit_t, at)                         \
+    X(psa_dev_res_hit_t, placed) X(psa_dev_res_hit_t, record) X(psa_dev_res_hit_t, segment)                        \
+    X(psa_dev_res_hit_t, energy) X(psa_dev_res_hit_t, inv_energy) X(psa_dev_res_hit_t, best)                       \
+    X(psa_dev_res_hit_t, fom_bits) X(psa_dev_res_hit_t, mask_lo) X(psa_dev_res_hit_t, mask_hi)                     \
+    X(psa_dev_res_hit_t, trace_at) X(psa_dev_res_hit_t, shift)
+#define RECORDS(X)                                                                                                    \
+    X(psa_dev_problem_t) X(psa_dev_work_t) X(psa_dev_result_t) X(psa_dev_res_record_t) X(psa_dev_res_hit_t)
 /* The constants, and the local memory's size at a few shapes (an odd
  * number of trace floats among them). */
 #define CONSTANTS(X)                                                                                                  \
     X(PSA_POW_POWR) X(PSA_POW_NATIVE) X(PSA_POW_SQUARE) X(PSA_POW_ABS) X(PSA_POW_POLY) X(PSA_POW_KINDS)              \
     X(PSA_PG_MAX) X(PSA_SCRATCH_WORDS(8, 60, 128)) X(PSA_LOCAL_BYTES(8, 60, 128)) X(PSA_LOCAL_BYTES(3, 257, 4))     \
-    X(PSA_LOCAL_BYTES(32, 256, 1)) X(PSA_LOCAL_BYTES(1, 1, 1024))
+    X(PSA_LOCAL_BYTES(32, 256, 1)) X(PSA_LOCAL_BYTES(1, 1, 1024)) X(PSA_RES_LANES)
 /* psa_pow_poly where it is exact whatever the device's rounding (a power
  * of two to a power that leaves a power of two; 0, tiny, NaN, infinite
  * and overflowing |d|): d, p and |d|^p. */

@@ -157,13 +157,13 @@ psa_search(__global const float *basis, __global const ulong *seg_off, __global 
         part[(size_t)(first + lid) * stride + tile] = keys[lid * PSA_WG];
 }
 
-/* The minimum over a problem's tiles: out[obase + i] for problem k =
- * pfirst + i of the chunk, i < nprob. */
-__kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const uint *seg_n, uint pfirst, uint nprob,
-                         uint stride, __global const ulong *part, uint obase, __global psa_dev_result_t *out)
+/* The minimum over a problem's tiles: out[obase + k] for problem k of the
+ * chunk. */
+__kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const uint *seg_n, uint nprob, uint stride,
+                         __global const ulong *part, uint obase, __global psa_dev_result_t *out)
 {
-    const uint i = (uint)get_global_id(0), k = pfirst + i;
-    if (i >= nprob)
+    const uint k = (uint)get_global_id(0);
+    if (k >= nprob)
         return;
     const uint tiles = (seg_n[info[k].segment] + PSA_WG - 1) / PSA_WG;
     __global const ulong *pk = part + (size_t)k * stride;
@@ -173,7 +173,7 @@ __kernel void psa_reduce(__global const psa_dev_problem_t *info, __global const 
     psa_dev_result_t r;
     r.best = (uint)best;
     r.fom_bits = (uint)(best >> 32);
-    out[obase + i] = r;
+    out[obase + k] = r;
 }
 
 /* y[i] = |x[i]|^p as the search computes it: psa_cl.c checks the power
