@@ -16,7 +16,7 @@
  *             the run (tusk-psa run -q says no); warnings are printed
  *             either way
  *   preset, p, mode, mask, include_hit, include_core, residual, refine,
- *   t0_search, threshold_kev, gain, baseline_samples, max_kev,
+ *   subgrid, t0_search, threshold_kev, gain, baseline_samples, max_kev,
  *   pretrigger: the analysis (psa/README.md)
  *
  * Every input buffer is one batch (or batches of `batch` crystals): its
@@ -86,8 +86,8 @@ TUSK_ACTOR_DECLARE("psa", "pulse shape analysis by grid search: data:crystal in,
                    "batch: crystals per analysis call (0: the whole input buffer)\n"
                    "device: OpenCL device setting (TUSK_CL_DEVICE, any)\n"
                    "summary: yes | no: the summary line at the end of the run (yes)\n"
-                   "preset, p, mode, mask, include_hit, include_core, residual, refine, t0_search, threshold_kev, "
-                   "gain, baseline_samples, max_kev, pretrigger: the analysis (psa/README.md)\n");
+                   "preset, p, mode, mask, include_hit, include_core, residual, refine, subgrid, t0_search, "
+                   "threshold_kev, gain, baseline_samples, max_kev, pretrigger: the analysis (psa/README.md)\n");
 
 enum { BACKEND_REFERENCE, BACKEND_FAST, BACKEND_OPENCL };
 

@@ -17,7 +17,10 @@
  * precision: psa_private.h's psa_backend_ext), all the rounds after the
  * first are handed to it at once (device_rounds) and their results
  * written when they come back (res_finish): the same problems, by the
- * formulas of psa_shared.h. A record is read where it is: a decoded adf_crystal_t
+ * formulas of psa_shared.h. When a job's rounds are over, subgrid = yes
+ * fits its hits' positions between the grid points (job_done,
+ * subgrid.c) from the same calibrated traces. A record is read where it
+ * is: a decoded adf_crystal_t
  * (psa_analyse) or a data:crystal frame in place (adf_crystal_view_t,
  * psa_analyse_start), whose samples are decoded as they are used.
  * psa_analyse calibrates every channel of a record in pass 1 (eager);
@@ -551,9 +554,9 @@ static void pass_problems(void *ctx, size_t first, size_t step, size_t end)
                     for (unsigned o = 0; round > 0 && o < h->found; o++) {
                         if (o == k)
                             continue;
-                        const unsigned so = h->seg[o];
-                        psa_subtract_row(m, e->row[so] + ((size_t)h->best[o] * PSA_CHANNELS + ch[q]) * S, S,
-                                         t0 + shift - h->at[o], h->energy[o]);
+                        float row[PSA_MAX_SAMPLES];
+                        psa_engine_aligned_row(e, h->seg[o], h->best[o], ch[q], row);
+                        psa_subtract_row(m, row, S, t0 + shift - h->at[o], h->energy[o]);
                     }
                     for (unsigned t = 0; t < S; t++)
                         m[t] *= inv;
@@ -823,6 +826,77 @@ static int search(const psa_engine_t *e, const psa_backend_t *be, psa_batch_t *b
     return rc;
 }
 
+/* ---- positions between the grid points (subgrid = yes) ------------------------ */
+
+typedef struct subgrid_pass {
+    const psa_engine_t *e;
+    psa_job_t *j;
+    int failed;                /* out of memory for a share's working memory */
+} subgrid_pass_t;
+
+/* Records first, first + step, ... < end: each searched hit's position
+ * fitted between the grid points (psa_subgrid), written into its result;
+ * the search's point where the crystal has no interaction time or a mask
+ * channel was not calibrated (neither happens to a record with hits). */
+static void subgrid_records(void *ctx, size_t first, size_t step, size_t end)
+{
+    subgrid_pass_t *p = ctx;
+    const psa_engine_t *e = p->e;
+    psa_job_t *j = p->j;
+    void *scratch = NULL;
+    for (size_t c = first; c < end; c += step) {
+        const hitlist_t *h = &j->hits[c];
+        adf_psa_t *o = &j->out[c];
+        if (h->rejected || h->n == 0 || o->n_hits != h->n)
+            continue;
+        double inter = h->n > 1 && h->rounds > 1 ? interaction_time(e, h) : NAN;
+        if (!isfinite(inter))
+            inter = h->at[0] + e->basis_t0 - e->edge[h->seg[0]][h->best[0]];
+        bool calibrated = isfinite(inter);
+        for (unsigned k = 0; calibrated && k < h->n; k++) {
+            bool others[PSA_SEGMENTS];
+            uint8_t ch[PSA_CHANNELS];
+            memcpy(others, h->is_hit, sizeof others);
+            others[h->seg[k]] = false;
+            const unsigned nch = psa_engine_mask(e, h->seg[k], others, ch, NULL);
+            for (unsigned q = 0; q < nch; q++)
+                calibrated &= (h->have >> ch[q]) & 1u;
+        }
+        if (!calibrated)
+            continue;
+        if (!scratch && !(scratch = calloc(1, psa_subgrid_scratch_bytes()))) {
+            __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        const psa_subgrid_crystal_t x = {h->n, h->seg, h->energy, h->best, h->is_hit, inter,
+                                         j->traces + c * PSA_CHANNELS * j->per, h->n_samples, scratch};
+        float pos[PSA_SEGMENTS][3];
+        psa_subgrid(e, &x, pos);
+        for (unsigned k = 0; k < h->n; k++) {
+            o->hit[k].x = pos[k][0];
+            o->hit[k].y = pos[k][1];
+            o->hit[k].z = pos[k][2];
+        }
+    }
+    free(scratch);
+}
+
+/* The job's rounds are over: with subgrid, its hits' positions fitted
+ * between the grid points. */
+static int job_done(psa_engine_t *e, psa_job_t *j, tusk_error_t *err)
+{
+    if (!e->cfg.subgrid || !j->out || j->n == 0)
+        return TUSK_OK;
+    const uint64_t t0 = tusk_clock_ns();
+    subgrid_pass_t pass = {e, j, 0};
+    psa_parallel_blocks(psa_engine_pool(e), 0, j->n, e->cfg.threads, subgrid_records, &pass);
+    j->stats->ns_take += tusk_clock_ns() - t0;
+    if (pass.failed)
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (%zu bytes for the sub-grid fit)",
+                              psa_subgrid_scratch_bytes());
+    return TUSK_OK;
+}
+
 /* ---- residual's later rounds on the backend's device ---------------------------- */
 
 /* Whether the later rounds go to the backend's device (psa_cl with double
@@ -890,7 +964,7 @@ static void res_take(void *ctx, size_t first, size_t step, size_t end)
     uint64_t own_trace = 0;
     for (size_t i = first; i < end; i += step) {
         const res_part_t *rp = &j->part[i];
-        const hitlist_t *h = &j->hits[rp->c];
+        hitlist_t *h = &j->hits[rp->c];
         adf_psa_t *o = &j->out[rp->c];
         for (unsigned k = 0; k < h->n; k++) {
             const psa_dev_res_hit_t *d = &j->res_view.hits[rp->hit + k];
@@ -900,6 +974,8 @@ static void res_take(void *ctx, size_t first, size_t step, size_t end)
             others[h->seg[k]] = false;
             psa_engine_mask(e, h->seg[k], others, ch, &own);
             own_trace += write_hit(e, o, h, k, d->best, own, d->at, tusk_bits_f32(d->fom_bits));
+            h->best[k] = d->best;
+            h->at[k] = d->at;
         }
     }
     if (own_trace)
@@ -907,8 +983,8 @@ static void res_take(void *ctx, size_t first, size_t step, size_t end)
 }
 
 /* The device's later rounds done: every hit's last search into the
- * results; the job's rounds over. */
-static void res_finish(psa_engine_t *e, psa_job_t *j)
+ * results; the job's rounds over (job_done). */
+static int res_finish(psa_engine_t *e, psa_job_t *j, tusk_error_t *err)
 {
     const uint64_t t0 = tusk_clock_ns();
     pass_t pass = {e, j};
@@ -916,6 +992,7 @@ static void res_finish(psa_engine_t *e, psa_job_t *j)
                         res_take, &pass);
     j->stats->ns_take += tusk_clock_ns() - t0;
     j->round = j->res_rounds;
+    return job_done(e, j, err);
 }
 
 /* After round 0: the later rounds of the records of several hits handed
@@ -956,8 +1033,7 @@ static int device_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j,
     }
     if ((rc = be->ext->res_wait(be->ctx, j->batch, err)) != TUSK_OK)
         return rc;
-    res_finish(e, j);
-    return TUSK_OK;
+    return res_finish(e, j, err);
 }
 
 /* The rounds from j->round on, each searching every hit of the records
@@ -982,7 +1058,7 @@ static int run_rounds(psa_engine_t *e, const psa_backend_t *be, psa_job_t *j, bo
         if (nprob < 0)
             return tusk_error_set(err, TUSK_ENOMEM, "out of memory (search problems)");
         if (nprob == 0)
-            return TUSK_OK;
+            return job_done(e, j, err);
         j->stats->problems += j->batch->n;
         if (may_submit) {
             int rc = be->submit(be->ctx, e, j->batch, err);
@@ -1046,8 +1122,7 @@ static int collect_round(psa_engine_t *e, const psa_backend_t *be, psa_job_t *jo
         return rc;
     if (job->res_on) { /* the device's later rounds: the job is done */
         job->res_on = false;
-        res_finish(e, job);
-        return TUSK_OK;
+        return res_finish(e, job, err);
     }
     const psa_batch_t *b = job->batch;
     for (size_t i = 0; i < b->n; i++)

@@ -24,6 +24,12 @@ void psa_config_default(psa_config_t *c)
      * times the FoM terms. */
     c->residual = true;
     c->refine = 1;
+    /* Positions between the grid points (a least-squares fit in the cells around each hit's point, the
+     * other hits at theirs): all single-interaction hits, 2 mm basis, 1.72 -> 1.02 mm noise-free, 3.05 ->
+     * 2.27 mm at 5 keV (docs/validation.md), but 16 us of host CPU a single hit there (memory-bound: the
+     * basis rows around the point), more than the GPU chain's host can give (BENCHMARKS.md): a setting,
+     * on in preset = precise, until the fit runs on the device. */
+    c->subgrid = false;
     c->t0_search = 0;
     c->threshold_kev = 20.0;
     c->gain = 2.0;
@@ -62,7 +68,8 @@ static int choice(const tusk_params_t *p, const char *key, const char *const *na
 static const char *const config_keys[] = {"preset",   "p",             "mode", "mask",             "include_hit",
                                           "include_core",
                                           "residual", "t0_search",     "threshold_kev",    "gain",
-                                          "baseline_samples", "max_kev", "threads",          "pretrigger", "refine", NULL};
+                                          "baseline_samples", "max_kev", "threads",          "pretrigger", "refine",
+                                          "subgrid",  NULL};
 
 const char *const *psa_config_keys(void)
 {
@@ -71,9 +78,11 @@ const char *const *psa_config_keys(void)
 
 /* Reads exactly the keys of config_keys. A preset first, the other keys
  * then override it: default leaves the settings as they are; precise
- * searches with the square mask and the hit's own trace, and refines
- * twice (docs/validation.md, 2 mm basis, 5 keV: all single-interaction
- * hits 2.35 mm against 3.05, for 2.8 times the FoM terms). */
+ * searches with the square mask and the hit's own trace, refines twice
+ * and fits the positions between the grid points (docs/validation.md, 2
+ * mm basis: all single-interaction hits 1.02 mm noise-free and 1.72 mm
+ * at 5 keV, against 1.72 and 3.05, for 2.8 times the FoM terms and the
+ * host's fit). */
 int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin, tusk_error_t *err)
 {
     static const char *const modes[] = {"full", "adaptive", NULL};
@@ -86,6 +95,7 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
         c->mask = PSA_MASK_SQUARE;
         c->include_hit = true;
         c->refine = 2;
+        c->subgrid = true;
     }
     int mode = (int)c->mode, mask = (int)c->mask;
     uint64_t t0 = c->t0_search, nb = c->baseline_samples, th = c->threads, pt = c->pretrigger, rf = c->refine;
@@ -94,6 +104,7 @@ int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin,
         (st = prefixed(tusk_params_bool(p, "include_hit", c->include_hit, &c->include_hit, err), err, origin)) ||
         (st = prefixed(tusk_params_bool(p, "include_core", c->include_core, &c->include_core, err), err, origin)) ||
         (st = prefixed(tusk_params_bool(p, "residual", c->residual, &c->residual, err), err, origin)) ||
+        (st = prefixed(tusk_params_bool(p, "subgrid", c->subgrid, &c->subgrid, err), err, origin)) ||
         (st = prefixed(tusk_params_u64(p, "t0_search", t0, &t0, err), err, origin)) ||
         (st = prefixed(tusk_params_double(p, "threshold_kev", c->threshold_kev, &c->threshold_kev, err), err,
                        origin)) ||
@@ -409,8 +420,10 @@ static int align_basis(psa_engine_t *e, tusk_error_t *err)
     return TUSK_OK;
 }
 
-/* Residual subtraction reads one point's signal at a time: the aligned
- * blocks again, point-major (as much memory as the aligned blocks). */
+/* Residual subtraction and the sub-grid fit read one point's signal at a
+ * time: the basis as it is (not aligned), point-major, as much memory as
+ * the aligned blocks. The residual's subtraction aligns a row as it reads
+ * it (psa_engine_aligned_row), by align_basis' formula. */
 static int point_rows(psa_engine_t *e, tusk_error_t *err)
 {
     const unsigned S = e->samples;
@@ -419,18 +432,28 @@ static int point_rows(psa_engine_t *e, tusk_error_t *err)
         total += e->npoints[s] * (size_t)PSA_CHANNELS * S;
     e->rows = malloc((total ? total : 1) * sizeof *e->rows);
     if (!e->rows)
-        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (the basis point-major for residual subtraction: "
-                              "%zu floats)", total);
+        return tusk_error_set(err, TUSK_ENOMEM, "out of memory (the basis point-major for residual subtraction and "
+                              "subgrid: %zu floats)", total);
     float *out = e->rows;
     for (unsigned s = 0; s < PSA_SEGMENTS; s++) {
         const size_t N = e->npoints[s];
+        const float *raw = det_basis_block(e->basis, s);
         e->row[s] = out;
         for (size_t q = 0; q < N; q++)
             for (unsigned c = 0; c < PSA_CHANNELS; c++)
                 for (unsigned t = 0; t < S; t++)
-                    *out++ = e->block[s][((size_t)c * S + t) * N + q];
+                    *out++ = raw[((size_t)c * S + t) * N + q];
     }
     return TUSK_OK;
+}
+
+void psa_engine_aligned_row(const psa_engine_t *e, unsigned s, uint32_t q, unsigned c, float *out)
+{
+    const unsigned S = e->samples;
+    const float *r = e->row[s] + ((size_t)q * PSA_CHANNELS + c) * S;
+    const double shift = (double)e->edge[s][q] - e->basis_t0;
+    for (unsigned t = 0; t < S; t++)
+        out[t] = psa_basis_at(r, 1, S, t + shift);
 }
 
 static int coarse_grids(psa_engine_t *e, tusk_error_t *err)
@@ -491,8 +514,10 @@ int psa_engine_new(psa_engine_t **out, const det_basis_t *basis, const psa_confi
         st = coarse_grids(e, err);
     if (st == TUSK_OK)
         st = align_basis(e, err);
-    if (st == TUSK_OK && cfg->residual)
+    if (st == TUSK_OK && (cfg->residual || cfg->subgrid))
         st = point_rows(e, err);
+    if (st == TUSK_OK && cfg->subgrid)
+        st = psa_subgrid_prepare(e, err);
     if (st == TUSK_OK)
         st = psa_job_new(&e->job, e, err);
     if (st != TUSK_OK) {
@@ -515,6 +540,7 @@ void psa_engine_destroy(psa_engine_t **engine)
     tusk_pool_destroy(&e->pool);
     free(e->aligned);
     free(e->rows);
+    free(e->gram);
     free(e);
     *engine = NULL;
 }

@@ -25,9 +25,13 @@ struct psa_engine {
     double basis_t0;                     /* mean leading-edge offset of the basis' core, samples: where
                                             every point's core leading edge lies in the aligned blocks */
     float *aligned;                      /* the aligned blocks and the edges (one allocation) */
-    float *rows;                         /* residual: the aligned blocks point-major, [point][channel][sample]
-                                            (a signal to subtract read in a row; NULL without residual) */
+    float *rows;                         /* residual, subgrid: the basis' blocks (not aligned) point-major,
+                                            [point][channel][sample] (a signal read in a row; NULL without
+                                            either) */
     const float *row[PSA_SEGMENTS];      /* each segment's in rows */
+    double *gram;                        /* subgrid: each point's products with its neighbours on its segment's
+                                            mask (psa_subgrid_prepare); NULL without */
+    const double *gram_of[PSA_SEGMENTS]; /* each segment's in gram, PSA_SUBGRID_GRAM a point */
     psa_job_t *job;                      /* psa_analyse's working memory */
     struct tusk_pool *pool;              /* cfg.threads threads, made by the first analysis that needs
                                             them (NULL: one thread, or not yet) */
@@ -75,6 +79,11 @@ unsigned psa_energies_check(const psa_config_t *cfg, const float segment_energy[
  * many, or channels that are not ascending basis channels. */
 int psa_batch_check(const psa_engine_t *e, const psa_batch_t *b, tusk_error_t *err);
 
+/* Channel c of point q of segment s, aligned as the blocks are (the
+ * same floats), from the point-major rows (residual or subgrid): S
+ * samples into out. */
+void psa_engine_aligned_row(const psa_engine_t *e, unsigned s, uint32_t q, unsigned c, float *out);
+
 /* |d|^p as the reference computes it. */
 float psa_pow(float d, float p);
 
@@ -121,6 +130,37 @@ TUSK_INTERNAL void psa_resample(const psa_resample_t *p, const float *v, float *
  * consecutive samples, placed `from` samples after the problem's first,
  * taken off m, in runs that vectorise; bit for bit the formula's. */
 TUSK_INTERNAL void psa_subtract_row(float *m, const float *row, unsigned S, double from, float energy);
+
+/* A crystal's hits for psa_subgrid (subgrid.c): n hits, strongest
+ * first, each its segment, energy and basis point from the search; the
+ * segments that are hits (the masks leave them out); the crystal's
+ * interaction time (record samples, finite); its calibrated traces,
+ * channel c at traces + c * len, every hit's mask channels among them;
+ * psa_subgrid_scratch_bytes of working memory, zeroed before its first
+ * use (calloc). */
+typedef struct psa_subgrid_crystal {
+    unsigned n;
+    const uint8_t *seg;
+    const float *energy;
+    const uint32_t *best;
+    const bool *is_hit;
+    double inter;
+    const float *traces;
+    unsigned len;
+    void *scratch;
+} psa_subgrid_crystal_t;
+
+/* Products a point in the engine's gram table: its signal with itself,
+ * then with each of its 13 forward neighbours (subgrid.c). */
+#define PSA_SUBGRID_GRAM 14
+
+/* The engine's gram table (psa_engine_new with subgrid): TUSK_OK, or
+ * TUSK_ENOMEM. */
+TUSK_INTERNAL int psa_subgrid_prepare(psa_engine_t *e, tusk_error_t *err);
+TUSK_INTERNAL size_t psa_subgrid_scratch_bytes(void);
+/* Each hit's position between the grid points around its point (mm,
+ * the basis' frame): pos[k] for hit k (subgrid.c says how). */
+TUSK_INTERNAL void psa_subgrid(const psa_engine_t *e, const psa_subgrid_crystal_t *x, float pos[][3]);
 
 /* Residual subtraction's later rounds on a device (psa_cl), after a
  * job's first round: the crystals of several hits and their hits

@@ -15,7 +15,7 @@
  *       on the file by the emulator (emulator/emulator.h, one stage)
  *
  * --set KEY=VALUE: PSA keys (tusk/psa.h: preset, p, mode, mask, include_hit,
- * include_core, residual, refine, t0_search, threshold_kev, gain,
+ * include_core, residual, refine, subgrid, t0_search, threshold_kev, gain,
  * baseline_samples, max_kev, pretrigger) go to the analysis; with validate, the simulation's
  * keys (tusk/sim.h: source, energy, noise_kev, ...) to the simulation;
  * gain and pretrigger, keys of both, to both (they must agree). --backend opencl runs
@@ -81,9 +81,9 @@ static void help(FILE *out)
             "           analyse an ADF file: data:crystal -> data:psa, other frames copied (the psa\n"
             "           actor, from $TUSK_ACTOR_PATH or the installed actors)\n"
             "\n"
-            "--set: PSA keys (preset, p, mode, mask, include_hit, include_core, residual, refine, t0_search,\n"
-            "threshold_kev, gain, baseline_samples, max_kev, pretrigger; psa/README.md); with validate also\n"
-            "the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
+            "--set: PSA keys (preset, p, mode, mask, include_hit, include_core, residual, refine, subgrid,\n"
+            "t0_search, threshold_kev, gain, baseline_samples, max_kev, pretrigger; psa/README.md); with\n"
+            "validate also the simulation's (source, energy, noise_kev, ...; sim/README.md).\n"
             "--backend: fast (default), reference or opencl (--device SETTING: any, gpu, cpu,\n"
             "N, P.D or a name; default $TUSK_CL_DEVICE, else any; full search only).\n"
             "--threads: of the fast backend (0: one per CPU, the default).\n"

@@ -981,13 +981,16 @@ START_TEST(test_analyse_matches_reference)
     }
     printf("psa_analyse, %zu simulated crystals: %zu hits, %zu at the reference's point\n", n, hits, same);
     ck_assert_uint_ge(same, hits - hits / 50);
-    {
+    for (int sub = 0; sub < 2; sub++) {
         /* Residual subtraction and refinement rounds (residual = yes,
          * refine = 1), on the device as on the host; a near-tie may move
-         * a crystal's later hits as well. */
+         * a crystal's later hits as well. Then with the positions fitted
+         * between the grid points (subgrid = yes, from every hit's last
+         * point: the device's rounds' too). */
         psa_config_t dcfg;
         psa_config_default(&dcfg);
         dcfg.residual = true;
+        dcfg.subgrid = sub;
         ck_assert(dcfg.refine >= 1);
         psa_engine_t *de = NULL;
         ck_assert_msg(psa_engine_new(&de, rb, &dcfg, &err) == TUSK_OK, "%s", err.message);
@@ -1007,8 +1010,8 @@ START_TEST(test_analyse_matches_reference)
                 dsame += r->x == d->x && r->y == d->y && r->z == d->z && r->time == d->time;
             }
         }
-        printf("psa_analyse, default settings (residual, refine %u): %zu hits, %zu the reference's\n", dcfg.refine,
-               dhits, dsame);
+        printf("psa_analyse, default settings (residual, refine %u%s): %zu hits, %zu the reference's\n", dcfg.refine,
+               sub ? ", subgrid" : "", dhits, dsame);
         ck_assert_uint_ge(dsame, dhits - dhits / 20);
         psa_cl_destroy(&dcl);
         psa_engine_destroy(&de);

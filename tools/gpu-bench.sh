@@ -574,7 +574,8 @@ EOF
 # VARIANTs: g3 or g2 (the basis of that grid, made by psa()); nores
 # (residual = no; the default is yes, its later rounds on the device where
 # it can); precise (preset = precise: square mask, the hit's own trace,
-# refine 2); reshost (residual = yes, those rounds made on the host:
+# refine 2, subgrid); sub (subgrid = yes: the positions fitted between
+# the grid points on the host); reshost (residual = yes, those rounds made on the host:
 # TUSK_PSA_CL_RESIDUAL).
 psa_chain() {
     local data=$1 backend=$2 n=$3 vs=${5:-}${6:+-$6}
@@ -584,8 +585,9 @@ psa_chain() {
     for v in ${5:-} ${6:-}; do
         case $v in
             g[0-9]) basis=$work/crystal-$v.tbs ;;
-            nores) psa_extra=$'\n    <parameter name="residual">no</parameter>' ;;
-            precise) psa_extra=$'\n    <parameter name="preset">precise</parameter>' ;;
+            nores) psa_extra+=$'\n    <parameter name="residual">no</parameter>' ;;
+            precise) psa_extra+=$'\n    <parameter name="preset">precise</parameter>' ;;
+            sub) psa_extra+=$'\n    <parameter name="subgrid">yes</parameter>' ;;
             reshost) res_where=host ;;
             *) printf "$format" "$data" "$label" "$n" - - - - - - - - - - "FAILED (variant $v?)" >> "$summary"
                return ;;

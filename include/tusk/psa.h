@@ -114,6 +114,8 @@ typedef struct psa_config {
     bool residual;             /* subtract each found signal before the next hit (yes) */
     unsigned refine;           /* residual, a crystal with several hits: passes searching each hit again
                                   with every other hit's signal subtracted (1) */
+    bool subgrid;              /* each hit's position fitted between the grid points after the search, on the
+                                  host (no; yes in preset precise) */
     unsigned t0_search;        /* also try shifts of +-1 .. +-t0_search samples (0) */
     double threshold_kev;      /* net-charge segment threshold (20) */
     double gain;               /* ADC channels per keV, segments and core high gain (2, as tusk-sim) */
@@ -126,9 +128,9 @@ typedef struct psa_config {
 
 TUSK_API void psa_config_default(psa_config_t *cfg);
 /* Keys: preset (default|precise: read first, the other keys override
- * it; precise = mask square, include_hit yes, refine 2), p, mode
+ * it; precise = mask square, include_hit yes, refine 2, subgrid yes), p, mode
  * (full|adaptive), mask (neighbours|square|all), include_hit,
- * include_core, residual, refine, t0_search, threshold_kev, gain,
+ * include_core, residual, refine, subgrid, t0_search, threshold_kev, gain,
  * baseline_samples, max_kev, threads, pretrigger. Absent keys keep cfg's
  * value; messages start with `origin` and name the key. */
 TUSK_API int psa_config_read(psa_config_t *cfg, const tusk_params_t *params, const char *origin, tusk_error_t *err);
