@@ -5,17 +5,21 @@
  * anywhere in the cells around it. Here the signal of a position inside a
  * cell is the trilinear interpolation of its corners' signals (the
  * corners of the hit's segment, their weights renormalised: how tusk-sim
- * makes a deposit's traces), each corner's basis signal placed at the
- * crystal's interaction time plus that corner's own leading-edge offset.
- * Least squares, not |d|^p: the model is linear in the corners' weights,
- * so that with the dot products of the measured traces and the corners'
- * signals (b.B_c) and of the corners' signals with each other (B_c.B_d)
- * the fit of any position in the cell costs a few dozen operations:
+ * makes a deposit's traces), each as the basis has it, from the
+ * interaction on (the engine's point-major rows, not aligned), and the
+ * record is resampled at the crystal's interaction time. Least squares,
+ * not |d|^p: the model is linear in the corners' weights, so that with
+ * the dot products of the measured traces and the corners' signals
+ * (b.B_c) and of the corners' signals with each other (B_c.B_d, from the
+ * engine's table when the channels are the segment's whole mask) the fit
+ * of any position in the cell costs a few dozen operations:
  *   |b - sum w_c B_c|^2 = b.b - 2 sum w_c b.B_c + sum_cd w_c w_d B_c.B_d.
  * Which cell: of the point's two neighbours along each axis, the one that
  * fits better (|b - B_n|^2) gives the cell's side. The position in the
  * cell: the best of a 3 x 3 x 3 lattice of half cells, then of quarter
- * and eighth cells around it.
+ * and eighth cells around it; where it lies on a face of the cell, the
+ * cell across that face is fitted too and kept if it fits better
+ * (PSA_SUBGRID_CELLS cells at most).
  *
  * In a crystal of several hits each hit is fitted on its traces less the
  * other hits' signals at their sub-grid positions so far, hit after hit
@@ -392,6 +396,11 @@ void psa_subgrid(const psa_engine_t *e, const psa_subgrid_crystal_t *x, float po
             others[s] = false;
             f->nch = psa_engine_mask(e, s, others, f->ch, NULL);
             f->whole_mask = f->nch == e->mask_n[s] && memcmp(f->ch, e->mask[s], f->nch) == 0;
+            f->s = s;
+            float p[3];
+            det_basis_position(e->basis, s, x->best[k], p);
+            for (int a = 0; a < 3; a++)
+                f->at[a] = det_grid_node(e->grid, p[a]);
             for (unsigned c = 0; c < f->nch; c++)
                 psa_resample(&rs, x->traces + (size_t)f->ch[c] * x->len, f->b + (size_t)c * f->S);
             /* The other hits: at their fitted positions, at their points before. */
@@ -405,11 +414,6 @@ void psa_subgrid(const psa_engine_t *e, const psa_subgrid_crystal_t *x, float po
             for (size_t i = 0; i < n; i++)
                 f->b[i] *= inv;
             f->b2 = dot(f->b, f->b, n);
-            f->s = s;
-            float p[3];
-            det_basis_position(e->basis, s, x->best[k], p);
-            for (int a = 0; a < 3; a++)
-                f->at[a] = det_grid_node(e->grid, p[a]);
             if (++f->hit == 0) { /* wrapped: forget every node */
                 for (size_t i = 0; i < NODE_W * NODE_W * NODE_W; i++)
                     f->node[i].seen = 0;
