@@ -394,6 +394,9 @@ void process_stop(void *algo_data, unsigned int *error_code)
     }
     const psa_stats_t *st = &f->stats;
     const uint64_t rejected = st->rejected_nonfinite + st->rejected_range;
+    if (st->subgrid_kept)
+        fprintf(stderr, "psa %s: WARNING: %llu hits left at their search's point by subgrid (not fitted)\n",
+                f->base.label, (unsigned long long)st->subgrid_kept);
     if (f->summary) {
         fprintf(stderr, "psa %s: %llu crystals, %llu hits (%llu on the hit's own trace only), %.3g FoM terms%s%s\n",
                 f->base.label, (unsigned long long)st->crystals, (unsigned long long)st->hits,

@@ -836,14 +836,16 @@ typedef struct subgrid_pass {
 
 /* Records first, first + step, ... < end: each searched hit's position
  * fitted between the grid points (psa_subgrid), written into its result;
- * the search's point where the crystal has no interaction time or a mask
- * channel was not calibrated (neither happens to a record with hits). */
+ * the search's point, counted (stats' subgrid_kept), where the crystal
+ * has no interaction time or a mask channel was not calibrated (neither
+ * happens to a record with hits). */
 static void subgrid_records(void *ctx, size_t first, size_t step, size_t end)
 {
     subgrid_pass_t *p = ctx;
     const psa_engine_t *e = p->e;
     psa_job_t *j = p->j;
     void *scratch = NULL;
+    uint64_t kept = 0;
     for (size_t c = first; c < end; c += step) {
         const hitlist_t *h = &j->hits[c];
         adf_psa_t *o = &j->out[c];
@@ -862,8 +864,10 @@ static void subgrid_records(void *ctx, size_t first, size_t step, size_t end)
             for (unsigned q = 0; q < nch; q++)
                 calibrated &= (h->have >> ch[q]) & 1u;
         }
-        if (!calibrated)
+        if (!calibrated) {
+            kept += h->n;
             continue;
+        }
         if (!scratch && !(scratch = calloc(1, psa_subgrid_scratch_bytes()))) {
             __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
             return;
@@ -879,6 +883,8 @@ static void subgrid_records(void *ctx, size_t first, size_t step, size_t end)
         }
     }
     free(scratch);
+    if (kept)
+        __atomic_fetch_add(&j->stats->subgrid_kept, kept, __ATOMIC_RELAXED);
 }
 
 /* The job's rounds are over: with subgrid, its hits' positions fitted

@@ -770,7 +770,8 @@ static bool same_stats(const psa_stats_t *a, const psa_stats_t *b)
 {
     return a->crystals == b->crystals && a->hits == b->hits && a->problems == b->problems &&
            a->fom_terms == b->fom_terms && a->own_trace == b->own_trace &&
-           a->rejected_nonfinite == b->rejected_nonfinite && a->rejected_range == b->rejected_range;
+           a->rejected_nonfinite == b->rejected_nonfinite && a->rejected_range == b->rejected_range &&
+           a->subgrid_kept == b->subgrid_kept;
 }
 
 /* Random records as data:crystal frames (meta frames between them): read
@@ -779,7 +780,8 @@ static bool same_stats(const psa_stats_t *a, const psa_stats_t *b)
  * give the data:psa bytes and the stats that decoding them into
  * adf_crystal_t and psa_analyse give (every channel calibrated: the
  * actor's way before issue 21), for every setting that changes the
- * problems; also in two jobs searched by a deferred backend, the second
+ * problems, and with subgrid (which fits every hit: none kept at its
+ * point); also in two jobs searched by a deferred backend, the second
  * started before the first is finished (the actor's pipeline). */
 START_TEST(test_views_match_decoded)
 {
@@ -799,6 +801,13 @@ START_TEST(test_views_match_decoded)
         cfg.max_kev = 1800.0;
         cfg.p = 0.7;
         what = "gain, baseline, threshold, max_kev, p";
+        break;
+    case 5: cfg.subgrid = true; what = "subgrid (residual)"; break;
+    case 6:
+        cfg.subgrid = true;
+        cfg.residual = false;
+        cfg.mask = PSA_MASK_SQUARE;
+        what = "subgrid, no residual, square";
         break;
     default: break;
     }
@@ -855,6 +864,7 @@ START_TEST(test_views_match_decoded)
     ck_assert_uint_eq(adf_writer_used(wa), adf_writer_used(wb));
     ck_assert_msg(memcmp(bytes_a, bytes_b, adf_writer_used(wa)) == 0, "%s: the data:psa bytes differ", what);
     ck_assert_msg(same_stats(&st_a, &st_b), "%s: the stats differ", what);
+    ck_assert_uint_eq(st_a.subgrid_kept, 0); /* every hit fitted, the masks calibrated read in place too */
     /* Two jobs on a backend that searches when collected: split at m. */
     deferred_t d = {be, NULL, {NULL, NULL}, 0, 0};
     psa_backend_t def = {deferred_search, &d, true, deferred_submit, deferred_collect, NULL};
@@ -1625,7 +1635,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("frames");
     tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_views_match_decoded, 0, 5);
+    tcase_add_loop_test(tc, test_views_match_decoded, 0, 7);
     tcase_add_loop_test(tc, test_problem_traces_oracle, 0, 3);
     tcase_add_test(tc, test_resample_formula);
     tcase_add_test(tc, test_subtract_formula);

@@ -239,6 +239,8 @@ typedef struct psa_stats {
     uint64_t rejected_nonfinite, rejected_range; /* records rejected (PSA_REJECT_*) */
     uint64_t ns_rounds, ns_take; /* the calling thread's time making the search rounds' problems after the
                                     first (residual), and taking every round's results (ns) */
+    uint64_t subgrid_kept;     /* subgrid: hits left at their search's point, not fitted (a record without
+                                  an interaction time, or a mask channel not calibrated: neither expected) */
 } psa_stats_t;
 
 /* Analyse n crystals into out[0..n) (crystal ids, core energies and
