@@ -25,8 +25,8 @@ void psa_config_default(psa_config_t *c)
     c->residual = true;
     c->refine = 1;
     /* Positions between the grid points (a least-squares fit in the cells around each hit's point, the
-     * other hits at theirs): all single-interaction hits, 2 mm basis, 1.72 -> 1.02 mm noise-free, 3.05 ->
-     * 2.27 mm at 5 keV (docs/validation.md), but 16 us of host CPU a single hit there (memory-bound: the
+     * other hits at theirs): all single-interaction hits, 2 mm basis, 1.72 -> 0.93 mm noise-free, 3.05 ->
+     * 2.28 mm at 5 keV (docs/validation.md), but 16 us of host CPU a single hit there (memory-bound: the
      * basis rows around the point), more than the GPU chain's host can give (BENCHMARKS.md): a setting,
      * on in preset = precise, until the fit runs on the device. */
     c->subgrid = false;
@@ -80,7 +80,7 @@ const char *const *psa_config_keys(void)
  * then override it: default leaves the settings as they are; precise
  * searches with the square mask and the hit's own trace, refines twice
  * and fits the positions between the grid points (docs/validation.md, 2
- * mm basis: all single-interaction hits 1.02 mm noise-free and 1.72 mm
+ * mm basis: all single-interaction hits 0.91 mm noise-free and 1.66 mm
  * at 5 keV, against 1.72 and 3.05, for 2.8 times the FoM terms and the
  * host's fit). */
 int psa_config_read(psa_config_t *c, const tusk_params_t *p, const char *origin, tusk_error_t *err)
