@@ -38,6 +38,23 @@ TUSK_INTERNAL long det_grid_node(const det_grid_t *grid, double x);
  * within the segment, or false (no point there). */
 TUSK_INTERNAL bool det_grid_at(const det_grid_t *grid, long i, long j, long k, unsigned *segment, uint32_t *index);
 
+/* Corner k (0 .. 7) of the cell whose lowest node is lo: the node lo +
+ * (k & 1, k >> 1 & 1, k >> 2 & 1). */
+static inline void det_grid_corner(const long lo[3], unsigned k, long n[3])
+{
+    n[0] = lo[0] + (long)(k & 1);
+    n[1] = lo[1] + (long)(k >> 1 & 1);
+    n[2] = lo[2] + (long)(k >> 2 & 1);
+}
+
+/* Corner k's trilinear weight at a position u[a] steps from lo along
+ * each axis (0 .. 1): the one formula of the simulation's interpolation
+ * (sim/response.c) and the PSA's sub-grid fit (psa/subgrid.c). */
+static inline double det_grid_corner_weight(unsigned k, const double u[3])
+{
+    return ((k & 1) ? u[0] : 1.0 - u[0]) * ((k >> 1 & 1) ? u[1] : 1.0 - u[1]) * ((k >> 2 & 1) ? u[2] : 1.0 - u[2]);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -852,8 +852,8 @@ static void subgrid_records(void *ctx, size_t first, size_t step, size_t end)
         if (h->rejected || h->n == 0 || o->n_hits != h->n)
             continue;
         double inter = h->n > 1 && h->rounds > 1 ? interaction_time(e, h) : NAN;
-        if (!isfinite(inter))
-            inter = h->at[0] + e->basis_t0 - e->edge[h->seg[0]][h->best[0]];
+        if (!isfinite(inter)) /* the strongest hit's interaction, in the record's samples */
+            inter = psa_hit_t0(e, h->at[0], h->seg[0], h->best[0]) + e->cfg.pretrigger;
         bool calibrated = isfinite(inter);
         for (unsigned k = 0; calibrated && k < h->n; k++) {
             bool others[PSA_SEGMENTS];

@@ -214,13 +214,15 @@ typedef struct corners {
     double bc[8], G[8][8];
 } corners_t;
 
-/* Corner k of cell lo: the node lo + (k & 1, k >> 1 & 1, k >> 2 & 1). */
+/* The corners of the cell whose lowest node is lo (det_grid_corner), as
+ * the fit needs them: false when none is a point of the hit's segment. */
 static bool load_cell(fit_t *f, const long lo[3], corners_t *k)
 {
     bool any = false;
+    long node[8][3];
     for (unsigned c = 0; c < 8; c++) {
-        const long n[3] = {lo[0] + (c & 1), lo[1] + (c >> 1 & 1), lo[2] + (c >> 2 & 1)};
-        const node_t *x = node_at(f, n);
+        det_grid_corner(lo, c, node[c]);
+        const node_t *x = node_at(f, node[c]);
         k->have[c] = x && x->have;
         k->point[c] = k->have[c] ? x->point : 0;
         k->bc[c] = k->have[c] ? x->bc : 0.0;
@@ -228,11 +230,9 @@ static bool load_cell(fit_t *f, const long lo[3], corners_t *k)
         any |= k->have[c];
     }
     for (unsigned c = 0; c < 8; c++)
-        for (unsigned d = c + 1; d < 8; d++) {
-            const long nc[3] = {lo[0] + (c & 1), lo[1] + (c >> 1 & 1), lo[2] + (c >> 2 & 1)};
-            const long nd[3] = {lo[0] + (d & 1), lo[1] + (d >> 1 & 1), lo[2] + (d >> 2 & 1)};
-            k->G[c][d] = k->G[d][c] = k->have[c] && k->have[d] ? gram(f, k->point[c], nc, k->point[d], nd) : 0.0;
-        }
+        for (unsigned d = c + 1; d < 8; d++)
+            k->G[c][d] = k->G[d][c] =
+                k->have[c] && k->have[d] ? gram(f, k->point[c], node[c], k->point[d], node[d]) : 0.0;
     return any;
 }
 
@@ -242,9 +242,7 @@ static bool weights(const bool have[8], const double u[3], double w[8])
 {
     double total = 0.0;
     for (unsigned k = 0; k < 8; k++) {
-        w[k] = have[k] ? ((k & 1) ? u[0] : 1.0 - u[0]) * ((k >> 1 & 1) ? u[1] : 1.0 - u[1]) *
-                             ((k >> 2 & 1) ? u[2] : 1.0 - u[2])
-                       : 0.0;
+        w[k] = have[k] ? det_grid_corner_weight(k, u) : 0.0;
         total += w[k];
     }
     if (!(total > 1e-9))
@@ -287,6 +285,7 @@ static void fit_in_cell(fit_t *f, cell_t *c)
 {
     corners_t k;
     c->r = INFINITY;
+    memset(c->u, 0, sizeof c->u);
     if (!load_cell(f, c->lo, &k))
         return;
     double at[3] = {0.5, 0.5, 0.5}, best = INFINITY;
@@ -367,8 +366,9 @@ static void subtract_cell(const psa_engine_t *e, fit_t *f, unsigned s, const cel
     uint32_t point[8];
     for (unsigned k = 0; k < 8; k++) {
         unsigned seg;
-        have[k] = det_grid_at(e->grid, c->lo[0] + (k & 1), c->lo[1] + (k >> 1 & 1), c->lo[2] + (k >> 2 & 1), &seg,
-                              &point[k]) && seg == s;
+        long n[3];
+        det_grid_corner(c->lo, k, n);
+        have[k] = det_grid_at(e->grid, n[0], n[1], n[2], &seg, &point[k]) && seg == s;
     }
     double w[8];
     if (!weights(have, c->u, w))
@@ -419,12 +419,8 @@ void psa_subgrid(const psa_engine_t *e, const psa_subgrid_crystal_t *x, float po
                     f->node[i].seen = 0;
                 f->hit = 1;
             }
-            if (!fitted[k]) {
+            if (!fitted[k])
                 first_cell(f, &cell[k]);
-                memset(cell[k].u, 0, sizeof cell[k].u);
-                for (int a = 0; a < 3; a++)
-                    cell[k].u[a] = cell[k].lo[a] < f->at[a] ? 1.0 : 0.0;
-            }
             cell_t c = cell[k];
             fit_hit(f, &c);
             if (isfinite(c.r)) {

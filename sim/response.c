@@ -184,12 +184,12 @@ int sim_response_segment_at(const sim_response_t *r, const double pos[3])
     double weight[8];
     unsigned nseg = 0;
     for (unsigned c = 0; c < 8; c++) {
-        long i = n0[0] + (c & 1), j = n0[1] + (c >> 1 & 1), k = n0[2] + (c >> 2 & 1);
-        double wc = ((c & 1) ? w[0] : 1.0 - w[0]) * ((c >> 1 & 1) ? w[1] : 1.0 - w[1]) *
-                    ((c >> 2 & 1) ? w[2] : 1.0 - w[2]);
+        long n[3];
+        det_grid_corner(n0, c, n);
+        const double wc = det_grid_corner_weight(c, w);
         unsigned seg;
         uint32_t index;
-        if (wc <= 0.0 || !det_grid_at(r->map, i, j, k, &seg, &index))
+        if (wc <= 0.0 || !det_grid_at(r->map, n[0], n[1], n[2], &seg, &index))
             continue;
         unsigned q = 0;
         while (q < nseg && segs[q] != seg)
@@ -244,12 +244,12 @@ int sim_response_signal(sim_response_t *r, int segment, const double pos[3], flo
     double wt[8], total = 0.0;
     unsigned found = 0;
     for (unsigned c = 0; c < 8; c++) {
-        long i = n0[0] + (c & 1), j = n0[1] + (c >> 1 & 1), k = n0[2] + (c >> 2 & 1);
-        double wc = ((c & 1) ? w[0] : 1.0 - w[0]) * ((c >> 1 & 1) ? w[1] : 1.0 - w[1]) *
-                    ((c >> 2 & 1) ? w[2] : 1.0 - w[2]);
+        long n[3];
+        det_grid_corner(n0, c, n);
+        const double wc = det_grid_corner_weight(c, w);
         unsigned seg;
         uint32_t index;
-        if (wc <= 0.0 || !det_grid_at(r->map, i, j, k, &seg, &index) || seg != s)
+        if (wc <= 0.0 || !det_grid_at(r->map, n[0], n[1], n[2], &seg, &index) || seg != s)
             continue;
         idx[found] = index;
         wt[found] = wc;
